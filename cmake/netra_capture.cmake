@@ -1,0 +1,17 @@
+# Runs the command given after `-P netra_capture.cmake` and writes its stdout+stderr to
+# NETRA_LOG (ptxas -v resource reports go to stderr). Fails with the output when it fails.
+set(cmd)
+set(take OFF)
+math(EXPR last "${CMAKE_ARGC} - 1")
+foreach(i RANGE 1 ${last})
+  if(take)
+    list(APPEND cmd "${CMAKE_ARGV${i}}")
+  elseif("${CMAKE_ARGV${i}}" MATCHES "netra_capture\\.cmake$")
+    set(take ON)
+  endif()
+endforeach()
+execute_process(COMMAND ${cmd} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+file(WRITE "${NETRA_LOG}" "${out}${err}")
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "${out}${err}")
+endif()

@@ -1,0 +1,113 @@
+// netra/contracts/argmax.hpp — exact torch.argmax(dim=-1) over FP32 rows, in two stages.
+//
+// Semantics (bitwise equal to torch.argmax on the returned indices): NaN beats every number and
+// the first NaN wins among NaNs; equal values return the lowest index; +0.0 == -0.0; a row of
+// -inf returns 0. Input FP32 [rows, N] with a row stride in elements; output int64 [rows].
+//
+// Decomposition: stage one splits each row into `Chunks` chunks of `chunk_length` values and
+// writes one ordered 64-bit key per chunk (dsl/ordered_key.hpp) to a caller-owned workspace
+// [rows, Chunks]; stage two reduces the keys of each row with one unsigned max.
+//
+// Other N: chunk_length = round_up(ceil(N / Chunks), 4). When N is a multiple of
+// Chunks * 4 every chunk is full (the reference shape: 248320 = 128 x 1940); otherwise the last
+// chunk is a shorter tail. Every chunk must hold at least one value, and N must be a multiple of
+// 4 so that rows and chunks start on 16-byte boundaries.
+#pragma once
+#include "netra/contracts/common.hpp"
+
+namespace netra {
+
+/// What a call to argmax actually has; built by the caller from its tensors.
+struct argmax_signature {
+  target_id target;
+  dtype input = dtype::f32;
+  dtype output = dtype::i64;
+  i64 rows = 0;
+  i64 cols = 0;
+  i64 row_stride = 0;  // elements
+  const void* logits = nullptr;
+  const void* out = nullptr;
+  const void* workspace = nullptr;
+  u64 workspace_bytes = 0;
+};
+
+namespace contracts {
+
+template <class Target, u32 N, u32 Chunks, u32 MaxRows, u32 WaveSize = Target::wave_size>
+struct argmax {
+  static_assert(is_built_target_v<Target> || is_rtc_test_target_v<Target>,
+                "netra::contracts::argmax: field Target is not supported; supported: netra::gfx950, netra::sm90a "
+                "(and netra::gfx90a for hipRTC tests)");
+  static_assert(WaveSize == Target::wave_size,
+                "netra::contracts::argmax: field WaveSize must equal the target's wave size (gfx950, gfx90a: 64; sm90a: 32)");
+  static_assert(N % 4 == 0, "netra::contracts::argmax: field N (row length) must be a multiple of 4 (16-byte loads)");
+  static_assert(N >= 4 && N <= 0x7FFFFFF0u, "netra::contracts::argmax: field N (row length) must be in [4, 2^31 - 16]");
+  static_assert(Chunks >= 2 && Chunks <= 4096 && Chunks % 2 == 0,
+                "netra::contracts::argmax: field Chunks must be even and in [2, 4096] (stage two reads key pairs with 16-byte loads)");
+  static_assert(MaxRows >= 1 && MaxRows <= 65535, "netra::contracts::argmax: field MaxRows must be in [1, 65535] (grid y)");
+
+  using target = Target;
+  static constexpr const char* family = "argmax";
+  static constexpr const char* template_name = "netra::contracts::argmax";
+  static constexpr u32 n = N;
+  static constexpr u32 chunks = Chunks;
+  static constexpr u32 max_rows = MaxRows;
+  static constexpr u32 wave_size = WaveSize;
+  static constexpr u32 chunk_length = round_up(ceil_div(N, Chunks), 4u);
+  static constexpr u32 last_chunk_length = N - (Chunks - 1) * chunk_length;
+  static constexpr bool has_tail = last_chunk_length != chunk_length;
+  static_assert((Chunks - 1) * chunk_length < N,
+                "netra::contracts::argmax: field Chunks is too large for N: every chunk must hold at least one value "
+                "((Chunks - 1) * round_up(ceil(N / Chunks), 4) < N)");
+
+  static constexpr u64 workspace_bytes_for(i64 rows) { return static_cast<u64>(rows) * Chunks * sizeof(u64); }
+  static constexpr u64 workspace_bytes = workspace_bytes_for(MaxRows);
+
+  /// Template arguments as the instantiation spells them (for instance names and JIT sources).
+  static constexpr i64 template_args[] = {N, Chunks, MaxRows};
+
+  /// Run-time admission: the first field that refuses, in this order.
+  static decision admits(const argmax_signature& s) {
+    if (s.target != Target::id) return refuse("target", Target::name, static_cast<i64>(s.target));
+    if (s.input != dtype::f32) return refuse("input dtype", "f32", static_cast<i64>(s.input));
+    if (s.output != dtype::i64) return refuse("output dtype", "i64", static_cast<i64>(s.output));
+    if (s.cols != N) return refuse("cols", "== N of the contract", s.cols);
+    if (s.rows < 1 || s.rows > MaxRows) return refuse("rows", "in [1, MaxRows]", s.rows);
+    if (s.row_stride < N || s.row_stride % 4 != 0)
+      return refuse("row_stride", ">= N and a multiple of 4 elements (16-byte aligned rows)", s.row_stride);
+    if (s.logits == nullptr || !aligned_to(s.logits, 16))
+      return refuse("logits", "non-null and 16-byte aligned", static_cast<i64>(__builtin_bit_cast(u64, s.logits)));
+    if (s.out == nullptr || !aligned_to(s.out, 8))
+      return refuse("out", "non-null and 8-byte aligned", static_cast<i64>(__builtin_bit_cast(u64, s.out)));
+    if (s.workspace == nullptr || !aligned_to(s.workspace, 16))
+      return refuse("workspace", "non-null and 16-byte aligned", static_cast<i64>(__builtin_bit_cast(u64, s.workspace)));
+    if (s.workspace_bytes < workspace_bytes_for(s.rows))
+      return refuse("workspace_bytes", ">= rows * Chunks * 8", static_cast<i64>(s.workspace_bytes));
+    return admit();
+  }
+
+  /// Resource ceilings per kernel (both stages) that the audit enforces.
+  static constexpr resource_budget budget() {
+    if constexpr (same_v<Target, gfx950> || same_v<Target, gfx90a>) {
+      resource_budget b;
+      b.max_vgprs = 64;
+      b.max_sgprs = 40;
+      b.max_code_bytes = 4096;
+      return b;  // no AGPRs, no LDS, no scratch, no spills
+    } else if constexpr (same_v<Target, sm90a>) {
+      resource_budget b;
+      b.max_registers = 128;
+      b.max_code_bytes = 16384;
+      return b;  // no shared memory, no stack, no spills
+    } else {
+      static_assert(dependent_false_v<Target>, "netra::contracts::argmax: no resource budget for this target");
+    }
+  }
+};
+
+/// The reference contract of the article: N = 248320 logits, 128 chunks of 1940 values,
+/// up to 128 rows.
+template <class Target> using argmax_reference = argmax<Target, 248320, 128, 128>;
+
+}  // namespace contracts
+}  // namespace netra

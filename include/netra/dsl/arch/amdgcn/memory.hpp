@@ -1,0 +1,23 @@
+// netra/dsl/arch/amdgcn/memory.hpp — 16-byte global accesses on gfx9 (CDNA: gfx90a, gfx942, gfx950).
+#pragma once
+#include "netra/dsl/vector_types.hpp"
+
+namespace netra::amdgcn_isa {
+typedef u32 v4u32 __attribute__((ext_vector_type(4)));
+
+/// global_load_dwordx4 (with `nt` for the streaming policy). `address` must be 16-byte aligned.
+template <cache_policy Policy = cache_policy::normal> NETRA_DEVICE u32x4 global_load_dwordx4(const void* address) {
+  const v4u32* p = static_cast<const v4u32*>(address);
+  v4u32 v;
+  if constexpr (Policy == cache_policy::streaming) v = __builtin_nontemporal_load(p);
+  else v = *p;
+  const u32 x = v.x, y = v.y, z = v.z, w = v.w;
+  return u32x4{x, y, z, w};
+}
+
+/// global_store_dwordx4. `address` must be 16-byte aligned.
+NETRA_DEVICE void global_store_dwordx4(void* address, u32x4 value) {
+  v4u32 v = {value.x, value.y, value.z, value.w};
+  *static_cast<v4u32*>(address) = v;
+}
+}  // namespace netra::amdgcn_isa

@@ -1,0 +1,25 @@
+// netra/dsl/arch/sm90a/memory.hpp — 16-byte global accesses on sm_90a (LDG.E.128 / STG.E.128).
+#pragma once
+#include "netra/dsl/vector_types.hpp"
+
+namespace netra::sm90a_isa {
+/// ld.global.nc.v4.b32 (read-only path), with .L1::no_allocate for the streaming policy.
+/// `address` must be 16-byte aligned; there is no hardware bounds check.
+template <cache_policy Policy = cache_policy::normal> NETRA_DEVICE u32x4 ld_global_nc_v4_b32(const void* address) {
+  u32x4 r;
+  if constexpr (Policy == cache_policy::streaming)
+    asm volatile("ld.global.nc.L1::no_allocate.v4.b32 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(address));
+  else
+    asm volatile("ld.global.nc.v4.b32 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(address));
+  return r;
+}
+
+/// st.global.v4.b32. `address` must be 16-byte aligned.
+NETRA_DEVICE void st_global_v4_b32(void* address, u32x4 value) {
+  asm volatile("st.global.v4.b32 [%0], {%1,%2,%3,%4};" ::"l"(address), "r"(value.x), "r"(value.y), "r"(value.z),
+               "r"(value.w)
+               : "memory");
+}
+}  // namespace netra::sm90a_isa

@@ -1,0 +1,118 @@
+// netra/dsl/target.hpp — targets are types.
+//
+// A contract names its target explicitly (`netra::gfx950`, `netra::sm90a`); nothing decides a
+// target from compiler macros. The traits below are the hardware facts kernels and contracts
+// derive their mappings and budgets from. gfx942 and gfx1151 are declared so that contracts can
+// name them and refuse them with a message; no kernel supports them yet.
+#pragma once
+#include "netra/dsl/config.hpp"
+
+namespace netra {
+
+enum class vendor : u8 { amd, nvidia };
+enum class target_id : u8 { gfx90a, gfx942, gfx950, gfx1151, sm90a };
+
+/// AMD Instinct MI350X (CDNA4). wave64, OCP FP8 (E4M3FN), 160 KiB LDS per CU.
+struct gfx950 {
+  static constexpr target_id id = target_id::gfx950;
+  static constexpr vendor maker = vendor::amd;
+  static constexpr const char* name = "gfx950";
+  static constexpr const char* spelling = "netra::gfx950";
+  static constexpr u32 wave_size = 64;
+  static constexpr u32 lds_bytes_per_workgroup = 160u * 1024u;
+  static constexpr u32 max_vgprs = 256;  // architectural VGPRs per lane
+  static constexpr u32 max_agprs = 256;  // accumulation VGPRs per lane (unified file of 512)
+  static constexpr u32 max_sgprs = 102;
+  static constexpr u32 max_workgroup_size = 1024;
+  static constexpr u32 compute_units = 256;
+  static constexpr bool fp8_is_ocp = true;  // E4M3FN: bias 7, max 448, NaN S.1111.111
+};
+
+/// AMD Instinct MI250X (CDNA2). wave64, no FP8. Built only so that CI exercises real hipRTC
+/// compilation (Debian's hipRTC 5.2 targets gfx90a, not gfx942/gfx950).
+struct gfx90a {
+  static constexpr target_id id = target_id::gfx90a;
+  static constexpr vendor maker = vendor::amd;
+  static constexpr const char* name = "gfx90a";
+  static constexpr const char* spelling = "netra::gfx90a";
+  static constexpr u32 wave_size = 64;
+  static constexpr u32 lds_bytes_per_workgroup = 64u * 1024u;
+  static constexpr u32 max_vgprs = 256;
+  static constexpr u32 max_agprs = 256;
+  static constexpr u32 max_sgprs = 102;
+  static constexpr u32 max_workgroup_size = 1024;
+  static constexpr u32 compute_units = 220;
+  static constexpr bool fp8_is_ocp = false;
+};
+
+/// AMD Instinct MI300X (CDNA3). Declared only: FP8 is the FNUZ flavour, so no FP8 contract
+/// written for gfx950 carries over.
+struct gfx942 {
+  static constexpr target_id id = target_id::gfx942;
+  static constexpr vendor maker = vendor::amd;
+  static constexpr const char* name = "gfx942";
+  static constexpr const char* spelling = "netra::gfx942";
+  static constexpr u32 wave_size = 64;
+  static constexpr u32 lds_bytes_per_workgroup = 64u * 1024u;
+  static constexpr u32 max_vgprs = 256;
+  static constexpr u32 max_agprs = 256;
+  static constexpr u32 max_sgprs = 102;
+  static constexpr u32 max_workgroup_size = 1024;
+  static constexpr u32 compute_units = 304;
+  static constexpr bool fp8_is_ocp = false;
+};
+
+/// Ryzen AI Max+ (RDNA3.5). Declared only. wave32 by default.
+struct gfx1151 {
+  static constexpr target_id id = target_id::gfx1151;
+  static constexpr vendor maker = vendor::amd;
+  static constexpr const char* name = "gfx1151";
+  static constexpr const char* spelling = "netra::gfx1151";
+  static constexpr u32 wave_size = 32;
+  static constexpr u32 lds_bytes_per_workgroup = 64u * 1024u;
+  static constexpr u32 max_vgprs = 256;
+  static constexpr u32 max_agprs = 0;
+  static constexpr u32 max_sgprs = 106;
+  static constexpr u32 max_workgroup_size = 1024;
+  static constexpr u32 compute_units = 40;
+  static constexpr bool fp8_is_ocp = true;
+};
+
+/// NVIDIA H200 (Hopper, compute capability 9.0, arch-specific features: wgmma, setmaxnreg).
+/// warp32; "wave" in netra means a warp here.
+struct sm90a {
+  static constexpr target_id id = target_id::sm90a;
+  static constexpr vendor maker = vendor::nvidia;
+  static constexpr const char* name = "sm90a";  // compilers call it sm_90a
+  static constexpr const char* spelling = "netra::sm90a";
+  static constexpr u32 wave_size = 32;
+  static constexpr u32 lds_bytes_per_workgroup = 227u * 1024u;  // opt-in dynamic shared memory
+  static constexpr u32 max_registers = 255;                     // per thread
+  static constexpr u32 max_workgroup_size = 1024;
+  static constexpr u32 compute_units = 132;  // SMs on H200 SXM
+  static constexpr bool fp8_is_ocp = true;
+};
+
+/// Any declared target type.
+template <class T>
+concept target = same_v<T, gfx90a> || same_v<T, gfx950> || same_v<T, gfx942> || same_v<T, gfx1151> || same_v<T, sm90a>;
+
+/// The targets netra builds kernels for today: gfx950 and sm90a are the product targets;
+/// gfx90a is a JIT test target (hipRTC in CI) for contracts that need no FP8 or matrix units.
+template <class T> inline constexpr bool is_built_target_v = same_v<T, gfx950> || same_v<T, sm90a>;
+template <class T> inline constexpr bool is_rtc_test_target_v = same_v<T, gfx90a>;
+template <class T> inline constexpr bool is_amd_v = T::maker == vendor::amd;
+template <class T> inline constexpr bool is_nvidia_v = T::maker == vendor::nvidia;
+
+NETRA_HOST_DEVICE constexpr const char* target_name(target_id t) {
+  switch (t) {
+    case target_id::gfx90a: return "gfx90a";
+    case target_id::gfx942: return "gfx942";
+    case target_id::gfx950: return "gfx950";
+    case target_id::gfx1151: return "gfx1151";
+    case target_id::sm90a: return "sm90a";
+  }
+  return "unknown";
+}
+
+}  // namespace netra

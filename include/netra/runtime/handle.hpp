@@ -1,0 +1,59 @@
+// netra/runtime/handle.hpp — a kernel handle per contract instance.
+//
+// Construction does everything that may allocate, look up or touch files: load the code object
+// (embedded bytes or a path), check its target against the contract and the device, resolve
+// every kernel of the contract once, and allocate the persistent workspace. launch() then only
+// records the kernel on the caller's stream, which makes it safe inside graph capture.
+#pragma once
+#include <array>
+#include <span>
+#include <string>
+
+#include "netra/runtime/backend.hpp"
+#include "netra/runtime/device_memory.hpp"
+
+namespace netra {
+
+template <class Kernel, class List> struct kernel_index;
+template <class Kernel, class... Rest> struct kernel_index<Kernel, type_list<Kernel, Rest...>> {
+  static constexpr unsigned value = 0;
+};
+template <class Kernel, class First, class... Rest> struct kernel_index<Kernel, type_list<First, Rest...>> {
+  static constexpr unsigned value = 1 + kernel_index<Kernel, type_list<Rest...>>::value;
+};
+
+template <class List> struct kernel_symbols;
+template <class... Kernels> struct kernel_symbols<type_list<Kernels...>> {
+  static constexpr std::array<const char*, sizeof...(Kernels)> value = {Kernels::symbol...};
+};
+
+template <class Contract> class handle {
+ public:
+  using contract = Contract;
+  using kernels = typename kernels::kernels_of<Contract>::type;
+
+  handle(std::span<const std::byte> code_object, const device_info& device)
+      : device_(device), module_(module::load(code_object, Contract::target::id, device)),
+        workspace_(device.api, Contract::workspace_bytes) {
+    const auto& symbols = kernel_symbols<kernels>::value;
+    for (std::size_t i = 0; i < symbols.size(); ++i) functions_[i] = module_.function(symbols[i]);
+  }
+  handle(const std::string& path, const device_info& device) : handle(read_file_bytes(path), device) {}
+
+  /// Records `Kernel` with `params` on `stream`. No allocation, lookup or synchronisation.
+  template <class Kernel> void launch(stream_handle stream, typename Kernel::params params, const launch_shape& shape) const {
+    netra::launch(functions_[kernel_index<Kernel, kernels>::value], shape, stream, &params);
+  }
+
+  void* workspace() const { return workspace_.data(); }
+  std::size_t workspace_bytes() const { return workspace_.size(); }
+  const device_info& device() const { return device_; }
+
+ private:
+  device_info device_;
+  module module_;
+  device_buffer workspace_;
+  std::array<kernel_function, kernels::size> functions_{};
+};
+
+}  // namespace netra

@@ -1,0 +1,73 @@
+// argmax on the GPU (sm90a cubin built by CMake): equals the host oracle on adversarial and
+// random rows for every row count class and several row strides; refused calls launch nothing.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "gpu/gpu_buffers.hpp"
+#include "netra/runtime/ops/argmax.hpp"
+#include "oracles/argmax.hpp"
+#include "oracles/argmax_rows.hpp"
+
+using namespace netra;
+using contract = contracts::argmax_reference<sm90a>;
+
+namespace {
+const handle<contract>& argmax_handle() {
+  static const handle<contract> h(std::string(NETRA_CODE_OBJECT_DIR) + "/argmax-sm90a-248320-128-128.cubin", current_cuda_device());
+  return h;
+}
+}  // namespace
+
+TEST_CASE("argmax equals the oracle on 240 GPU cases (rows 1..128, strides N, N+4, N+64)") {
+  const auto& h = argmax_handle();
+  constexpr std::int64_t n = contract::n;
+  const std::int64_t row_counts[] = {1, 2, 3, 16, 31, 64, 127, 128};
+  const std::int64_t strides[] = {n, n + 4, n + 64};
+  int cases = 0;
+  for (std::int64_t rows : row_counts)
+    for (std::int64_t stride : strides) {
+      std::vector<float> host(static_cast<std::size_t>(rows * stride), -7.0f);
+      for (std::int64_t r = 0; r < rows; ++r)
+        oracles::fill_row(host.data() + r * stride, n, static_cast<oracles::row_kind>((r + cases) % oracles::row_kinds),
+                          static_cast<std::uint64_t>(r * 131 + stride), contract::chunk_length);
+      testing::gpu_array<float> logits(host.size());
+      testing::gpu_array<std::int64_t> out(static_cast<std::size_t>(rows));
+      logits.upload(host);
+      out.fill_bytes(0xAB);  // poison: every index must be written
+      argmax(h, nullptr, logits.data(), rows, n, stride, out.data());
+      const auto got = out.download();
+      for (std::int64_t r = 0; r < rows; ++r) {
+        INFO("rows ", rows, " stride ", stride, " row ", r);
+        REQUIRE(got[static_cast<std::size_t>(r)] == oracles::argmax_row(host.data() + r * stride, n));
+      }
+      cases += static_cast<int>(rows);
+    }
+  MESSAGE(cases, " rows checked");
+  CHECK(cases >= 200);
+}
+
+TEST_CASE("a refused call names the field and writes nothing") {
+  const auto& h = argmax_handle();
+  testing::gpu_array<float> logits(static_cast<std::size_t>(contract::n) * 2);
+  testing::gpu_array<std::int64_t> out(2);
+  out.fill_bytes(0xAB);
+  auto refused = [&](auto call, const char* field) {
+    try {
+      call();
+      FAIL("the call was not refused");
+    } catch (const error& e) {
+      CHECK(e.code() == status::invalid_argument);
+      CHECK(std::string(e.what()).find(field) != std::string::npos);
+    }
+  };
+  refused([&] { argmax(h, nullptr, logits.data(), 0, contract::n, contract::n, out.data()); }, "'rows'");
+  refused([&] { argmax(h, nullptr, logits.data(), 129, contract::n, contract::n, out.data()); }, "'rows'");
+  refused([&] { argmax(h, nullptr, logits.data() + 1, 2, contract::n, contract::n, out.data()); }, "'logits'");
+  refused([&] { argmax(h, nullptr, logits.data(), 2, contract::n, contract::n + 2, out.data()); }, "'row_stride'");
+  refused([&] { argmax(h, nullptr, logits.data(), 2, contract::n - 4, contract::n, out.data()); }, "'cols'");
+  refused([&] { argmax(h, nullptr, logits.data(), 2, contract::n, contract::n, nullptr); }, "'out'");
+  const auto after = out.download();
+  for (auto v : after) CHECK(static_cast<std::uint64_t>(v) == 0xABABABABABABABABull);
+}
