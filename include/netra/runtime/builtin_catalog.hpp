@@ -1,21 +1,16 @@
-// netra/runtime/builtin_catalog.hpp — every contract instance netra compiles at build time,
-// per operation, as Boost.Hana type lists (host only). The build compiles each to a code object,
-// the audit checks each against its budget, and dispatch picks tactics from these lists.
+// netra/runtime/builtin_catalog.hpp — every contract instance netra compiles at build time, as
+// Boost.Hana type lists (host only). The build compiles each to a code object, the audit checks
+// each against its budget, dispatch picks tactics from the per-operation lists.
+// One header per operation family under runtime/catalog/.
 #pragma once
 #include <boost/hana.hpp>
 
-#include "netra/contracts/argmax.hpp"
 #include "netra/kernels/all.hpp"
+#include "netra/runtime/catalog/sampling.hpp"
 
 namespace netra::catalog {
-namespace hana = boost::hana;
-
-/// Sampling: the article's exact argmax, for both targets.
-inline constexpr auto argmax = hana::tuple_t<contracts::argmax_reference<gfx950>, contracts::argmax_reference<sm90a>>;
-
 /// All built-in instances, in build and audit order.
-inline constexpr auto all = argmax;
-
+inline constexpr auto all = boost::hana::flatten(boost::hana::make_tuple(sampling));
 }  // namespace netra::catalog
 
 namespace netra::kernels {
