@@ -1,0 +1,135 @@
+"""Timing utilities shared by netra's GPU benchmarks.
+
+Method (docs/benchmarks.md): CUDA events; warm-up first; every measured call reads a different
+input set, and the sets together exceed the L2 several times, so each call reads cold data;
+eager = a burst of back-to-back calls on one stream; graph = the same calls captured once into a
+CUDA graph and replayed; the reported figure is the median over repetitions of the time per call.
+Results are written as JSON with the GPU, date and git revision.
+"""
+from __future__ import annotations
+
+import datetime
+import json
+import math
+import os
+import platform
+import statistics
+import subprocess
+from typing import Callable, Sequence
+
+import torch
+
+Call = Callable[[], object]
+
+
+def l2_bytes() -> int:
+    props = torch.cuda.get_device_properties(torch.cuda.current_device())
+    return int(getattr(props, "L2_cache_size", 60 * 1024 * 1024))
+
+
+def rotation(bytes_per_call: int, factor: float = 3.0, minimum: int = 2, maximum: int = 4096) -> int:
+    """How many distinct input sets make one pass over them touch `factor` x L2."""
+    return max(minimum, min(maximum, math.ceil(factor * l2_bytes() / max(1, bytes_per_call))))
+
+
+def _median_us_per_call(run_once: Callable[[], None], calls_per_run: int, reps: int) -> tuple[float, list[float]]:
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    samples = []
+    for _ in range(reps):
+        start.record()
+        run_once()
+        end.record()
+        end.synchronize()
+        samples.append(start.elapsed_time(end) * 1000.0 / calls_per_run)
+    return statistics.median(samples), samples
+
+
+def bench_eager(calls: Sequence[Call], reps: int = 30, warmup: int = 3) -> dict:
+    """Median µs per call over `reps` bursts of all `calls` (each on its own input set)."""
+    def burst():
+        for c in calls:
+            c()
+    for _ in range(warmup):
+        burst()
+    torch.cuda.synchronize()
+    median, samples = _median_us_per_call(burst, len(calls), reps)
+    return {"median_us": median, "min_us": min(samples), "max_us": max(samples), "reps": reps, "calls_per_rep": len(calls)}
+
+
+def bench_graph(calls: Sequence[Call], reps: int = 30, warmup: int = 3) -> dict:
+    """Capture all `calls` once into a CUDA graph; median µs per call over `reps` replays."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for c in calls:  # warm (lazy init, autotuning) outside capture
+            c()
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for c in calls:
+            c()
+    for _ in range(warmup):
+        graph.replay()
+    torch.cuda.synchronize()
+    median, samples = _median_us_per_call(graph.replay, len(calls), reps)
+    return {"median_us": median, "min_us": min(samples), "max_us": max(samples), "reps": reps, "calls_per_rep": len(calls)}
+
+
+def copy_bandwidth(nbytes: int = 2 << 30, reps: int = 20) -> float:
+    """Measured device-to-device copy bandwidth in bytes/s, counting bytes read plus written."""
+    src = torch.empty(nbytes // 4, dtype=torch.float32, device="cuda").uniform_()
+    dst = torch.empty_like(src)
+    for _ in range(3):
+        dst.copy_(src)
+    torch.cuda.synchronize()
+    median, _ = _median_us_per_call(lambda: dst.copy_(src), 1, reps)
+    del src, dst
+    torch.cuda.empty_cache()
+    return 2.0 * nbytes / (median * 1e-6)
+
+
+def git_revision() -> str:
+    if os.environ.get("NETRA_GIT_REVISION"):
+        return os.environ["NETRA_GIT_REVISION"]
+    try:
+        return subprocess.check_output(["git", "rev-parse", "HEAD"], text=True, stderr=subprocess.DEVNULL).strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def environment() -> dict:
+    props = torch.cuda.get_device_properties(torch.cuda.current_device())
+    return {
+        "gpu": props.name,
+        "sms": props.multi_processor_count,
+        "l2_bytes": l2_bytes(),
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "python": platform.python_version(),
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "git_revision": git_revision(),
+    }
+
+
+def write_results(path: str, benchmark: str, records: list[dict], extra: dict | None = None) -> None:
+    doc = {"benchmark": benchmark, "environment": environment(), "records": records}
+    if extra:
+        doc.update(extra)
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=2)
+        f.write("\n")
+
+
+def print_table(rows: list[dict], columns: list[str]) -> None:
+    widths = [max(len(c), *(len(_fmt(r.get(c))) for r in rows)) for c in columns]
+    print("  ".join(c.ljust(w) for c, w in zip(columns, widths)))
+    for r in rows:
+        print("  ".join(_fmt(r.get(c)).ljust(w) for c, w in zip(columns, widths)))
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.3f}"
+    return "" if v is None else str(v)

@@ -1,0 +1,22 @@
+# Installs netra into a scratch prefix, then configures, builds and runs examples/consumer
+# against it (find_package(netra) + netra_add_code_object for a shape of the consumer's own).
+set(prefix "${BINARY_DIR}/consumer-prefix")
+set(build "${BINARY_DIR}/consumer-build")
+file(REMOVE_RECURSE "${prefix}" "${build}")
+execute_process(COMMAND "${CMAKE_COMMAND}" --install "${NETRA_BUILD_DIR}" --prefix "${prefix}" RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "install failed")
+endif()
+execute_process(COMMAND "${CMAKE_COMMAND}" -S "${SOURCE_DIR}/examples/consumer" -B "${build}" "-DCMAKE_PREFIX_PATH=${prefix}"
+                RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "configure failed")
+endif()
+execute_process(COMMAND "${CMAKE_COMMAND}" --build "${build}" -j 2 RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "build failed")
+endif()
+execute_process(COMMAND "${build}/consumer" RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "consumer failed")
+endif()
