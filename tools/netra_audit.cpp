@@ -194,8 +194,9 @@ void ptx_instruction_mix(const std::string& ptx, const std::string& kernel, figu
     std::smatch m;
     if (std::regex_search(line, m, maxntid)) f.object_workgroup = static_cast<unsigned>(std::stoul(m[1]));
     const bool v4 = line.find(".v4") != std::string::npos;
-    if (line.find("ld.global") != std::string::npos && v4) ++f.mix["load_16B"];
-    if (line.find("st.global") != std::string::npos && v4) ++f.mix["store_16B"];
+    const bool global = line.find(".global") != std::string::npos;
+    if (line.find("ld.") != std::string::npos && global && v4) ++f.mix["load_16B"];
+    if (line.find("st.") != std::string::npos && global && v4) ++f.mix["store_16B"];
     if (line.find("shfl.sync") != std::string::npos) ++f.mix["cross_lane"];
     if (line.find("mma.sync") != std::string::npos) ++f.mix["mma_sync"];
     if (line.find("wgmma.mma_async") != std::string::npos) ++f.mix["wgmma"];

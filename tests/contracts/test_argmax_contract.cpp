@@ -16,9 +16,11 @@ TEST_CASE("reference contract constants") {
   CHECK(ref950::chunk_length == 1940);
   CHECK_FALSE(ref950::has_tail);
   CHECK(ref950::workspace_bytes == 128u * 128u * 8u);
+  CHECK(ref950::waves_per_workgroup == 1);
+  CHECK(ref90::waves_per_workgroup == 4);
   CHECK(ref950::wave_size == 64);
   CHECK(ref90::wave_size == 32);
-  using tail = contracts::argmax<sm90a, 4100, 10, 8>;
+  using tail = contracts::argmax<sm90a, 4100, 10, 8, 2>;
   CHECK(tail::chunk_length == 412);
   CHECK(tail::has_tail);
   CHECK(tail::last_chunk_length == 4100 - 9 * 412);
@@ -38,7 +40,7 @@ argmax_signature good() {
   s.logits = logits_storage;
   s.out = out_storage;
   s.workspace = workspace_storage;
-  s.workspace_bytes = 16 * 128 * 8;
+  s.workspace_bytes = ref90::workspace_bytes;
   return s;
 }
 std::string field_of(const decision& d) { return d.admitted() ? "" : d.field; }
@@ -81,7 +83,7 @@ TEST_CASE("admits the reference call and refuses each field with its name") {
   s.workspace = nullptr;
   CHECK(field_of(ref90::admits(s)) == "workspace");
   s = good();
-  s.workspace_bytes = 16 * 128 * 8 - 8;
+  s.workspace_bytes = ref90::workspace_bytes - 8;
   CHECK(field_of(ref90::admits(s)) == "workspace_bytes");
   s.rows = 0;  // the first refusing field is reported
   CHECK(field_of(ref90::admits(s)) == "rows");
@@ -89,9 +91,9 @@ TEST_CASE("admits the reference call and refuses each field with its name") {
 }
 
 TEST_CASE("instance names, spellings and the generated translation unit") {
-  CHECK(contract_spelling<ref950>() == "netra::contracts::argmax<netra::gfx950, 248320, 128, 128>");
-  CHECK(instance_name<ref950>() == "argmax-gfx950-248320-128-128");
-  CHECK(instance_name<ref90>() == "argmax-sm90a-248320-128-128");
+  CHECK(contract_spelling<ref950>() == "netra::contracts::argmax<netra::gfx950, 248320, 128, 128, 1>");
+  CHECK(instance_name<ref950>() == "argmax-gfx950-248320-128-128-1");
+  CHECK(instance_name<ref90>() == "argmax-sm90a-248320-128-128-4");
   CHECK(instantiation_source<ref90>() ==
-        "#include <netra/instantiate/argmax.hpp>\nNETRA_INSTANTIATE(netra::contracts::argmax<netra::sm90a, 248320, 128, 128>)\n");
+        "#include <netra/instantiate/argmax.hpp>\nNETRA_INSTANTIATE(netra::contracts::argmax<netra::sm90a, 248320, 128, 128, 4>)\n");
 }

@@ -15,7 +15,7 @@ using contract = contracts::argmax_reference<sm90a>;
 
 namespace {
 const handle<contract>& argmax_handle() {
-  static const handle<contract> h(std::string(NETRA_CODE_OBJECT_DIR) + "/argmax-sm90a-248320-128-128.cubin", current_cuda_device());
+  static const handle<contract> h(std::string(NETRA_CODE_OBJECT_DIR) + "/argmax-sm90a-248320-128-128-4.cubin", current_cuda_device());
   return h;
 }
 }  // namespace

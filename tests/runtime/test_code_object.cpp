@@ -22,8 +22,8 @@ TEST_CASE("built objects are identified as their targets, truncated copies are n
     const char* file;
     target_id target;
   };
-  for (const auto& e : {expect_t{"argmax-gfx950-248320-128-128.hsaco", target_id::gfx950},
-                        expect_t{"argmax-sm90a-248320-128-128.cubin", target_id::sm90a}}) {
+  for (const auto& e : {expect_t{"argmax-gfx950-248320-128-128-1.hsaco", target_id::gfx950},
+                        expect_t{"argmax-sm90a-248320-128-128-4.cubin", target_id::sm90a}}) {
     const auto bytes = object(e.file);
     if (bytes.empty()) {
       MESSAGE("SKIPPED: ", e.file, " was not built (compiler missing on this machine)");

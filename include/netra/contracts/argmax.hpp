@@ -6,7 +6,16 @@
 //
 // Decomposition: stage one splits each row into `Chunks` chunks of `chunk_length` values and
 // writes one ordered 64-bit key per chunk (dsl/ordered_key.hpp) to a caller-owned workspace
-// [rows, Chunks]; stage two reduces the keys of each row with one unsigned max.
+// [rows, Chunks]; stage two reduces the keys of each row with one unsigned max. On sm90a stage two
+// is launched with programmatic dependent launch (it starts while stage one drains and waits on
+// griddepcontrol.wait before reading keys); on gfx950 the kernel boundary orders the stages.
+//
+// Workspace: keys [MaxRows, Chunks] u64, caller-owned, allocated once; one workspace serves one
+// stream at a time.
+//
+// Mapping parameter: WavesPerWorkgroup chunks share a stage-one workgroup (one wave each,
+// independent). gfx950 uses 1 (2,048 one-wave workgroups at 16 rows, as in the article); sm90a
+// uses 4 (128-thread blocks; measured against 1 and 8 in bench/results/argmax_h200.json).
 //
 // Other N: chunk_length = round_up(ceil(N / Chunks), 4). When N is a multiple of
 // Chunks * 4 every chunk is full (the reference shape: 248320 = 128 x 1940); otherwise the last
@@ -33,7 +42,11 @@ struct argmax_signature {
 
 namespace contracts {
 
-template <class Target, u32 N, u32 Chunks, u32 MaxRows, u32 WaveSize = Target::wave_size>
+/// Default chunks per workgroup of a target (see the mapping note above).
+template <class Target> inline constexpr u32 argmax_default_waves_per_workgroup = same_v<Target, sm90a> ? 4u : 1u;
+
+template <class Target, u32 N, u32 Chunks, u32 MaxRows, u32 WavesPerWorkgroup = argmax_default_waves_per_workgroup<Target>,
+          u32 WaveSize = Target::wave_size>
 struct argmax {
   static_assert(is_built_target_v<Target> || is_rtc_test_target_v<Target>,
                 "netra::contracts::argmax: field Target is not supported; supported: netra::gfx950, netra::sm90a "
@@ -45,6 +58,9 @@ struct argmax {
   static_assert(Chunks >= 2 && Chunks <= 4096 && Chunks % 2 == 0,
                 "netra::contracts::argmax: field Chunks must be even and in [2, 4096] (stage two reads key pairs with 16-byte loads)");
   static_assert(MaxRows >= 1 && MaxRows <= 65535, "netra::contracts::argmax: field MaxRows must be in [1, 65535] (grid y)");
+  static_assert(WavesPerWorkgroup == 1 || WavesPerWorkgroup == 2 || WavesPerWorkgroup == 4 || WavesPerWorkgroup == 8,
+                "netra::contracts::argmax: field WavesPerWorkgroup must be 1, 2, 4 or 8");
+  static_assert(Chunks % WavesPerWorkgroup == 0, "netra::contracts::argmax: field Chunks must be a multiple of WavesPerWorkgroup");
 
   using target = Target;
   static constexpr const char* family = "argmax";
@@ -53,6 +69,7 @@ struct argmax {
   static constexpr u32 chunks = Chunks;
   static constexpr u32 max_rows = MaxRows;
   static constexpr u32 wave_size = WaveSize;
+  static constexpr u32 waves_per_workgroup = WavesPerWorkgroup;
   static constexpr u32 chunk_length = round_up(ceil_div(N, Chunks), 4u);
   static constexpr u32 last_chunk_length = N - (Chunks - 1) * chunk_length;
   static constexpr bool has_tail = last_chunk_length != chunk_length;
@@ -60,11 +77,11 @@ struct argmax {
                 "netra::contracts::argmax: field Chunks is too large for N: every chunk must hold at least one value "
                 "((Chunks - 1) * round_up(ceil(N / Chunks), 4) < N)");
 
-  static constexpr u64 workspace_bytes_for(i64 rows) { return static_cast<u64>(rows) * Chunks * sizeof(u64); }
-  static constexpr u64 workspace_bytes = workspace_bytes_for(MaxRows);
+  /// Workspace: keys, row r at r * Chunks * 8 bytes.
+  static constexpr u64 workspace_bytes = static_cast<u64>(MaxRows) * Chunks * sizeof(u64);
 
   /// Template arguments as the instantiation spells them (for instance names and JIT sources).
-  static constexpr i64 template_args[] = {N, Chunks, MaxRows};
+  static constexpr i64 template_args[] = {N, Chunks, MaxRows, WavesPerWorkgroup};
 
   /// Run-time admission: the first field that refuses, in this order.
   static decision admits(const argmax_signature& s) {
@@ -81,8 +98,8 @@ struct argmax {
       return refuse("out", "non-null and 8-byte aligned", static_cast<i64>(__builtin_bit_cast(u64, s.out)));
     if (s.workspace == nullptr || !aligned_to(s.workspace, 16))
       return refuse("workspace", "non-null and 16-byte aligned", static_cast<i64>(__builtin_bit_cast(u64, s.workspace)));
-    if (s.workspace_bytes < workspace_bytes_for(s.rows))
-      return refuse("workspace_bytes", ">= rows * Chunks * 8", static_cast<i64>(s.workspace_bytes));
+    if (s.workspace_bytes < workspace_bytes)
+      return refuse("workspace_bytes", ">= the contract's workspace_bytes", static_cast<i64>(s.workspace_bytes));
     return admit();
   }
 
@@ -92,7 +109,7 @@ struct argmax {
       resource_budget b;
       b.max_vgprs = 64;
       b.max_sgprs = 40;
-      b.max_code_bytes = 4096;
+      b.max_code_bytes = 4096;  // the article's two hand-written stages: 3,984 bytes
       return b;  // no AGPRs, no LDS, no scratch, no spills
     } else if constexpr (same_v<Target, sm90a>) {
       resource_budget b;
@@ -106,7 +123,7 @@ struct argmax {
 };
 
 /// The reference contract of the article: N = 248320 logits, 128 chunks of 1940 values,
-/// up to 128 rows.
+/// up to 128 rows, the target's default mapping.
 template <class Target> using argmax_reference = argmax<Target, 248320, 128, 128>;
 
 }  // namespace contracts

@@ -7,21 +7,23 @@
 //                   target differs from the device's before anything is launched.
 //   kernel_function a resolved entry point; launch() records it on the caller's stream and does
 //                   nothing else: no allocation, no lookup, no host synchronisation.
-// NVIDIA goes through the CUDA driver API (cuda_driver.hpp). Streams are the caller's
-// (CUstream / hipStream_t) passed as void*.
+// NVIDIA goes through the CUDA driver API (cuda_driver.hpp), AMD through the HIP runtime
+// (hip_runtime.hpp); both are loaded at run time. Streams are the caller's (CUstream /
+// hipStream_t) passed as void*.
 #pragma once
 #include <cstddef>
-#include <fstream>
-#include <iterator>
-#include <memory>
+#include <cstring>
+#include <optional>
 #include <span>
 #include <string>
-#include <vector>
+#include <string_view>
+#include <utility>
 
 #include "netra/dsl/entry.hpp"
 #include "netra/runtime/code_object.hpp"
 #include "netra/runtime/cuda_driver.hpp"
 #include "netra/runtime/error.hpp"
+#include "netra/runtime/hip_runtime.hpp"
 
 namespace netra {
 
@@ -73,6 +75,59 @@ inline device_info current_cuda_device() {
   return info;
 }
 
+/// The netra target of an AMD arch name as HIP reports it ("gfx950:sramecc+:xnack-"), or
+/// nullopt for an arch netra has no target for.
+inline std::optional<target_id> amd_target_of(std::string_view arch_name) {
+  const std::string_view processor = arch_name.substr(0, arch_name.find(':'));
+  for (const target_id t : {target_id::gfx90a, target_id::gfx942, target_id::gfx950, target_id::gfx1151})
+    if (processor == target_name(t)) return t;
+  return std::nullopt;
+}
+
+/// Attributes of the calling thread's current HIP device. Throws status::unavailable without
+/// the HIP runtime or an AMD GPU, status::wrong_target for an arch netra has no target for.
+inline device_info current_hip_device() {
+  const auto& r = hip::runtime::get();
+  int dev = 0;
+  r.check(r.hipGetDevice(&dev), "hipGetDevice");
+  device_info info;
+  info.api = backend_api::hip;
+  info.ordinal = dev;
+  char name[256] = {};
+  r.check(r.hipDeviceGetName(name, sizeof name, dev), "hipDeviceGetName");
+  info.name = name;
+  alignas(16) char properties[hip::device_properties_bytes] = {};
+  r.check(r.get_device_properties(properties, dev), "hipGetDeviceProperties");
+  info.arch_name = std::string(properties + r.arch_name_offset, strnlen(properties + r.arch_name_offset, 256));
+  int cus = 0, lds = 0;
+  r.check(r.hipDeviceGetAttribute(&cus, hip::attribute_compute_units, dev), "hipDeviceGetAttribute");
+  r.check(r.hipDeviceGetAttribute(&lds, hip::attribute_shared_bytes_per_block, dev), "hipDeviceGetAttribute");
+  info.compute_units = cus;
+  info.lds_bytes_per_workgroup = static_cast<std::size_t>(lds);
+  const auto target = amd_target_of(info.arch_name);
+  if (!target) throw error(status::wrong_target, "netra: device " + info.name + " is " + info.arch_name + ", which is not a netra target");
+  info.target = *target;
+  return info;
+}
+
+/// The calling thread's current device: the CUDA one if the CUDA driver sees a device, else the
+/// HIP one. Throws status::unavailable with both reasons when neither API has a device.
+inline device_info current_device() {
+  std::string cuda_reason;
+  try {
+    return current_cuda_device();
+  } catch (const error& e) {
+    if (e.code() != status::unavailable) throw;
+    cuda_reason = e.what();
+  }
+  try {
+    return current_hip_device();
+  } catch (const error& e) {
+    if (e.code() != status::unavailable) throw;
+    throw error(status::unavailable, "netra: no GPU (CUDA: " + cuda_reason + "; HIP: " + e.what() + ")");
+  }
+}
+
 /// A resolved kernel entry point.
 struct kernel_function {
   backend_api api = backend_api::cuda;
@@ -82,16 +137,42 @@ struct kernel_function {
 
 /// Records one launch on `stream`. `params` points at the kernel's params struct (its only
 /// argument). Graph-capture safe: only the launch call itself reaches the driver.
-inline void launch(const kernel_function& f, const launch_shape& s, stream_handle stream, void* params) {
+/// `programmatic_dependent`: (CUDA) launch with programmatic stream serialisation, so the kernel
+/// may start while its predecessor on the stream drains; it must griddepcontrol.wait before
+/// reading what the predecessor writes. Captured into graphs as a programmatic edge. Ignored on HIP.
+inline void launch(const kernel_function& f, const launch_shape& s, stream_handle stream, void* params,
+                   bool programmatic_dependent = false) {
   if (f.api == backend_api::cuda) {
     const auto& d = cuda::driver::get();
     void* args[] = {params};
+    if (programmatic_dependent) {
+      CUlaunchAttribute attribute{};
+      attribute.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+      attribute.value.programmaticStreamSerializationAllowed = 1;
+      CUlaunchConfig config{};
+      config.gridDimX = s.grid[0];
+      config.gridDimY = s.grid[1];
+      config.gridDimZ = s.grid[2];
+      config.blockDimX = s.workgroup_size;
+      config.blockDimY = 1;
+      config.blockDimZ = 1;
+      config.sharedMemBytes = s.dynamic_lds_bytes;
+      config.hStream = static_cast<CUstream>(stream);
+      config.attrs = &attribute;
+      config.numAttrs = 1;
+      d.check(d.cuLaunchKernelEx(&config, static_cast<CUfunction>(f.handle), args, nullptr), f.symbol ? f.symbol : "cuLaunchKernelEx");
+      return;
+    }
     d.check(d.cuLaunchKernel(static_cast<CUfunction>(f.handle), s.grid[0], s.grid[1], s.grid[2], s.workgroup_size, 1, 1,
                              s.dynamic_lds_bytes, static_cast<CUstream>(stream), args, nullptr),
             f.symbol ? f.symbol : "cuLaunchKernel");
     return;
   }
-  throw error(status::unavailable, "netra: the HIP backend is not available in this build");
+  const auto& r = hip::runtime::get();
+  void* args[] = {params};
+  r.check(r.hipModuleLaunchKernel(static_cast<hip::hipFunction_t>(f.handle), s.grid[0], s.grid[1], s.grid[2], s.workgroup_size, 1, 1,
+                                  s.dynamic_lds_bytes, static_cast<hip::hipStream_t>(stream), args, nullptr),
+          f.symbol ? f.symbol : "hipModuleLaunchKernel");
 }
 
 /// A loaded code object. Move-only; unloads on destruction.
@@ -118,7 +199,11 @@ class module {
       m.handle_ = mod;
       return m;
     }
-    throw error(status::unavailable, "netra: the HIP backend is not available in this build");
+    const auto& r = hip::runtime::get();
+    hip::hipModule_t mod = nullptr;
+    r.check(r.hipModuleLoadData(&mod, image.data()), "hipModuleLoadData");
+    m.handle_ = mod;
+    return m;
   }
 
   static module load_file(const std::string& path, target_id expected, const device_info& device) {
@@ -135,7 +220,12 @@ class module {
       CUfunction fn = nullptr;
       d.check(d.cuModuleGetFunction(&fn, static_cast<CUmodule>(handle_), symbol), symbol);
       f.handle = fn;
+      return f;
     }
+    const auto& r = hip::runtime::get();
+    hip::hipFunction_t fn = nullptr;
+    r.check(r.hipModuleGetFunction(&fn, static_cast<hip::hipModule_t>(handle_), symbol), symbol);
+    f.handle = fn;
     return f;
   }
 
@@ -149,7 +239,9 @@ class module {
   module(const module&) = delete;
   module& operator=(const module&) = delete;
   ~module() {
-    if (handle_ && api_ == backend_api::cuda) cuda::driver::get().cuModuleUnload(static_cast<CUmodule>(handle_));
+    if (!handle_) return;
+    if (api_ == backend_api::cuda) cuda::driver::get().cuModuleUnload(static_cast<CUmodule>(handle_));
+    else hip::runtime::get().hipModuleUnload(static_cast<hip::hipModule_t>(handle_));
   }
 
  private:

@@ -1,5 +1,6 @@
 // netra/runtime/device_memory.hpp — an owning device allocation (persistent workspaces, test
-// buffers). Allocation happens at construction, never on a launch path.
+// buffers) through cuMemAlloc or hipMalloc. Allocation happens at construction, never on a
+// launch path.
 #pragma once
 #include <cstddef>
 #include <utility>
@@ -20,7 +21,8 @@ class device_buffer {
       ptr_ = reinterpret_cast<void*>(p);
       return;
     }
-    throw error(status::unavailable, "netra: the HIP backend is not available in this build");
+    const auto& r = hip::runtime::get();
+    r.check(r.hipMalloc(&ptr_, bytes), "hipMalloc");
   }
   device_buffer(device_buffer&& o) noexcept : api_(o.api_), ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
   device_buffer& operator=(device_buffer&& o) noexcept {
@@ -32,7 +34,23 @@ class device_buffer {
   device_buffer(const device_buffer&) = delete;
   device_buffer& operator=(const device_buffer&) = delete;
   ~device_buffer() {
-    if (ptr_ && api_ == backend_api::cuda) cuda::driver::get().cuMemFree(reinterpret_cast<CUdeviceptr>(ptr_));
+    if (!ptr_) return;
+    if (api_ == backend_api::cuda) cuda::driver::get().cuMemFree(reinterpret_cast<CUdeviceptr>(ptr_));
+    else hip::runtime::get().hipFree(ptr_);
+  }
+
+  /// Sets every byte to zero (synchronous; construction-time use only, never on a launch path).
+  void fill_zero() const {
+    if (!ptr_) return;
+    if (api_ == backend_api::cuda) {
+      const auto& d = cuda::driver::get();
+      d.check(d.cuMemsetD8(reinterpret_cast<CUdeviceptr>(ptr_), 0, bytes_), "cuMemsetD8");
+      d.check(d.cuCtxSynchronize(), "cuCtxSynchronize");
+      return;
+    }
+    const auto& r = hip::runtime::get();
+    r.check(r.hipMemset(ptr_, 0, bytes_), "hipMemset");
+    r.check(r.hipDeviceSynchronize(), "hipDeviceSynchronize");
   }
 
   void* data() const { return ptr_; }

@@ -2,7 +2,7 @@
 //
 // Construction does everything that may allocate, look up or touch files: load the code object
 // (embedded bytes or a path), check its target against the contract and the device, resolve
-// every kernel of the contract once, and allocate the persistent workspace. launch() then only
+// every kernel of the contract once, and allocate and zero-fill the persistent workspace. launch() then only
 // records the kernel on the caller's stream, which makes it safe inside graph capture.
 #pragma once
 #include <array>
@@ -37,12 +37,13 @@ template <class Contract> class handle {
         workspace_(device.api, Contract::workspace_bytes) {
     const auto& symbols = kernel_symbols<kernels>::value;
     for (std::size_t i = 0; i < symbols.size(); ++i) functions_[i] = module_.function(symbols[i]);
+    workspace_.fill_zero();  // contracts require a zero-filled workspace before the first call
   }
   handle(const std::string& path, const device_info& device) : handle(read_file_bytes(path), device) {}
 
   /// Records `Kernel` with `params` on `stream`. No allocation, lookup or synchronisation.
   template <class Kernel> void launch(stream_handle stream, typename Kernel::params params, const launch_shape& shape) const {
-    netra::launch(functions_[kernel_index<Kernel, kernels>::value], shape, stream, &params);
+    netra::launch(functions_[kernel_index<Kernel, kernels>::value], shape, stream, &params, Kernel::programmatic_dependent_launch);
   }
 
   void* workspace() const { return workspace_.data(); }

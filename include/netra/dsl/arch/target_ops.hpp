@@ -20,7 +20,11 @@ template <class Target> struct target_ops {
 
 #if defined(NETRA_COMPILER_HIP)
 #include "netra/dsl/arch/gfx90a/ops.hpp"
+// gfx950's wrappers are seen by host passes and by device passes whose target has gfx950's
+// instructions: a gfx90a pass of hipRTC 5.2 cannot even parse them (no __bf16 on that target).
+#if !defined(NETRA_DEVICE_PASS) || __has_builtin(__builtin_amdgcn_permlane16_swap)
 #include "netra/dsl/arch/gfx950/ops.hpp"
+#endif
 #endif
 #if defined(NETRA_COMPILER_CUDA)
 #include "netra/dsl/arch/sm90a/ops.hpp"

@@ -5,6 +5,7 @@
 #include "netra/dsl/arch/amdgcn/cross_lane.hpp"
 #include "netra/dsl/arch/amdgcn/ids.hpp"
 #include "netra/dsl/arch/amdgcn/memory.hpp"
+#include "netra/dsl/arch/amdgcn/sync.hpp"
 #include "netra/dsl/target.hpp"
 
 namespace netra {
@@ -32,5 +33,18 @@ template <class Target> struct amdgcn_ops {
     return amdgcn_isa::global_load_dwordx4<Policy>(address);
   }
   static NETRA_DEVICE void store_16B(void* address, u32x4 value) { amdgcn_isa::global_store_dwordx4(address, value); }
+  /// After fence_acquire() an ordinary load observes released data (the fence invalidated L1).
+  static NETRA_DEVICE u32x4 load_16B_after_acquire(const void* address) { return amdgcn_isa::global_load_dwordx4(address); }
+
+  /// No programmatic dependent launch on gfx9: dependent kernels start after the kernel boundary.
+  static NETRA_DEVICE void launch_dependents() {}
+  static NETRA_DEVICE void wait_for_prerequisites() {}
+
+  static NETRA_DEVICE void fence_release() { amdgcn_isa::fence_release_agent(); }
+  static NETRA_DEVICE void fence_acquire() { amdgcn_isa::fence_acquire_agent(); }
+  static NETRA_DEVICE u32 atomic_add_relaxed(u32* address, u32 value) { return amdgcn_isa::global_atomic_add_u32(address, value); }
+
+  /// IEEE maxNum (v_max_f32): if one operand is NaN, the other.
+  static NETRA_DEVICE float max_num(float a, float b) { return __builtin_fmaxf(a, b); }
 };
 }  // namespace netra

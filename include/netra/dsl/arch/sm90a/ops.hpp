@@ -5,6 +5,7 @@
 #include "netra/dsl/arch/sm90a/cross_lane.hpp"
 #include "netra/dsl/arch/sm90a/ids.hpp"
 #include "netra/dsl/arch/sm90a/memory.hpp"
+#include "netra/dsl/arch/sm90a/sync.hpp"
 
 namespace netra {
 template <> struct target_ops<sm90a> {
@@ -26,6 +27,18 @@ template <> struct target_ops<sm90a> {
     return sm90a_isa::ld_global_nc_v4_b32<Policy>(address);
   }
   static NETRA_DEVICE void store_16B(void* address, u32x4 value) { sm90a_isa::st_global_v4_b32(address, value); }
+  /// After fence_acquire(), a strong (relaxed, gpu-scope) load: L1 is not coherent on sm_90.
+  static NETRA_DEVICE u32x4 load_16B_after_acquire(const void* address) { return sm90a_isa::ld_relaxed_gpu_v4_b32(address); }
+
+  static NETRA_DEVICE void launch_dependents() { sm90a_isa::griddepcontrol_launch_dependents(); }
+  static NETRA_DEVICE void wait_for_prerequisites() { sm90a_isa::griddepcontrol_wait(); }
+
+  static NETRA_DEVICE void fence_release() { sm90a_isa::fence_acq_rel_gpu(); }
+  static NETRA_DEVICE void fence_acquire() { sm90a_isa::fence_acq_rel_gpu(); }
+  static NETRA_DEVICE u32 atomic_add_relaxed(u32* address, u32 value) { return sm90a_isa::atom_relaxed_gpu_add_u32(address, value); }
+
+  /// IEEE maxNum (max.f32): if one operand is NaN, the other.
+  static NETRA_DEVICE float max_num(float a, float b) { return sm90a_isa::max_f32(a, b); }
 
   /// The instruction already has netra's E4M3 semantics (RNE, satfinite, NaN -> 0x7F).
   static NETRA_DEVICE u32 pack_e4m3x2(float lo, float hi) { return sm90a_isa::cvt_rn_satfinite_e4m3x2_f32(lo, hi); }

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Everything that needs the GPU, in one command: the GPU tests (ctest -L gpu, pytest) and the
+# benchmarks, whose JSON goes to the results directory.
+# usage: bench/device/run.sh [build-dir] [results-dir]   (results default: bench/results)
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+build=${1:-build}
+results=${2:-bench/results}
+status=0
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
+export NETRA_LIBRARY="$build/libnetra.so" PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}"
+export NETRA_CACHE_DIR=${NETRA_CACHE_DIR:-/tmp/netra-cache}
+step() { echo "== $*"; "$@" || { echo "!! FAILED: $*"; status=1; }; }
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv || true
+step ctest --test-dir "$build" -L gpu -LE python --output-on-failure
+step python3 -m pytest -q -rs tests/python
+step python3 bench/argmax.py --netra-bench "$build/tests/netra-bench-argmax" --out "$results/argmax_h200.json"
+step python3 bench/moe_routing.py --netra-bench "$build/tests/netra-bench-moe-routing" --out "$results/moe_routing_h200.json"
+step python3 bench/moe_block.py --out "$results/moe_block_h200.json"
+exit $status

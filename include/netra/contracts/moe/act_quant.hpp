@@ -1,0 +1,148 @@
+// netra/contracts/moe/act_quant.hpp — fused SiLU(gate) * up -> BF16 boundary -> block E4M3.
+//
+// Semantics (bitwise; tests/oracles/moe_routing.hpp states them plainly): input BF16 [R, 1024],
+// row r = [gate (512) | up (512)] with a row stride in elements. For each r and i < 512:
+//   y = bf16( silu_f32(gate[r, i]) * up[r, i] )       (dsl/math.hpp silu, one FP32 multiply,
+//                                                       dsl/convert.hpp BF16: RNE, NaN -> 0x7FFF)
+// then per group G = i / 128 (four groups of 128 contiguous values):
+//   amax = max |y| over the group's 128 BF16 values, NaN counting above +Inf
+//   finite amax > 0: scale = amax / 448 (IEEE), q = e4m3(y / scale) (IEEE division, then
+//                    dsl/convert.hpp E4M3: RNE; |y / scale| can exceed 448 only by rounding and
+//                    saturates to ±448; tiny quotients become E4M3 subnormals or signed zeros)
+//   amax = 0:        scale = +0.0, q = e4m3(y) = 0x00 / 0x80 (the sign of each zero is kept)
+//   amax = +Inf:     (an infinite y, no NaN) scale = +Inf, every q of the group = 0x7F (NaN)
+//   amax = NaN:      scale = 0x7FC00000 (canonical quiet NaN), every q of the group = 0x7F
+// so a group that holds a non-finite value is poisoned as a whole: downstream GEMMs see NaN, never
+// a silently finite value. Outputs: E4M3 [R, 512] (row-major, contiguous) and FP32 scales [R, 4]
+// (contiguous, scale of values 128G..128G+127 at [r, G]).
+// Comparison policy: bitwise, every value and every scale (zero mismatches).
+//
+// Mapping (both targets, one kernel): a row is owned by L = 64 / VectorsPerLane consecutive
+// threads; thread j of its row owns VectorsPerLane chunks c of 8 values, values
+// [8j + 8Lc, 8j + 8Lc + 8): one 16-byte load of gate and one of up per chunk, one 8-byte store of
+// E4M3. The 128-value group of a chunk is held by 16 consecutive threads (inside one wave on both
+// targets), which take amax with a 4-stage xor butterfly (masks 1, 2, 4, 8); the first thread of
+// the 16 stores the scale. RowsPerWorkgroup rows share a workgroup; grid = ceil(R / RowsPerWorkgroup).
+// No LDS, no barriers, no atomics, no workspace.
+//   gfx950 decode (R = 9):  VectorsPerLane 1, RowsPerWorkgroup 1 -> 9 one-wave64 workgroups (the article's).
+//   sm90a  decode (R = 9):  VectorsPerLane 1, RowsPerWorkgroup 1 -> 9 two-warp blocks.
+//   R up to 9 * 512: gfx950 VectorsPerLane 1, 4 rows per 256-lane workgroup (one wave64 per row);
+//   sm90a VectorsPerLane 2, 8 rows per 256-thread block (one warp per row: 4608 warps, all resident
+//   at once on 132 SMs, so every load is in flight from the start).
+// The mapping differs per target only in these two parameters; the values are the same.
+#pragma once
+#include "netra/contracts/common.hpp"
+#include "netra/contracts/moe/route_layout.hpp"
+
+namespace netra {
+
+/// What a call to act_quant has; built by the caller from its tensors.
+struct moe_act_quant_signature {
+  target_id target;
+  dtype input = dtype::bf16;
+  dtype output = dtype::e4m3;
+  dtype scale = dtype::f32;
+  i64 rows = 0;
+  i64 cols = 0;        // input columns: 1024 = [gate | up]
+  i64 row_stride = 0;  // input row stride, elements
+  const void* in = nullptr;
+  const void* out = nullptr;     // E4M3 [rows, 512]
+  const void* scales = nullptr;  // FP32 [rows, 4]
+};
+
+namespace contracts {
+
+template <class Target, u32 MaxRows, u32 VectorsPerLane, u32 RowsPerWorkgroup, u32 WaveSize = Target::wave_size>
+struct moe_act_quant {
+  static_assert(is_built_target_v<Target>,
+                "netra::contracts::moe_act_quant: field Target is not supported; supported: netra::gfx950, netra::sm90a");
+  static_assert(WaveSize == Target::wave_size,
+                "netra::contracts::moe_act_quant: field WaveSize must equal the target's wave size (gfx950: 64; sm90a: 32)");
+  static_assert(MaxRows >= 1 && MaxRows <= 9u * 512u,
+                "netra::contracts::moe_act_quant: field MaxRows must be in [1, 4608] (9 routes x up to 512 tokens)");
+  static_assert(VectorsPerLane == 1 || VectorsPerLane == 2 || VectorsPerLane == 4,
+                "netra::contracts::moe_act_quant: field VectorsPerLane must be 1, 2 or 4 (64, 32 or 16 threads per row)");
+  static_assert(RowsPerWorkgroup >= 1 && RowsPerWorkgroup * (64u / VectorsPerLane) <= 1024u,
+                "netra::contracts::moe_act_quant: field RowsPerWorkgroup must be >= 1 with at most 1024 threads per workgroup");
+  static_assert((RowsPerWorkgroup * (64u / VectorsPerLane)) % WaveSize == 0,
+                "netra::contracts::moe_act_quant: field RowsPerWorkgroup must make whole waves (RowsPerWorkgroup * 64 / "
+                "VectorsPerLane a multiple of the wave size)");
+
+  using target = Target;
+  static constexpr const char* family = "moe_act_quant";
+  static constexpr const char* template_name = "netra::contracts::moe_act_quant";
+  static constexpr u32 cols = 1024;        // [gate | up]
+  static constexpr u32 width = 512;        // intermediate size: output values per row
+  static constexpr u32 group = 128;        // values per E4M3 scale
+  static constexpr u32 groups = width / group;
+  static constexpr float e4m3_max = 448.0f;
+  static constexpr u32 max_rows = MaxRows;
+  static constexpr u32 vectors_per_lane = VectorsPerLane;
+  static constexpr u32 rows_per_workgroup = RowsPerWorkgroup;
+  static constexpr u32 lanes_per_row = 64 / VectorsPerLane;
+  static constexpr u32 lanes_per_group = group / 8;  // 16 threads, 8 values each
+  static constexpr u32 wave_size = WaveSize;
+  static constexpr u32 workgroup_size = RowsPerWorkgroup * lanes_per_row;
+  static constexpr u64 workspace_bytes = 0;
+  static_assert(lanes_per_row * 8 * VectorsPerLane == width, "netra::contracts::moe_act_quant: a row's threads cover 512 values");
+  static_assert(Target::wave_size % lanes_per_group == 0, "netra::contracts::moe_act_quant: a group's 16 threads lie in one wave");
+
+  static constexpr i64 template_args[] = {MaxRows, VectorsPerLane, RowsPerWorkgroup};
+
+  /// Run-time admission: the first field that refuses, in this order.
+  static decision admits(const moe_act_quant_signature& s) {
+    if (s.target != Target::id) return refuse("target", Target::name, static_cast<i64>(s.target));
+    if (s.input != dtype::bf16) return refuse("input dtype", "bf16", static_cast<i64>(s.input));
+    if (s.output != dtype::e4m3) return refuse("output dtype", "e4m3", static_cast<i64>(s.output));
+    if (s.scale != dtype::f32) return refuse("scale dtype", "f32", static_cast<i64>(s.scale));
+    if (s.cols != cols) return refuse("cols", "== 1024 ([gate | up], intermediate 512)", s.cols);
+    if (s.rows < 1 || s.rows > MaxRows) return refuse("rows", "in [1, MaxRows]", s.rows);
+    if (s.row_stride < cols || s.row_stride % 8 != 0)
+      return refuse("row_stride", ">= 1024 and a multiple of 8 elements (16-byte aligned rows)", s.row_stride);
+    if (s.in == nullptr || !aligned_to(s.in, 16))
+      return refuse("in", "non-null and 16-byte aligned", static_cast<i64>(__builtin_bit_cast(u64, s.in)));
+    if (s.out == nullptr || !aligned_to(s.out, 16))
+      return refuse("out", "non-null and 16-byte aligned", static_cast<i64>(__builtin_bit_cast(u64, s.out)));
+    if (s.scales == nullptr || !aligned_to(s.scales, 16))
+      return refuse("scales", "non-null and 16-byte aligned", static_cast<i64>(__builtin_bit_cast(u64, s.scales)));
+    return admit();
+  }
+
+  /// Resource ceilings the audit enforces: no LDS, no scratch, no spills on either target.
+  static constexpr resource_budget budget() {
+    if constexpr (same_v<Target, gfx950>) {
+      resource_budget b;
+      b.max_vgprs = 48 * VectorsPerLane;  // decode: 35 (the article's hand-written kernel: 35)
+      b.max_sgprs = 40;
+      b.max_code_bytes = 4096 * VectorsPerLane;
+      return b;
+    } else if constexpr (same_v<Target, sm90a>) {
+      resource_budget b;
+      b.max_registers = 64;  // 32 warps per SM stay possible
+      b.max_code_bytes = 12288 * VectorsPerLane;  // the IEEE division's slow path is out of line
+      return b;
+    } else {
+      static_assert(dependent_false_v<Target>, "netra::contracts::moe_act_quant: no resource budget for this target");
+    }
+  }
+};
+
+/// The article's decode contract: one token, 9 routes, one 64-lane workgroup per route row.
+template <class Target> using moe_act_quant_decode = moe_act_quant<Target, 9, 1, 1>;
+
+/// Up to 512 tokens (R = 9 * 512 rows): one wave64 per row on gfx950, one warp per row on sm90a.
+template <class Target> struct moe_act_quant_batch_mapping {
+  static_assert(is_built_target_v<Target>, "netra::contracts::moe_act_quant_batch: field Target is not supported; supported: netra::gfx950, netra::sm90a");
+};
+template <> struct moe_act_quant_batch_mapping<gfx950> {
+  static constexpr u32 vectors_per_lane = 1, rows_per_workgroup = 4;
+};
+template <> struct moe_act_quant_batch_mapping<sm90a> {
+  static constexpr u32 vectors_per_lane = 2, rows_per_workgroup = 8;
+};
+template <class Target>
+using moe_act_quant_batch = moe_act_quant<Target, 9 * 512, moe_act_quant_batch_mapping<Target>::vectors_per_lane,
+                                          moe_act_quant_batch_mapping<Target>::rows_per_workgroup>;
+
+}  // namespace contracts
+}  // namespace netra

@@ -1,0 +1,147 @@
+// netra/contracts/moe/expert_down.hpp — decode MoE down projection with the weighted sum over
+// the 9 routes of each token: block-FP8, BF16 [M, 2048] out.
+//
+// Semantics (M = tokens in [1, MaxTokens], MaxTokens <= 16, R = 9M routes):
+//   inputs  activations, one of (field Input):
+//             moe_down_input_e4m3:    act E4M3 [R, 512] + act_scales FP32 [R, 4], row r = route r,
+//                                     as written by contracts::moe_act_quant;
+//             moe_down_input_gate_up: the gate_up output BF16 [R, 1024] ([gate | up]); act_quant
+//                                     is fused into the prologue with contracts::moe_act_quant's
+//                                     exact semantics (kernels/moe/act_quant.hpp functions), so
+//                                     both inputs give the same bits; MaxTokens <= 4;
+//           ids int32 [M, 9], weights FP32 [M, 9]   route metadata (route_layout.hpp), as written
+//           W2, S2                                  expert_weights.hpp
+//   output  out BF16 [M, 2048]
+//   y[r][n]   = sum_{b=0..3} (sa[r][b] * S2[e][n/128][b]) * sum_{k in block b} qa[r][k] * W2[e][n][k],  e = ids[r]
+//   out[t][n] = bf16( sum_{s=0..8} weights[t][s] * y[t*9+s][n] )
+//   Routes whose id is outside [0, 257) have y = +0.0 (their weight still multiplies it: a NaN
+//   weight gives NaN). NaN in activations (act_quant poisons whole groups) propagates to the
+//   token's outputs.
+// Reduction order (fixed, independent of scheduling and of the other tokens of the batch):
+//   per block the matrix instruction's sum; y = ((q_0 + q_1) + q_2) + q_3 with
+//   q_b = P_b * (sa_b * sw_b); acc = +0, then acc = fma(weights[t][s], y[t*9+s], acc) for
+//   s = 0, 1, ..., 8; out = bf16(acc).
+// Comparison policy: expert_weights.hpp (|out - ref| <= 2^-8 |ref| + 2^-15 E + 2^-120 vs the
+// FP64 reference of the dequantized math, NaN where the reference is NaN).
+//
+// Each distinct expert's W2 is read once per call: a route's work is done only by the first
+// route with its expert, which serves every route of that expert.
+#pragma once
+#include "netra/contracts/moe/expert_weights.hpp"
+
+namespace netra {
+
+/// Activation input of the down projection (contract field Input).
+inline constexpr u32 moe_down_input_e4m3 = 0;     // act_quant's E4M3 [R, 512] + FP32 [R, 4]
+inline constexpr u32 moe_down_input_gate_up = 1;  // gate_up's BF16 [R, 1024], act_quant fused
+
+/// What a call to the down projection has; built by the caller from its tensors.
+struct moe_down_signature {
+  target_id target;
+  dtype act_dtype = dtype::e4m3;  // e4m3 (Input 0) or bf16 (Input 1)
+  dtype weight_dtype = dtype::e4m3;
+  dtype scale_dtype = dtype::f32;
+  dtype ids_dtype = dtype::i32;
+  dtype route_weight_dtype = dtype::f32;
+  dtype out_dtype = dtype::bf16;
+  i64 tokens = 0;
+  i64 hidden_size = 0;   // 2048
+  i64 intermediate = 0;  // 512
+  i64 experts = 0;       // 257
+  const void* act = nullptr;         // E4M3 [R, 512] or BF16 [R, 1024]
+  const void* act_scales = nullptr;  // FP32 [R, 4] (Input 0 only)
+  const void* ids = nullptr;
+  const void* route_weights = nullptr;
+  const void* w2 = nullptr;
+  const void* s2 = nullptr;
+  const void* out = nullptr;
+};
+
+namespace contracts {
+
+template <class Target, u32 MaxTokens, u32 Input, u32 WaveSize = Target::wave_size> struct moe_expert_down {
+  static_assert(is_built_target_v<Target>,
+                "netra::contracts::moe_expert_down: field Target is not supported; supported: netra::gfx950, netra::sm90a");
+  static_assert(WaveSize == Target::wave_size,
+                "netra::contracts::moe_expert_down: field WaveSize must equal the target's wave size (gfx950: 64; sm90a: 32)");
+  static_assert(MaxTokens >= 1 && MaxTokens <= 16,
+                "netra::contracts::moe_expert_down: field MaxTokens must be in [1, 16] (decode: at most 16 tokens, 144 routes)");
+  static_assert(Input == moe_down_input_e4m3 || Input == moe_down_input_gate_up,
+                "netra::contracts::moe_expert_down: field Input must be 0 (act_quant's E4M3 + scales) or 1 (gate_up's BF16, "
+                "act_quant fused)");
+
+  static_assert(Input != moe_down_input_gate_up || MaxTokens <= 4,
+                "netra::contracts::moe_expert_down: field MaxTokens must be <= 4 with Input 1 (act_quant fused: every workgroup "
+                "re-quantizes every route into LDS; beyond 4 tokens the separate act_quant kernel is cheaper)");
+
+  using target = Target;
+  using weights = moe::expert_weights;
+  static constexpr const char* family = "moe_experts_down";
+  static constexpr const char* template_name = "netra::contracts::moe_expert_down";
+  static constexpr u32 max_tokens = MaxTokens;
+  static constexpr u32 max_routes = MaxTokens * moe::route_layout::slots;
+  static constexpr u32 input = Input;
+  static constexpr bool fused_act_quant = Input == moe_down_input_gate_up;
+  static constexpr u32 wave_size = WaveSize;
+  static constexpr u32 waves = moe::route_layout::slots;  // per workgroup: wave w takes routes w, w + 9, ...
+  static constexpr u64 workspace_bytes = 0;
+  static constexpr i64 template_args[] = {MaxTokens, Input};
+
+  static decision admits(const moe_down_signature& s) {
+    if (s.target != Target::id) return refuse("target", Target::name, static_cast<i64>(s.target));
+    if (s.act_dtype != (fused_act_quant ? dtype::bf16 : dtype::e4m3))
+      return refuse("act dtype", fused_act_quant ? "bf16 (gate_up output)" : "e4m3 (act_quant output)", static_cast<i64>(s.act_dtype));
+    if (s.weight_dtype != dtype::e4m3) return refuse("weight dtype", "e4m3", static_cast<i64>(s.weight_dtype));
+    if (s.scale_dtype != dtype::f32) return refuse("scale dtype", "f32", static_cast<i64>(s.scale_dtype));
+    if (s.ids_dtype != dtype::i32) return refuse("ids dtype", "i32", static_cast<i64>(s.ids_dtype));
+    if (s.route_weight_dtype != dtype::f32) return refuse("route weight dtype", "f32", static_cast<i64>(s.route_weight_dtype));
+    if (s.out_dtype != dtype::bf16) return refuse("out dtype", "bf16", static_cast<i64>(s.out_dtype));
+    if (s.tokens < 1 || s.tokens > MaxTokens) return refuse("tokens", "in [1, MaxTokens]", s.tokens);
+    if (s.hidden_size != weights::hidden) return refuse("hidden_size", "== 2048", s.hidden_size);
+    if (s.intermediate != weights::intermediate) return refuse("intermediate", "== 512", s.intermediate);
+    if (s.experts != weights::experts) return refuse("experts", "== 257 (256 routed + shared)", s.experts);
+    if (s.act == nullptr || !aligned_to(s.act, 16))
+      return refuse("act", "non-null and 16-byte aligned", static_cast<i64>(__builtin_bit_cast(u64, s.act)));
+    if (!fused_act_quant && (s.act_scales == nullptr || !aligned_to(s.act_scales, 16)))
+      return refuse("act_scales", "non-null and 16-byte aligned", static_cast<i64>(__builtin_bit_cast(u64, s.act_scales)));
+    if (s.ids == nullptr || !aligned_to(s.ids, 4))
+      return refuse("ids", "non-null and 4-byte aligned", static_cast<i64>(__builtin_bit_cast(u64, s.ids)));
+    if (s.route_weights == nullptr || !aligned_to(s.route_weights, 4))
+      return refuse("route_weights", "non-null and 4-byte aligned", static_cast<i64>(__builtin_bit_cast(u64, s.route_weights)));
+    if (s.w2 == nullptr || !aligned_to(s.w2, 16))
+      return refuse("w2", "non-null and 16-byte aligned", static_cast<i64>(__builtin_bit_cast(u64, s.w2)));
+    if (s.s2 == nullptr || !aligned_to(s.s2, 4))
+      return refuse("s2", "non-null and 4-byte aligned", static_cast<i64>(__builtin_bit_cast(u64, s.s2)));
+    if (s.out == nullptr || !aligned_to(s.out, 4))
+      return refuse("out", "non-null and 4-byte aligned", static_cast<i64>(__builtin_bit_cast(u64, s.out)));
+    return admit();
+  }
+
+  /// Resource ceilings the audit enforces (no scratch, no spills on either target).
+  static constexpr resource_budget budget() {
+    if constexpr (same_v<Target, gfx950>) {
+      resource_budget b;
+      b.max_vgprs = 128;  // 9 waves of 64 lanes per workgroup
+      b.max_agprs = 0;
+      b.max_sgprs = 102;
+      b.max_lds_bytes = 40960;
+      b.max_code_bytes = 32768;
+      return b;
+    } else if constexpr (same_v<Target, sm90a>) {
+      resource_budget b;
+      b.max_registers = 168;  // 9 warps: 3 on some sub-partition, 16384 / (3 x 32) registers each
+      b.max_lds_bytes = 40960;
+      b.max_code_bytes = 65536;
+      return b;
+    } else {
+      static_assert(dependent_false_v<Target>, "netra::contracts::moe_expert_down: no resource budget for this target");
+    }
+  }
+};
+
+/// Decode contracts of the article's model, up to 16 tokens.
+template <class Target> using moe_expert_down_decode = moe_expert_down<Target, 16, moe_down_input_e4m3>;
+template <class Target> using moe_expert_down_fused_decode = moe_expert_down<Target, 4, moe_down_input_gate_up>;
+
+}  // namespace contracts
+}  // namespace netra

@@ -1,0 +1,117 @@
+// netra/contracts/moe/expert_gate_up.hpp — decode MoE gate_up projection: every route's token
+// row times its expert's W13, block-FP8, BF16 out.
+//
+// Semantics (Qwen3.6-35B-A3B decode, M = tokens in [1, MaxTokens], MaxTokens <= 16):
+//   inputs  hidden  BF16 [M, 2048] (row stride 2048)
+//           ids     int32 [M, 9]  route metadata (route_layout.hpp), read as written
+//           W13, S13               expert_weights.hpp
+//   output  out     BF16 [9M, 1024], row r = route r = t * 9 + s
+//   out[r][n] = bf16( sum_{b=0..15} (sx[t][b] * S13[e][n/128][b]) * sum_{k in block b} qx[t][k] * W13[e][n][k] ),
+//   e = ids[r], t = r / 9, with qx / sx the per-128 hidden quantization of
+//   moe::hidden_block_quant (fused: each workgroup quantizes the rows it needs; deterministic,
+//   so recomputation is exact). Routes whose id is outside [0, 257) get rows of +0.0.
+//   A token whose hidden row holds NaN or ±Inf gets NaN in every row of its routes.
+// Reduction order (fixed): per block, the matrix instruction's sum; blocks b ascending within a
+// wave (acc = fma(P_b, s_b, acc) from +0), then the KSplit wave partials added in wave order.
+// The result does not depend on scheduling or on the other routes of the batch.
+// Comparison policy: expert_weights.hpp (|out - ref| <= 2^-8 |ref| + 2^-15 E + 2^-120 vs the
+// FP64 reference of the dequantized math, NaN where the reference is NaN).
+//
+// Each distinct expert's weights are read once per call: the workgroup of route r proceeds only
+// if r is the first route with its expert and then serves every route of that expert.
+#pragma once
+#include "netra/contracts/moe/expert_weights.hpp"
+
+namespace netra {
+
+/// What a call to the gate_up projection has; built by the caller from its tensors.
+struct moe_gate_up_signature {
+  target_id target;
+  dtype hidden_dtype = dtype::bf16;
+  dtype weight_dtype = dtype::e4m3;
+  dtype scale_dtype = dtype::f32;
+  dtype ids_dtype = dtype::i32;
+  dtype out_dtype = dtype::bf16;
+  i64 tokens = 0;
+  i64 hidden_size = 0;   // 2048
+  i64 intermediate = 0;  // 512
+  i64 experts = 0;       // 257 (256 routed + shared)
+  const void* hidden = nullptr;
+  const void* ids = nullptr;
+  const void* w13 = nullptr;
+  const void* s13 = nullptr;
+  const void* out = nullptr;
+};
+
+namespace contracts {
+
+template <class Target, u32 MaxTokens, u32 WaveSize = Target::wave_size> struct moe_expert_gate_up {
+  static_assert(is_built_target_v<Target>,
+                "netra::contracts::moe_expert_gate_up: field Target is not supported; supported: netra::gfx950, netra::sm90a");
+  static_assert(WaveSize == Target::wave_size,
+                "netra::contracts::moe_expert_gate_up: field WaveSize must equal the target's wave size (gfx950: 64; sm90a: 32)");
+  static_assert(MaxTokens >= 1 && MaxTokens <= 16,
+                "netra::contracts::moe_expert_gate_up: field MaxTokens must be in [1, 16] (decode: at most 16 tokens, 144 routes)");
+
+  using target = Target;
+  using weights = moe::expert_weights;
+  static constexpr const char* family = "moe_experts_gate_up";
+  static constexpr const char* template_name = "netra::contracts::moe_expert_gate_up";
+  static constexpr u32 max_tokens = MaxTokens;
+  static constexpr u32 max_routes = MaxTokens * moe::route_layout::slots;
+  static constexpr u32 wave_size = WaveSize;
+  static constexpr u32 k_split = 4;  // waves per workgroup, each owns 2048 / 4 = 512 of K
+  static constexpr u64 workspace_bytes = 0;
+  static constexpr i64 template_args[] = {MaxTokens};
+
+  static decision admits(const moe_gate_up_signature& s) {
+    if (s.target != Target::id) return refuse("target", Target::name, static_cast<i64>(s.target));
+    if (s.hidden_dtype != dtype::bf16) return refuse("hidden dtype", "bf16", static_cast<i64>(s.hidden_dtype));
+    if (s.weight_dtype != dtype::e4m3) return refuse("weight dtype", "e4m3", static_cast<i64>(s.weight_dtype));
+    if (s.scale_dtype != dtype::f32) return refuse("scale dtype", "f32", static_cast<i64>(s.scale_dtype));
+    if (s.ids_dtype != dtype::i32) return refuse("ids dtype", "i32", static_cast<i64>(s.ids_dtype));
+    if (s.out_dtype != dtype::bf16) return refuse("out dtype", "bf16", static_cast<i64>(s.out_dtype));
+    if (s.tokens < 1 || s.tokens > MaxTokens) return refuse("tokens", "in [1, MaxTokens]", s.tokens);
+    if (s.hidden_size != weights::hidden) return refuse("hidden_size", "== 2048", s.hidden_size);
+    if (s.intermediate != weights::intermediate) return refuse("intermediate", "== 512", s.intermediate);
+    if (s.experts != weights::experts) return refuse("experts", "== 257 (256 routed + shared)", s.experts);
+    if (s.hidden == nullptr || !aligned_to(s.hidden, 16))
+      return refuse("hidden", "non-null and 16-byte aligned", static_cast<i64>(__builtin_bit_cast(u64, s.hidden)));
+    if (s.ids == nullptr || !aligned_to(s.ids, 4))
+      return refuse("ids", "non-null and 4-byte aligned", static_cast<i64>(__builtin_bit_cast(u64, s.ids)));
+    if (s.w13 == nullptr || !aligned_to(s.w13, 16))
+      return refuse("w13", "non-null and 16-byte aligned", static_cast<i64>(__builtin_bit_cast(u64, s.w13)));
+    if (s.s13 == nullptr || !aligned_to(s.s13, 4))
+      return refuse("s13", "non-null and 4-byte aligned", static_cast<i64>(__builtin_bit_cast(u64, s.s13)));
+    if (s.out == nullptr || !aligned_to(s.out, 16))
+      return refuse("out", "non-null and 16-byte aligned", static_cast<i64>(__builtin_bit_cast(u64, s.out)));
+    return admit();
+  }
+
+  /// Resource ceilings the audit enforces (no scratch, no spills on either target).
+  static constexpr resource_budget budget() {
+    if constexpr (same_v<Target, gfx950>) {
+      resource_budget b;
+      b.max_vgprs = 168;  // 3 waves per SIMD
+      b.max_agprs = 0;
+      b.max_sgprs = 102;
+      b.max_lds_bytes = 8192;
+      b.max_code_bytes = 24576;
+      return b;
+    } else if constexpr (same_v<Target, sm90a>) {
+      resource_budget b;
+      b.max_registers = 168;  // 3 workgroups of 128 threads per SM
+      b.max_lds_bytes = 8192;
+      b.max_code_bytes = 49152;
+      return b;
+    } else {
+      static_assert(dependent_false_v<Target>, "netra::contracts::moe_expert_gate_up: no resource budget for this target");
+    }
+  }
+};
+
+/// The decode contract of the article's model: up to 16 tokens (M = 1 is the same instance).
+template <class Target> using moe_expert_gate_up_decode = moe_expert_gate_up<Target, 16>;
+
+}  // namespace contracts
+}  // namespace netra

@@ -1,0 +1,192 @@
+// netra/contracts/moe/router.hpp — the MoE router: logits -> softmax -> top-8 -> renormalised
+// weights, written as slots 0..7 of the route layout (contracts/moe/route_layout.hpp). One fused
+// kernel per call for M <= MaxTokens <= 128.
+//
+// Inputs: hidden BF16 [M, 2048] (row stride in elements), gate weight BF16 [256, 2048] (row-major,
+// contiguous). Outputs: ids int32 and weights FP32 at [t * 9 + s], s = 0..7, descending weight
+// (equal weights: lower expert id first). Slot 8 is not touched (the shared gate writes it).
+//
+// Routing semantics (both tactics; tests/oracles/moe_routing.hpp route_token):
+//   l_x: the FP32 logits of the tactic (below), x = 0..255
+//   non-finite token: any l_x is NaN, or m = max_x l_x is ±Inf -> ids 0..7, weights 0x7FC00000
+//   otherwise e_x = exp_f32(l_x - m) (dsl/math.hpp); S = the 32-lane butterfly sum (xor 1, 2, 4,
+//   8, 16) of the partials S_j = e_(8j) + ... + e_(8j+7) (sequential from +0); p_x = e_x / S;
+//   the top-8 by p, equal p: lower x first; s8 = p_(id0) + ... + p_(id7) sequentially in slot
+//   order; w_i = p_(id_i) / s8. Every operation is IEEE FP32 (no contraction, IEEE division).
+//
+// Tactics and their comparison policies:
+//   exact_fp32 (Tactic 0): logits in a fixed FP32 order, so ids and weights are bitwise equal to
+//     the oracle. Products of BF16 values are exact in FP32, so only the additions round:
+//     l = ((((G_0 + G_1) + G_2) + ...) + G_7), G_g = the halving tree (for b = 16, 8, 4, 2, 1:
+//     s_i += s_(i+b), i < b) over the 32 slice partials of group g, slice i = 32g + l covering
+//     k = 8i .. 8i + 7, slice partial = sequential fma over its 8 k from +0.
+//     Mapping: workgroup of 256 threads = 8 groups of 32 (a warp on sm90a, half a wave64 on
+//     gfx950) owns 4 experts x 8 tokens; thread i owns slice i (one 16-byte load per expert and per
+//     token, 256 exact-product fmas), then a 32-lane reduce-scatter (xor 16, 8, 4, 2, 1: lane l ends
+//     with pair l = (expert l / 8, token l % 8)), then the 8 group sums in LDS added in order by the
+//     first 32 threads. Grid (64, ceil(M / 8)). FP32-FMA bound: meant for M <= 32.
+//   matrix_bf16 (Tactic 1): logits from BF16 matrix instructions with FP32 accumulation
+//     (sm90a mma.sync m16n8k16, gfx950 v_mfma_f32_16x16x32_bf16): each instruction's internal sum
+//     is the vendor's, so the policy is a bound. Every product is exact. Model an instruction that
+//     adds k products to C with alignment to the largest term and truncation to 24 bits: its error
+//     is at most (k + 1) 2^-23 (|C| + sum |products|). A logit is 4 instructions per wave (k = 16 on
+//     sm90a, 32 on gfx950, the wave's K slice), then 7 + 3 (sm90a) or 3 + 3 (gfx950) IEEE FP32
+//     additions (waves, K splits), so |l_x - l64_x| <= ~2^-16 sum_k |hidden_k * w_xk| for K = 2048
+//     (l64: the FP64 dot product). The contract's bound leaves a factor 32 for hardware that keeps
+//     fewer bits (down to ~19):
+//       B_x = 2^-11 * sum_k |hidden_k * w_xk|
+//     (tests/gpu/test_moe_router_gpu.cpp reports the measured worst |l - l64| / sum |products|).
+//     The tactic's logits are the workspace partials added in split order (layout below), and the
+//     policy is three checks (tests/gpu/test_moe_router_gpu.cpp):
+//       (1) every logit is within B_x of l64_x;
+//       (2) ids and weights are bitwise the routing semantics above applied to those logits;
+//       (3) hence ids equal the FP64 reference's except where the bound makes another order
+//           admissible: for every slot i with a nonzero weight and every expert y chosen in no
+//           slot <= i whose FP32 probability differs from p_(id_i), l64_(id_i) + B_(id_i) >=
+//           l64_y - B_y; slots with weight 0 hold the lowest ids not chosen before; and
+//           |w_i - w64_i| <= w64_i * (e^(4 B_max) - 1 + 2^-20) + 2^-120, w64 the FP64 softmax over
+//           the chosen ids, B_max = max_i B_(id_i).
+//     Mapping: block tile 16 tokens x 64 experts x 512 K (K split in 4); grid (16, ceil(M / 16));
+//     sm90a: 8 warps split the 512 K eight ways (64 K each: 4 A + 16 B 16-byte loads per lane,
+//     32 mma.sync over 8 n8 tiles); gfx950: 4 wave64 split it four ways (128 K each: 4 A + 16 B
+//     16-byte loads per lane, 16 MFMA over 4 n16 tiles); both load A and B with the same K
+//     permutation inside an instruction (the sum is unchanged). Partial tiles meet in LDS (32 KB
+//     sm90a, 16 KB gfx950) and are added in wave order; the 4 K-split partials are added in split
+//     order by the finishing workgroup.
+//
+// One kernel: every workgroup writes its partial logits to the workspace, then counts itself in
+// its token tile's arrival counter (fence_release + relaxed atomic, dsl/sync.hpp); the last to
+// arrive (fence_acquire) sums the partials in split order and routes the tile's tokens: one
+// 32-lane group per token, lane l owns experts 8l .. 8l + 7 (two 16-byte loads per split), max
+// and sums by 32-lane butterflies, top-8 by 8 rounds of a 64-bit key max (p bits, ~expert) over
+// the group. The last workgroup resets the counter, so the workspace stays valid across calls and
+// graph replays (zero-filled once, by the handle). One workspace serves one stream at a time.
+#pragma once
+#include "netra/contracts/common.hpp"
+#include "netra/contracts/moe/route_layout.hpp"
+
+namespace netra {
+
+struct moe_router_signature {
+  target_id target;
+  dtype hidden = dtype::bf16;
+  dtype weight = dtype::bf16;
+  dtype ids = dtype::i32;
+  dtype weights = dtype::f32;
+  i64 tokens = 0;
+  i64 hidden_size = 0;
+  i64 experts = 0;
+  i64 hidden_stride = 0;  // elements
+  const void* hidden_states = nullptr;
+  const void* gate_weight = nullptr;    // BF16 [256, 2048], contiguous
+  const void* route_ids = nullptr;      // int32 [tokens, 9]
+  const void* route_weights = nullptr;  // FP32 [tokens, 9]
+  const void* workspace = nullptr;
+  u64 workspace_bytes = 0;
+};
+
+/// Router tactics (the Tactic field of contracts::moe_router).
+namespace router_tactic {
+inline constexpr u32 exact_fp32 = 0;   // fixed FP32 order: bitwise policy
+inline constexpr u32 matrix_bf16 = 1;  // BF16 matrix instructions: bounded policy
+}  // namespace router_tactic
+
+namespace contracts {
+
+template <class Target, u32 Tactic, u32 MaxTokens, u32 WaveSize = Target::wave_size>
+struct moe_router {
+  static_assert(is_built_target_v<Target>,
+                "netra::contracts::moe_router: field Target is not supported; supported: netra::gfx950, netra::sm90a");
+  static_assert(WaveSize == Target::wave_size,
+                "netra::contracts::moe_router: field WaveSize must equal the target's wave size (gfx950: 64; sm90a: 32)");
+  static_assert(Tactic == router_tactic::exact_fp32 || Tactic == router_tactic::matrix_bf16,
+                "netra::contracts::moe_router: field Tactic must be 0 (exact_fp32) or 1 (matrix_bf16)");
+  static_assert(MaxTokens >= 1 && MaxTokens <= 128, "netra::contracts::moe_router: field MaxTokens must be in [1, 128] (one fused kernel)");
+
+  using target = Target;
+  static constexpr const char* family = "moe_router";
+  static constexpr const char* template_name = "netra::contracts::moe_router";
+  static constexpr u32 tactic = Tactic;
+  static constexpr bool exact = Tactic == router_tactic::exact_fp32;
+  static constexpr u32 hidden_size = 2048;
+  static constexpr u32 experts = moe::route_layout::routed_experts;
+  static constexpr u32 top_k = moe::route_layout::top_k;
+  static constexpr u32 max_tokens = MaxTokens;
+  static constexpr u32 wave_size = WaveSize;
+  static constexpr u32 workgroup_size = 256;
+  static constexpr u32 token_tile = exact ? 8 : 16;
+  static constexpr u32 expert_tile = exact ? 4 : 64;
+  static constexpr u32 k_splits = exact ? 1 : 4;
+  static constexpr u32 k_chunk = hidden_size / k_splits;
+  static constexpr u32 expert_tiles = experts / expert_tile;
+  static constexpr u32 arrivals_per_tile = expert_tiles * k_splits;  // workgroups per token tile
+  static constexpr u32 max_token_tiles = ceil_div(MaxTokens, token_tile);
+  static constexpr u32 padded_tokens = max_token_tiles * token_tile;
+  /// Workspace: partial logits FP32 [k_splits][padded_tokens][256], then one u32 arrival counter
+  /// per token tile. Zero-filled once before the first call; every call leaves the counters at 0.
+  static constexpr u64 partials_bytes = static_cast<u64>(k_splits) * padded_tokens * experts * sizeof(float);
+  static constexpr u64 counters_offset = partials_bytes;
+  static constexpr u64 workspace_bytes = round_up(counters_offset + static_cast<u64>(max_token_tiles) * sizeof(u32), u64{16});
+  static_assert(exact ? expert_tile * token_tile == 32 : true,
+                "netra::contracts::moe_router: the exact tactic's 32-lane reduce-scatter needs 4 experts x 8 tokens");
+
+  static constexpr i64 template_args[] = {Tactic, MaxTokens};
+
+  static decision admits(const moe_router_signature& s) {
+    if (s.target != Target::id) return refuse("target", Target::name, static_cast<i64>(s.target));
+    if (s.hidden != dtype::bf16) return refuse("hidden dtype", "bf16", static_cast<i64>(s.hidden));
+    if (s.weight != dtype::bf16) return refuse("weight dtype", "bf16", static_cast<i64>(s.weight));
+    if (s.ids != dtype::i32) return refuse("ids dtype", "i32", static_cast<i64>(s.ids));
+    if (s.weights != dtype::f32) return refuse("weights dtype", "f32", static_cast<i64>(s.weights));
+    if (s.hidden_size != hidden_size) return refuse("hidden_size", "== 2048", s.hidden_size);
+    if (s.experts != experts) return refuse("experts", "== 256", s.experts);
+    if (s.tokens < 1 || s.tokens > MaxTokens) return refuse("tokens", "in [1, MaxTokens]", s.tokens);
+    if (s.hidden_stride < hidden_size || s.hidden_stride % 8 != 0)
+      return refuse("hidden_stride", ">= 2048 and a multiple of 8 elements (16-byte aligned rows)", s.hidden_stride);
+    if (s.hidden_states == nullptr || !aligned_to(s.hidden_states, 16))
+      return refuse("hidden_states", "non-null and 16-byte aligned", static_cast<i64>(__builtin_bit_cast(u64, s.hidden_states)));
+    if (s.gate_weight == nullptr || !aligned_to(s.gate_weight, 16))
+      return refuse("gate_weight", "non-null and 16-byte aligned", static_cast<i64>(__builtin_bit_cast(u64, s.gate_weight)));
+    if (s.route_ids == nullptr || !aligned_to(s.route_ids, 4))
+      return refuse("route_ids", "non-null and 4-byte aligned", static_cast<i64>(__builtin_bit_cast(u64, s.route_ids)));
+    if (s.route_weights == nullptr || !aligned_to(s.route_weights, 4))
+      return refuse("route_weights", "non-null and 4-byte aligned", static_cast<i64>(__builtin_bit_cast(u64, s.route_weights)));
+    if (s.workspace == nullptr || !aligned_to(s.workspace, 16))
+      return refuse("workspace", "non-null and 16-byte aligned", static_cast<i64>(__builtin_bit_cast(u64, s.workspace)));
+    if (s.workspace_bytes < workspace_bytes)
+      return refuse("workspace_bytes", ">= the contract's workspace_bytes", static_cast<i64>(s.workspace_bytes));
+    return admit();
+  }
+
+  /// LDS of one workgroup: the exact tactic's 8 x 32 group sums; the matrix tactic's per-wave
+  /// partial tiles (16 x 64 floats per wave); plus the "last to arrive" flag.
+  static constexpr u32 lds_bytes = exact ? 8 * 32 * 4 + 16 : (workgroup_size / WaveSize) * 16 * 64 * 4 + 16;
+
+  static constexpr resource_budget budget() {
+    if constexpr (same_v<Target, gfx950>) {
+      resource_budget b;
+      b.max_vgprs = 128;
+      b.max_agprs = 0;
+      b.max_sgprs = 64;
+      b.max_lds_bytes = lds_bytes;
+      b.max_code_bytes = 16384;
+      return b;  // no scratch, no spills
+    } else if constexpr (same_v<Target, sm90a>) {
+      resource_budget b;
+      b.max_registers = 128;
+      b.max_lds_bytes = lds_bytes + 1024;  // sm_90 reserves 1 KiB of shared memory per block (counted by the cubin)
+      b.max_code_bytes = 32768;
+      return b;  // no stack, no spills
+    } else {
+      static_assert(dependent_false_v<Target>, "netra::contracts::moe_router: no resource budget for this target");
+    }
+  }
+};
+
+/// The decode router: exact FP32 order, up to 32 tokens.
+template <class Target> using moe_router_exact = moe_router<Target, router_tactic::exact_fp32, 32>;
+/// Up to 128 tokens on the matrix units, bounded policy.
+template <class Target> using moe_router_matrix = moe_router<Target, router_tactic::matrix_bf16, 128>;
+
+}  // namespace contracts
+}  // namespace netra

@@ -1,0 +1,33 @@
+// netra/dsl/arch/amdgcn/arith.hpp — FP32 arithmetic on gfx9 CDNA with one rounding per operation.
+// HIP compiles with -ffp-contract=fast-honor-pragmas: the pragma below removes the `contract` flag
+// from these operations, so the backend never fuses a v_mul_f32 into a following v_add_f32.
+// The division is the compiler's correctly rounded f32 sequence (v_div_scale / v_rcp / v_fma /
+// v_div_fmas / v_div_fixup): HIP's default -fhip-fp32-correctly-rounded-divide-sqrt; netra never
+// builds with fast-math. Subnormals are kept (the default f32 denormal mode is IEEE).
+#pragma once
+#include "netra/dsl/config.hpp"
+
+namespace netra::amdgcn_isa {
+/// v_fma_f32: a * b + c with one rounding.
+NETRA_DEVICE float v_fma_f32(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
+/// v_mul_f32, never contracted.
+NETRA_DEVICE float v_mul_f32(float a, float b) {
+#pragma clang fp contract(off)
+  return a * b;
+}
+/// v_add_f32, never contracted.
+NETRA_DEVICE float v_add_f32(float a, float b) {
+#pragma clang fp contract(off)
+  return a + b;
+}
+/// v_sub_f32, never contracted.
+NETRA_DEVICE float v_sub_f32(float a, float b) {
+#pragma clang fp contract(off)
+  return a - b;
+}
+/// The correctly rounded f32 division sequence.
+NETRA_DEVICE float div_f32(float a, float b) {
+#pragma clang fp contract(off)
+  return a / b;
+}
+}  // namespace netra::amdgcn_isa

@@ -1,0 +1,38 @@
+// netra/dsl/arch/sm90a/arith.hpp — FP32 arithmetic with an explicit rounding modifier on sm_90a.
+// PTX: an add/mul *with* a rounding modifier is never fused into an fma by the optimizer, so these
+// give the IEEE result of the one operation whatever the -fmad setting. Subnormals are kept (no .ftz).
+#pragma once
+#include "netra/dsl/config.hpp"
+
+namespace netra::sm90a_isa {
+/// fma.rn.f32: a * b + c with one rounding (to nearest even).
+NETRA_DEVICE float fma_rn_f32(float a, float b, float c) {
+  float r;
+  asm("fma.rn.f32 %0, %1, %2, %3;" : "=f"(r) : "f"(a), "f"(b), "f"(c));
+  return r;
+}
+/// mul.rn.f32: never contracted.
+NETRA_DEVICE float mul_rn_f32(float a, float b) {
+  float r;
+  asm("mul.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+}
+/// add.rn.f32: never contracted.
+NETRA_DEVICE float add_rn_f32(float a, float b) {
+  float r;
+  asm("add.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+}
+/// sub.rn.f32: never contracted.
+NETRA_DEVICE float sub_rn_f32(float a, float b) {
+  float r;
+  asm("sub.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+}
+/// div.rn.f32: IEEE division, round to nearest even (whatever -prec-div says).
+NETRA_DEVICE float div_rn_f32(float a, float b) {
+  float r;
+  asm("div.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+}
+}  // namespace netra::sm90a_isa

@@ -1,0 +1,40 @@
+// netra/dsl/workgroup_barrier.hpp — a workgroup-wide barrier that also orders LDS / shared-memory
+// accesses, target-neutral: every thread's LDS writes before the barrier are visible to every
+// thread of the workgroup after it.
+//   gfx950: release fence (workgroup) + s_barrier + acquire fence (workgroup); the fences make
+//           the compiler wait for outstanding LDS operations (s_waitcnt lgkmcnt(0)) — a bare
+//           s_barrier does not (target notes §6).
+//   sm90a:  bar.sync 0 (orders shared-memory accesses of the participating threads).
+// All threads of the workgroup must reach it (no divergent calls).
+#pragma once
+#include "netra/dsl/target.hpp"
+
+/// Declares a workgroup-shared (LDS / shared memory) variable inside a kernel body. Host
+/// compilers (which parse kernel templates for their constexpr maps but never run them) see a
+/// static variable.
+#if defined(NETRA_COMPILER_CUDA) || defined(NETRA_COMPILER_HIP)
+#define NETRA_SHARED __shared__
+#else
+#define NETRA_SHARED static
+#endif
+
+namespace netra {
+template <class Target> struct workgroup_barrier_ops {
+  static_assert(dependent_false_v<Target>, "netra::workgroup_barrier_ops: this compiler cannot generate code for the target");
+};
+#if defined(NETRA_COMPILER_HIP)
+template <> struct workgroup_barrier_ops<gfx950> {
+  static NETRA_DEVICE void sync() {
+    __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
+    __builtin_amdgcn_s_barrier();
+    __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
+  }
+};
+#endif
+#if defined(NETRA_COMPILER_CUDA)
+template <> struct workgroup_barrier_ops<sm90a> {
+  static NETRA_DEVICE void sync() { asm volatile("bar.sync 0;" ::: "memory"); }
+};
+#endif
+template <class Target> NETRA_DEVICE void workgroup_barrier() { workgroup_barrier_ops<Target>::sync(); }
+}  // namespace netra

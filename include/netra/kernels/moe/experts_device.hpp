@@ -1,0 +1,157 @@
+// netra/kernels/moe/experts_device.hpp — device steps the decode expert kernels share: the
+// route scan (which routes share an expert, in route order), the block-tile matrix product on
+// the lane maps of experts_fragment.hpp, and the per-block quantization of activation pieces.
+#pragma once
+#include "netra/dsl/convert.hpp"
+#include "netra/dsl/strong_load.hpp"
+#include "netra/dsl/sync.hpp"
+#include "netra/dsl/ids.hpp"
+#include "netra/dsl/math.hpp"
+#include "netra/dsl/matrix_fragment.hpp"
+#include "netra/dsl/wave_reduce.hpp"
+#include "netra/dsl/wave_vote.hpp"
+#include "netra/kernels/moe/experts_fragment.hpp"
+
+/// Keeps a loop rolled (the instruction-tile loops: unrolling them would duplicate the whole
+/// block pipeline in the code object).
+#if defined(NETRA_COMPILER_CUDA) || defined(NETRA_COMPILER_HIP)
+#define NETRA_NO_UNROLL _Pragma("unroll 1")
+#else
+#define NETRA_NO_UNROLL
+#endif
+
+namespace netra::kernels::moe_experts {
+
+/// Element `i` of a small register array with a run-time index, as selects (no local memory).
+template <class T, u32 N> NETRA_DEVICE T select(const T (&a)[N], u32 i) {
+  T r = a[0];
+  NETRA_UNROLL
+  for (u32 j = 1; j < N; ++j) r = i == j ? a[j] : r;
+  return r;
+}
+
+template <u32 Wants> struct route_scan {
+  i32 expert;        // ids[first]
+  bool earlier;      // some route before `first` has the expert
+  u32 count;         // routes >= first that have the expert
+  u32 route[Wants];  // route of the want[i]-th of those (route order), or no_route
+};
+
+/// Reads ids[0 .. routes) once (every lane of the wave calls it; one round trip: all loads are
+/// issued before the first use) and answers, for expert e = ids[first]: whether an earlier route
+/// has it, how many routes >= first have it, and the route of each of the lane's wanted
+/// column indices (want[i]-th such route in route order). Strong loads: the scan may run
+/// before wait_for_prerequisites() (dsl/sync.hpp).
+template <class Target, u32 MaxRoutes, u32 Wants>
+NETRA_DEVICE route_scan<Wants> scan_routes(const i32* ids, u32 routes, u32 first, const u32 (&want)[Wants]) {
+  constexpr u32 W = Target::wave_size;
+  constexpr u32 iterations = ceil_div(MaxRoutes, W);
+  const u32 lane = lane_id<Target>();
+  i32 id[iterations];
+  NETRA_UNROLL
+  for (u32 it = 0; it < iterations; ++it) {
+    const u32 i = it * W + lane;
+    id[it] = i < routes ? static_cast<i32>(load_u32_strong<Target>(ids + i)) : -1;
+  }
+  route_scan<Wants> r;
+  r.expert = static_cast<i32>(target_ops<Target>::broadcast(static_cast<u32>(select(id, first / W)), first % W));
+  r.earlier = false;
+  r.count = 0;
+  NETRA_UNROLL
+  for (u32 w = 0; w < Wants; ++w) r.route[w] = no_route;
+  NETRA_UNROLL
+  for (u32 it = 0; it < iterations; ++it) {
+    const u32 i = it * W + lane;
+    const bool match = id[it] == r.expert;
+    const u64 before = wave_ballot<Target>(match && i < first);
+    const u64 mine = wave_ballot<Target>(match && i >= first);
+    r.earlier = r.earlier || before != 0;
+    const u32 n = mask_popcount<Target>(mine);
+    NETRA_UNROLL
+    for (u32 w = 0; w < Wants; ++w) {
+      const u32 rel = want[w] - r.count;
+      if (want[w] >= r.count && rel < n) r.route[w] = it * W + mask_nth_set<Target>(mine, rel);
+    }
+    r.count += n;
+  }
+  return r;
+}
+
+/// One block of a block tile: d += W(16 x 128) * X(128 x 8 or 16) for one instruction tile, from
+/// the lane's weight pieces and quantized activation words (experts_fragment.hpp maps).
+template <class Target>
+NETRA_DEVICE void block_product(float (&d)[block_fragment<Target>::shape::d_items], const u32x4 (&weight)[block_fragment<Target>::weight_pieces],
+                                const u32 (&act)[block_fragment<Target>::act_pieces][4]) {
+  using F = block_fragment<Target>;
+  using S = typename F::shape;
+  NETRA_UNROLL
+  for (u32 q = 0; q < F::mmas; ++q) {
+    u32 a[S::a_words], b[S::b_words];
+    NETRA_UNROLL
+    for (u32 i = 0; i < S::a_words; ++i) a[i] = weight[F::a_word(q, i).piece][F::a_word(q, i).word];
+    NETRA_UNROLL
+    for (u32 i = 0; i < S::b_words; ++i) b[i] = act[F::b_word(q, i).piece][F::b_word(q, i).word];
+    mma<S>(d, a, b, d);
+  }
+}
+
+/// Largest BF16 magnitude (bits & 0x7FFF, as integers: NaN > +Inf > finite) of the 8 values of a
+/// 16-byte piece half.
+NETRA_HOST_DEVICE constexpr u32 bf16x8_magnitude(const u32x4& v) {
+  u32 m = 0;
+  for (u32 i = 0; i < 4; ++i) {
+    const u32 lo = v[static_cast<int>(i)] & 0x7FFFu, hi = (v[static_cast<int>(i)] >> 16) & 0x7FFFu;
+    m = max_of(m, max_of(lo, hi));
+  }
+  return m;
+}
+
+/// Four E4M3 bytes (memory order) of BF16 values (lo0, hi0) of word w0 and (lo1, hi1) of w1,
+/// each multiplied by r (mul_rn) first.
+template <class Target> NETRA_DEVICE u32 e4m3x4_of_bf16_scaled(u32 w0, u32 w1, float r) {
+  const u32 p0 = pack_e4m3x2<Target>(mul_rn(bit_cast<float>(w0 << 16), r), mul_rn(bit_cast<float>(w0 & 0xFFFF0000u), r));
+  const u32 p1 = pack_e4m3x2<Target>(mul_rn(bit_cast<float>(w1 << 16), r), mul_rn(bit_cast<float>(w1 & 0xFFFF0000u), r));
+  return p0 | (p1 << 16);
+}
+
+/// Quantizes the lane's activation pieces of one block (16 BF16 values per piece, two 16-byte
+/// halves each) with moe::hidden_block_quant; the lanes holding the same column's block join
+/// their magnitudes first. Returns the block's scale; q receives 4 E4M3 words per piece.
+template <class Target>
+NETRA_DEVICE float quantize_hidden_block(const u32x4 (&raw)[block_fragment<Target>::act_pieces][2],
+                                         u32 (&q)[block_fragment<Target>::act_pieces][4]) {
+  using F = block_fragment<Target>;
+  u32 magnitude = 0;
+  NETRA_UNROLL
+  for (u32 p = 0; p < F::act_pieces; ++p) magnitude = max_of(magnitude, max_of(bf16x8_magnitude(raw[p][0]), bf16x8_magnitude(raw[p][1])));
+  NETRA_UNROLL
+  for (u32 i = 0; i < F::amax_masks; ++i) magnitude = max_of(magnitude, xor_shuffle_u32<Target>(magnitude, F::amax_mask(i)));
+  const moe::hidden_block_quant::block h = moe::hidden_block_quant::of(magnitude);
+  NETRA_UNROLL
+  for (u32 p = 0; p < F::act_pieces; ++p) {
+    NETRA_UNROLL
+    for (u32 j = 0; j < 4; ++j) {
+      const u32x4& half = raw[p][j >> 1];
+      const u32 w0 = half[static_cast<int>(2 * (j & 1))], w1 = half[static_cast<int>(2 * (j & 1) + 1)];
+      q[p][j] = h.poison ? 0x7F7F7F7Fu : (h.zero ? 0u : e4m3x4_of_bf16_scaled<Target>(w0, w1, h.reciprocal));
+    }
+  }
+  return h.scale;
+}
+
+/// The value `own` of the lane whose B column is the column of D item `item` (tile `tile`): on
+/// gfx950 the lane's own, on sm90a fetched from lane 4 * (2t + (item & 1)). Every lane must call it.
+template <class Target> NETRA_DEVICE u32 from_column_lane(u32 own, u32 lane, u32 tile, u32 item) {
+  using F = block_fragment<Target>;
+  if constexpr (F::d_column_is_b_column) {
+    return own;
+  } else {
+    const u32 column = F::d_element(lane, tile, item).col - tile * F::tile_columns;
+    return target_ops<Target>::broadcast(own, F::b_lane_of(column));
+  }
+}
+template <class Target> NETRA_DEVICE float column_scale(float own, u32 lane, u32 tile, u32 item) {
+  return bit_cast<float>(from_column_lane<Target>(bit_cast<u32>(own), lane, tile, item));
+}
+
+}  // namespace netra::kernels::moe_experts

@@ -1,0 +1,287 @@
+// netra/kernels/moe/experts_down.hpp — the kernel of contracts::moe_expert_down: the down
+// projection of every route and the weighted sum over each token's 9 routes, in one launch.
+//
+// Contract: out[t] = bf16( sum_s weights[t][s] * (W2[ids[t*9+s]] * dequant(act[t*9+s])) ),
+// block FP8; act is act_quant's E4M3 + scales (Input 0) or gate_up's BF16 with act_quant
+// recomputed here with its exact semantics (Input 1).
+// Mapping: grid (128): workgroup x owns output rows [16x, 16x + 16) of every token; 9 waves per
+// workgroup (gfx950: 576 lanes; sm90a: 288 threads). Wave w takes the routes r = w, w + 9, ...
+// (route r's "unit"): a unit whose route is not the first with its expert is skipped, otherwise
+// it serves every route of that expert in route order (16 columns per chunk). For a unit, every
+// lane issues its W2 loads for the tile's 16 rows x all 512 K (4 scale blocks: 2 pieces per block
+// on gfx950, 4 on sm90a; 16 B each, streaming), then per instruction tile reads the E4M3
+// activation pieces of its column (Input 0: 16-byte global loads of act_quant's output; Input 1:
+// 16-byte LDS reads of the prologue's output), runs the block's matrix instructions (1 MFMA
+// 16x16x128 / 4 mma.m16n8k32 per n8 tile) and writes q_b = P_b * (sa_b * sw_b) for every
+// (route, block, row) to LDS partial[9M][4][16] FP32 (36 KiB at M = 16). Routes with an
+// invalid id get zeros there. After a barrier, thread i < 16M takes token i / 16, row i % 16:
+// y = ((q_0 + q_1) + q_2) + q_3 per route, acc = fma(w_s, y_s, acc) for s = 0..8, one BF16
+// store. No atomics, no workspace: the result is independent of scheduling and of the other
+// tokens of the batch.
+// Input 1 prologue (after the wait): wave w quantizes routes w, w + 9, ... of the gate_up output
+// into LDS (E4M3 [9M][512] + scales [9M][4]) with act_quant's exact operations; lane l owns
+// values [V l, V l + V), V = 8 (gfx950) / 16 (sm90a); a group's amax joins its 16 / 8 lanes
+// (xor butterfly). Every workgroup recomputes it (deterministic, so exact): worth it only for
+// few tokens, hence MaxTokens <= 4 for Input 1.
+// M = 1: 128 workgroups x 9 waves = 1152 waves, one unit each (the article's down stage: 256
+// waves). Lane maps: experts_fragment.hpp.
+// sm90a programmatic dependent launch: a wave reads ids (strong loads) and issues its first
+// unit's W2 loads *before* griddepcontrol.wait, so the weight stream overlaps the predecessor's
+// tail. Precondition: ids are complete when the kernel preceding this one on the stream starts
+// (in the decode block the router runs before gate_up, which waits before it lets its dependents
+// start). Activations, route weights and all global stores come after the wait.
+#pragma once
+#include "netra/contracts/moe/expert_down.hpp"
+#include "netra/dsl/entry.hpp"
+#include "netra/dsl/prefetch.hpp"
+#include "netra/dsl/vector_memory.hpp"
+#include "netra/dsl/workgroup_barrier.hpp"
+#include "netra/kernels/moe/act_quant.hpp"
+#include "netra/kernels/moe/experts_device.hpp"
+
+namespace netra::kernels {
+
+template <class Contract> struct moe_expert_down_kernel {
+  using target = typename Contract::target;
+  using F = moe_experts::block_fragment<target>;
+  using S = typename F::shape;
+  using weights = moe::expert_weights;
+  static constexpr const char* symbol = "netra_moe_expert_down";
+  /// sm90a: launched with programmatic stream serialisation (see the file comment).
+  static constexpr bool programmatic_dependent_launch = same_v<target, sm90a>;
+  static constexpr u32 wave = target::wave_size;
+  static constexpr u32 waves = Contract::waves;  // 9
+  static constexpr u32 workgroup_size = wave * waves;
+  static constexpr u32 tile_rows = F::rows;
+  static constexpr u32 tiles = weights::hidden / tile_rows;              // 128
+  static constexpr u32 blocks = weights::intermediate / weights::block;  // 4
+  static constexpr u32 chunk_columns = F::chunk_columns;
+  static constexpr bool fused = Contract::fused_act_quant;
+  /// gfx950 keeps two units' weights in registers; sm90a prefetches the next unit into L2.
+  static constexpr bool double_buffer = !prefetch_ops<target>::has_l2_prefetch;
+  // Fused prologue: wave-per-route rows, V values per lane, a 128-value group on 128 / V lanes.
+  static constexpr u32 prologue_values = weights::intermediate / wave;  // 8 (gfx950) / 16 (sm90a)
+  static constexpr u32 prologue_group_lanes = weights::block / prologue_values;
+  static_assert(Contract::max_tokens * tile_rows <= workgroup_size, "down: one summing thread per (token, row)");
+  static_assert(prologue_values % 8 == 0 && prologue_group_lanes <= wave, "down: prologue pieces are whole 16-byte loads");
+
+  struct params {
+    const void* act;             // E4M3 [9M, 512] (Input 0) or BF16 [9M, 1024] (Input 1)
+    const float* act_scales;     // FP32 [9M, 4] (Input 0)
+    const i32* ids;              // [M, 9]
+    const float* route_weights;  // [M, 9]
+    const u8* w2;                // E4M3 [257, 2048, 512]
+    const float* s2;             // FP32 [257, 16, 4]
+    u16* out;                    // BF16 [M, 2048]
+    u32 tokens;
+  };
+
+  NETRA_HOST_DEVICE static constexpr launch_shape shape(u32) { return {{tiles, 1, 1}, workgroup_size, 0}; }
+
+  NETRA_HOST_DEVICE static constexpr u32 lane_column(u32 lane, u32 tile) { return F::act_piece(lane, tile, 0).index; }
+
+  /// Activation storage: act_quant's E4M3 rows and scales, in global memory (Input 0) or in the
+  /// workgroup's LDS after the fused prologue (Input 1).
+  struct lds_activations {
+    alignas(16) u8 q[fused ? Contract::max_routes : 1][weights::intermediate];
+    float scale[fused ? Contract::max_routes : 1][blocks];
+  };
+
+  /// Fused act_quant (Input 1): wave w quantizes routes w, w + 9, ...; lane l owns values
+  /// [V l, V l + V) of the row, V = 512 / wave size; act_quant's exact operations
+  /// (kernels/moe/act_quant.hpp); the amax of a 128-value group joins its 128 / V lanes.
+  static NETRA_DEVICE void fused_prologue(const params& p, lds_activations& a, u32 routes, u32 w, u32 lane) {
+    constexpr u32 V = prologue_values;
+    NETRA_NO_UNROLL
+    for (u32 r = w; r < routes; r += waves) {
+      const u16* g = static_cast<const u16*>(p.act) + static_cast<u64>(r) * weights::gate_up_rows + V * lane;
+      const u16* u = g + weights::intermediate;
+      u32x4 gv[V / 8], uv[V / 8];
+      NETRA_UNROLL
+      for (u32 h = 0; h < V / 8; ++h) gv[h] = load_16B<target>(g + 8 * h), uv[h] = load_16B<target>(u + 8 * h);
+      u32 y[V / 2];
+      u32 magnitude = 0;
+      NETRA_UNROLL
+      for (u32 j = 0; j < V / 2; ++j) {
+        const u32 gw = gv[j / 4][static_cast<int>(j % 4)], uw = uv[j / 4][static_cast<int>(j % 4)];
+        const float lo = mul_rn(silu_f32(bit_cast<float>(gw << 16)), bit_cast<float>(uw << 16));
+        const float hi = mul_rn(silu_f32(bit_cast<float>(gw & 0xFFFF0000u)), bit_cast<float>(uw & 0xFFFF0000u));
+        y[j] = pack_bf16x2<target>(lo, hi);
+        magnitude = max_of(magnitude, bf16x2_magnitude_max(y[j]));
+      }
+      NETRA_UNROLL
+      for (u32 mask = 1; mask < prologue_group_lanes; mask <<= 1) magnitude = max_of(magnitude, xor_shuffle_u32<target>(magnitude, mask));
+      const float scale = act_quant_scale(magnitude);
+      const float divisor = act_quant_divisor(magnitude, scale);
+      NETRA_UNROLL
+      for (u32 j = 0; j < V / 4; ++j) {
+        const u32 p0 = pack_e4m3x2<target>(div_rn(bit_cast<float>(y[2 * j] << 16), divisor), div_rn(bit_cast<float>(y[2 * j] & 0xFFFF0000u), divisor));
+        const u32 p1 =
+            pack_e4m3x2<target>(div_rn(bit_cast<float>(y[2 * j + 1] << 16), divisor), div_rn(bit_cast<float>(y[2 * j + 1] & 0xFFFF0000u), divisor));
+        *reinterpret_cast<u32*>(&a.q[r][V * lane + 4 * j]) = p0 | (p1 << 16);
+      }
+      if (lane % prologue_group_lanes == 0) a.scale[r][lane / prologue_group_lanes] = scale;
+    }
+  }
+
+  /// Quantized activation words and scale of one block of the lane's column (route `route`).
+  static NETRA_DEVICE float activation_block(const params& p, const lds_activations& a, u32 route, bool live, u32 lane, u32 tile, u32 b,
+                                             u32 (&q)[F::act_pieces][4]) {
+    NETRA_UNROLL
+    for (u32 v = 0; v < F::act_pieces; ++v) {
+      const u32 k = b * weights::block + F::act_piece(lane, tile, v).k;
+      u32x4 wv = u32x4{0, 0, 0, 0};
+      if constexpr (fused) {
+        if (live) wv = *reinterpret_cast<const u32x4*>(&a.q[route][k]);
+      } else {
+        if (live) wv = load_16B<target>(static_cast<const u8*>(p.act) + static_cast<u64>(route) * weights::intermediate + k);
+      }
+      q[v][0] = wv.x, q[v][1] = wv.y, q[v][2] = wv.z, q[v][3] = wv.w;
+    }
+    if (!live) return 0.0f;
+    if constexpr (fused) return a.scale[route][b];
+    else return p.act_scales[static_cast<u64>(route) * blocks + b];
+  }
+
+  /// The expert unit of route `route` (the first route with its expert): W2 rows [row0, row0 + 16)
+  /// times the activations of every route of the expert -> partial[route'][block][row].
+  struct unit {
+    i32 expert;
+    moe_experts::route_scan<F::tiles> scan;
+    u32x4 wt[blocks][F::weight_pieces];
+    float sw[blocks];
+  };
+
+  /// The tile's 16 W2 rows of `expert`: 8 KiB, contiguous.
+  static NETRA_DEVICE const u8* unit_rows(const params& p, i32 expert, u32 row0) {
+    return p.w2 + static_cast<u64>(expert) * weights::w2_expert_bytes + static_cast<u64>(row0) * weights::intermediate;
+  }
+
+  static NETRA_DEVICE void load_unit(const params& p, unit& un, u32 row0, u32 lane) {
+    const u8* wrow = unit_rows(p, un.expert, row0);
+    NETRA_UNROLL
+    for (u32 b = 0; b < blocks; ++b) {
+      NETRA_UNROLL
+      for (u32 v = 0; v < F::weight_pieces; ++v) {
+        const moe_experts::piece pc = F::weight_piece(lane, v);
+        un.wt[b][v] = load_16B<target, cache_policy::streaming>(wrow + pc.index * weights::intermediate + b * weights::block + pc.k);
+      }
+    }
+    const float* srow =
+        p.s2 + static_cast<u64>(un.expert) * (weights::w2_scale_rows * weights::w2_scale_cols) + (row0 / weights::block) * weights::w2_scale_cols;
+    NETRA_UNROLL
+    for (u32 b = 0; b < blocks; ++b) un.sw[b] = srow[b];
+  }
+
+  /// Finds the wave's next unit from route `route` on (routes of invalid experts get zero
+  /// partials on the way); returns the route of the unit, or >= routes when there is none.
+  static NETRA_DEVICE u32 next_unit(const params& p, unit& un, u32 route, u32 routes, u32 lane, float (*partial)[blocks][tile_rows]) {
+    for (; route < routes; route += waves) {
+      u32 want[F::tiles];
+      NETRA_UNROLL
+      for (u32 n = 0; n < F::tiles; ++n) want[n] = lane_column(lane, n);
+      un.scan = moe_experts::scan_routes<target, Contract::max_routes>(p.ids, routes, route, want);
+      un.expert = un.scan.expert;
+      if (!weights::valid_expert(un.expert)) {
+        for (u32 i = lane; i < blocks * tile_rows; i += wave) partial[route][i / tile_rows][i % tile_rows] = 0.0f;
+        continue;
+      }
+      if (!un.scan.earlier) return route;
+    }
+    return route;
+  }
+
+  static NETRA_DEVICE void run_unit(const params& p, const lds_activations& a, unit& un, u32 route, u32 routes, u32 lane,
+                                    float (*partial)[blocks][tile_rows]) {
+    for (u32 chunk = 0; chunk * chunk_columns < un.scan.count; ++chunk) {
+      if (chunk > 0) {
+        u32 want[F::tiles];
+        NETRA_UNROLL
+        for (u32 n = 0; n < F::tiles; ++n) want[n] = chunk * chunk_columns + lane_column(lane, n);
+        un.scan = moe_experts::scan_routes<target, Contract::max_routes>(p.ids, routes, route, want);
+      }
+      const u32 columns = min_of(un.scan.count - chunk * chunk_columns, chunk_columns);
+      NETRA_NO_UNROLL
+      for (u32 n = 0; n < F::tiles; ++n) {
+        if (n * F::tile_columns >= columns) break;  // uniform
+        const u32 my_route = moe_experts::select(un.scan.route, n);
+        const bool live = my_route != moe_experts::no_route;
+        NETRA_UNROLL
+        for (u32 b = 0; b < blocks; ++b) {
+          u32 q[F::act_pieces][4];
+          const float sa = activation_block(p, a, live ? my_route : 0, live, lane, n, b, q);
+          float d[S::d_items];
+          NETRA_UNROLL
+          for (u32 i = 0; i < S::d_items; ++i) d[i] = 0.0f;
+          moe_experts::block_product<target>(d, un.wt[b], q);
+          NETRA_UNROLL
+          for (u32 i = 0; i < S::d_items; ++i) {
+            const float s = mul_rn(moe_experts::column_scale<target>(sa, lane, n, i), un.sw[b]);
+            const u32 r = moe_experts::from_column_lane<target>(my_route, lane, n, i);
+            if (r != moe_experts::no_route) partial[r][b][F::d_element(lane, n, i).row] = mul_rn(d[i], s);
+          }
+        }
+      }
+    }
+  }
+
+  static NETRA_DEVICE void run(const params& p) {
+    NETRA_SHARED float partial[Contract::max_routes][blocks][tile_rows];
+    NETRA_SHARED lds_activations activations;
+
+    const u32 tile = workgroup_id<target, 0>();
+    const u32 thread = thread_id<target>();
+    const u32 lane = lane_id<target>();
+    const u32 w = wave_id<target>();
+    const u32 routes = p.tokens * moe::route_layout::slots;
+    const u32 row0 = tile * tile_rows;
+
+    // Before the wait: find this wave's first unit and start streaming its weights.
+    unit cur, next;
+    u32 route = next_unit(p, cur, w, routes, lane, partial);
+    if (route < routes) load_unit(p, cur, row0, lane);
+    wait_for_prerequisites<target>();  // activations are the predecessor's output
+    launch_dependents<target>();
+    if constexpr (fused) {
+      fused_prologue(p, activations, routes, w, lane);
+      workgroup_barrier<target>();
+    }
+    // The next unit's weights stream while the current one computes: into registers (gfx950,
+    // double buffer) or into L2 with one bulk prefetch of its 16 contiguous rows (sm90a, whose
+    // 9-warp workgroups cap registers at 168 per thread).
+    while (route < routes) {
+      const u32 next_route = next_unit(p, next, route + waves, routes, lane, partial);
+      if constexpr (double_buffer) {
+        if (next_route < routes) load_unit(p, next, row0, lane);
+      } else {
+        if (next_route < routes && lane == 0) prefetch_l2<target>(unit_rows(p, next.expert, row0), tile_rows * weights::intermediate);
+      }
+      run_unit(p, activations, cur, route, routes, lane, partial);
+      if constexpr (!double_buffer) {
+        if (next_route < routes) load_unit(p, next, row0, lane);
+      }
+      cur = next;
+      route = next_route;
+    }
+    workgroup_barrier<target>();
+
+    if (thread < p.tokens * tile_rows) {
+      const u32 t = thread / tile_rows, row = thread % tile_rows;
+      float acc = 0.0f;
+      NETRA_UNROLL
+      for (u32 s = 0; s < moe::route_layout::slots; ++s) {
+        const u32 r = t * moe::route_layout::slots + s;
+        const float y = add_rn(add_rn(add_rn(partial[r][0][row], partial[r][1][row]), partial[r][2][row]), partial[r][3][row]);
+        acc = fma_rn(p.route_weights[r], y, acc);
+      }
+      p.out[static_cast<u64>(t) * weights::hidden + row0 + row] = static_cast<u16>(pack_bf16x2<target>(acc, 0.0f) & 0xFFFFu);
+    }
+  }
+};
+
+template <class Target, u32 MaxTokens, u32 Input, u32 WaveSize> struct kernels_of<contracts::moe_expert_down<Target, MaxTokens, Input, WaveSize>> {
+  using contract = contracts::moe_expert_down<Target, MaxTokens, Input, WaveSize>;
+  using type = type_list<moe_expert_down_kernel<contract>>;
+};
+
+}  // namespace netra::kernels

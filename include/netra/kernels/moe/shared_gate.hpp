@@ -1,0 +1,95 @@
+// netra/kernels/moe/shared_gate.hpp — the one kernel of contracts::moe_shared_gate.
+//
+// Contract: g_t = sigmoid(dot(hidden[t], w)) in the fixed order of the contract, written as route
+// slot 8 (id 256, weight g_t); bitwise.
+// Mapping: grid ceil(M / TokensPerWorkgroup), workgroup TokensPerWorkgroup * 32 threads. Thread
+// i of workgroup w owns token w * TokensPerWorkgroup + i / 32 and, with j = i % 32, the values
+// k = 64j .. 64j + 63: 8 + 8 16-byte loads (hidden, gate weight), 64 sequential fmas from +0,
+// then the butterfly sum over the token's 32 threads (xor 1, 2, 4, 8, 16: inside half a wave64 on
+// gfx950, inside the warp on sm90a), sigmoid, and thread j = 0 stores ids/weights of slot 8.
+// Tokens past M (last workgroup) compute on token M - 1 and store nothing. On sm90a the kernel is
+// launched with programmatic dependent launch (successor released at once; the hidden states'
+// producer waited for before the first load).
+#pragma once
+#include "netra/contracts/moe/shared_gate.hpp"
+#include "netra/dsl/entry.hpp"
+#include "netra/dsl/ids.hpp"
+#include "netra/dsl/math.hpp"
+#include "netra/dsl/narrow_store.hpp"
+#include "netra/dsl/sync.hpp"
+#include "netra/dsl/vector_memory.hpp"
+#include "netra/dsl/wave_reduce.hpp"
+
+namespace netra::kernels {
+
+template <class Contract> struct moe_shared_gate_kernel {
+  using target = typename Contract::target;
+  static constexpr const char* symbol = "netra_moe_shared_gate";
+  static constexpr u32 workgroup_size = Contract::workgroup_size;
+  static constexpr bool programmatic_dependent_launch = same_v<target, sm90a>;
+  static constexpr u32 vectors = Contract::k_per_thread / 8;  // 16-byte vectors per operand
+
+  struct params {
+    const u16* hidden;  // BF16 [tokens, hidden_stride]
+    i64 hidden_stride;  // elements
+    const u16* weight;  // BF16 [2048]
+    i32* ids;           // int32 [tokens, 9]
+    float* weights;     // FP32 [tokens, 9]
+    u32 tokens;
+  };
+
+  NETRA_HOST_DEVICE static constexpr launch_shape shape(u32 tokens) {
+    return {{ceil_div(tokens, Contract::tokens_per_workgroup), 1, 1}, workgroup_size, 0};
+  }
+  /// Token of thread `thread` of workgroup `workgroup` (may be >= M in the last workgroup).
+  NETRA_HOST_DEVICE static constexpr u32 token_of(u32 workgroup, u32 thread) {
+    return workgroup * Contract::tokens_per_workgroup + thread / Contract::threads_per_token;
+  }
+  /// First k of the thread's partial.
+  NETRA_HOST_DEVICE static constexpr u32 first_k(u32 thread) { return Contract::k_per_thread * (thread % Contract::threads_per_token); }
+
+  static NETRA_DEVICE void run(const params& p) {
+    const u32 thread = thread_id<target>();
+    const u32 token = token_of(workgroup_id<target, 0>(), thread);
+    const bool live = token < p.tokens;
+    const u64 t = live ? token : p.tokens - 1;
+    const u16* h = p.hidden + static_cast<i64>(t) * p.hidden_stride + first_k(thread);
+    const u16* w = p.weight + first_k(thread);
+    launch_dependents<target>();
+    wait_for_prerequisites<target>();
+
+    u32x4 hv[vectors], wv[vectors];
+NETRA_UNROLL
+    for (u32 v = 0; v < vectors; ++v) {
+      hv[v] = load_16B<target, cache_policy::streaming>(h + 8 * v);
+      wv[v] = load_16B<target>(w + 8 * v);
+    }
+    float acc = 0.0f;
+NETRA_UNROLL
+    for (u32 v = 0; v < vectors; ++v) {
+NETRA_UNROLL
+      for (u32 e = 0; e < 4; ++e) {
+        const u32 hw = hv[v][e], ww = wv[v][e];
+        acc = fma_rn(bit_cast<float>(hw << 16), bit_cast<float>(ww << 16), acc);
+        acc = fma_rn(bit_cast<float>(hw & 0xFFFF0000u), bit_cast<float>(ww & 0xFFFF0000u), acc);
+      }
+    }
+NETRA_UNROLL
+    for (u32 mask = 1; mask < Contract::threads_per_token; mask <<= 1) acc = add_rn(acc, xor_shuffle_f32<target>(acc, mask));
+    float g = sigmoid_f32(acc);
+    if (g != g) g = bit_cast<float>(0x7FC00000u);
+    if (live && thread % Contract::threads_per_token == 0) {
+      const u64 slot = moe::route_layout::index(t, moe::route_layout::shared_slot);
+      store_4B<target>(p.ids + slot, static_cast<u32>(moe::route_layout::shared_expert_id));
+      store_4B<target>(p.weights + slot, bit_cast<u32>(g));
+    }
+  }
+};
+
+template <class Target, u32 MaxTokens, u32 TokensPerWorkgroup, u32 WaveSize>
+struct kernels_of<contracts::moe_shared_gate<Target, MaxTokens, TokensPerWorkgroup, WaveSize>> {
+  using contract = contracts::moe_shared_gate<Target, MaxTokens, TokensPerWorkgroup, WaveSize>;
+  using type = type_list<moe_shared_gate_kernel<contract>>;
+};
+
+}  // namespace netra::kernels

@@ -1,0 +1,29 @@
+// netra/runtime/catalog/moe_routing.hpp — built-in MoE routing instances (issue 4 §1-3):
+// act_quant (decode R = 9 and batches up to R = 4608), the router and the shared-expert gate.
+#pragma once
+#include <boost/hana.hpp>
+
+#include "netra/contracts/moe/act_quant.hpp"
+#include "netra/contracts/moe/router.hpp"
+#include "netra/contracts/moe/shared_gate.hpp"
+
+namespace netra::catalog {
+/// act_quant: the decode contract and the batch contract for both targets (the reference
+/// mappings first), plus the sm90a batch mapping alternatives the benchmark compares
+/// (two warps per row; half a warp per row).
+inline constexpr auto moe_act_quant =
+    boost::hana::tuple_t<contracts::moe_act_quant_decode<gfx950>, contracts::moe_act_quant_decode<sm90a>,
+                         contracts::moe_act_quant_batch<gfx950>, contracts::moe_act_quant_batch<sm90a>,
+                         contracts::moe_act_quant<sm90a, 4608, 1, 4>, contracts::moe_act_quant<sm90a, 4608, 4, 16>>;
+/// The router: exact FP32 order up to 32 tokens (decode), BF16 matrix units up to 128 tokens, for
+/// both targets; plus the exact tactic at 128 tokens on sm90a, which the benchmark measures to
+/// show where the exact order stops paying.
+inline constexpr auto moe_router =
+    boost::hana::tuple_t<contracts::moe_router_exact<gfx950>, contracts::moe_router_exact<sm90a>,
+                         contracts::moe_router_matrix<gfx950>, contracts::moe_router_matrix<sm90a>,
+                         contracts::moe_router<sm90a, router_tactic::exact_fp32, 128>>;
+/// The shared-expert gate with route append, up to 512 tokens.
+inline constexpr auto moe_shared_gate =
+    boost::hana::tuple_t<contracts::moe_shared_gate_reference<gfx950>, contracts::moe_shared_gate_reference<sm90a>>;
+inline constexpr auto moe_routing = boost::hana::concat(boost::hana::concat(moe_act_quant, moe_router), moe_shared_gate);
+}  // namespace netra::catalog

@@ -1,0 +1,48 @@
+// netra/runtime/ops/moe_router.hpp — the host launch path of contracts::moe_router: validate the
+// call's signature, then record the one kernel on the caller's stream with the handle's persistent
+// workspace (partial logits and the per-token-tile arrival counters, zero-filled by the handle).
+// Nothing is allocated, looked up or synchronised here (safe inside graph capture). One handle's
+// workspace serves one stream at a time.
+#pragma once
+#include "netra/kernels/moe/router.hpp"
+#include "netra/runtime/decision_text.hpp"
+#include "netra/runtime/handle.hpp"
+
+namespace netra {
+
+inline moe_router_signature moe_router_call_signature(target_id target, const void* hidden, i64 tokens, i64 hidden_size,
+                                                      i64 hidden_stride, const void* gate_weight, i64 experts, const i32* ids,
+                                                      const float* weights, const void* workspace, u64 workspace_bytes) {
+  moe_router_signature s{};
+  s.target = target;
+  s.tokens = tokens;
+  s.hidden_size = hidden_size;
+  s.experts = experts;
+  s.hidden_stride = hidden_stride;
+  s.hidden_states = hidden;
+  s.gate_weight = gate_weight;
+  s.route_ids = ids;
+  s.route_weights = weights;
+  s.workspace = workspace;
+  s.workspace_bytes = workspace_bytes;
+  return s;
+}
+
+/// Route slots 0..7 of tokens 0..tokens-1: ids[t * 9 + s] (int32), weights[t * 9 + s] (FP32), from
+/// BF16 hidden [tokens, hidden_stride] and the BF16 gate weight [256, 2048]. Slot 8 is untouched.
+/// Throws (nothing launched, nothing written) when the contract refuses the call.
+template <class Contract>
+void moe_router(const handle<Contract>& h, stream_handle stream, const void* hidden, i64 tokens, i64 hidden_size, i64 hidden_stride,
+                const void* gate_weight, i64 experts, i32* ids, float* weights) {
+  const decision d = Contract::admits(moe_router_call_signature(h.device().target, hidden, tokens, hidden_size, hidden_stride, gate_weight,
+                                                                experts, ids, weights, h.workspace(), h.workspace_bytes()));
+  if (!d.admitted()) throw error(refusal_status(d), "netra::moe_router: " + to_string(d));
+  using kernel = kernels::moe_router_kernel<Contract>;
+  auto* ws = static_cast<unsigned char*>(h.workspace());
+  h.template launch<kernel>(stream,
+                            {static_cast<const u16*>(hidden), hidden_stride, static_cast<const u16*>(gate_weight), ids, weights,
+                             reinterpret_cast<float*>(ws), reinterpret_cast<u32*>(ws + Contract::counters_offset), static_cast<u32>(tokens)},
+                            kernel::shape(static_cast<u32>(tokens)));
+}
+
+}  // namespace netra

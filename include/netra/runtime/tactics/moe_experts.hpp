@@ -1,0 +1,40 @@
+// netra/runtime/tactics/moe_experts.hpp — the dispatch lists of the decode expert projections
+// (host only). Every tactic is in the build-time catalog (catalog/moe_experts.hpp), so they come
+// embedded in libnetra. Each is strict inside its promoted domain: a call on its target, of 1 to
+// MaxTokens tokens and (down) with its activation input kind that the contract refuses is an
+// error (a misaligned or null pointer, a wrong size), never a silent fallback.
+#pragma once
+#include <boost/hana.hpp>
+
+#include "netra/contracts/moe/expert_down.hpp"
+#include "netra/contracts/moe/expert_gate_up.hpp"
+#include "netra/runtime/tactic.hpp"
+
+namespace netra::tactics {
+
+template <class Contract> struct moe_gate_up_domain {
+  static bool contains(const moe_gate_up_signature& s) {
+    return s.target == Contract::target::id && s.tokens >= 1 && s.tokens <= Contract::max_tokens;
+  }
+};
+template <class Contract> struct moe_down_domain {
+  static bool contains(const moe_down_signature& s) {
+    return s.target == Contract::target::id && s.tokens >= 1 && s.tokens <= Contract::max_tokens &&
+           s.act_dtype == (Contract::fused_act_quant ? dtype::bf16 : dtype::e4m3);
+  }
+};
+template <class C> using moe_gate_up_strict = strict<C, moe_gate_up_domain<C>>;
+template <class C> using moe_down_strict = strict<C, moe_down_domain<C>>;
+
+/// gate_up: the decode contract (1..16 tokens) on each target.
+inline constexpr auto moe_expert_gate_up = boost::hana::tuple_t<moe_gate_up_strict<contracts::moe_expert_gate_up_decode<gfx950>>,
+                                                                moe_gate_up_strict<contracts::moe_expert_gate_up_decode<sm90a>>>;
+
+/// down: gate_up's BF16 output with act_quant fused (1..4 tokens), then act_quant's E4M3 output
+/// (1..16 tokens). A BF16 call of more than 4 tokens is not supported: run act_quant first.
+inline constexpr auto moe_expert_down = boost::hana::tuple_t<moe_down_strict<contracts::moe_expert_down_fused_decode<gfx950>>,
+                                                             moe_down_strict<contracts::moe_expert_down_fused_decode<sm90a>>,
+                                                             moe_down_strict<contracts::moe_expert_down_decode<gfx950>>,
+                                                             moe_down_strict<contracts::moe_expert_down_decode<sm90a>>>;
+
+}  // namespace netra::tactics

@@ -1,0 +1,14 @@
+"""netra for PyTorch: exact GPU kernels called through libnetra's C ABI (ctypes, no build step).
+
+    import torch, netra
+    idx = netra.argmax(logits)   # == torch.argmax(logits, dim=-1); torch runs it when netra declines
+
+libnetra is $NETRA_LIBRARY, else the newest build*/libnetra.so of the source tree this package
+sits in, else libnetra.so on the loader's path.
+"""
+from netra._library import NetraError, Status
+from netra.argmax import Argmax, argmax, explain_argmax
+from netra.moe_experts import MoeBlock, MoeExperts
+from netra.moe_routing import MoeRouting
+
+__all__ = ["Argmax", "MoeBlock", "MoeExperts", "MoeRouting", "NetraError", "Status", "argmax", "explain_argmax"]

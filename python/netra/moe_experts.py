@@ -1,0 +1,183 @@
+"""The decode MoE expert projections and the whole decode MoE block of Qwen3.6-35B-A3B
+(netra/c/moe_experts.h), for torch tensors on a CUDA device.
+
+Shapes (contracts/moe/expert_{gate_up,down}.hpp; route r = t * 9 + s):
+    hidden  bf16 [M, 2048]          ids int32 [M, 9]          route_weights float32 [M, 9]
+    w13     float8_e4m3fn [257, 1024, 2048]   s13 float32 [257, 8, 16]
+    w2      float8_e4m3fn [257, 2048, 512]    s2  float32 [257, 16, 4]
+    gate_up out bf16 [9M, 1024]; act_quant out float8_e4m3fn [9M, 512] + float32 [9M, 4];
+    down out bf16 [M, 2048]
+netra runs on torch's current stream and may be captured into torch.cuda.CUDAGraph once the
+handle exists. The torch functions at the end compute the same math (the contracts' quantization
+and block scales) in float32 and serve as the reference path and the benchmark's torch peer.
+"""
+import ctypes
+
+import torch
+
+from netra._library import NetraError, Status, check, library
+
+E4M3_MAX = 448.0
+DOWN_INPUT_E4M3, DOWN_INPUT_GATE_UP_BF16 = 0, 1
+BLOCK_UNFUSED, BLOCK_FUSED = 0, 1
+_declared = False
+
+
+def _lib():
+    global _declared
+    lib = library()
+    if not _declared:
+        p, i64, i32 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int
+        lib.netra_moe_experts_create.argtypes = [ctypes.POINTER(p)]
+        lib.netra_moe_experts_create.restype = i32
+        lib.netra_moe_experts_destroy.argtypes = [p]
+        lib.netra_moe_experts_destroy.restype = None
+        lib.netra_moe_expert_gate_up.argtypes = [p, p, p, p, p, p, i64, p]
+        lib.netra_moe_expert_gate_up.restype = i32
+        lib.netra_moe_expert_down.argtypes = [p, p, i32, p, p, p, p, p, p, i64, p]
+        lib.netra_moe_expert_down.restype = i32
+        lib.netra_moe_block_create.argtypes = [ctypes.POINTER(p)]
+        lib.netra_moe_block_create.restype = i32
+        lib.netra_moe_block_destroy.argtypes = [p]
+        lib.netra_moe_block_destroy.restype = None
+        lib.netra_moe_block.argtypes = [p, p, p, p, p, p, p, p, p, p, p, p, p, p, i64, i32, p]
+        lib.netra_moe_block.restype = i32
+        _declared = True
+    return lib
+
+
+def _ptr(t):
+    return None if t is None else t.data_ptr()
+
+
+def _stream(t):
+    return torch.cuda.current_stream(t.device).cuda_stream
+
+
+def _check_capture(what):
+    if torch.cuda.is_current_stream_capturing():
+        raise NetraError(Status.INVALID_ARGUMENT, f"create the netra {what} handle before graph capture (it loads code and allocates)")
+
+
+class MoeExperts:
+    """gate_up and down on one CUDA device (create it before capturing a graph)."""
+
+    def __init__(self, device=None):
+        _check_capture("MoeExperts")
+        self.device = torch.device("cuda", torch.cuda.current_device()) if device is None else torch.device(device)
+        self._handle = ctypes.c_void_p()
+        self._destroy = _lib().netra_moe_experts_destroy
+        with torch.cuda.device(self.device):
+            torch.cuda.synchronize()
+            check(_lib().netra_moe_experts_create(ctypes.byref(self._handle)))
+
+    def close(self):
+        if getattr(self, "_handle", None):
+            self._destroy(self._handle)
+            self._handle = ctypes.c_void_p()
+
+    def __del__(self):
+        self.close()
+
+    def gate_up(self, hidden, ids, w13, s13, out=None):
+        """bf16 [9M, 1024]: route r's token row x W13[ids[r]] (hidden quantized per 128 inside)."""
+        m = hidden.shape[0]
+        if out is None:
+            out = torch.empty(9 * m, 1024, dtype=torch.bfloat16, device=hidden.device)
+        check(_lib().netra_moe_expert_gate_up(self._handle, _ptr(hidden), _ptr(ids), _ptr(w13), _ptr(s13), _ptr(out), m, _stream(hidden)))
+        return out
+
+    def down(self, act, ids, route_weights, w2, s2, act_scales=None, out=None):
+        """bf16 [M, 2048]: the weighted sum over each token's 9 routes of W2[ids[r]] x act[r].
+        act: act_quant's float8_e4m3fn [9M, 512] with act_scales, or gate_up's bf16 [9M, 1024]
+        (act_quant fused; up to 4 tokens)."""
+        m = ids.shape[0]
+        kind = DOWN_INPUT_GATE_UP_BF16 if act.dtype == torch.bfloat16 else DOWN_INPUT_E4M3
+        if out is None:
+            out = torch.empty(m, 2048, dtype=torch.bfloat16, device=act.device)
+        check(_lib().netra_moe_expert_down(self._handle, _ptr(act), kind, _ptr(act_scales), _ptr(ids), _ptr(route_weights), _ptr(w2),
+                                           _ptr(s2), _ptr(out), m, _stream(act)))
+        return out
+
+
+class MoeBlock:
+    """The whole decode MoE block (router -> shared gate -> gate_up -> [act_quant] -> down) on one
+    CUDA device; intermediates live in `buffers(tokens)` (allocate them once, before capture)."""
+
+    def __init__(self, device=None):
+        _check_capture("MoeBlock")
+        self.device = torch.device("cuda", torch.cuda.current_device()) if device is None else torch.device(device)
+        self._handle = ctypes.c_void_p()
+        self._destroy = _lib().netra_moe_block_destroy
+        with torch.cuda.device(self.device):
+            torch.cuda.synchronize()
+            check(_lib().netra_moe_block_create(ctypes.byref(self._handle)))
+
+    def close(self):
+        if getattr(self, "_handle", None):
+            self._destroy(self._handle)
+            self._handle = ctypes.c_void_p()
+
+    def __del__(self):
+        self.close()
+
+    def buffers(self, tokens):
+        d = self.device
+        return {
+            "ids": torch.empty(tokens, 9, dtype=torch.int32, device=d),
+            "route_weights": torch.empty(tokens, 9, dtype=torch.float32, device=d),
+            "gate_up": torch.empty(9 * tokens, 1024, dtype=torch.bfloat16, device=d),
+            "act": torch.empty(9 * tokens, 512, dtype=torch.float8_e4m3fn, device=d),
+            "act_scales": torch.empty(9 * tokens, 4, dtype=torch.float32, device=d),
+            "out": torch.empty(tokens, 2048, dtype=torch.bfloat16, device=d),
+        }
+
+    def __call__(self, hidden, router_weight, shared_gate_weight, w13, s13, w2, s2, buffers, fused=False):
+        b = buffers
+        check(_lib().netra_moe_block(self._handle, _ptr(hidden), _ptr(router_weight), _ptr(shared_gate_weight), _ptr(w13), _ptr(s13),
+                                     _ptr(w2), _ptr(s2), _ptr(b["ids"]), _ptr(b["route_weights"]), _ptr(b["gate_up"]), _ptr(b["act"]),
+                                     _ptr(b["act_scales"]), _ptr(b["out"]), hidden.shape[0], BLOCK_FUSED if fused else BLOCK_UNFUSED,
+                                     _stream(hidden)))
+        return b["out"]
+
+
+# ---- the same math in torch (float32), graph-capturable --------------------------------------------
+
+def to_e4m3(x):
+    """netra's E4M3 conversion: RNE, finite values and +-Inf saturate to +-448, NaN stays NaN."""
+    return torch.where(torch.isnan(x), x, x.clamp(-E4M3_MAX, E4M3_MAX)).to(torch.float8_e4m3fn)
+
+
+def quantize_hidden(hidden):
+    """The gate_up contract's per-128 quantization (moe::hidden_block_quant): q = e4m3(x * (448 /
+    amax)), scale = amax / 448; a block with NaN/Inf is all NaN; a block with 448 / amax = +Inf is
+    all zero. Returns (float8 [M, 2048], float32 scales [M, 16])."""
+    x = hidden.float().view(hidden.shape[0], 16, 128)
+    amax = x.abs().amax(dim=-1, keepdim=True)
+    nonfinite = ~torch.isfinite(x).all(dim=-1, keepdim=True)
+    r = E4M3_MAX / amax
+    q = to_e4m3(x * r)
+    q = torch.where(torch.isinf(r), torch.zeros_like(q, dtype=torch.float32), q.float())
+    q = torch.where(nonfinite, torch.full_like(q, float("nan")), q)
+    return q.to(torch.float8_e4m3fn).view(hidden.shape[0], 2048), (amax / E4M3_MAX).squeeze(-1)
+
+
+def gate_up_torch(hidden, ids, w13, s13):
+    """bf16 [9M, 1024] with float32 arithmetic on dequantized operands (gathers W13 per route)."""
+    m = hidden.shape[0]
+    q, sx = quantize_hidden(hidden)
+    e = ids.reshape(-1).long()
+    t = torch.arange(9 * m, device=hidden.device) // 9
+    x = (q.float().view(m, 16, 128) * sx.view(m, 16, 1)).view(m, 2048)[t]
+    w = (w13[e].float().view(-1, 8, 128, 16, 128) * s13[e].view(-1, 8, 1, 16, 1)).view(-1, 1024, 2048)
+    return torch.bmm(w, x.unsqueeze(-1)).squeeze(-1).to(torch.bfloat16)
+
+
+def down_torch(act, act_scales, ids, route_weights, w2, s2):
+    """bf16 [M, 2048] from act_quant's outputs, float32 arithmetic, routes summed by torch."""
+    m = ids.shape[0]
+    e = ids.reshape(-1).long()
+    a = (act.float().view(-1, 4, 128) * act_scales.view(-1, 4, 1)).view(-1, 512)
+    w = (w2[e].float().view(-1, 16, 128, 4, 128) * s2[e].view(-1, 16, 1, 4, 1)).view(-1, 2048, 512)
+    y = torch.bmm(w, a.unsqueeze(-1)).squeeze(-1).view(m, 9, 2048)
+    return (y * route_weights.view(m, 9, 1)).sum(dim=1).to(torch.bfloat16)

@@ -1,0 +1,247 @@
+// The routing contracts: derived constants, run-time admission (the first refusing field, in
+// order) and instance names; the route layout both MoE helpers share.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "netra/contracts/moe/act_quant.hpp"
+#include "netra/contracts/moe/route_layout.hpp"
+#include "netra/contracts/moe/router.hpp"
+#include "netra/contracts/moe/shared_gate.hpp"
+#include "netra/runtime/decision_text.hpp"
+#include "netra/runtime/instance.hpp"
+
+using namespace netra;
+
+namespace {
+alignas(16) unsigned char storage[4096];
+std::string field_of(const decision& d) { return d.admitted() ? "" : d.field; }
+}  // namespace
+
+TEST_CASE("route layout: slot s of token t at t * 9 + s; slot 8 is the shared expert") {
+  using L = moe::route_layout;
+  CHECK(L::slots == 9);
+  CHECK(L::top_k == 8);
+  CHECK(L::shared_slot == 8);
+  CHECK(L::shared_expert_id == 256);
+  CHECK(L::index(0, 0) == 0);
+  CHECK(L::index(3, 8) == 35);
+  CHECK(L::token_of(35) == 3);
+  CHECK(L::slot_of(35) == 8);
+  CHECK(L::routes(512) == 4608);
+}
+
+TEST_CASE("act_quant contracts: mappings and constants") {
+  using d950 = contracts::moe_act_quant_decode<gfx950>;
+  using d90 = contracts::moe_act_quant_decode<sm90a>;
+  using b950 = contracts::moe_act_quant_batch<gfx950>;
+  using b90 = contracts::moe_act_quant_batch<sm90a>;
+  CHECK(d950::workgroup_size == 64);  // one wave64 per row
+  CHECK(d90::workgroup_size == 64);   // two warps per row
+  CHECK(b950::workgroup_size == 256);
+  CHECK(b950::lanes_per_row == 64);
+  CHECK(b90::lanes_per_row == 32);  // one warp per row
+  CHECK(b90::workgroup_size == 256);
+  CHECK(b90::max_rows == 4608);
+  CHECK(d950::max_rows == 9);
+  CHECK(d950::workspace_bytes == 0);
+  CHECK(instance_name<d950>() == "moe-act-quant-gfx950-9-1-1");
+  CHECK(contract_spelling<b90>() == "netra::contracts::moe_act_quant<netra::sm90a, 4608, 2, 8>");
+}
+
+TEST_CASE("act_quant admits the reference call and refuses each field by name") {
+  using C = contracts::moe_act_quant_batch<sm90a>;
+  auto good = [] {
+    moe_act_quant_signature s{};
+    s.target = target_id::sm90a;
+    s.rows = 4608;
+    s.cols = 1024;
+    s.row_stride = 1024;
+    s.in = storage;
+    s.out = storage + 1024;
+    s.scales = storage + 2048;
+    return s;
+  };
+  CHECK(C::admits(good()).admitted());
+  auto s = good();
+  s.target = target_id::gfx950;
+  CHECK(field_of(C::admits(s)) == "target");
+  s = good();
+  s.input = dtype::f16;
+  CHECK(field_of(C::admits(s)) == "input dtype");
+  s = good();
+  s.output = dtype::e5m2;
+  CHECK(field_of(C::admits(s)) == "output dtype");
+  s = good();
+  s.scale = dtype::bf16;
+  CHECK(field_of(C::admits(s)) == "scale dtype");
+  s = good();
+  s.cols = 512;
+  CHECK(field_of(C::admits(s)) == "cols");
+  for (long rows : {0L, -1L, 4609L}) {
+    s = good();
+    s.rows = rows;
+    CHECK(field_of(C::admits(s)) == "rows");
+  }
+  for (long stride : {1016L, 1028L}) {
+    s = good();
+    s.row_stride = stride;
+    CHECK(field_of(C::admits(s)) == "row_stride");
+  }
+  s = good();
+  s.in = storage + 8;
+  CHECK(field_of(C::admits(s)) == "in");
+  s = good();
+  s.out = nullptr;
+  CHECK(field_of(C::admits(s)) == "out");
+  s = good();
+  s.scales = storage + 4;
+  CHECK(field_of(C::admits(s)) == "scales");
+  // the first refusing field wins
+  s = good();
+  s.rows = 0;
+  s.in = nullptr;
+  CHECK(field_of(C::admits(s)) == "rows");
+  CHECK(to_string(C::admits(s)).find("rows") != std::string::npos);
+  using D = contracts::moe_act_quant_decode<sm90a>;
+  s = good();
+  s.rows = 10;
+  CHECK(field_of(D::admits(s)) == "rows");
+  s.rows = 9;
+  CHECK(D::admits(s).admitted());
+}
+
+TEST_CASE("router contracts: tiles, workspace layout and grid") {
+  using E = contracts::moe_router_exact<sm90a>;
+  using M = contracts::moe_router_matrix<gfx950>;
+  CHECK(E::token_tile == 8);
+  CHECK(E::expert_tiles == 64);
+  CHECK(E::k_splits == 1);
+  CHECK(E::arrivals_per_tile == 64);
+  CHECK(E::max_token_tiles == 4);
+  CHECK(E::partials_bytes == 32u * 256u * 4u);
+  CHECK(E::workspace_bytes == 32u * 256u * 4u + 16u);
+  CHECK(M::token_tile == 16);
+  CHECK(M::expert_tiles == 4);
+  CHECK(M::k_splits == 4);
+  CHECK(M::arrivals_per_tile == 16);
+  CHECK(M::partials_bytes == 4u * 128u * 256u * 4u);
+  CHECK(M::counters_offset % 16 == 0);
+  CHECK(M::lds_bytes == 4u * 16u * 64u * 4u + 16u);
+  CHECK(contracts::moe_router_matrix<sm90a>::lds_bytes == 8u * 16u * 64u * 4u + 16u);
+  CHECK(instance_name<E>() == "moe-router-sm90a-0-32");
+  CHECK(contract_spelling<M>() == "netra::contracts::moe_router<netra::gfx950, 1, 128>");
+}
+
+TEST_CASE("router admits the reference call and refuses each field by name, in order") {
+  using C = contracts::moe_router_matrix<sm90a>;
+  auto good = [] {
+    moe_router_signature s{};
+    s.target = target_id::sm90a;
+    s.tokens = 128;
+    s.hidden_size = 2048;
+    s.experts = 256;
+    s.hidden_stride = 2048;
+    s.hidden_states = storage;
+    s.gate_weight = storage + 16;
+    s.route_ids = storage + 32;
+    s.route_weights = storage + 36;
+    s.workspace = storage + 64;
+    s.workspace_bytes = C::workspace_bytes;
+    return s;
+  };
+  CHECK(C::admits(good()).admitted());
+  auto s = good();
+  s.target = target_id::gfx950;
+  CHECK(field_of(C::admits(s)) == "target");
+  s = good();
+  s.hidden = dtype::f16;
+  CHECK(field_of(C::admits(s)) == "hidden dtype");
+  s = good();
+  s.weight = dtype::e4m3;
+  CHECK(field_of(C::admits(s)) == "weight dtype");
+  s = good();
+  s.ids = dtype::i64;
+  CHECK(field_of(C::admits(s)) == "ids dtype");
+  s = good();
+  s.weights = dtype::bf16;
+  CHECK(field_of(C::admits(s)) == "weights dtype");
+  s = good();
+  s.hidden_size = 4096;
+  CHECK(field_of(C::admits(s)) == "hidden_size");
+  s = good();
+  s.experts = 128;
+  CHECK(field_of(C::admits(s)) == "experts");
+  for (long m : {0L, 129L}) {
+    s = good();
+    s.tokens = m;
+    CHECK(field_of(C::admits(s)) == "tokens");
+  }
+  s = good();
+  s.hidden_stride = 2044;
+  CHECK(field_of(C::admits(s)) == "hidden_stride");
+  s = good();
+  s.hidden_states = storage + 8;
+  CHECK(field_of(C::admits(s)) == "hidden_states");
+  s = good();
+  s.gate_weight = nullptr;
+  CHECK(field_of(C::admits(s)) == "gate_weight");
+  s = good();
+  s.route_ids = storage + 2;
+  CHECK(field_of(C::admits(s)) == "route_ids");
+  s = good();
+  s.route_weights = nullptr;
+  CHECK(field_of(C::admits(s)) == "route_weights");
+  s = good();
+  s.workspace = storage + 4;
+  CHECK(field_of(C::admits(s)) == "workspace");
+  s = good();
+  s.workspace_bytes = C::workspace_bytes - 16;
+  CHECK(field_of(C::admits(s)) == "workspace_bytes");
+  CHECK(refusal_status(C::admits(s)) == status::workspace_too_small);
+  using E = contracts::moe_router_exact<sm90a>;
+  s = good();
+  s.tokens = 33;
+  s.workspace_bytes = E::workspace_bytes;
+  CHECK(field_of(E::admits(s)) == "tokens");
+  s.tokens = 32;
+  CHECK(E::admits(s).admitted());
+}
+
+TEST_CASE("shared gate admits the reference call and refuses each field by name") {
+  using C = contracts::moe_shared_gate_reference<gfx950>;
+  CHECK(C::workgroup_size == 64);
+  CHECK(C::k_per_thread == 64);
+  CHECK(instance_name<C>() == "moe-shared-gate-gfx950-512-2");
+  auto good = [] {
+    moe_shared_gate_signature s{};
+    s.target = target_id::gfx950;
+    s.tokens = 1;
+    s.hidden_size = 2048;
+    s.hidden_stride = 2048;
+    s.hidden_states = storage;
+    s.gate_weight = storage + 16;
+    s.route_ids = storage + 32;
+    s.route_weights = storage + 36;
+    return s;
+  };
+  CHECK(C::admits(good()).admitted());
+  auto s = good();
+  s.target = target_id::sm90a;
+  CHECK(field_of(C::admits(s)) == "target");
+  s = good();
+  s.tokens = 513;
+  CHECK(field_of(C::admits(s)) == "tokens");
+  s = good();
+  s.hidden_size = 2047;
+  CHECK(field_of(C::admits(s)) == "hidden_size");
+  s = good();
+  s.hidden_stride = 2049;
+  CHECK(field_of(C::admits(s)) == "hidden_stride");
+  s = good();
+  s.gate_weight = storage + 2;
+  CHECK(field_of(C::admits(s)) == "gate_weight");
+  s = good();
+  s.route_weights = storage + 1;
+  CHECK(field_of(C::admits(s)) == "route_weights");
+}

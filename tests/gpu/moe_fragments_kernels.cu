@@ -1,0 +1,48 @@
+// Test kernels for tests/gpu/test_moe_fragments_gpu.cpp (compiled to an sm_90a cubin by
+// tests/moe_experts.cmake): the DSL matrix fragments on the H200.
+//   netra_test_mma_m16n8k32: one warp; lane l reads its A (4 words), B (2 words) and C (4 floats)
+//     registers from a[l], b[l], c[l] (the host filled them with the traits' maps), runs
+//     netra::mma<mma_m16n8k32_e4m3> and writes its D registers to d[l].
+//   netra_test_wgmma_m64nNk32 (N = 8, 16): one warpgroup; thread i reads its A words from a[i];
+//     B (N x 32, K-major) is staged from b_smem_image (the host laid it out as core matrices of
+//     8 rows x 16 bytes: core matrix (n / 8, k / 16) at offset (n / 8) * sbo + (k / 16) * lbo)
+//     into shared memory; one wgmma with the descriptor (lbo, sbo); thread i writes its D items.
+#include "netra/dsl/arch/sm90a/mma.hpp"
+#include "netra/dsl/matrix_fragment.hpp"
+
+using namespace netra;
+
+extern "C" __global__ void netra_test_mma_m16n8k32(const u32* a, const u32* b, const float* c, float* d) {
+  const u32 l = threadIdx.x;
+  const u32 ra[4] = {a[4 * l], a[4 * l + 1], a[4 * l + 2], a[4 * l + 3]};
+  const u32 rb[2] = {b[2 * l], b[2 * l + 1]};
+  const float rc[4] = {c[4 * l], c[4 * l + 1], c[4 * l + 2], c[4 * l + 3]};
+  float rd[4];
+  mma<mma_m16n8k32_e4m3>(rd, ra, rb, rc);
+  for (int i = 0; i < 4; ++i) d[4 * l + i] = rd[i];
+}
+
+template <u32 N> __device__ void wgmma_test(const u32* a, const u8* b_smem_image, u32 image_bytes, u32 lbo, u32 sbo, float* d) {
+  __shared__ alignas(128) u8 smem[1024];
+  const u32 t = threadIdx.x;
+  for (u32 i = t; i < image_bytes; i += 128) smem[i] = b_smem_image[i];
+  sm90a_isa::fence_proxy_async_shared_cta();
+  __syncthreads();
+  const u32 ra[4] = {a[4 * t], a[4 * t + 1], a[4 * t + 2], a[4 * t + 3]};
+  const u64 desc = sm90a_isa::wgmma_descriptor_no_swizzle(sm90a_isa::shared_address_of(smem), lbo, sbo);
+  float rd[N / 2];
+  for (u32 i = 0; i < N / 2; ++i) rd[i] = 0.0f;
+  sm90a_isa::wgmma_fence_sync_aligned();
+  if constexpr (N == 8) sm90a_isa::wgmma_mma_async_sync_aligned_m64n8k32_f32_e4m3_e4m3<false>(rd, ra, desc);
+  else sm90a_isa::wgmma_mma_async_sync_aligned_m64n16k32_f32_e4m3_e4m3<false>(rd, ra, desc);
+  sm90a_isa::wgmma_commit_group_sync_aligned();
+  sm90a_isa::wgmma_wait_group_sync_aligned<0>();
+  for (u32 i = 0; i < N / 2; ++i) d[(N / 2) * t + i] = rd[i];
+}
+
+extern "C" __global__ void netra_test_wgmma_m64n8k32(const u32* a, const u8* b, u32 bytes, u32 lbo, u32 sbo, float* d) {
+  wgmma_test<8>(a, b, bytes, lbo, sbo, d);
+}
+extern "C" __global__ void netra_test_wgmma_m64n16k32(const u32* a, const u8* b, u32 bytes, u32 lbo, u32 sbo, float* d) {
+  wgmma_test<16>(a, b, bytes, lbo, sbo, d);
+}

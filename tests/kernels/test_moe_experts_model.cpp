@@ -1,0 +1,485 @@
+// The decode expert kernels' decompositions modelled on the host — with their own lane maps
+// (kernels/moe/experts_fragment.hpp), the route grouping (first route of an expert serves all
+// of its routes), the fused per-128 quantizations, the modelled matrix instructions
+// (tests/models/) and the documented FP32 accumulation orders — stay within the comparison
+// policy of the FP64 oracles, for both targets' mappings (gfx950 under both readings of the
+// undocumented MFMA byte order), on random and adversarial inputs. gfx950 code is never run
+// anywhere: this and the block-tile test are what check its mapping; the device code shared by
+// both targets (pointer arithmetic, scan, LDS exchange) is checked on the H200 by the GPU tests.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "models/mfma.hpp"
+#include "models/mma_sync.hpp"
+#include "netra/kernels/moe/act_quant.hpp"
+#include "netra/kernels/moe/experts_down.hpp"
+#include "netra/kernels/moe/experts_gate_up.hpp"
+#include "oracles/moe_experts.hpp"
+#include "oracles/moe_routing.hpp"
+
+using namespace netra;
+using models::k_order_16x16x128;
+
+namespace {
+
+constexpr std::uint16_t poison_bf16 = 0xFFBF;  // a NaN pattern no kernel path writes (netra NaNs are 0x7FFF)
+
+using oracles::hashed_weights;
+using oracles::weight_params;
+
+// ---- one block tile of a wave, as the kernels assemble it ----------------------------------------
+
+template <class Target, k_order_16x16x128 Order> struct instruction {
+  using F = kernels::moe_experts::block_fragment<Target>;
+  using S = typename F::shape;
+  using a_regs = std::array<std::array<std::uint32_t, S::a_words>, F::wave>;
+  using b_regs = std::array<std::array<std::uint32_t, S::b_words>, F::wave>;
+  using d_regs = std::array<std::array<float, S::d_items>, F::wave>;
+  static d_regs run(const a_regs& a, const b_regs& b, const d_regs& c) {
+    if constexpr (same_v<Target, gfx950>) return models::v_mfma_f32_16x16x128_e4m3<Order>(a, b, c);
+    else return models::mma_m16n8k32_e4m3(a, b, c);
+  }
+};
+
+template <class Target> using pieces_t = std::array<std::array<std::array<std::uint32_t, 4>, 4>, kernels::moe_experts::block_fragment<Target>::wave>;
+
+/// D of one block (from zero) for instruction tile `tile`: weight words wp[lane][piece][word],
+/// activation words q[lane][piece][word].
+template <class Target, k_order_16x16x128 Order>
+typename instruction<Target, Order>::d_regs block_d(const pieces_t<Target>& wp, const pieces_t<Target>& q) {
+  using I = instruction<Target, Order>;
+  using F = typename I::F;
+  typename I::d_regs d{};
+  for (unsigned m = 0; m < F::mmas; ++m) {
+    typename I::a_regs a{};
+    typename I::b_regs b{};
+    for (unsigned l = 0; l < F::wave; ++l) {
+      for (unsigned i = 0; i < I::S::a_words; ++i) a[l][i] = wp[l][F::a_word(m, i).piece][F::a_word(m, i).word];
+      for (unsigned i = 0; i < I::S::b_words; ++i) b[l][i] = q[l][F::b_word(m, i).piece][F::b_word(m, i).word];
+    }
+    d = I::run(a, b, d);
+  }
+  return d;
+}
+
+/// The wave's xor butterfly of an unsigned max over the masks of the lane map.
+template <class F> void group_max(std::array<std::uint32_t, F::wave>& m) {
+  for (unsigned i = 0; i < F::amax_masks; ++i) {
+    const auto before = m;
+    for (unsigned l = 0; l < F::wave; ++l) m[l] = std::max(before[l], before[l ^ F::amax_mask(i)]);
+  }
+}
+
+std::uint32_t word_of(const std::uint8_t* p) {
+  return static_cast<std::uint32_t>(p[0]) | (static_cast<std::uint32_t>(p[1]) << 8) | (static_cast<std::uint32_t>(p[2]) << 16) |
+         (static_cast<std::uint32_t>(p[3]) << 24);
+}
+
+/// Routes >= first with `expert`, in route order; and whether an earlier route has it.
+std::vector<unsigned> columns_of(const std::vector<std::int32_t>& ids, unsigned first, bool& earlier) {
+  earlier = false;
+  std::vector<unsigned> cols;
+  for (unsigned r = 0; r < ids.size(); ++r)
+    if (ids[r] == ids[first]) {
+      if (r < first) earlier = true;
+      else cols.push_back(r);
+    }
+  return cols;
+}
+
+// ---- gate_up ------------------------------------------------------------------------------------
+
+template <class Contract, k_order_16x16x128 Order>
+std::vector<std::uint16_t> gate_up_model(int tokens, const std::vector<std::uint16_t>& hidden, const std::vector<std::int32_t>& ids,
+                                         const oracles::expert_weight_view& w, const std::vector<unsigned>& tiles) {
+  using target = typename Contract::target;
+  using K = kernels::moe_expert_gate_up_kernel<Contract>;
+  using F = typename K::F;
+  constexpr unsigned W = F::wave;
+  const unsigned routes = static_cast<unsigned>(tokens) * 9;
+  std::vector<std::uint16_t> out(static_cast<std::size_t>(routes) * 1024, poison_bf16);
+  for (unsigned route = 0; route < routes; ++route)
+    for (unsigned tile : tiles) {
+      const unsigned row0 = tile * K::tile_rows;
+      const std::int32_t e = ids[route];
+      if (!moe::expert_weights::valid_expert(e)) {
+        for (unsigned i = 0; i < K::tile_rows; ++i) out[route * 1024 + row0 + i] = 0;
+        continue;
+      }
+      bool earlier;
+      const auto cols = columns_of(ids, route, earlier);
+      if (earlier) continue;
+      for (unsigned chunk = 0; chunk * K::chunk_columns < cols.size(); ++chunk) {
+        const unsigned columns = std::min<unsigned>(static_cast<unsigned>(cols.size()) - chunk * K::chunk_columns, K::chunk_columns);
+        float partial[K::k_split][K::chunk_columns][K::tile_rows] = {};
+        for (unsigned wv = 0; wv < K::k_split; ++wv) {
+          for (unsigned n = 0; n < F::tiles; ++n) {
+            if (n * F::tile_columns >= columns) continue;
+            std::array<std::array<float, F::shape::d_items>, W> acc{};
+            for (unsigned b = 0; b < K::blocks_per_wave; ++b) {
+              const unsigned kb = wv * K::blocks_per_wave + b;  // global scale block
+              pieces_t<target> wp{}, q{};
+              std::array<std::uint32_t, W> magnitude{};
+              std::array<std::array<std::array<std::uint16_t, 16>, F::act_pieces>, W> x{};
+              for (unsigned l = 0; l < W; ++l) {
+                for (unsigned v = 0; v < F::weight_pieces; ++v) {
+                  const auto pc = F::weight_piece(l, v);
+                  std::uint8_t bytes[16];
+                  for (unsigned i = 0; i < 16; ++i) bytes[i] = w.w13(e, static_cast<int>(row0 + pc.index), static_cast<int>(kb * 128 + pc.k + i));
+                  for (unsigned j = 0; j < 4; ++j) wp[l][v][j] = word_of(bytes + 4 * j);
+                }
+                const unsigned col = K::lane_column(l, n);
+                const bool live = col < columns;
+                const unsigned token = live ? cols[chunk * K::chunk_columns + col] / 9 : 0;
+                for (unsigned v = 0; v < F::act_pieces; ++v)
+                  for (unsigned i = 0; i < 16; ++i) {
+                    x[l][v][i] = live ? hidden[token * 2048 + kb * 128 + F::act_piece(l, n, v).k + i] : 0;
+                    magnitude[l] = std::max<std::uint32_t>(magnitude[l], x[l][v][i] & 0x7FFFu);
+                  }
+              }
+              group_max<F>(magnitude);
+              std::array<float, W> sx{};
+              for (unsigned l = 0; l < W; ++l) {
+                const auto h = moe::hidden_block_quant::of(magnitude[l]);
+                sx[l] = h.scale;
+                for (unsigned v = 0; v < F::act_pieces; ++v) {
+                  std::uint8_t bytes[16];
+                  for (unsigned i = 0; i < 16; ++i)
+                    bytes[i] = h.poison ? 0x7F : (h.zero ? 0 : e4m3_from_f32_reference(mul_rn(f32_from_bf16(x[l][v][i]), h.reciprocal)));
+                  for (unsigned j = 0; j < 4; ++j) q[l][v][j] = word_of(bytes + 4 * j);
+                }
+              }
+              const auto d = block_d<target, Order>(wp, q);
+              const float sw = w.s13(e, static_cast<int>(row0 / 128), static_cast<int>(kb));
+              for (unsigned l = 0; l < W; ++l)
+                for (unsigned i = 0; i < F::shape::d_items; ++i) {
+                  const unsigned col_in_tile = F::d_element(l, n, i).col - n * F::tile_columns;
+                  const float s = mul_rn(sw, sx[F::d_column_is_b_column ? l : F::b_lane_of(col_in_tile)]);
+                  acc[l][i] = fma_rn(d[l][i], s, acc[l][i]);
+                }
+            }
+            for (unsigned l = 0; l < W; ++l)
+              for (unsigned i = 0; i < F::shape::d_items; ++i) {
+                const auto el = F::d_element(l, n, i);
+                partial[wv][el.col][el.row] = acc[l][i];
+              }
+          }
+        }
+        for (unsigned col = 0; col < columns; ++col)
+          for (unsigned row = 0; row < K::tile_rows; ++row) {
+            float s = partial[0][col][row];
+            for (unsigned wv = 1; wv < K::k_split; ++wv) s = add_rn(s, partial[wv][col][row]);
+            out[cols[chunk * K::chunk_columns + col] * 1024 + row0 + row] = bf16_from_f32_reference(s);
+          }
+      }
+    }
+  return out;
+}
+
+template <class Contract, k_order_16x16x128 Order = k_order_16x16x128::halves>
+oracles::policy_report check_gate_up(int tokens, const std::vector<std::uint16_t>& hidden, const std::vector<std::int32_t>& ids,
+                                     const oracles::expert_weight_view& w, const std::vector<unsigned>& tiles) {
+  std::vector<bool> selected(1024, false);
+  for (unsigned t : tiles)
+    for (unsigned i = 0; i < 16; ++i) selected[t * 16 + i] = true;
+  const auto got = gate_up_model<Contract, Order>(tokens, hidden, ids, w, tiles);
+  const auto ref = oracles::gate_up_reference(tokens, hidden.data(), ids.data(), w, [&](int n) { return selected[static_cast<std::size_t>(n)]; });
+  return oracles::check_policy(ref, got, [&](std::size_t i) { return selected[i % 1024]; });
+}
+
+std::vector<unsigned> all_tiles(unsigned n) {
+  std::vector<unsigned> t(n);
+  for (unsigned i = 0; i < n; ++i) t[i] = i;
+  return t;
+}
+
+// ---- down ---------------------------------------------------------------------------------------
+
+template <class Contract, k_order_16x16x128 Order>
+std::vector<std::uint16_t> down_model(int tokens, const std::vector<std::uint8_t>& act, const std::vector<float>& act_scales,
+                                      const std::vector<std::uint16_t>& gate_up_out, const std::vector<std::int32_t>& ids,
+                                      const std::vector<float>& route_weights, const oracles::expert_weight_view& w,
+                                      const std::vector<unsigned>& tiles) {
+  using target = typename Contract::target;
+  using K = kernels::moe_expert_down_kernel<Contract>;
+  using F = typename K::F;
+  constexpr unsigned W = F::wave;
+  const unsigned routes = static_cast<unsigned>(tokens) * 9;
+  std::vector<std::uint16_t> out(static_cast<std::size_t>(tokens) * 2048, poison_bf16);
+  for (unsigned tile : tiles) {
+    const unsigned row0 = tile * K::tile_rows;
+    std::vector<std::array<std::array<float, 16>, 4>> partial(routes);
+    for (unsigned route = 0; route < routes; ++route) {
+      const std::int32_t e = ids[route];
+      if (!moe::expert_weights::valid_expert(e)) {
+        for (auto& blk : partial[route]) blk.fill(0.0f);
+        continue;
+      }
+      bool earlier;
+      const auto cols = columns_of(ids, route, earlier);
+      if (earlier) continue;
+      for (unsigned chunk = 0; chunk * K::chunk_columns < cols.size(); ++chunk) {
+        const unsigned columns = std::min<unsigned>(static_cast<unsigned>(cols.size()) - chunk * K::chunk_columns, K::chunk_columns);
+        for (unsigned n = 0; n < F::tiles; ++n) {
+          if (n * F::tile_columns >= columns) continue;
+          for (unsigned b = 0; b < K::blocks; ++b) {
+            pieces_t<target> wp{}, q{};
+            std::array<float, W> sa{};
+            std::array<unsigned, W> lane_route{};
+            std::array<std::uint32_t, W> magnitude{};
+            std::array<std::array<std::uint32_t, 8>, F::act_pieces> y_words[W] = {};
+            for (unsigned l = 0; l < W; ++l) {
+              for (unsigned v = 0; v < F::weight_pieces; ++v) {
+                const auto pc = F::weight_piece(l, v);
+                std::uint8_t bytes[16];
+                for (unsigned i = 0; i < 16; ++i) bytes[i] = w.w2(e, static_cast<int>(row0 + pc.index), static_cast<int>(b * 128 + pc.k + i));
+                for (unsigned j = 0; j < 4; ++j) wp[l][v][j] = word_of(bytes + 4 * j);
+              }
+              const unsigned col = K::lane_column(l, n);
+              const bool live = col < columns;
+              const unsigned r = live ? cols[chunk * K::chunk_columns + col] : kernels::moe_experts::no_route;
+              lane_route[l] = r;
+              if constexpr (!Contract::fused_act_quant) {
+                for (unsigned v = 0; v < F::act_pieces; ++v)
+                  for (unsigned j = 0; j < 4; ++j) q[l][v][j] = live ? word_of(&act[r * 512 + b * 128 + F::act_piece(l, n, v).k + 4 * j]) : 0;
+                sa[l] = live ? act_scales[r * 4 + b] : 0.0f;
+              } else {
+                for (unsigned v = 0; v < F::act_pieces; ++v)
+                  for (unsigned j = 0; j < 8; ++j) {
+                    std::uint32_t word = 0;
+                    if (live) {
+                      const unsigned k = b * 128 + F::act_piece(l, n, v).k + 2 * j;
+                      const std::uint16_t* row = &gate_up_out[r * 1024];
+                      const float lo = mul_rn(silu_f32(f32_from_bf16(row[k])), f32_from_bf16(row[512 + k]));
+                      const float hi = mul_rn(silu_f32(f32_from_bf16(row[k + 1])), f32_from_bf16(row[512 + k + 1]));
+                      word = bf16_from_f32_reference(lo) | (static_cast<std::uint32_t>(bf16_from_f32_reference(hi)) << 16);
+                    }
+                    y_words[l][v][j] = word;
+                    magnitude[l] = std::max(magnitude[l], kernels::bf16x2_magnitude_max(word));
+                  }
+              }
+            }
+            if constexpr (Contract::fused_act_quant) {
+              group_max<F>(magnitude);
+              for (unsigned l = 0; l < W; ++l) {
+                const float scale = kernels::act_quant_scale(magnitude[l]);
+                const float divisor = kernels::act_quant_divisor(magnitude[l], scale);
+                sa[l] = lane_route[l] != kernels::moe_experts::no_route ? scale : 0.0f;
+                for (unsigned v = 0; v < F::act_pieces; ++v) {
+                  std::uint8_t bytes[16];
+                  for (unsigned i = 0; i < 16; ++i) {
+                    const std::uint32_t word = y_words[l][v][i / 2];
+                    const float y = f32_from_bf16(static_cast<std::uint16_t>(i % 2 ? word >> 16 : word & 0xFFFF));
+                    bytes[i] = e4m3_from_f32_reference(div_rn(y, divisor));
+                  }
+                  for (unsigned j = 0; j < 4; ++j) q[l][v][j] = word_of(bytes + 4 * j);
+                }
+              }
+            }
+            const auto d = block_d<target, Order>(wp, q);
+            const float sw = w.s2(e, static_cast<int>(row0 / 128), static_cast<int>(b));
+            for (unsigned l = 0; l < W; ++l)
+              for (unsigned i = 0; i < F::shape::d_items; ++i) {
+                const auto el = F::d_element(l, n, i);
+                const unsigned src = F::d_column_is_b_column ? l : F::b_lane_of(el.col - n * F::tile_columns);
+                if (lane_route[src] == kernels::moe_experts::no_route) continue;
+                partial[lane_route[src]][b][el.row] = mul_rn(d[l][i], mul_rn(sa[src], sw));
+              }
+          }
+        }
+      }
+    }
+    for (int t = 0; t < tokens; ++t)
+      for (unsigned row = 0; row < K::tile_rows; ++row) {
+        float acc = 0.0f;
+        for (unsigned s = 0; s < 9; ++s) {
+          const auto& p = partial[static_cast<unsigned>(t) * 9 + s];
+          const float y = add_rn(add_rn(add_rn(p[0][row], p[1][row]), p[2][row]), p[3][row]);
+          acc = fma_rn(route_weights[static_cast<unsigned>(t) * 9 + s], y, acc);
+        }
+        out[static_cast<unsigned>(t) * 2048 + row0 + row] = bf16_from_f32_reference(acc);
+      }
+  }
+  return out;
+}
+
+struct down_case {
+  int tokens;
+  std::vector<std::int32_t> ids;
+  std::vector<float> route_weights;
+  std::vector<std::uint16_t> gate_up_out;  // BF16 [9M, 1024]
+  std::vector<std::uint8_t> act;           // act_quant(gate_up_out)
+  std::vector<float> act_scales;
+};
+
+down_case make_down_case(int tokens, std::uint64_t seed, std::vector<std::int32_t> ids, float gate_sigma = 0.5f) {
+  down_case c{tokens, std::move(ids), {}, {}, {}, {}};
+  oracles::xorshift r{seed * 31 + 7};
+  c.route_weights.resize(static_cast<std::size_t>(tokens) * 9);
+  for (auto& v : c.route_weights) v = 0.05f + 0.1f * (r.uniform() + 1.0f);
+  c.gate_up_out.resize(static_cast<std::size_t>(tokens) * 9 * 1024);
+  for (auto& v : c.gate_up_out) v = bf16_from_f32_reference((r.uniform() + r.uniform()) * gate_sigma * 4.0f);
+  c.act.resize(static_cast<std::size_t>(tokens) * 9 * 512);
+  c.act_scales.resize(static_cast<std::size_t>(tokens) * 9 * 4);
+  oracles::act_quant(c.gate_up_out.data(), tokens * 9, 1024, c.act.data(), c.act_scales.data());
+  return c;
+}
+
+template <class Contract, k_order_16x16x128 Order = k_order_16x16x128::halves>
+oracles::policy_report check_down(const down_case& c, const oracles::expert_weight_view& w, const std::vector<unsigned>& tiles) {
+  std::vector<bool> selected(2048, false);
+  for (unsigned t : tiles)
+    for (unsigned i = 0; i < 16; ++i) selected[t * 16 + i] = true;
+  const auto got = down_model<Contract, Order>(c.tokens, c.act, c.act_scales, c.gate_up_out, c.ids, c.route_weights, w, tiles);
+  const auto ref = oracles::down_reference(c.tokens, c.act.data(), c.act_scales.data(), c.ids.data(), c.route_weights.data(), w,
+                                           [&](int n) { return selected[static_cast<std::size_t>(n)]; });
+  return oracles::check_policy(ref, got, [&](std::size_t i) { return selected[i % 2048]; });
+}
+
+}  // namespace
+
+// ---- gate_up ------------------------------------------------------------------------------------
+
+TEST_CASE_TEMPLATE("gate_up model, M = 1, every tile, within the policy", Target, gfx950, sm90a) {
+  using C = contracts::moe_expert_gate_up_decode<Target>;
+  const auto w = hashed_weights({});
+  const auto hidden = oracles::hidden_rows(1, 3);
+  const auto ids = oracles::routed_ids(1, 3);
+  const auto rep = check_gate_up<C>(1, hidden, ids, w, all_tiles(64));
+  INFO(rep.describe());
+  CHECK(rep.checked == 9 * 1024);
+  CHECK(rep.failures == 0);
+  if constexpr (same_v<Target, gfx950>) {
+    const auto alt = check_gate_up<C, k_order_16x16x128::contiguous>(1, hidden, ids, w, {0, 17, 63});
+    INFO(alt.describe());
+    CHECK(alt.failures == 0);
+  }
+}
+
+TEST_CASE_TEMPLATE("gate_up model, M = 2 and M = 16 (shared expert: 16 columns), within the policy", Target, gfx950, sm90a) {
+  using C = contracts::moe_expert_gate_up_decode<Target>;
+  const auto w = hashed_weights({5});
+  for (int tokens : {2, 16}) {
+    const auto hidden = oracles::hidden_rows(tokens, 11 + tokens);
+    const auto ids = oracles::routed_ids(tokens, 11 + tokens, 24);  // a small pool: many shared experts
+    const auto rep = check_gate_up<C>(tokens, hidden, ids, w, {0, 31, 63});
+    INFO("tokens ", tokens, ": ", rep.describe());
+    CHECK(rep.checked == tokens * 9 * 48);
+    CHECK(rep.failures == 0);
+  }
+}
+
+TEST_CASE_TEMPLATE("gate_up model, adversarial inputs", Target, gfx950, sm90a) {
+  using C = contracts::moe_expert_gate_up_decode<Target>;
+  const int tokens = 3;
+  auto ids = oracles::routed_ids(tokens, 21, 16);
+  ids[4] = 300;      // invalid id: rows of +0.0
+  ids[10] = -1;      // invalid id
+  ids[9 + 3] = ids[9 + 2];  // a duplicate expert inside one token
+  auto hidden = oracles::hidden_rows(tokens, 21);
+  hidden[0 * 2048 + 5] = 0x7FC0;                          // token 0, block 0: NaN
+  for (int k = 256; k < 384; ++k) hidden[1 * 2048 + k] = 0;  // token 1, block 2: all zero
+  hidden[1 * 2048 + 1000] = bf16_from_f32_reference(1e30f);   // token 1: a huge block (scale ~2e27)
+  hidden[1 * 2048 + 1001] = bf16_from_f32_reference(-1e30f);
+  hidden[2 * 2048 + 2047] = 0xFF80;                        // token 2: -Inf
+  weight_params wp{9};
+  wp.zero_scale_expert = ids[9 + 5];  // every block scale of one of token 1's experts is 0
+  const auto w = hashed_weights(wp);
+  const auto got = gate_up_model<C, k_order_16x16x128::halves>(tokens, hidden, ids, w, {0, 40});
+  const auto ref = oracles::gate_up_reference(tokens, hidden.data(), ids.data(), w, [](int n) { return n < 16 || (n >= 640 && n < 656); });
+  std::size_t nan_rows = 0, zero_rows = 0;
+  for (int r = 0; r < tokens * 9; ++r)
+    for (unsigned n : {0u, 15u, 640u, 655u}) {
+      const std::size_t i = static_cast<std::size_t>(r) * 1024 + n;
+      INFO("route ", r, " row ", n);
+      REQUIRE(oracles::within_policy(ref[i], got[i]));
+      if (r / 9 == 0 || r / 9 == 2) CHECK((oracles::valid_expert(ids[r]) ? got[i] == 0x7FFF : got[i] == 0));  // poisoned tokens
+      nan_rows += std::isnan(ref[i].value);
+      zero_rows += got[i] == 0;
+    }
+  CHECK(nan_rows > 0);
+  CHECK(zero_rows > 0);
+  // saturated weights (every byte ±448) with large scales stay within the policy
+  weight_params sat{10};
+  sat.saturate = true;
+  sat.scale_lo = 1.0f, sat.scale_hi = 2.0f;
+  const auto hs = oracles::hidden_rows(1, 5, 300.0f);
+  const auto rep = check_gate_up<C>(1, hs, oracles::routed_ids(1, 5), hashed_weights(sat), {3});
+  INFO(rep.describe());
+  CHECK(rep.failures == 0);
+}
+
+TEST_CASE("gate_up model: the fused hidden quantization equals the oracle bit for bit (one-hot probe)") {
+  // W13 rows are one-hot (row n reads hidden value k = n * 2 with weight 1.0, scale 1): every
+  // output is sx * qx[k], so any difference in qx (one E4M3 step: 2^-4 relative or more) would
+  // exceed the BF16 rounding (2^-8).
+  oracles::expert_weight_view w;
+  w.w13 = [](int, int n, int k) -> std::uint8_t { return k == 2 * n ? 0x38 : 0x00; };
+  w.s13 = [](int, int, int) { return 1.0f; };
+  w.w2 = [](int, int, int) -> std::uint8_t { return 0; };
+  w.s2 = [](int, int, int) { return 0.0f; };
+  const auto hidden = oracles::hidden_rows(1, 99, 3.0f);
+  const auto ids = oracles::routed_ids(1, 99);
+  using C = contracts::moe_expert_gate_up_decode<sm90a>;
+  const auto got = gate_up_model<C, k_order_16x16x128::halves>(1, hidden, ids, w, all_tiles(64));
+  std::uint8_t q[128];
+  for (int n = 0; n < 1024; ++n) {
+    const int k = 2 * n, b = k / 128;
+    const float scale = oracles::hidden_quant_block(hidden.data() + 128 * b, q);
+    const std::uint16_t expect = bf16_from_f32_reference(f32_from_e4m3(q[k % 128]) * scale);
+    INFO("row ", n);
+    REQUIRE(f32_from_bf16(got[8 * 1024 + n]) == f32_from_bf16(expect));  // +0 == -0: an fma chain from +0 never gives -0
+  }
+}
+
+// ---- down ---------------------------------------------------------------------------------------
+
+TEST_CASE_TEMPLATE("down model, M = 1, every tile, both inputs, within the policy", Target, gfx950, sm90a) {
+  const auto w = hashed_weights({7});
+  const auto c = make_down_case(1, 4, oracles::routed_ids(1, 4));
+  const auto a = check_down<contracts::moe_expert_down<Target, 16, moe_down_input_e4m3>>(c, w, all_tiles(128));
+  INFO(a.describe());
+  CHECK(a.checked == 2048);
+  CHECK(a.failures == 0);
+  const auto b = check_down<contracts::moe_expert_down<Target, 4, moe_down_input_gate_up>>(c, w, {0, 64, 127});
+  INFO(b.describe());
+  CHECK(b.failures == 0);
+  if constexpr (same_v<Target, gfx950>) {
+    const auto alt = check_down<contracts::moe_expert_down<Target, 16, moe_down_input_e4m3>, k_order_16x16x128::contiguous>(c, w, {5, 99});
+    CHECK(alt.failures == 0);
+  }
+}
+
+TEST_CASE_TEMPLATE("down model: the fused act_quant prologue gives the bits of the E4M3 input", Target, gfx950, sm90a) {
+  const auto w = hashed_weights({8});
+  auto c = make_down_case(3, 8, oracles::routed_ids(3, 8, 20));
+  c.gate_up_out[5 * 1024 + 7] = 0x7FC0;  // NaN gate: route 5's group 0 poisoned
+  oracles::act_quant(c.gate_up_out.data(), 27, 1024, c.act.data(), c.act_scales.data());
+  const std::vector<unsigned> tiles{2, 77};
+  const auto a = down_model<contracts::moe_expert_down<Target, 16, moe_down_input_e4m3>, k_order_16x16x128::halves>(
+      c.tokens, c.act, c.act_scales, c.gate_up_out, c.ids, c.route_weights, w, tiles);
+  const auto b = down_model<contracts::moe_expert_down<Target, 4, moe_down_input_gate_up>, k_order_16x16x128::halves>(
+      c.tokens, c.act, c.act_scales, c.gate_up_out, c.ids, c.route_weights, w, tiles);
+  CHECK(a == b);
+  CHECK(std::count(a.begin(), a.end(), 0x7FFF) == 32);  // token 0 (route 5) is NaN on both tiles
+}
+
+TEST_CASE_TEMPLATE("down model, M = 16 and adversarial route metadata, within the policy", Target, gfx950, sm90a) {
+  const auto w = hashed_weights({12});
+  auto ids = oracles::routed_ids(16, 12, 40);
+  ids[3] = 257;           // invalid: y = 0
+  ids[20] = ids[19];      // duplicate expert inside token 2
+  ids[30] = -7;
+  auto c = make_down_case(16, 12, ids);
+  c.route_weights[4 * 9 + 2] = 0.0f;
+  const auto rep = check_down<contracts::moe_expert_down<Target, 16, moe_down_input_e4m3>>(c, w, {0, 50, 127});
+  INFO(rep.describe());
+  CHECK(rep.checked == 16 * 48);
+  CHECK(rep.failures == 0);
+}

@@ -1,0 +1,456 @@
+// The router and the shared gate on the host, decomposed as the kernels decompose them:
+//  - the BF16 fragment traits agree with the independent instruction models (and a wrong map
+//    fails);
+//  - the matrix tactic's lane maps (matrix_k, matrix_a_row, matrix_b_col, operand words) composed
+//    with the instruction models give the FP64 dot products of the right (token, expert) for both
+//    targets: every K of the split used once, A and B paired on the same K;
+//  - the exact tactic's slices, 32-lane reduce-scatter and group sums equal the oracle's
+//    documented order bitwise;
+//  - the routing step (32 lanes x 8 experts, butterflies, 64-bit keys) equals the oracle's
+//    softmax -> top-8 -> renormalisation bitwise on adversarial logits;
+//  - the shared gate's lane maps and butterfly equal the oracle bitwise.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "models/matrix_bf16.hpp"
+#include "netra/dsl/matrix_fragment_bf16.hpp"
+#include "netra/kernels/moe/router.hpp"
+#include "netra/kernels/moe/shared_gate.hpp"
+#include "oracles/moe_routing.hpp"
+#include "oracles/moe_routing_inputs.hpp"
+
+using namespace netra;
+
+namespace {
+
+std::uint32_t pack2(std::uint16_t lo, std::uint16_t hi) { return lo | (static_cast<std::uint32_t>(hi) << 16); }
+
+/// A BF16 value that is a small integer (exact sums in any order).
+std::uint16_t small_bf16(oracles::rng& r) { return oracles::bf16_of(static_cast<float>(static_cast<int>(r.below(17)) - 8)); }
+
+// ---- fragment traits vs instruction models ------------------------------------------------------
+
+template <class Shape, class Fill> bool traits_match_model(Fill perturb_row) {
+  oracles::rng r(7);
+  std::vector<std::vector<std::uint16_t>> A(Shape::m, std::vector<std::uint16_t>(Shape::k)), B(Shape::k, std::vector<std::uint16_t>(Shape::n));
+  for (auto& row : A)
+    for (auto& v : row) v = small_bf16(r);
+  for (auto& row : B)
+    for (auto& v : row) v = small_bf16(r);
+  bool ok = true;
+  if constexpr (Shape::wave_size == 32) {
+    models::warp_a_bf16 a{};
+    models::warp_b_bf16 b{};
+    for (u32 lane = 0; lane < 32; ++lane) {
+      for (u32 i = 0; i < Shape::a_values; i += 2) {
+        const auto e0 = Shape::a_element(lane, i), e1 = Shape::a_element(lane, i + 1);
+        a[lane][i / 2] = pack2(A[perturb_row(e0.row)][e0.col], A[perturb_row(e1.row)][e1.col]);
+      }
+      for (u32 i = 0; i < Shape::b_values; i += 2) {
+        const auto e0 = Shape::b_element(lane, i), e1 = Shape::b_element(lane, i + 1);
+        b[lane][i / 2] = pack2(B[e0.row][e0.col], B[e1.row][e1.col]);
+      }
+    }
+    const auto d = models::mma_m16n8k16_bf16(a, b, {});
+    for (u32 lane = 0; lane < 32; ++lane)
+      for (u32 i = 0; i < Shape::d_items; ++i) {
+        const auto e = Shape::d_element(lane, i);
+        double want = 0;
+        for (u32 k = 0; k < Shape::k; ++k) want += f32_from_bf16(A[e.row][k]) * static_cast<double>(f32_from_bf16(B[k][e.col]));
+        ok &= d[lane][i] == want;
+      }
+  } else {
+    models::wave_ab_bf16 a{}, b{};
+    for (u32 lane = 0; lane < 64; ++lane) {
+      for (u32 i = 0; i < Shape::a_values; i += 2) {
+        const auto e0 = Shape::a_element(lane, i), e1 = Shape::a_element(lane, i + 1);
+        a[lane][i / 2] = pack2(A[perturb_row(e0.row)][e0.col], A[perturb_row(e1.row)][e1.col]);
+        const auto f0 = Shape::b_element(lane, i), f1 = Shape::b_element(lane, i + 1);
+        b[lane][i / 2] = pack2(B[f0.row][f0.col], B[f1.row][f1.col]);
+      }
+    }
+    const auto d = models::mfma_f32_16x16x32_bf16(a, b, {});
+    for (u32 lane = 0; lane < 64; ++lane)
+      for (u32 i = 0; i < Shape::d_items; ++i) {
+        const auto e = Shape::d_element(lane, i);
+        double want = 0;
+        for (u32 k = 0; k < Shape::k; ++k) want += f32_from_bf16(A[e.row][k]) * static_cast<double>(f32_from_bf16(B[k][e.col]));
+        ok &= d[lane][i] == want;
+      }
+  }
+  return ok;
+}
+
+}  // namespace
+
+TEST_CASE("BF16 fragment traits agree with the instruction models; a wrong map fails") {
+  auto same = [](u32 r) { return r; };
+  auto swapped = [](u32 r) { return r ^ 1u; };
+  CHECK(traits_match_model<mma_m16n8k16_bf16>(same));
+  CHECK(traits_match_model<mfma_f32_16x16x32_bf16>(same));
+  CHECK_FALSE(traits_match_model<mma_m16n8k16_bf16>(swapped));
+  CHECK_FALSE(traits_match_model<mfma_f32_16x16x32_bf16>(swapped));
+}
+
+// ---- matrix tactic: lane maps composed with the models ----------------------------------------
+
+namespace {
+struct router_problem {
+  int tokens;
+  std::vector<std::uint16_t> hidden, weight;  // [tokens, 2048], [256, 2048]
+  explicit router_problem(int m, std::uint64_t seed) : tokens(m), hidden(static_cast<std::size_t>(m) * 2048), weight(256 * 2048) {
+    oracles::rng r(seed);
+    for (auto& v : hidden) v = oracles::bf16_of(static_cast<float>(r.normal()));
+    for (auto& v : weight) v = oracles::bf16_of(static_cast<float>(0.05 * r.normal()));
+  }
+  const std::uint16_t* h(int t) const { return hidden.data() + static_cast<std::size_t>(std::min(t, tokens - 1)) * 2048; }
+  const std::uint16_t* w(int e) const { return weight.data() + static_cast<std::size_t>(e) * 2048; }
+};
+
+std::array<std::uint32_t, 4> load16(const std::uint16_t* p) {
+  return {pack2(p[0], p[1]), pack2(p[2], p[3]), pack2(p[4], p[5]), pack2(p[6], p[7])};
+}
+
+/// The matrix tactic's 16 x 64 partial tile of workgroup (tile, expert_tile, split), modelled.
+template <class Contract> std::vector<double> matrix_tile_model(const router_problem& pr, u32 tile, u32 et, u32 split) {
+  using K = kernels::moe_router_kernel<Contract>;
+  using target = typename Contract::target;
+  std::vector<double> out(16 * 64, 0.0);
+  for (u32 wave = 0; wave < K::waves; ++wave) {
+    if constexpr (same_v<target, sm90a>) {
+      using S = mma_m16n8k16_bf16;
+      for (u32 n = 0; n < 8; ++n) {
+        models::warp_d_bf16 acc{};
+        for (u32 step = 0; step < 4; ++step) {
+          models::warp_a_bf16 a{};
+          models::warp_b_bf16 b{};
+          for (u32 lane = 0; lane < 32; ++lane) {
+            for (u32 w = 0; w < 4; ++w) {
+              const auto o = K::matrix_a_word(step, w);
+              a[lane][w] = load16(pr.h(static_cast<int>(tile * 16 + K::matrix_a_row(lane, o.half))) + K::matrix_k(split, wave, lane, o.chunk))[o.word];
+            }
+            for (u32 w = 0; w < 2; ++w) {
+              const auto o = K::matrix_b_word(step, w);
+              b[lane][w] = load16(pr.w(static_cast<int>(et * 64 + K::matrix_b_col(lane, n))) + K::matrix_k(split, wave, lane, o.chunk))[o.word];
+            }
+          }
+          acc = models::mma_m16n8k16_bf16(a, b, acc);
+        }
+        for (u32 lane = 0; lane < 32; ++lane)
+          for (u32 i = 0; i < 4; ++i) {
+            const auto e = S::d_element(lane, i);
+            out[e.row * 64 + 8 * n + e.col] += acc[lane][i];
+          }
+      }
+    } else {
+      using S = mfma_f32_16x16x32_bf16;
+      for (u32 n = 0; n < 4; ++n) {
+        models::wave_d_bf16 acc{};
+        for (u32 step = 0; step < 4; ++step) {
+          models::wave_ab_bf16 a{}, b{};
+          for (u32 lane = 0; lane < 64; ++lane)
+            for (u32 w = 0; w < 4; ++w) {
+              const auto oa = K::matrix_a_word(step, w), ob = K::matrix_b_word(step, w);
+              a[lane][w] = load16(pr.h(static_cast<int>(tile * 16 + K::matrix_a_row(lane, oa.half))) + K::matrix_k(split, wave, lane, oa.chunk))[oa.word];
+              b[lane][w] = load16(pr.w(static_cast<int>(et * 64 + K::matrix_b_col(lane, n))) + K::matrix_k(split, wave, lane, ob.chunk))[ob.word];
+            }
+          acc = models::mfma_f32_16x16x32_bf16(a, b, acc);
+        }
+        for (u32 lane = 0; lane < 64; ++lane)
+          for (u32 i = 0; i < 4; ++i) {
+            const auto e = S::d_element(lane, i);
+            out[e.row * 64 + 16 * n + e.col] += acc[lane][i];
+          }
+      }
+    }
+  }
+  return out;
+}
+
+template <class Contract> void check_matrix_maps() {
+  const router_problem pr(40, 11);
+  long checked = 0, wrong = 0;
+  for (u32 tile : {0u, 2u})
+    for (u32 et : {0u, 3u})
+      for (u32 split = 0; split < Contract::k_splits; ++split) {
+        const auto got = matrix_tile_model<Contract>(pr, tile, et, split);
+        for (u32 row = 0; row < 16; ++row)
+          for (u32 col = 0; col < 64; ++col) {
+            const int t = std::min(static_cast<int>(tile * 16 + row), pr.tokens - 1);
+            double want = 0, mag = 0;
+            for (u32 k = split * Contract::k_chunk; k < (split + 1) * Contract::k_chunk; ++k) {
+              const double p = static_cast<double>(f32_from_bf16(pr.h(t)[k])) * f32_from_bf16(pr.w(static_cast<int>(et * 64 + col))[k]);
+              want += p;
+              mag += std::fabs(p);
+            }
+            ++checked;
+            wrong += std::fabs(got[row * 64 + col] - want) > 1e-12 * (mag + 1e-30);
+          }
+      }
+  CHECK(checked == 2 * 2 * Contract::k_splits * 16 * 64);
+  CHECK(wrong == 0);
+}
+}  // namespace
+
+TEST_CASE("matrix tactic lane maps give the FP64 dot products of the right (token, expert)") {
+  check_matrix_maps<contracts::moe_router_matrix<sm90a>>();
+  check_matrix_maps<contracts::moe_router_matrix<gfx950>>();
+}
+
+// ---- exact tactic: the documented order --------------------------------------------------------
+
+namespace {
+/// The exact tactic's 4 x 8 logits of workgroup (tile, expert_tile): per-thread slices, the
+/// 32-lane reduce-scatter by the kernel's rule (keep the half of lane bit D), group sums in order.
+template <class Contract> std::array<float, 32> exact_tile_model(const router_problem& pr, u32 tile, u32 et) {
+  using K = kernels::moe_router_kernel<Contract>;
+  std::array<float, 32> group_sum[8];
+  for (u32 g = 0; g < 8; ++g) {
+    std::array<std::array<float, 32>, 32> v{};  // [lane][value]
+    for (u32 lane = 0; lane < 32; ++lane) {
+      const u32 k0 = K::exact_first_k(32 * g + lane);
+      for (u32 e = 0; e < 4; ++e)
+        for (u32 t = 0; t < 8; ++t) {
+          float acc = 0.0f;
+          for (u32 k = k0; k < k0 + 8; ++k)
+            acc = fma_rn(f32_from_bf16(pr.h(static_cast<int>(tile * 8 + t))[k]), f32_from_bf16(pr.w(static_cast<int>(et * 4 + e))[k]), acc);
+          v[lane][8 * e + t] = acc;
+        }
+    }
+    for (u32 d = 16; d >= 1; d >>= 1) {
+      auto next = v;
+      for (u32 lane = 0; lane < 32; ++lane) {
+        const bool upper = (lane & d) != 0, partner_upper = !upper;
+        for (u32 j = 0; j < d; ++j) {
+          const float keep = upper ? v[lane][j + d] : v[lane][j];
+          const float send_of_partner = partner_upper ? v[lane ^ d][j] : v[lane ^ d][j + d];
+          next[lane][j] = add_rn(keep, send_of_partner);
+        }
+      }
+      v = next;
+    }
+    for (u32 lane = 0; lane < 32; ++lane) group_sum[g][lane] = v[lane][0];
+  }
+  std::array<float, 32> out{};
+  for (u32 lane = 0; lane < 32; ++lane) {
+    float s = group_sum[0][lane];
+    for (u32 g = 1; g < 8; ++g) s = add_rn(s, group_sum[g][lane]);
+    out[lane] = s;
+  }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("exact tactic: slices, reduce-scatter and group sums are the oracle's order, bitwise") {
+  using C = contracts::moe_router_exact<sm90a>;
+  using K = kernels::moe_router_kernel<C>;
+  router_problem pr(19, 5);
+  // adversarial values in a few tokens: huge and tiny magnitudes, exact cancellations
+  oracles::rng r(3);
+  for (int k = 0; k < 2048; ++k) {
+    pr.hidden[1 * 2048 + k] = oracles::bf16_of(static_cast<float>(std::ldexp(1.0 + r.uniform(), static_cast<int>(r.below(120)) - 60)));
+    pr.hidden[2 * 2048 + k] = oracles::bf16_of(k % 2 ? 1e20f : -1e20f);
+    pr.hidden[3 * 2048 + k] = oracles::bf16_of(static_cast<float>(std::ldexp(1.0, -120)) * (k % 3 ? 1.0f : -1.0f));
+  }
+  long checked = 0, mismatches = 0;
+  std::vector<int> covered(19 * 256, 0);
+  for (u32 tile = 0; tile < 3; ++tile)
+    for (u32 et : {0u, 1u, 37u, 63u}) {
+      const auto got = exact_tile_model<C>(pr, tile, et);
+      for (u32 lane = 0; lane < 32; ++lane) {
+        const int t = static_cast<int>(tile * 8 + K::exact_token_of(lane));
+        const int e = static_cast<int>(et * 4 + K::exact_expert_of(lane));
+        if (t >= pr.tokens) continue;
+        ++covered[t * 256 + e];
+        const float want = oracles::router_exact_logit(pr.h(t), pr.w(e));
+        ++checked;
+        mismatches += oracles::bits_of(want) != oracles::bits_of(got[lane]);
+      }
+    }
+  CHECK(checked == 19 * 16);
+  CHECK(mismatches == 0);
+  for (int t = 0; t < 19; ++t)
+    for (int e : {0, 1, 2, 3, 4, 7, 148, 151, 252, 255}) CHECK(covered[t * 256 + e] == 1);
+}
+
+// ---- the routing step --------------------------------------------------------------------------
+
+namespace {
+/// route() of the kernel on one token, lane by lane: lane l holds experts 8l .. 8l + 7.
+oracles::top8 route_model(const float* logits) {
+  std::array<float, 32> m{}, s{};
+  std::array<std::uint32_t, 32> nan{};
+  for (u32 l = 0; l < 32; ++l) {
+    m[l] = -INFINITY;
+    for (u32 x = 0; x < 8; ++x) {
+      nan[l] |= std::isnan(logits[8 * l + x]) ? 1u : 0u;
+      m[l] = std::fmax(m[l], logits[8 * l + x]);
+    }
+  }
+  auto butterfly = [](auto v, auto op) {
+    for (u32 mask = 1; mask < 32; mask <<= 1) {
+      auto next = v;
+      for (u32 l = 0; l < 32; ++l) next[l] = op(v[l], v[l ^ mask]);
+      v = next;
+    }
+    return v;
+  };
+  nan = butterfly(nan, [](std::uint32_t a, std::uint32_t b) { return a | b; });
+  m = butterfly(m, [](float a, float b) { return std::fmax(a, b); });
+  oracles::top8 out{};
+  const bool finite = nan[0] == 0 && m[0] > -INFINITY && m[0] < INFINITY;
+  if (!finite) {
+    for (int i = 0; i < 8; ++i) out.ids[i] = i, out.weights[i] = oracles::canonical_nan;
+    return out;
+  }
+  float e[256], pr[256];
+  for (u32 l = 0; l < 32; ++l) {
+    s[l] = 0.0f;
+    for (u32 x = 0; x < 8; ++x) {
+      e[8 * l + x] = exp_f32(sub_rn(logits[8 * l + x], m[l]));
+      s[l] = add_rn(s[l], e[8 * l + x]);
+    }
+  }
+  s = butterfly(s, [](float a, float b) { return add_rn(a, b); });
+  for (u32 x = 0; x < 256; ++x) pr[x] = div_rn(e[x], s[x / 8]);
+  std::array<std::uint32_t, 32> taken{};
+  float s8 = 0.0f;
+  for (int slot = 0; slot < 8; ++slot) {
+    std::array<std::uint64_t, 32> best{};
+    for (u32 l = 0; l < 32; ++l)
+      for (u32 x = 0; x < 8; ++x) best[l] = std::max<std::uint64_t>(best[l], (taken[l] >> x) & 1u ? 0 : kernels::router_key(pr[8 * l + x], 8 * l + x));
+    best = butterfly(best, [](std::uint64_t a, std::uint64_t b) { return std::max(a, b); });
+    const u32 id = kernels::router_key_expert(best[0]);
+    taken[id / 8] |= 1u << (id % 8);
+    out.ids[slot] = static_cast<std::int32_t>(id);
+    out.weights[slot] = kernels::router_key_p(best[0]);
+    s8 = add_rn(s8, out.weights[slot]);
+  }
+  for (int i = 0; i < 8; ++i) out.weights[i] = div_rn(out.weights[i], s8);
+  return out;
+}
+
+std::vector<std::vector<float>> adversarial_logits() {
+  std::vector<std::vector<float>> sets;
+  oracles::rng r(17);
+  for (int k = 0; k < 24; ++k) {
+    std::vector<float> v(256);
+    for (auto& x : v) x = static_cast<float>(3.0 * r.normal());
+    sets.push_back(v);
+  }
+  std::vector<float> ties(256, 0.0f);
+  for (int x : {200, 3, 77, 150, 9, 250, 31, 64, 65, 66}) ties[x] = 5.0f;  // 10 experts tie for the top
+  sets.push_back(ties);
+  sets.push_back(std::vector<float>(256, 1.25f));  // all equal: ids 0..7
+  auto one_hot = std::vector<float>(256, 0.0f);
+  one_hot[123] = 1e30f;  // every other p is 0: ties among zeros -> lowest ids
+  sets.push_back(one_hot);
+  auto far = std::vector<float>(256, -200.0f);
+  for (int x = 0; x < 5; ++x) far[40 * x + 1] = -100.0f + x;  // e below 2^-126 flushes
+  far[255] = 0.0f;
+  sets.push_back(far);
+  auto nan = sets[0];
+  nan[77] = NAN;
+  sets.push_back(nan);
+  auto pinf = sets[1];
+  pinf[5] = INFINITY;
+  sets.push_back(pinf);
+  auto ninf = sets[2];
+  for (int x = 0; x < 256; x += 3) ninf[x] = -INFINITY;
+  sets.push_back(ninf);
+  sets.push_back(std::vector<float>(256, -INFINITY));
+  auto ulp = std::vector<float>(256, 0.0f);
+  for (int x = 0; x < 256; ++x) ulp[x] = std::nextafter(0.0f, x % 2 ? 1.0f : -1.0f) * static_cast<float>(x);  // p ties from distinct logits
+  sets.push_back(ulp);
+  auto close = sets[3];
+  close[10] = close[20] = std::nextafter(close[30] = 9.0f, 10.0f);
+  sets.push_back(close);
+  return sets;
+}
+}  // namespace
+
+TEST_CASE("routing step: the kernel's lanes, butterflies and keys equal the oracle bitwise") {
+  int cases = 0;
+  for (const auto& v : adversarial_logits()) {
+    const auto want = oracles::route_token(v.data());
+    const auto got = route_model(v.data());
+    for (int i = 0; i < 8; ++i) {
+      INFO("case ", cases, " slot ", i);
+      CHECK(got.ids[i] == want.ids[i]);
+      CHECK(oracles::bits_of(got.weights[i]) == oracles::bits_of(want.weights[i]));
+    }
+    ++cases;
+  }
+  CHECK(cases >= 30);
+  // the oracle itself on the edge cases
+  const auto sets = adversarial_logits();
+  const auto all_equal = oracles::route_token(sets[25].data());
+  for (int i = 0; i < 8; ++i) {
+    CHECK(all_equal.ids[i] == i);
+    CHECK(all_equal.weights[i] == 0.125f);
+  }
+  const auto ties = oracles::route_token(sets[24].data());
+  const int tie_order[8] = {3, 9, 31, 64, 65, 66, 77, 150};
+  for (int i = 0; i < 8; ++i) CHECK(ties.ids[i] == tie_order[i]);
+  const auto hot = oracles::route_token(sets[26].data());
+  CHECK(hot.ids[0] == 123);
+  CHECK(hot.weights[0] == 1.0f);
+  for (int i = 1; i < 8; ++i) CHECK(hot.ids[i] == i - 1);
+  const auto nan = oracles::route_token(sets[28].data());
+  CHECK(std::isnan(nan.weights[0]));
+  CHECK(nan.ids[7] == 7);
+  CHECK(std::isnan(oracles::route_token(sets[29].data()).weights[3]));  // +Inf logit
+  CHECK(std::isfinite(oracles::route_token(sets[30].data()).weights[0]));  // some -Inf: finite
+  CHECK(std::isnan(oracles::route_token(sets[31].data()).weights[0]));    // all -Inf
+}
+
+// ---- shared gate -------------------------------------------------------------------------------
+
+TEST_CASE("shared gate: lane maps and the 32-lane butterfly equal the oracle bitwise") {
+  using C = contracts::moe_shared_gate_reference<gfx950>;
+  using K = kernels::moe_shared_gate_kernel<C>;
+  const u32 tokens = 7;
+  std::vector<std::uint16_t> hidden(tokens * 2048), w(2048);
+  oracles::fill_normal(w.data(), 2048, 0.02, 99);
+  for (u32 t = 0; t < tokens; ++t) oracles::fill_normal(hidden.data() + t * 2048, 2048, 1.0 + t, 100 + t);
+  hidden[3 * 2048 + 5] = oracles::bf16_nan;
+  hidden[4 * 2048 + 9] = oracles::bf16_inf;
+  for (int k = 0; k < 2048; ++k) hidden[5 * 2048 + k] = oracles::bf16_of(k % 2 ? 3e38f : -3e38f);  // cancelling huge terms
+  std::vector<int> covered(tokens * 2048, 0);
+  int mismatches = 0;
+  const launch_shape s = K::shape(tokens);
+  for (u32 wg = 0; wg < s.grid[0]; ++wg) {
+    std::array<float, 64> partial{};
+    for (u32 thread = 0; thread < s.workgroup_size; ++thread) {
+      const u32 t = std::min(K::token_of(wg, thread), tokens - 1);
+      float acc = 0.0f;
+      for (u32 k = K::first_k(thread); k < K::first_k(thread) + C::k_per_thread; ++k) {
+        if (K::token_of(wg, thread) < tokens) ++covered[t * 2048 + k];
+        acc = fma_rn(f32_from_bf16(hidden[t * 2048 + k]), f32_from_bf16(w[k]), acc);
+      }
+      partial[thread] = acc;
+    }
+    for (u32 mask = 1; mask < 32; mask <<= 1) {
+      auto next = partial;
+      for (u32 i = 0; i < 64; ++i) next[i] = add_rn(partial[i], partial[(i / 32) * 32 + ((i % 32) ^ mask)]);
+      partial = next;
+    }
+    for (u32 thread = 0; thread < s.workgroup_size; thread += 32) {
+      const u32 t = K::token_of(wg, thread);
+      if (t >= tokens) continue;
+      float g = sigmoid_f32(partial[thread]);
+      if (g != g) g = oracles::canonical_nan;
+      mismatches += oracles::bits_of(g) != oracles::bits_of(oracles::shared_gate_weight(hidden.data() + t * 2048, w.data()));
+    }
+  }
+  CHECK(mismatches == 0);
+  for (int c : covered) CHECK(c == 1);
+  CHECK(oracles::bits_of(oracles::shared_gate_weight(hidden.data() + 3 * 2048, w.data())) == 0x7FC00000u);
+  const float g5 = oracles::shared_gate_weight(hidden.data() + 5 * 2048, w.data());
+  CHECK((std::isnan(g5) || (g5 >= 0.0f && g5 <= 1.0f)));
+}

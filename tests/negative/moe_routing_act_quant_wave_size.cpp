@@ -1,0 +1,2 @@
+#include <netra/contracts/moe/act_quant.hpp>
+template struct netra::contracts::moe_act_quant<netra::sm90a, 9, 1, 1, 64>;
