@@ -278,8 +278,7 @@ int main(int argc, char** argv) {
   drv().check(drv().cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
   bench_act_quant<contracts::moe_act_quant_decode<sm90a>>(objects, device, stream, l2, {9});
   bench_act_quant<contracts::moe_act_quant_batch<sm90a>>(objects, device, stream, l2, {9, 144, 1152, 4608});
-  bench_act_quant<contracts::moe_act_quant<sm90a, 4608, 1, 4>>(objects, device, stream, l2, {9, 1152, 4608});
-  bench_act_quant<contracts::moe_act_quant<sm90a, 4608, 4, 16>>(objects, device, stream, l2, {9, 1152, 4608});
+  bench_act_quant<contracts::moe_act_quant<sm90a, 4608, 2, 4>>(objects, device, stream, l2, {9, 1152, 4608});
   bench_router<contracts::moe_router_exact<sm90a>>(objects, device, stream, l2, {1, 4, 16, 32});
   bench_router<contracts::moe_router_matrix<sm90a>>(objects, device, stream, l2, {1, 16, 32, 64, 128});
   bench_router<contracts::moe_router<sm90a, router_tactic::exact_fp32, 128>>(objects, device, stream, l2, {64, 128});

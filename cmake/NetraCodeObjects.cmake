@@ -66,7 +66,7 @@ function(netra_add_code_object)
     file(CONFIGURE OUTPUT "${src}" CONTENT "${source_text}")
     add_custom_command(OUTPUT "${obj}"
       COMMAND "${NETRA_CLANG}" -x hip --offload-arch=${A_TARGET} --cuda-device-only -nogpulib -nogpuinc
-              -O3 -std=c++20 -Wall -Werror --no-gpu-bundle-output ${_incs}
+              -O3 -std=c++20 -Wall -Werror --no-gpu-bundle-output -fuse-cuid=none ${_incs}
               -Xclang -dependency-file -Xclang "${obj}.d" -Xclang -MT -Xclang "${obj}" "${src}" -o "${obj}"
       DEPENDS "${src}" DEPFILE "${obj}.d"
       COMMENT "netra: ${A_NAME} -> ${A_TARGET} code object" VERBATIM)

@@ -151,15 +151,22 @@ def to_e4m3(x):
 def quantize_hidden(hidden):
     """The gate_up contract's per-128 quantization (moe::hidden_block_quant): q = e4m3(x * (448 /
     amax)), scale = amax / 448; a block with NaN/Inf is all NaN; a block with 448 / amax = +Inf is
-    all zero. Returns (float8 [M, 2048], float32 scales [M, 16])."""
+    all zero. Returns (float8 [M, 2048], float32 scales [M, 16]).
+
+    r and the scale are one IEEE division each, tensor by tensor, as the contract says: torch
+    computes `448.0 / amax` as amax.reciprocal() * 448 and `amax / 448.0` as amax * (1 / 448)
+    (two roundings), and the 1-ulp different r flips the rounding of values that sit on an E4M3
+    tie (x / amax = 3/4, ...): about 4 % of randn blocks then quantize differently, which moved
+    whole routes outside the comparison policy."""
     x = hidden.float().view(hidden.shape[0], 16, 128)
     amax = x.abs().amax(dim=-1, keepdim=True)
     nonfinite = ~torch.isfinite(x).all(dim=-1, keepdim=True)
-    r = E4M3_MAX / amax
+    e4m3_max = torch.full_like(amax, E4M3_MAX)
+    r = torch.div(e4m3_max, amax)
     q = to_e4m3(x * r)
     q = torch.where(torch.isinf(r), torch.zeros_like(q, dtype=torch.float32), q.float())
     q = torch.where(nonfinite, torch.full_like(q, float("nan")), q)
-    return q.to(torch.float8_e4m3fn).view(hidden.shape[0], 2048), (amax / E4M3_MAX).squeeze(-1)
+    return q.to(torch.float8_e4m3fn).view(hidden.shape[0], 2048), torch.div(amax, e4m3_max).squeeze(-1)
 
 
 def gate_up_torch(hidden, ids, w13, s13):

@@ -51,9 +51,11 @@ TEST_CASE("admits the reference call and refuses each field with its name") {
   auto s = good();
   s.target = target_id::gfx950;
   CHECK(field_of(ref90::admits(s)) == "target");
+  CHECK(to_string(ref90::admits(s)) == "refused at field 'target': requires sm90a, got gfx950");
   s = good();
   s.input = dtype::bf16;
   CHECK(field_of(ref90::admits(s)) == "input dtype");
+  CHECK(to_string(ref90::admits(s)) == "refused at field 'input dtype': requires f32, got bf16");
   s = good();
   s.output = dtype::i32;
   CHECK(field_of(ref90::admits(s)) == "output dtype");

@@ -8,6 +8,7 @@
 #include "netra/contracts/moe/route_layout.hpp"
 #include "netra/contracts/moe/router.hpp"
 #include "netra/contracts/moe/shared_gate.hpp"
+#include "netra/kernels/moe/router.hpp"
 #include "netra/runtime/decision_text.hpp"
 #include "netra/runtime/instance.hpp"
 
@@ -40,13 +41,13 @@ TEST_CASE("act_quant contracts: mappings and constants") {
   CHECK(d90::workgroup_size == 64);   // two warps per row
   CHECK(b950::workgroup_size == 256);
   CHECK(b950::lanes_per_row == 64);
-  CHECK(b90::lanes_per_row == 32);  // one warp per row
+  CHECK(b90::lanes_per_row == 64);  // two warps per row (measured fastest on the H200)
   CHECK(b90::workgroup_size == 256);
   CHECK(b90::max_rows == 4608);
   CHECK(d950::max_rows == 9);
   CHECK(d950::workspace_bytes == 0);
   CHECK(instance_name<d950>() == "moe-act-quant-gfx950-9-1-1");
-  CHECK(contract_spelling<b90>() == "netra::contracts::moe_act_quant<netra::sm90a, 4608, 2, 8>");
+  CHECK(contract_spelling<b90>() == "netra::contracts::moe_act_quant<netra::sm90a, 4608, 1, 4>");
 }
 
 TEST_CASE("act_quant admits the reference call and refuses each field by name") {
@@ -115,20 +116,39 @@ TEST_CASE("router contracts: tiles, workspace layout and grid") {
   using E = contracts::moe_router_exact<sm90a>;
   using M = contracts::moe_router_matrix<gfx950>;
   CHECK(E::token_tile == 8);
-  CHECK(E::expert_tiles == 64);
-  CHECK(E::k_splits == 1);
-  CHECK(E::arrivals_per_tile == 64);
+  CHECK(E::expert_tile == 8);
+  CHECK(E::expert_tiles == 32);
+  CHECK(E::k_splits == 8);  // one partial per K group (G_0 .. G_7), added in order by the route kernel
   CHECK(E::max_token_tiles == 4);
-  CHECK(E::partials_bytes == 32u * 256u * 4u);
-  CHECK(E::workspace_bytes == 32u * 256u * 4u + 16u);
+  CHECK(E::partials_bytes == 8u * 32u * 256u * 4u);
+  CHECK(E::workspace_bytes == E::partials_bytes);
+  CHECK(E::workgroup_size == 64);
+  CHECK(E::lds_bytes == 16u);
   CHECK(M::token_tile == 16);
   CHECK(M::expert_tiles == 4);
   CHECK(M::k_splits == 4);
-  CHECK(M::arrivals_per_tile == 16);
   CHECK(M::partials_bytes == 4u * 128u * 256u * 4u);
-  CHECK(M::counters_offset % 16 == 0);
+  CHECK(M::workspace_bytes % 16 == 0);
   CHECK(M::lds_bytes == 4u * 16u * 64u * 4u + 16u);
   CHECK(contracts::moe_router_matrix<sm90a>::lds_bytes == 8u * 16u * 64u * 4u + 16u);
+  // grids: the exact logits kernel spreads the weight over 128 workgroups at any M; one route
+  // group per token
+  using EL = kernels::moe_router_logits_kernel<E>;
+  using ER = kernels::moe_router_route_kernel<E>;
+  CHECK(EL::shape(1).grid[0] == 128);
+  CHECK(EL::shape(1).grid[1] == 1);
+  CHECK(EL::shape(32).grid[1] == 4);
+  CHECK(ER::shape(1).grid[0] == 1);
+  CHECK(ER::shape(32).grid[0] == 16);
+  CHECK(kernels::moe_router_logits_kernel<M>::shape(128).grid[0] == 16);
+  CHECK(kernels::moe_router_logits_kernel<M>::shape(128).grid[1] == 8);
+  // every (K group, expert) of the exact tactic is owned by exactly one group of one workgroup
+  int owners[8][256] = {};
+  for (u32 x = 0; x < 128; ++x)
+    for (u32 grp = 0; grp < EL::groups; ++grp)
+      for (u32 lane = 0; lane < 32; ++lane) ++owners[EL::exact_k_group(x, grp)][EL::exact_expert_tile(x) * 8 + EL::exact_expert_of(lane)];
+  for (auto& g : owners)
+    for (int c : g) CHECK(c == 4);  // 4 lanes (tokens of the chunk) per (group, expert)
   CHECK(instance_name<E>() == "moe-router-sm90a-0-32");
   CHECK(contract_spelling<M>() == "netra::contracts::moe_router<netra::gfx950, 1, 128>");
 }

@@ -74,8 +74,8 @@ TEST_CASE("act_quant batch (R up to 4608) equals the oracle bitwise, every BF16 
   long rows_checked = 0;
   for (std::int64_t rows : {1, 9, 17, 45, 144, 4608}) {
     rows_checked += check_call<contracts::moe_act_quant_batch<sm90a>>(rows, 1024, static_cast<std::uint64_t>(rows), rows >= 144);
-    rows_checked += check_call<contracts::moe_act_quant<sm90a, 4608, 1, 4>>(rows, 1032, static_cast<std::uint64_t>(rows + 1), rows >= 144);
-    rows_checked += check_call<contracts::moe_act_quant<sm90a, 4608, 4, 16>>(rows, 2048, static_cast<std::uint64_t>(rows + 2), rows >= 144);
+    rows_checked += check_call<contracts::moe_act_quant<sm90a, 4608, 2, 4>>(rows, 1032, static_cast<std::uint64_t>(rows + 1), rows >= 144);
+    rows_checked += check_call<contracts::moe_act_quant_batch<sm90a>>(rows, 2048, static_cast<std::uint64_t>(rows + 2), rows >= 144);
   }
   MESSAGE(rows_checked, " rows, ", rows_checked * 512, " values checked");
 }

@@ -226,33 +226,55 @@ TEST_CASE("gate_up: adversarial hidden rows, route metadata and weights") {
   require_policy(oracles::check_policy(oracles::gate_up_reference(2, h2.data(), ids2.data(), store().view), got2), 2 * 9 * 1024L);
 }
 
-TEST_CASE("gate_up: the fused hidden quantization is bit-exact (one-hot W13 rows)") {
-  // Row n of every expert reads hidden value k = 2n with weight 1.0 and scale 1: out = sx * qx[k].
-  // Built directly (not hashed): expert 256 and the routed experts of token 0.
+TEST_CASE("gate_up: more than 16 routes of one expert (duplicate ids): every route within the policy, unused experts never read") {
+  const int tokens = 5;
+  std::vector<std::int32_t> ids(tokens * 9, 42);  // 45 routes of expert 42: workgroups at its occurrences 0, 16, 32
+  ids[7] = 256;
+  ids[20] = 300;  // an invalid id in the middle
+  const auto hidden = oracles::hidden_rows(tokens, 13);
+  store().use({13}, ids);
+  const auto got = run_gate_up(tokens, hidden, ids);
+  require_policy(oracles::check_policy(oracles::gate_up_reference(tokens, hidden.data(), ids.data(), store().view), got), tokens * 9 * 1024L);
+  for (int n = 0; n < 1024; ++n) CHECK(got[20 * 1024 + n] == 0);
+}
+
+TEST_CASE("gate_up: the fused hidden quantization is bit-exact (one-hot W13 rows), E4M3 ties included") {
+  // Row n of every expert reads hidden value k = 2n (+1) with weight 1.0 and scale 1: out = sx * qx[k].
+  // Built directly (not hashed): expert 256 and the routed experts of token 0. Inputs: random rows,
+  // and rows whose every block sits on E4M3 ties (oracles::tie_hidden_rows: a reciprocal-then-
+  // multiply r, as torch's `448.0 / amax`, rounds every tie the other way).
   const auto ids = oracles::routed_ids(1, 55);
-  const auto hidden = oracles::hidden_rows(1, 55, 3.0f);
-  auto& s = store();
-  s.use({55}, ids);  // poison + present set
-  std::vector<std::uint8_t> onehot(1024ull * 2048, 0);
-  for (int n = 0; n < 1024; ++n) onehot[static_cast<std::size_t>(n) * 2048 + 2 * n] = 0x38;
-  const std::vector<float> ones(128, 1.0f);
-  for (int r = 0; r < 9; ++r) {
-    upload_at(s.w13.data() + static_cast<std::size_t>(ids[r]) * onehot.size(), onehot.data(), onehot.size());
-    upload_at(s.s13.data() + ids[r] * 128, ones.data(), ones.size());
-    s.present.erase(ids[r]);  // the host copies no longer describe these experts
-  }
-  s.poisoned = false;  // the store no longer matches its params
-  const auto got = run_gate_up(1, hidden, ids);
-  std::uint8_t q[128];
-  long mismatches = 0;
-  for (int r = 0; r < 9; ++r)
-    for (int n = 0; n < 1024; ++n) {
-      const int k = 2 * n;
-      const float scale = oracles::hidden_quant_block(hidden.data() + 128 * (k / 128), q);
-      // compared as values: +0 and -0 are the same output here (an fma from +0 cannot give -0)
-      mismatches += f32_from_bf16(got[static_cast<std::size_t>(r) * 1024 + n]) != f32_from_bf16(bf16_from_f32_reference(f32_from_e4m3(q[k % 128]) * scale));
+  struct probe {
+    std::vector<std::uint16_t> hidden;
+    int odd;
+  };
+  const probe probes[] = {{oracles::hidden_rows(1, 55, 3.0f), 0}, {oracles::tie_hidden_rows(1, 55), 0}, {oracles::tie_hidden_rows(1, 56), 1}};
+  for (const probe& pr : probes) {
+    auto& s = store();
+    s.use({55}, ids);  // poison + present set
+    std::vector<std::uint8_t> onehot(1024ull * 2048, 0);
+    for (int n = 0; n < 1024; ++n) onehot[static_cast<std::size_t>(n) * 2048 + 2 * n + pr.odd] = 0x38;
+    const std::vector<float> ones(128, 1.0f);
+    for (int r = 0; r < 9; ++r) {
+      upload_at(s.w13.data() + static_cast<std::size_t>(ids[r]) * onehot.size(), onehot.data(), onehot.size());
+      upload_at(s.s13.data() + ids[r] * 128, ones.data(), ones.size());
+      s.present.erase(ids[r]);  // the host copies no longer describe these experts
     }
-  CHECK(mismatches == 0);
+    s.poisoned = false;  // the store no longer matches its params
+    const auto got = run_gate_up(1, pr.hidden, ids);
+    std::uint8_t q[128];
+    long mismatches = 0;
+    for (int r = 0; r < 9; ++r)
+      for (int n = 0; n < 1024; ++n) {
+        const int k = 2 * n + pr.odd;
+        const float scale = oracles::hidden_quant_block(pr.hidden.data() + 128 * (k / 128), q);
+        // compared as values: +0 and -0 are the same output here (an fma from +0 cannot give -0)
+        mismatches += f32_from_bf16(got[static_cast<std::size_t>(r) * 1024 + n]) !=
+                      f32_from_bf16(bf16_from_f32_reference(f32_from_e4m3(q[k % 128]) * scale));
+      }
+    INFO("probe odd ", pr.odd);
+    CHECK(mismatches == 0);
+  }
 }
 
 TEST_CASE("gate_up: run-to-run identical and batch-invariant (a token's rows do not depend on the batch)") {
@@ -295,6 +317,20 @@ TEST_CASE("down with act_quant fused: bitwise equal to the E4M3 input, M = 1 .. 
     const auto ref = oracles::down_reference(tokens, c.act.data(), c.act_scales.data(), c.ids.data(), c.route_weights.data(), store().view);
     require_policy(oracles::check_policy(ref, b), tokens * 2048L);
   }
+}
+
+TEST_CASE("down: more than 16 routes of one expert (duplicate ids), both inputs") {
+  const int tokens = 4;
+  std::vector<std::int32_t> ids(tokens * 9, 42);  // 36 routes of expert 42: units at its occurrences 0, 16, 32
+  ids[17] = 256;
+  ids[30] = -3;
+  const auto c = make_down_inputs(tokens, 17, ids);
+  store().use({17}, c.ids);
+  const auto a = run_down<down_c>(c);
+  const auto b = run_down<down_fused_c>(c);
+  CHECK(a == b);
+  const auto ref = oracles::down_reference(tokens, c.act.data(), c.act_scales.data(), c.ids.data(), c.route_weights.data(), store().view);
+  require_policy(oracles::check_policy(ref, a), tokens * 2048L);
 }
 
 TEST_CASE("down: adversarial route metadata and weights") {

@@ -1,8 +1,9 @@
 // The router on the GPU (sm90a cubins built by CMake).
 //  exact_fp32: ids and weights bitwise equal to the oracle (and the workspace logits bitwise equal
-//    to the oracle's fixed order), for 1..32 tokens, two strides, adversarial tokens (NaN, Inf,
-//    cancelling huge values, all-zero hidden -> all-equal probabilities, exact logit ties from
-//    duplicated expert rows), repeated calls (the arrival counters reset themselves).
+//    to the oracle's fixed order; a NaN logit matches any NaN: no contract fixes NaN payloads),
+//    for 1..32 tokens, two strides, adversarial tokens (NaN, Inf, cancelling huge values, all-zero
+//    hidden -> all-equal probabilities, exact logit ties from duplicated expert rows), repeated
+//    calls on one workspace.
 //  matrix_bf16: every logit within the contract's bound of the FP64 dot product (the measured
 //    error is reported), ids admissible under the bound, weights within their bound, for 1..128.
 // Poisoned outputs: slot 8 and the rows after the last token stay untouched; refused calls write
@@ -81,11 +82,6 @@ template <class Contract> router_outputs run_router(const router_inputs& in) {
   std::vector<float> partials(Contract::partials_bytes / 4);
   testing::drv().check(testing::drv().cuMemcpyDtoH(partials.data(), reinterpret_cast<CUdeviceptr>(h.workspace()), Contract::partials_bytes),
                        "cuMemcpyDtoH");
-  std::vector<std::uint32_t> counters(Contract::max_token_tiles);
-  testing::drv().check(testing::drv().cuMemcpyDtoH(counters.data(), reinterpret_cast<CUdeviceptr>(static_cast<char*>(h.workspace()) + Contract::counters_offset),
-                                                   counters.size() * 4),
-                       "cuMemcpyDtoH");
-  for (auto c : counters) CHECK(c == 0u);  // every call leaves the arrival counters at zero
   out.logits.resize(static_cast<std::size_t>(in.tokens) * 256);
   for (std::int64_t t = 0; t < in.tokens; ++t)
     for (int e = 0; e < 256; ++e) {
@@ -120,7 +116,11 @@ TEST_CASE("router exact_fp32: ids, weights and logits bitwise equal to the oracl
           float l[256];
           for (int e = 0; e < 256; ++e) {
             l[e] = oracles::router_exact_logit(in.h(t), in.w(e));
-            logit_mismatch += oracles::bits_of(l[e]) != oracles::bits_of(out.logits[static_cast<std::size_t>(t) * 256 + e]);
+            // Bitwise, except that a NaN matches any NaN: the oracle's host fma propagates the
+            // input NaN's payload (x86), sm_90 returns the canonical 0x7FFFFFFF; the contract fixes
+            // only that a NaN logit makes the token non-finite (checked through ids / weights).
+            const float got = out.logits[static_cast<std::size_t>(t) * 256 + e];
+            logit_mismatch += std::isnan(l[e]) ? !std::isnan(got) : oracles::bits_of(l[e]) != oracles::bits_of(got);
           }
           const auto want = oracles::route_token(l);
           for (int s = 0; s < 8; ++s) {
@@ -206,9 +206,16 @@ TEST_CASE("router matrix_bf16: logits within the bound, admissible ids, bounded 
       double b_max = 0, denom = 0, top = -INFINITY;
       for (int s = 0; s < 8; ++s) top = std::max(top, l64[ids[s]]), b_max = std::max(b_max, bound[ids[s]]);
       for (int s = 0; s < 8; ++s) denom += std::exp(l64[ids[s]] - top);
+      // The bound is a real number: for |hidden| ~ 1e35, B_max ~ 1e33 and e^(4 B_max) overflows to
+      // +Inf in double, where a zero w64 (exp(l64 - top) underflowed) times Inf would be NaN; the
+      // bound's product is 0 then (0 times any real), and +Inf (vacuous, as the real bound is)
+      // for w64 > 0.
+      const double relative = std::expm1(4 * b_max) + 0x1p-20;
       for (int s = 0; s < 8; ++s) {
         const double w64 = std::exp(l64[ids[s]] - top) / denom;
-        CHECK(std::fabs(w[s] - w64) <= w64 * (std::expm1(4 * b_max) + 0x1p-20) + 0x1p-120);
+        CHECK(std::isfinite(w64));
+        const double bound_w = (w64 == 0 ? 0.0 : w64 * relative) + 0x1p-120;
+        CHECK(std::fabs(w[s] - w64) <= bound_w);
       }
     }
   }

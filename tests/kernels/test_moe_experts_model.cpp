@@ -95,6 +95,10 @@ std::vector<unsigned> columns_of(const std::vector<std::int32_t>& ids, unsigned 
 
 // ---- gate_up ------------------------------------------------------------------------------------
 
+/// The gate_up kernel's decomposition: the workgroup of the route at occurrence 0, 16, .. of its
+/// expert serves 16 columns; each wave quantizes its K range of those columns into an LDS image
+/// with the quantization pass's lane map (K::quant_k, the K::quant_mask butterfly), then reads
+/// its B words from the image through F::act_piece and the D items' scales by column.
 template <class Contract, k_order_16x16x128 Order>
 std::vector<std::uint16_t> gate_up_model(int tokens, const std::vector<std::uint16_t>& hidden, const std::vector<std::int32_t>& ids,
                                          const oracles::expert_weight_view& w, const std::vector<unsigned>& tiles) {
@@ -104,6 +108,7 @@ std::vector<std::uint16_t> gate_up_model(int tokens, const std::vector<std::uint
   constexpr unsigned W = F::wave;
   const unsigned routes = static_cast<unsigned>(tokens) * 9;
   std::vector<std::uint16_t> out(static_cast<std::size_t>(routes) * 1024, poison_bf16);
+  long lane_values_across_blocks = 0, written_twice = 0;
   for (unsigned route = 0; route < routes; ++route)
     for (unsigned tile : tiles) {
       const unsigned row0 = tile * K::tile_rows;
@@ -112,73 +117,81 @@ std::vector<std::uint16_t> gate_up_model(int tokens, const std::vector<std::uint
         for (unsigned i = 0; i < K::tile_rows; ++i) out[route * 1024 + row0 + i] = 0;
         continue;
       }
+      unsigned occurrence = 0;
+      for (unsigned r = 0; r < route; ++r) occurrence += ids[r] == e;
+      if (occurrence % K::chunk_columns != 0) continue;
       bool earlier;
       const auto cols = columns_of(ids, route, earlier);
-      if (earlier) continue;
-      for (unsigned chunk = 0; chunk * K::chunk_columns < cols.size(); ++chunk) {
-        const unsigned columns = std::min<unsigned>(static_cast<unsigned>(cols.size()) - chunk * K::chunk_columns, K::chunk_columns);
-        float partial[K::k_split][K::chunk_columns][K::tile_rows] = {};
-        for (unsigned wv = 0; wv < K::k_split; ++wv) {
-          for (unsigned n = 0; n < F::tiles; ++n) {
-            if (n * F::tile_columns >= columns) continue;
-            std::array<std::array<float, F::shape::d_items>, W> acc{};
-            for (unsigned b = 0; b < K::blocks_per_wave; ++b) {
-              const unsigned kb = wv * K::blocks_per_wave + b;  // global scale block
-              pieces_t<target> wp{}, q{};
-              std::array<std::uint32_t, W> magnitude{};
-              std::array<std::array<std::array<std::uint16_t, 16>, F::act_pieces>, W> x{};
-              for (unsigned l = 0; l < W; ++l) {
-                for (unsigned v = 0; v < F::weight_pieces; ++v) {
-                  const auto pc = F::weight_piece(l, v);
-                  std::uint8_t bytes[16];
-                  for (unsigned i = 0; i < 16; ++i) bytes[i] = w.w13(e, static_cast<int>(row0 + pc.index), static_cast<int>(kb * 128 + pc.k + i));
-                  for (unsigned j = 0; j < 4; ++j) wp[l][v][j] = word_of(bytes + 4 * j);
-                }
-                const unsigned col = K::lane_column(l, n);
-                const bool live = col < columns;
-                const unsigned token = live ? cols[chunk * K::chunk_columns + col] / 9 : 0;
-                for (unsigned v = 0; v < F::act_pieces; ++v)
-                  for (unsigned i = 0; i < 16; ++i) {
-                    x[l][v][i] = live ? hidden[token * 2048 + kb * 128 + F::act_piece(l, n, v).k + i] : 0;
-                    magnitude[l] = std::max<std::uint32_t>(magnitude[l], x[l][v][i] & 0x7FFFu);
-                  }
-              }
-              group_max<F>(magnitude);
-              std::array<float, W> sx{};
-              for (unsigned l = 0; l < W; ++l) {
-                const auto h = moe::hidden_block_quant::of(magnitude[l]);
-                sx[l] = h.scale;
-                for (unsigned v = 0; v < F::act_pieces; ++v) {
-                  std::uint8_t bytes[16];
-                  for (unsigned i = 0; i < 16; ++i)
-                    bytes[i] = h.poison ? 0x7F : (h.zero ? 0 : e4m3_from_f32_reference(mul_rn(f32_from_bf16(x[l][v][i]), h.reciprocal)));
-                  for (unsigned j = 0; j < 4; ++j) q[l][v][j] = word_of(bytes + 4 * j);
-                }
-              }
-              const auto d = block_d<target, Order>(wp, q);
-              const float sw = w.s13(e, static_cast<int>(row0 / 128), static_cast<int>(kb));
-              for (unsigned l = 0; l < W; ++l)
-                for (unsigned i = 0; i < F::shape::d_items; ++i) {
-                  const unsigned col_in_tile = F::d_element(l, n, i).col - n * F::tile_columns;
-                  const float s = mul_rn(sw, sx[F::d_column_is_b_column ? l : F::b_lane_of(col_in_tile)]);
-                  acc[l][i] = fma_rn(d[l][i], s, acc[l][i]);
-                }
+      const unsigned columns = std::min<unsigned>(static_cast<unsigned>(cols.size()), K::chunk_columns);
+      float partial[K::k_split][K::chunk_columns][K::tile_rows] = {};
+      for (unsigned wv = 0; wv < K::k_split; ++wv) {
+        // the wave's LDS image: E4M3 [columns][512] and scales [columns][4]
+        std::vector<std::array<std::uint8_t, K::k_per_wave>> act(K::chunk_columns);
+        std::vector<std::array<float, K::blocks_per_wave>> act_scale(K::chunk_columns);
+        for (auto& a : act) a.fill(0);
+        for (auto& a : act_scale) a.fill(0.0f);
+        for (unsigned c = 0; c < columns; ++c) {
+          const std::uint16_t* x = &hidden[(cols[c] / 9) * 2048 + wv * K::k_per_wave];
+          std::array<std::uint32_t, W> magnitude{};
+          for (unsigned l = 0; l < W; ++l)
+            for (unsigned j = 0; j < K::quant_values; ++j) magnitude[l] = std::max<std::uint32_t>(magnitude[l], x[K::quant_k(l) + j] & 0x7FFFu);
+          for (unsigned i = 0; i < K::quant_masks; ++i) {
+            const auto before = magnitude;
+            for (unsigned l = 0; l < W; ++l) magnitude[l] = std::max(before[l], before[l ^ K::quant_mask(i)]);
+          }
+          for (unsigned l = 0; l < W; ++l) {
+            const auto h = moe::hidden_block_quant::of(magnitude[l]);
+            for (unsigned j = 0; j < K::quant_values; ++j) {
+              const unsigned k = K::quant_k(l) + j;
+              lane_values_across_blocks += k / 128 != K::quant_k(l) / 128;  // a lane's values lie in one scale block
+              act[c][k] = h.poison ? 0x7F : (h.zero ? 0 : e4m3_from_f32_reference(mul_rn(f32_from_bf16(x[k]), h.reciprocal)));
             }
-            for (unsigned l = 0; l < W; ++l)
-              for (unsigned i = 0; i < F::shape::d_items; ++i) {
-                const auto el = F::d_element(l, n, i);
-                partial[wv][el.col][el.row] = acc[l][i];
-              }
+            if (l % K::quant_lanes == 0) act_scale[c][K::quant_k(l) / 128] = h.scale;
           }
         }
-        for (unsigned col = 0; col < columns; ++col)
-          for (unsigned row = 0; row < K::tile_rows; ++row) {
-            float s = partial[0][col][row];
-            for (unsigned wv = 1; wv < K::k_split; ++wv) s = add_rn(s, partial[wv][col][row]);
-            out[cols[chunk * K::chunk_columns + col] * 1024 + row0 + row] = bf16_from_f32_reference(s);
+        for (unsigned n = 0; n < F::tiles; ++n) {
+          if (n * F::tile_columns >= columns) continue;
+          std::array<std::array<float, F::shape::d_items>, W> acc{};
+          for (unsigned b = 0; b < K::blocks_per_wave; ++b) {
+            const unsigned kb = wv * K::blocks_per_wave + b;  // global scale block
+            pieces_t<target> wp{}, q{};
+            for (unsigned l = 0; l < W; ++l) {
+              for (unsigned v = 0; v < F::weight_pieces; ++v) {
+                const auto pc = F::weight_piece(l, v);
+                std::uint8_t bytes[16];
+                for (unsigned i = 0; i < 16; ++i) bytes[i] = w.w13(e, static_cast<int>(row0 + pc.index), static_cast<int>(kb * 128 + pc.k + i));
+                for (unsigned j = 0; j < 4; ++j) wp[l][v][j] = word_of(bytes + 4 * j);
+              }
+              for (unsigned v = 0; v < F::act_pieces; ++v) {
+                const auto pc = F::act_piece(l, n, v);
+                for (unsigned j = 0; j < 4; ++j) q[l][v][j] = word_of(&act[pc.index][b * 128 + pc.k + 4 * j]);
+              }
+            }
+            const auto d = block_d<target, Order>(wp, q);
+            const float sw = w.s13(e, static_cast<int>(row0 / 128), static_cast<int>(kb));
+            for (unsigned l = 0; l < W; ++l)
+              for (unsigned i = 0; i < F::shape::d_items; ++i) {
+                const float s = mul_rn(sw, act_scale[F::d_element(l, n, i).col][b]);
+                acc[l][i] = fma_rn(d[l][i], s, acc[l][i]);
+              }
           }
+          for (unsigned l = 0; l < W; ++l)
+            for (unsigned i = 0; i < F::shape::d_items; ++i) {
+              const auto el = F::d_element(l, n, i);
+              partial[wv][el.col][el.row] = acc[l][i];
+            }
+        }
       }
+      for (unsigned col = 0; col < columns; ++col)
+        for (unsigned row = 0; row < K::tile_rows; ++row) {
+          float s = partial[0][col][row];
+          for (unsigned wv = 1; wv < K::k_split; ++wv) s = add_rn(s, partial[wv][col][row]);
+          written_twice += out[cols[col] * 1024 + row0 + row] != poison_bf16;  // every output is written once
+          out[cols[col] * 1024 + row0 + row] = bf16_from_f32_reference(s);
+        }
     }
+  CHECK(lane_values_across_blocks == 0);
+  CHECK(written_twice == 0);
   return out;
 }
 
@@ -221,11 +234,14 @@ std::vector<std::uint16_t> down_model(int tokens, const std::vector<std::uint8_t
         for (auto& blk : partial[route]) blk.fill(0.0f);
         continue;
       }
+      unsigned occurrence = 0;
+      for (unsigned r = 0; r < route; ++r) occurrence += ids[r] == e;
+      if (occurrence % K::chunk_columns != 0) continue;  // the unit at occurrence 0, 16, .. serves 16 routes
       bool earlier;
       const auto cols = columns_of(ids, route, earlier);
-      if (earlier) continue;
-      for (unsigned chunk = 0; chunk * K::chunk_columns < cols.size(); ++chunk) {
-        const unsigned columns = std::min<unsigned>(static_cast<unsigned>(cols.size()) - chunk * K::chunk_columns, K::chunk_columns);
+      {
+        const unsigned chunk = 0;
+        const unsigned columns = std::min<unsigned>(static_cast<unsigned>(cols.size()), K::chunk_columns);
         for (unsigned n = 0; n < F::tiles; ++n) {
           if (n * F::tile_columns >= columns) continue;
           for (unsigned b = 0; b < K::blocks; ++b) {
@@ -375,6 +391,31 @@ TEST_CASE_TEMPLATE("gate_up model, M = 2 and M = 16 (shared expert: 16 columns),
   }
 }
 
+TEST_CASE_TEMPLATE("gate_up: the quantization pass takes column c's route from the lane whose B column c is", Target, gfx950, sm90a) {
+  // column_route_of broadcasts scan.route[c / tile_columns] from lane b_lane_of(c % tile_columns):
+  // that lane's want for that tile must be column c.
+  using K = kernels::moe_expert_gate_up_kernel<contracts::moe_expert_gate_up_decode<Target>>;
+  using F = typename K::F;
+  for (unsigned c = 0; c < K::chunk_columns; ++c) CHECK(K::lane_column(F::b_lane_of(c % F::tile_columns), c / F::tile_columns) == c);
+  CHECK(K::quant_lanes * K::quant_values == 128);
+  CHECK((1u << K::quant_masks) == K::quant_lanes);
+  CHECK(K::lds_bytes <= 48u * 1024);  // static shared memory, no opt-in
+}
+
+TEST_CASE_TEMPLATE("gate_up model: more than 16 routes of one expert (duplicate ids): a workgroup per 16 of them", Target, gfx950, sm90a) {
+  using C = contracts::moe_expert_gate_up_decode<Target>;
+  const auto w = hashed_weights({13});
+  const int tokens = 5;
+  std::vector<std::int32_t> ids(tokens * 9, 42);  // 45 routes of expert 42: workgroups at occurrences 0, 16, 32
+  ids[7] = 256;
+  ids[20] = 300;  // an invalid id in the middle shifts nothing
+  const auto hidden = oracles::hidden_rows(tokens, 13);
+  const auto rep = check_gate_up<C>(tokens, hidden, ids, w, {0, 63});
+  INFO(rep.describe());
+  CHECK(rep.checked == tokens * 9 * 32);
+  CHECK(rep.failures == 0);
+}
+
 TEST_CASE_TEMPLATE("gate_up model, adversarial inputs", Target, gfx950, sm90a) {
   using C = contracts::moe_expert_gate_up_decode<Target>;
   const int tokens = 3;
@@ -415,27 +456,71 @@ TEST_CASE_TEMPLATE("gate_up model, adversarial inputs", Target, gfx950, sm90a) {
   CHECK(rep.failures == 0);
 }
 
-TEST_CASE("gate_up model: the fused hidden quantization equals the oracle bit for bit (one-hot probe)") {
-  // W13 rows are one-hot (row n reads hidden value k = n * 2 with weight 1.0, scale 1): every
-  // output is sx * qx[k], so any difference in qx (one E4M3 step: 2^-4 relative or more) would
-  // exceed the BF16 rounding (2^-8).
+namespace {
+/// One-hot W13 rows (row n reads hidden value k = 2n + odd with weight 1.0, scale 1): every output
+/// is sx * qx[k], so any difference in qx (one E4M3 step: 2^-4 relative or more) would exceed the
+/// BF16 rounding (2^-8). Returns the rows of route `route` that differ from the oracle.
+template <class Target> long one_hot_mismatches(const std::vector<std::uint16_t>& hidden, int tokens, unsigned odd) {
   oracles::expert_weight_view w;
-  w.w13 = [](int, int n, int k) -> std::uint8_t { return k == 2 * n ? 0x38 : 0x00; };
+  w.w13 = [odd](int, int n, int k) -> std::uint8_t { return static_cast<unsigned>(k) == 2 * static_cast<unsigned>(n) + odd ? 0x38 : 0x00; };
   w.s13 = [](int, int, int) { return 1.0f; };
   w.w2 = [](int, int, int) -> std::uint8_t { return 0; };
   w.s2 = [](int, int, int) { return 0.0f; };
-  const auto hidden = oracles::hidden_rows(1, 99, 3.0f);
-  const auto ids = oracles::routed_ids(1, 99);
-  using C = contracts::moe_expert_gate_up_decode<sm90a>;
-  const auto got = gate_up_model<C, k_order_16x16x128::halves>(1, hidden, ids, w, all_tiles(64));
+  const auto ids = oracles::routed_ids(tokens, 99);
+  using C = contracts::moe_expert_gate_up_decode<Target>;
+  const auto got = gate_up_model<C, k_order_16x16x128::halves>(tokens, hidden, ids, w, all_tiles(64));
+  long mismatches = 0;
   std::uint8_t q[128];
-  for (int n = 0; n < 1024; ++n) {
-    const int k = 2 * n, b = k / 128;
-    const float scale = oracles::hidden_quant_block(hidden.data() + 128 * b, q);
-    const std::uint16_t expect = bf16_from_f32_reference(f32_from_e4m3(q[k % 128]) * scale);
-    INFO("row ", n);
-    REQUIRE(f32_from_bf16(got[8 * 1024 + n]) == f32_from_bf16(expect));  // +0 == -0: an fma chain from +0 never gives -0
+  for (int t = 0; t < tokens; ++t)
+    for (int n = 0; n < 1024; ++n) {
+      const int k = 2 * n + static_cast<int>(odd), b = k / 128;
+      const float scale = oracles::hidden_quant_block(hidden.data() + t * 2048 + 128 * b, q);
+      const std::uint16_t expect = bf16_from_f32_reference(f32_from_e4m3(q[k % 128]) * scale);
+      // +0 == -0: an fma chain from +0 never gives -0
+      for (int s = 0; s < 9; ++s) mismatches += f32_from_bf16(got[static_cast<std::size_t>(t * 9 + s) * 1024 + n]) != f32_from_bf16(expect);
+    }
+  return mismatches;
+}
+}  // namespace
+
+TEST_CASE_TEMPLATE("gate_up model: the fused hidden quantization equals the oracle bit for bit (one-hot probe)", Target, gfx950, sm90a) {
+  const auto hidden = oracles::hidden_rows(1, 99, 3.0f);
+  CHECK(one_hot_mismatches<Target>(hidden, 1, 0) == 0);
+  // every 128-block on E4M3 ties (oracles::tie_hidden_rows), even and odd k
+  const auto ties = oracles::tie_hidden_rows(2, 7);
+  CHECK(one_hot_mismatches<Target>(ties, 2, 0) == 0);
+  CHECK(one_hot_mismatches<Target>(ties, 2, 1) == 0);
+}
+
+TEST_CASE("hidden quantization on E4M3 ties: r = 448 / amax is one IEEE division (a reciprocal-then-multiply r differs)") {
+  // The bug the Python reference had (torch's `448.0 / amax` is amax.reciprocal() * 448): on these
+  // blocks the two r differ by an ulp and every tie value rounds the other way. The oracle, the
+  // contract's hidden_block_quant (the kernels' code) and the tie rows must agree that they do.
+  const int tokens = 4;
+  const auto hidden = oracles::tie_hidden_rows(tokens, 3);
+  long contract_mismatches = 0, reciprocal_differs = 0, blocks_that_differ = 0;
+  for (int blk = 0; blk < tokens * 16; ++blk) {
+    const std::uint16_t* x = hidden.data() + blk * 128;
+    std::uint8_t q[128];
+    const float scale = oracles::hidden_quant_block(x, q);
+    std::uint32_t m = 0;
+    for (int k = 0; k < 128; ++k) m = std::max<std::uint32_t>(m, x[k] & 0x7FFFu);
+    const auto h = moe::hidden_block_quant::of(m);
+    CHECK(h.scale == scale);
+    const float amax = f32_from_bf16(static_cast<std::uint16_t>(m));
+    const float r_two_roundings = mul_rn(div_rn(1.0f, amax), 448.0f);
+    long differ = 0;
+    for (int k = 0; k < 128; ++k) {
+      const float v = f32_from_bf16(x[k]);
+      contract_mismatches += e4m3_from_f32_reference(mul_rn(v, h.reciprocal)) != q[k];
+      differ += e4m3_from_f32_reference(mul_rn(v, r_two_roundings)) != q[k];
+    }
+    reciprocal_differs += differ;
+    blocks_that_differ += differ > 0;
   }
+  CHECK(contract_mismatches == 0);
+  CHECK(blocks_that_differ == tokens * 16);  // the rows are sensitive: every block tells the two apart
+  CHECK(reciprocal_differs >= 6 * tokens * 16);
 }
 
 // ---- down ---------------------------------------------------------------------------------------
@@ -468,6 +553,22 @@ TEST_CASE_TEMPLATE("down model: the fused act_quant prologue gives the bits of t
       c.tokens, c.act, c.act_scales, c.gate_up_out, c.ids, c.route_weights, w, tiles);
   CHECK(a == b);
   CHECK(std::count(a.begin(), a.end(), 0x7FFF) == 32);  // token 0 (route 5) is NaN on both tiles
+}
+
+TEST_CASE_TEMPLATE("down model: more than 16 routes of one expert (duplicate ids): a unit per 16 of them, both inputs", Target, gfx950, sm90a) {
+  const auto w = hashed_weights({14});
+  const int tokens = 4;
+  std::vector<std::int32_t> ids(tokens * 9, 42);  // 36 routes of expert 42: units at its occurrences 0, 16, 32
+  ids[17] = 256;
+  ids[30] = -3;
+  const auto c = make_down_case(tokens, 14, ids);
+  const auto a = check_down<contracts::moe_expert_down<Target, 16, moe_down_input_e4m3>>(c, w, {0, 127});
+  INFO(a.describe());
+  CHECK(a.checked == tokens * 32);
+  CHECK(a.failures == 0);
+  const auto b = check_down<contracts::moe_expert_down<Target, 4, moe_down_input_gate_up>>(c, w, {0, 127});
+  INFO(b.describe());
+  CHECK(b.failures == 0);
 }
 
 TEST_CASE_TEMPLATE("down model, M = 16 and adversarial route metadata, within the policy", Target, gfx950, sm90a) {

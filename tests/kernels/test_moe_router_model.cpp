@@ -4,10 +4,11 @@
 //  - the matrix tactic's lane maps (matrix_k, matrix_a_row, matrix_b_col, operand words) composed
 //    with the instruction models give the FP64 dot products of the right (token, expert) for both
 //    targets: every K of the split used once, A and B paired on the same K;
-//  - the exact tactic's slices, 32-lane reduce-scatter and group sums equal the oracle's
-//    documented order bitwise;
-//  - the routing step (32 lanes x 8 experts, butterflies, 64-bit keys) equals the oracle's
-//    softmax -> top-8 -> renormalisation bitwise on adversarial logits;
+//  - the exact tactic's slices, 32-lane reduce-scatter (logits kernel) and the route kernel's
+//    in-order sum of the 8 K-group partials equal the oracle's documented order bitwise;
+//  - the routing step (32 lanes x 8 experts, butterflies, 64-bit keys, the bitonic top-8 of
+//    router_sort8 / router_merge8) equals the oracle's softmax -> top-8 -> renormalisation bitwise
+//    on adversarial logits; the sorting network sorts every 0/1 input;
 //  - the shared gate's lane maps and butterfly equal the oracle bitwise.
 #include <doctest/doctest.h>
 
@@ -118,7 +119,7 @@ std::array<std::uint32_t, 4> load16(const std::uint16_t* p) {
 
 /// The matrix tactic's 16 x 64 partial tile of workgroup (tile, expert_tile, split), modelled.
 template <class Contract> std::vector<double> matrix_tile_model(const router_problem& pr, u32 tile, u32 et, u32 split) {
-  using K = kernels::moe_router_kernel<Contract>;
+  using K = kernels::moe_router_logits_kernel<Contract>;
   using target = typename Contract::target;
   std::vector<double> out(16 * 64, 0.0);
   for (u32 wave = 0; wave < K::waves; ++wave) {
@@ -205,50 +206,45 @@ TEST_CASE("matrix tactic lane maps give the FP64 dot products of the right (toke
 // ---- exact tactic: the documented order --------------------------------------------------------
 
 namespace {
-/// The exact tactic's 4 x 8 logits of workgroup (tile, expert_tile): per-thread slices, the
-/// 32-lane reduce-scatter by the kernel's rule (keep the half of lane bit D), group sums in order.
-template <class Contract> std::array<float, 32> exact_tile_model(const router_problem& pr, u32 tile, u32 et) {
-  using K = kernels::moe_router_kernel<Contract>;
-  std::array<float, 32> group_sum[8];
-  for (u32 g = 0; g < 8; ++g) {
-    std::array<std::array<float, 32>, 32> v{};  // [lane][value]
-    for (u32 lane = 0; lane < 32; ++lane) {
-      const u32 k0 = K::exact_first_k(32 * g + lane);
-      for (u32 e = 0; e < 4; ++e)
-        for (u32 t = 0; t < 8; ++t) {
-          float acc = 0.0f;
-          for (u32 k = k0; k < k0 + 8; ++k)
-            acc = fma_rn(f32_from_bf16(pr.h(static_cast<int>(tile * 8 + t))[k]), f32_from_bf16(pr.w(static_cast<int>(et * 4 + e))[k]), acc);
-          v[lane][8 * e + t] = acc;
-        }
-    }
-    for (u32 d = 16; d >= 1; d >>= 1) {
-      auto next = v;
-      for (u32 lane = 0; lane < 32; ++lane) {
-        const bool upper = (lane & d) != 0, partner_upper = !upper;
-        for (u32 j = 0; j < d; ++j) {
-          const float keep = upper ? v[lane][j + d] : v[lane][j];
-          const float send_of_partner = partner_upper ? v[lane ^ d][j] : v[lane ^ d][j + d];
-          next[lane][j] = add_rn(keep, send_of_partner);
-        }
+/// The exact tactic's K group sums G_g of logits workgroup x, group grp, 4-token chunk c of token
+/// tile y: per-lane slices, the 32-lane reduce-scatter by the kernel's rule (keep the half of lane
+/// bit D); lane l's result belongs to (token exact_token_of(l), expert exact_expert_of(l)).
+template <class Contract> std::array<float, 32> exact_chunk_model(const router_problem& pr, u32 x, u32 grp, u32 y, u32 c) {
+  using K = kernels::moe_router_logits_kernel<Contract>;
+  const u32 et = K::exact_expert_tile(x), g = K::exact_k_group(x, grp);
+  std::array<std::array<float, 32>, 32> v{};  // [lane][value]
+  for (u32 lane = 0; lane < 32; ++lane) {
+    const u32 k0 = K::exact_first_k(g, lane);
+    for (u32 t = 0; t < K::chunk_tokens; ++t)
+      for (u32 e = 0; e < 8; ++e) {
+        const int token = static_cast<int>(y * Contract::token_tile + c * K::chunk_tokens + t);
+        float acc = 0.0f;
+        for (u32 k = k0; k < k0 + 8; ++k)
+          acc = fma_rn(token < pr.tokens ? f32_from_bf16(pr.h(token)[k]) : 0.0f, f32_from_bf16(pr.w(static_cast<int>(et * 8 + e))[k]), acc);
+        v[lane][K::exact_value(t, e)] = acc;
       }
-      v = next;
+  }
+  for (u32 d = 16; d >= 1; d >>= 1) {
+    auto next = v;
+    for (u32 lane = 0; lane < 32; ++lane) {
+      const bool upper = (lane & d) != 0, partner_upper = !upper;
+      for (u32 j = 0; j < d; ++j) {
+        const float keep = upper ? v[lane][j + d] : v[lane][j];
+        const float send_of_partner = partner_upper ? v[lane ^ d][j] : v[lane ^ d][j + d];
+        next[lane][j] = add_rn(keep, send_of_partner);
+      }
     }
-    for (u32 lane = 0; lane < 32; ++lane) group_sum[g][lane] = v[lane][0];
+    v = next;
   }
   std::array<float, 32> out{};
-  for (u32 lane = 0; lane < 32; ++lane) {
-    float s = group_sum[0][lane];
-    for (u32 g = 1; g < 8; ++g) s = add_rn(s, group_sum[g][lane]);
-    out[lane] = s;
-  }
+  for (u32 lane = 0; lane < 32; ++lane) out[lane] = v[lane][0];
   return out;
 }
 }  // namespace
 
-TEST_CASE("exact tactic: slices, reduce-scatter and group sums are the oracle's order, bitwise") {
+TEST_CASE("exact tactic: slices, reduce-scatter and the route kernel's group order are the oracle's, bitwise") {
   using C = contracts::moe_router_exact<sm90a>;
-  using K = kernels::moe_router_kernel<C>;
+  using K = kernels::moe_router_logits_kernel<C>;
   router_problem pr(19, 5);
   // adversarial values in a few tokens: huge and tiny magnitudes, exact cancellations
   oracles::rng r(3);
@@ -257,31 +253,54 @@ TEST_CASE("exact tactic: slices, reduce-scatter and group sums are the oracle's 
     pr.hidden[2 * 2048 + k] = oracles::bf16_of(k % 2 ? 1e20f : -1e20f);
     pr.hidden[3 * 2048 + k] = oracles::bf16_of(static_cast<float>(std::ldexp(1.0, -120)) * (k % 3 ? 1.0f : -1.0f));
   }
+  // G[g][token][expert] as the logits kernel stores it, for a few expert tiles, every token
+  const u32 tiles[] = {0u, 1u, 17u, 31u};
+  std::vector<float> G(8 * 19 * 256, 0.0f);
+  std::vector<int> stored(8 * 19 * 256, 0);
+  const launch_shape s = K::shape(19);
+  CHECK(s.grid[0] == 128);
+  CHECK(s.grid[1] == 3);
+  for (u32 x = 0; x < s.grid[0]; ++x) {
+    if (std::find(std::begin(tiles), std::end(tiles), K::exact_expert_tile(x)) == std::end(tiles)) continue;
+    for (u32 y = 0; y < s.grid[1]; ++y)
+      for (u32 grp = 0; grp < K::groups; ++grp)
+        for (u32 c = 0; c < K::chunks; ++c) {
+          if (y * C::token_tile + c * K::chunk_tokens >= 19) break;
+          const auto got = exact_chunk_model<C>(pr, x, grp, y, c);
+          for (u32 lane = 0; lane < 32; ++lane) {
+            const u32 token = y * C::token_tile + c * K::chunk_tokens + K::exact_token_of(lane);
+            if (token >= 19) continue;
+            const u64 i = kernels::router_partial_index<C>(K::exact_k_group(x, grp), token, K::exact_expert_tile(x) * 8 + K::exact_expert_of(lane));
+            const std::size_t j = (i / (C::padded_tokens * 256)) * 19 * 256 + (i % (C::padded_tokens * 256));
+            G[j] = got[lane];
+            ++stored[j];
+          }
+        }
+  }
   long checked = 0, mismatches = 0;
-  std::vector<int> covered(19 * 256, 0);
-  for (u32 tile = 0; tile < 3; ++tile)
-    for (u32 et : {0u, 1u, 37u, 63u}) {
-      const auto got = exact_tile_model<C>(pr, tile, et);
-      for (u32 lane = 0; lane < 32; ++lane) {
-        const int t = static_cast<int>(tile * 8 + K::exact_token_of(lane));
-        const int e = static_cast<int>(et * 4 + K::exact_expert_of(lane));
-        if (t >= pr.tokens) continue;
-        ++covered[t * 256 + e];
-        const float want = oracles::router_exact_logit(pr.h(t), pr.w(e));
-        ++checked;
-        mismatches += oracles::bits_of(want) != oracles::bits_of(got[lane]);
-      }
-    }
-  CHECK(checked == 19 * 16);
-  CHECK(mismatches == 0);
   for (int t = 0; t < 19; ++t)
-    for (int e : {0, 1, 2, 3, 4, 7, 148, 151, 252, 255}) CHECK(covered[t * 256 + e] == 1);
+    for (u32 et : tiles)
+      for (u32 e = 0; e < 8; ++e) {
+        const int expert = static_cast<int>(et * 8 + e);
+        float l = 0.0f;
+        for (u32 g = 0; g < C::k_splits; ++g) {  // the route kernel: splits (K groups) in order
+          const std::size_t j = (g * 19 + static_cast<std::size_t>(t)) * 256 + static_cast<std::size_t>(expert);
+          CHECK(stored[j] == 1);
+          l = g == 0 ? G[j] : add_rn(l, G[j]);
+        }
+        ++checked;
+        mismatches += oracles::bits_of(oracles::router_exact_logit(pr.h(t), pr.w(expert))) != oracles::bits_of(l);
+      }
+  CHECK(checked == 19 * 4 * 8);
+  CHECK(mismatches == 0);
 }
 
 // ---- the routing step --------------------------------------------------------------------------
 
 namespace {
-/// route() of the kernel on one token, lane by lane: lane l holds experts 8l .. 8l + 7.
+/// route() of the kernel on one token, lane by lane: lane l holds experts 8l .. 8l + 7; the
+/// top 8 by the kernel's own router_sort8 / router_merge8 over simulated lanes (butterfly xor 1 ..
+/// 16: each lane merges its partner's list).
 oracles::top8 route_model(const float* logits) {
   std::array<float, 32> m{}, s{};
   std::array<std::uint32_t, 32> nan{};
@@ -308,7 +327,7 @@ oracles::top8 route_model(const float* logits) {
     for (int i = 0; i < 8; ++i) out.ids[i] = i, out.weights[i] = oracles::canonical_nan;
     return out;
   }
-  float e[256], pr[256];
+  float e[256];
   for (u32 l = 0; l < 32; ++l) {
     s[l] = 0.0f;
     for (u32 x = 0; x < 8; ++x) {
@@ -317,18 +336,24 @@ oracles::top8 route_model(const float* logits) {
     }
   }
   s = butterfly(s, [](float a, float b) { return add_rn(a, b); });
-  for (u32 x = 0; x < 256; ++x) pr[x] = div_rn(e[x], s[x / 8]);
-  std::array<std::uint32_t, 32> taken{};
+  struct keys {
+    std::uint64_t k[8];
+  };
+  std::array<keys, 32> lanes{};
+  for (u32 l = 0; l < 32; ++l) {
+    for (u32 x = 0; x < 8; ++x) lanes[l].k[x] = kernels::router_key(div_rn(e[8 * l + x], s[l]), 8 * l + x);
+    kernels::router_sort8(lanes[l].k);
+  }
+  lanes = butterfly(lanes, [](keys a, const keys& b) {
+    kernels::router_merge8(a.k, b.k);
+    return a;
+  });
+  for (u32 l = 1; l < 32; ++l)
+    for (int i = 0; i < 8; ++i) CHECK(lanes[l].k[i] == lanes[0].k[i]);  // every lane holds the same list
   float s8 = 0.0f;
   for (int slot = 0; slot < 8; ++slot) {
-    std::array<std::uint64_t, 32> best{};
-    for (u32 l = 0; l < 32; ++l)
-      for (u32 x = 0; x < 8; ++x) best[l] = std::max<std::uint64_t>(best[l], (taken[l] >> x) & 1u ? 0 : kernels::router_key(pr[8 * l + x], 8 * l + x));
-    best = butterfly(best, [](std::uint64_t a, std::uint64_t b) { return std::max(a, b); });
-    const u32 id = kernels::router_key_expert(best[0]);
-    taken[id / 8] |= 1u << (id % 8);
-    out.ids[slot] = static_cast<std::int32_t>(id);
-    out.weights[slot] = kernels::router_key_p(best[0]);
+    out.ids[slot] = static_cast<std::int32_t>(kernels::router_key_expert(lanes[0].k[slot]));
+    out.weights[slot] = kernels::router_key_p(lanes[0].k[slot]);
     s8 = add_rn(s8, out.weights[slot]);
   }
   for (int i = 0; i < 8; ++i) out.weights[i] = div_rn(out.weights[i], s8);
@@ -407,6 +432,39 @@ TEST_CASE("routing step: the kernel's lanes, butterflies and keys equal the orac
   CHECK(std::isnan(oracles::route_token(sets[29].data()).weights[3]));  // +Inf logit
   CHECK(std::isfinite(oracles::route_token(sets[30].data()).weights[0]));  // some -Inf: finite
   CHECK(std::isnan(oracles::route_token(sets[31].data()).weights[0]));    // all -Inf
+}
+
+TEST_CASE("router_sort8 sorts every 0/1 input and router_merge8 keeps the top 8 of two sorted lists") {
+  for (u32 bits = 0; bits < 256; ++bits) {  // 0/1 principle: a network that sorts all 0/1 inputs sorts all inputs
+    std::uint64_t k[8];
+    for (u32 i = 0; i < 8; ++i) k[i] = (bits >> i) & 1u;
+    kernels::router_sort8(k);
+    for (u32 i = 0; i + 1 < 8; ++i) CHECK(k[i] >= k[i + 1]);
+    CHECK(static_cast<int>(k[0] + k[1] + k[2] + k[3] + k[4] + k[5] + k[6] + k[7]) == __builtin_popcount(bits));
+  }
+  oracles::rng r(23);
+  for (int round = 0; round < 2000; ++round) {
+    std::vector<std::uint64_t> all(16);
+    for (auto& v : all) v = (static_cast<std::uint64_t>(r.below(round % 2 ? 4 : 1u << 30)) << 32) | r.below(1u << 30);  // many equal high words
+    std::sort(all.begin(), all.end());
+    all.erase(std::unique(all.begin(), all.end()), all.end());
+    if (all.size() < 16) continue;
+    for (std::size_t i = all.size() - 1; i > 0; --i) std::swap(all[i], all[r.below(static_cast<std::uint32_t>(i + 1))]);
+    std::uint64_t a[8], b[8];
+    for (int i = 0; i < 8; ++i) a[i] = all[i], b[i] = all[8 + i];
+    kernels::router_sort8(a);
+    kernels::router_sort8(b);
+    std::uint64_t ab[8], ba[8];
+    std::copy(a, a + 8, ab);
+    std::copy(b, b + 8, ba);
+    kernels::router_merge8(ab, b);
+    kernels::router_merge8(ba, a);
+    std::sort(all.begin(), all.end(), std::greater<>());
+    for (int i = 0; i < 8; ++i) {
+      CHECK(ab[i] == all[i]);
+      CHECK(ba[i] == all[i]);
+    }
+  }
 }
 
 // ---- shared gate -------------------------------------------------------------------------------

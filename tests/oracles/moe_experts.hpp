@@ -256,4 +256,28 @@ inline std::vector<std::uint16_t> hidden_rows(int tokens, std::uint64_t seed, fl
   return h;
 }
 
+/// BF16 hidden rows whose every 128-block sits on E4M3 ties of the gate_up quantization: amax
+/// A = a / 128 * 2^e with a in {184, 192, 240, 252} (the mantissas where r = 448 / A, one
+/// rounding, and (1 / A) * 448, two roundings, differ by an ulp) and values ±(3/4) A 2^-j, j =
+/// 0..5, for which x * 448 / A is an E4M3 midpoint (336 2^-j): the contract's r rounds them one
+/// way, a reciprocal-then-multiply r the other (torch's `448.0 / amax` is amax.reciprocal() * 448).
+/// The other values are random, below A / 2.
+inline std::vector<std::uint16_t> tie_hidden_rows(int tokens, std::uint64_t seed) {
+  static constexpr int mantissas[4] = {184, 192, 240, 252};
+  std::vector<std::uint16_t> h(static_cast<std::size_t>(tokens) * 2048);
+  xorshift r{seed * 131 + 5};
+  for (int blk = 0; blk < tokens * 16; ++blk) {
+    const float amax = std::ldexp(static_cast<float>(mantissas[r.next() % 4]), static_cast<int>(r.next() % 5) - 2 - 7);
+    std::uint16_t* x = h.data() + static_cast<std::size_t>(blk) * 128;
+    for (int k = 0; k < 128; ++k) x[k] = bf16_from_f32_reference(0.5f * amax * r.uniform());
+    const int at = static_cast<int>(r.next() % 64);
+    x[at] = bf16_from_f32_reference((r.next() & 1) ? amax : -amax);
+    for (int j = 0; j < 6; ++j) {
+      const float tie = std::ldexp(0.75f * amax, -j);
+      x[at + 1 + 2 * j] = bf16_from_f32_reference((r.next() & 1) ? tie : -tie);  // exact in BF16 (3a / 4 is an integer < 256)
+    }
+  }
+  return h;
+}
+
 }  // namespace netra::oracles

@@ -55,6 +55,52 @@ def down_ref64(act, scales, ids, rw, w):
     return (y * r).sum(1), (ya * r.abs()).sum(1)
 
 
+def tie_rows(m, seed):
+    """BF16 rows whose every 128-block sits on E4M3 ties of the gate_up quantization (the C++
+    oracles' tie_hidden_rows): amax A = a / 128 * 2^e, a in {184, 192, 240, 252}, where 448 / A
+    (one rounding) and (1 / A) * 448 (two) differ by an ulp, and values +-(3/4) A 2^-j, j = 0..5,
+    whose x * 448 / A is an E4M3 midpoint."""
+    g = torch.Generator(device="cpu").manual_seed(seed)
+    a = torch.tensor([184.0, 192.0, 240.0, 252.0])[torch.randint(0, 4, (m * 16,), generator=g)]
+    amax = a / 128 * 2.0 ** (torch.randint(0, 5, (m * 16,), generator=g) - 2).float()
+    x = (torch.rand(m * 16, 128, generator=g) * 2 - 1) * 0.5 * amax[:, None]
+    sign = lambda n: torch.randint(0, 2, (m * 16, n), generator=g).float() * 2 - 1  # noqa: E731
+    x[:, 0:1] = amax[:, None] * sign(1)
+    x[:, 1:13:2] = 0.75 * amax[:, None] * 2.0 ** -torch.arange(6.0) * sign(6)
+    return x.view(m, 2048).to(torch.bfloat16).cuda()
+
+
+def test_quantize_hidden_is_the_contracts_bitwise():
+    """quantize_hidden (the reference of every check here and in bench/moe_block.py) against the
+    device's fused quantization bit for bit: one-hot W13 rows (row n of expert 0 reads k = 2n, of
+    expert 1 k = 2n + 1, weight 1.0, scale 1) make out = bf16(sx * q). Tie rows (where a
+    reciprocal-then-multiply r, torch's `448.0 / amax`, rounds every tie the other way) and
+    random rows (about 4 % of randn blocks hold such a tie)."""
+    ex = netra.MoeExperts()
+    w13 = torch.zeros(257, 1024, 2048, dtype=torch.uint8, device="cuda")
+    n = torch.arange(1024, device="cuda")
+    w13[0, n, 2 * n] = 0x38
+    w13[1, n, 2 * n + 1] = 0x38
+    w13 = w13.view(torch.float8_e4m3fn)
+    s13 = torch.ones(257, 8, 16, device="cuda")
+    ids = torch.tensor([0, 1, 2, 3, 4, 5, 6, 7, 256], dtype=torch.int32, device="cuda").repeat(16, 1)
+    torch.manual_seed(11)
+    rows = [tie_rows(16, 1), tie_rows(16, 2)] + [torch.randn(16, 2048, device="cuda").to(torch.bfloat16) for _ in range(4)]
+    reciprocal_differs = 0
+    for h in rows:
+        gu = ex.gate_up(h, ids, w13, s13).view(16, 9, 1024)
+        q, sx = quantize_hidden(h)
+        x = (q.float().view(16, 16, 128) * sx.view(16, 16, 1)).view(16, 2048).to(torch.bfloat16).float()
+        assert torch.equal(gu[:, 0].float(), x[:, 0::2])  # as values: +0 == -0
+        assert torch.equal(gu[:, 1].float(), x[:, 1::2])
+        # sensitivity: the two-roundings r quantizes these rows differently
+        hb = h.float().view(16, 16, 128)
+        r2 = 448.0 / hb.abs().amax(dim=-1, keepdim=True)
+        q2 = (hb * r2).clamp(-448.0, 448.0).to(torch.float8_e4m3fn)
+        reciprocal_differs += int((q2.view(torch.uint8).view(16, 2048) != q.view(torch.uint8)).sum())
+    assert reciprocal_differs > 0
+
+
 @pytest.mark.parametrize("m", [1, 3, 16])
 def test_gate_up_and_down_within_policy(weights, m):
     torch.backends.cuda.matmul.allow_tf32 = False

@@ -85,9 +85,9 @@ struct argmax {
 
   /// Run-time admission: the first field that refuses, in this order.
   static decision admits(const argmax_signature& s) {
-    if (s.target != Target::id) return refuse("target", Target::name, static_cast<i64>(s.target));
-    if (s.input != dtype::f32) return refuse("input dtype", "f32", static_cast<i64>(s.input));
-    if (s.output != dtype::i64) return refuse("output dtype", "i64", static_cast<i64>(s.output));
+    if (s.target != Target::id) return refuse("target", Target::name, s.target);
+    if (s.input != dtype::f32) return refuse("input dtype", "f32", s.input);
+    if (s.output != dtype::i64) return refuse("output dtype", "i64", s.output);
     if (s.cols != N) return refuse("cols", "== N of the contract", s.cols);
     if (s.rows < 1 || s.rows > MaxRows) return refuse("rows", "in [1, MaxRows]", s.rows);
     if (s.row_stride < N || s.row_stride % 4 != 0)

@@ -26,17 +26,27 @@ NETRA_HOST_DEVICE constexpr const char* dtype_name(dtype t) {
 /// promoted) inside captured graphs admits `captured` alone.
 enum class graph_phase : u8 { eager, captured };
 
+/// How a refused value reads: a number, a target or an element type.
+enum class value_kind : u8 { number, target, dtype };
+
 /// The result of admits(signature): admitted, or the first field that refused, what the
 /// contract requires of it, and the value the call had.
 struct decision {
   const char* field = nullptr;
   const char* requirement = nullptr;
   i64 value = 0;
+  value_kind kind = value_kind::number;
   NETRA_HOST_DEVICE constexpr bool admitted() const { return field == nullptr; }
 };
 NETRA_HOST_DEVICE constexpr decision admit() { return decision{}; }
 NETRA_HOST_DEVICE constexpr decision refuse(const char* field, const char* requirement, i64 value) {
-  return decision{field, requirement, value};
+  return decision{field, requirement, value, value_kind::number};
+}
+NETRA_HOST_DEVICE constexpr decision refuse(const char* field, const char* requirement, target_id value) {
+  return decision{field, requirement, static_cast<i64>(value), value_kind::target};
+}
+NETRA_HOST_DEVICE constexpr decision refuse(const char* field, const char* requirement, dtype value) {
+  return decision{field, requirement, static_cast<i64>(value), value_kind::dtype};
 }
 
 /// Per-kernel resource ceilings the audit enforces for one target. Fields that do not apply to

@@ -36,6 +36,23 @@ template <class Contract> struct kernels_of {
 #define NETRA_LAUNCH_BOUNDS(N)
 #endif
 
+/// Launch bounds with a minimum of M resident workgroups per SM (CUDA: the register allocator
+/// keeps the kernel within 65536 / (M * N) registers per thread). HIP: as NETRA_LAUNCH_BOUNDS.
+#if defined(NETRA_COMPILER_HIP)
+#define NETRA_LAUNCH_BOUNDS_MIN(N, M) __attribute__((amdgpu_flat_work_group_size(N, N)))
+#elif defined(NETRA_COMPILER_CUDA)
+#define NETRA_LAUNCH_BOUNDS_MIN(N, M) __launch_bounds__(N, M)
+#else
+#define NETRA_LAUNCH_BOUNDS_MIN(N, M)
+#endif
+
+/// NETRA_ENTRY for a kernel that also declares `min_workgroups_per_processor`.
+#define NETRA_ENTRY_MIN_WORKGROUPS(SYMBOL, ...)                                                                     \
+  extern "C" NETRA_GLOBAL void NETRA_LAUNCH_BOUNDS_MIN(__VA_ARGS__::workgroup_size, __VA_ARGS__::min_workgroups_per_processor) \
+      SYMBOL(typename __VA_ARGS__::params p) {                                                                   \
+    __VA_ARGS__::run(p);                                                                                          \
+  }
+
 #define NETRA_ENTRY(SYMBOL, ...)                                                                            \
   extern "C" NETRA_GLOBAL void NETRA_LAUNCH_BOUNDS(__VA_ARGS__::workgroup_size) SYMBOL(typename __VA_ARGS__::params p) { \
     __VA_ARGS__::run(p);                                                                                    \

@@ -123,9 +123,11 @@ NETRA_HOST_DEVICE float exp_f32(float x) {
   // bits(t) = bits(1.5 * 2^23) + k and bits(1.5 * 2^23) << 23 wraps to 0, so bits(t) << 23 is
   // k << 23: adding it to p's exponent multiplies by 2^k exactly (a normal result for x in range).
   const float scaled = bit_cast<float>(bit_cast<u32>(p) + (bit_cast<u32>(t) << 23));
-  if (x < exp_low) return 0.0f;
-  if (x > exp_high) return bit_cast<float>(0x7F800000u);
-  return x == x ? scaled : x;
+  // Range and NaN by selects, not branches (the same bits as early returns; no control flow, so
+  // a kernel can interleave many independent exponentials).
+  const float in_range = x == x ? scaled : x;
+  const float below = x < exp_low ? 0.0f : in_range;
+  return x > exp_high ? bit_cast<float>(0x7F800000u) : below;
 }
 
 /// 1 / (1 + e^-x).

@@ -13,6 +13,11 @@ struct alignas(16) u32x4 {
 static_assert(sizeof(u32x4) == 16, "netra: u32x4 must be 16 bytes");
 
 /// Cache policy of a vector access. `streaming`: data read once (non-temporal on gfx950,
-/// L1::no_allocate on sm90a); `normal`: default caching.
-enum class cache_policy : u8 { normal, streaming };
+/// L1::no_allocate on sm90a's read-only path); `normal`: default caching. `streaming_early`:
+/// read once, and the load stays where the kernel issues it: sm90a uses the coherent path
+/// (ld.global.L1::no_allocate), because ptxas treats read-only-path (.nc) loads as movable and
+/// sinks them to their first use (past barriers and griddepcontrol.wait), which serialises the
+/// latency a kernel meant to overlap — and, by the same token, nothing keeps an .nc load of a
+/// predecessor's output after griddepcontrol.wait; gfx950: as `streaming`.
+enum class cache_policy : u8 { normal, streaming, streaming_early };
 }  // namespace netra

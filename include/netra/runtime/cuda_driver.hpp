@@ -6,11 +6,11 @@
 // binary that fails to start.
 #pragma once
 #include <cuda.h>
-#include <dlfcn.h>
 
 #include <string>
 
 #include "netra/runtime/error.hpp"
+#include "netra/runtime/loaded_library.hpp"
 
 namespace netra::cuda {
 
@@ -31,20 +31,7 @@ struct driver {
   /// The process-wide driver table, loaded and cuInit'ed on first use. Throws
   /// error(status::unavailable) when the driver or a device is absent.
   static const driver& get() {
-    // A magic static, not std::call_once: call_once dispatches through a std:: template that
-    // an executable and libnetra both instantiate, and the executable's copy would initialise
-    // its own table instead of libnetra's.
-    struct loaded {
-      driver table;
-      std::string failure;
-    };
-    static const loaded instance = [] {
-      loaded l;
-      l.failure = l.table.load();
-      return l;
-    }();
-    if (!instance.failure.empty()) throw error(status::unavailable, instance.failure);
-    return instance.table;
+    return load_once<driver>();
   }
 
   /// Throws error(status::backend_error) naming `what` and the driver's message.
@@ -59,23 +46,17 @@ struct driver {
   }
 
  private:
+  template <class Table> friend const Table& ::netra::load_once();
   std::string load() {
-    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-      const char* why = dlerror();
-      return std::string("netra: the CUDA driver is not available (") + (why ? why : "libcuda.so.1 not found") + ")";
-    }
+    const opened_library lib = open_first({"libcuda.so.1"});
+    if (!lib.handle) return "netra: the CUDA driver is not available (" + lib.tried + ")";
     // Each entry is looked up under the ABI name cuda.h maps it to (cuMemAlloc -> cuMemAlloc_v2,
     // cuCtxSynchronize -> cuCtxSynchronize), i.e. the version whose signature the header declares.
     // (cuGetProcAddress with CUDA_VERSION would return the newest version instead, whose
     // signature can differ: cuCtxSynchronize takes a context since CUDA 13.)
     std::string missing;
-    auto resolve = [&](const char* abi_name, void** slot) {
-      *slot = dlsym(lib, abi_name);
-      if (*slot == nullptr) missing += std::string(missing.empty() ? "" : ", ") + abi_name;
-    };
 #define NETRA_CUDA_ABI_NAME(name) #name
-#define NETRA_CUDA_RESOLVE(name) resolve(NETRA_CUDA_ABI_NAME(name), reinterpret_cast<void**>(&name));
+#define NETRA_CUDA_RESOLVE(name) resolve_entry(lib.handle, NETRA_CUDA_ABI_NAME(name), name, missing);
     NETRA_CUDA_ENTRIES(NETRA_CUDA_RESOLVE)
 #undef NETRA_CUDA_RESOLVE
 #undef NETRA_CUDA_ABI_NAME

@@ -9,7 +9,10 @@
 namespace netra {
 inline std::string to_string(const decision& d) {
   if (d.admitted()) return "admitted";
-  return std::string("refused at field '") + d.field + "': requires " + d.requirement + ", got " + std::to_string(d.value);
+  std::string got = std::to_string(d.value);
+  if (d.kind == value_kind::target) got = target_name(static_cast<target_id>(d.value));
+  if (d.kind == value_kind::dtype) got = dtype_name(static_cast<dtype>(d.value));
+  return std::string("refused at field '") + d.field + "': requires " + d.requirement + ", got " + got;
 }
 
 /// The status of a refused call: a workspace smaller than the call needs is

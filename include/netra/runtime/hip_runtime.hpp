@@ -6,13 +6,12 @@
 // Debian's do not compile against CUDA 13. A machine without the library, or with the library
 // but no AMD GPU (CI), gets status::unavailable with the reason instead of a failed start.
 #pragma once
-#include <dlfcn.h>
 
 #include <cstddef>
 #include <string>
-#include <type_traits>
 
 #include "netra/runtime/error.hpp"
+#include "netra/runtime/loaded_library.hpp"
 
 namespace netra::hip {
 
@@ -75,20 +74,7 @@ struct runtime {
   /// The process-wide runtime table, loaded and hipInit'ed on first use. Throws
   /// error(status::unavailable) when the library, or a device, is absent.
   static const runtime& get() {
-    // A magic static, not std::call_once: call_once dispatches through a std:: template that
-    // an executable and libnetra both instantiate, and the executable's copy would initialise
-    // its own table instead of libnetra's.
-    struct loaded {
-      runtime table;
-      std::string failure;
-    };
-    static const loaded instance = [] {
-      loaded l;
-      l.failure = l.table.load();
-      return l;
-    }();
-    if (!instance.failure.empty()) throw error(status::unavailable, instance.failure);
-    return instance.table;
+    return load_once<runtime>();
   }
 
   /// Throws error(status::backend_error) naming `what` and the runtime's message.
@@ -104,24 +90,13 @@ struct runtime {
   }
 
  private:
+  template <class Table> friend const Table& ::netra::load_once();
   std::string load() {
-    void* lib = nullptr;
-    std::string tried;
-    for (const char* name : {"libamdhip64.so.7", "libamdhip64.so.6", "libamdhip64.so.5"}) {
-      lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-      if (lib) {
-        library = name;
-        break;
-      }
-      const char* why = dlerror();
-      tried += std::string(tried.empty() ? "" : "; ") + (why ? why : name);
-    }
-    if (!lib) return "netra: the HIP runtime is not available (" + tried + ")";
+    const opened_library lib = open_first({"libamdhip64.so.7", "libamdhip64.so.6", "libamdhip64.so.5"});
+    if (!lib.handle) return "netra: the HIP runtime is not available (" + lib.tried + ")";
+    library = lib.soname;
     std::string missing;
-    auto resolve = [&](const char* name, auto& slot) {
-      slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(dlsym(lib, name));
-      if (!slot) missing += std::string(missing.empty() ? "" : ", ") + name;
-    };
+    auto resolve = [&](const char* name, auto& slot) { resolve_entry(lib.handle, name, slot, missing); };
     resolve("hipInit", hipInit);
     resolve("hipGetDeviceCount", hipGetDeviceCount);
     resolve("hipGetDevice", hipGetDevice);
@@ -137,10 +112,10 @@ struct runtime {
     resolve("hipDeviceSynchronize", hipDeviceSynchronize);
     resolve("hipGetErrorName", hipGetErrorName);
     resolve("hipGetErrorString", hipGetErrorString);
-    if (void* r0600 = dlsym(lib, "hipGetDevicePropertiesR0600")) {
+    if (void* r0600 = dlsym(lib.handle, "hipGetDevicePropertiesR0600")) {
       get_device_properties = reinterpret_cast<get_device_properties_t>(r0600);
       arch_name_offset = arch_name_offset_r0600;
-    } else if (void* r0000 = dlsym(lib, "hipGetDeviceProperties")) {
+    } else if (void* r0000 = dlsym(lib.handle, "hipGetDeviceProperties")) {
       get_device_properties = reinterpret_cast<get_device_properties_t>(r0000);
       arch_name_offset = arch_name_offset_r0000;
     } else {

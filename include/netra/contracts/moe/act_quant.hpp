@@ -26,10 +26,12 @@
 // No LDS, no barriers, no atomics, no workspace.
 //   gfx950 decode (R = 9):  VectorsPerLane 1, RowsPerWorkgroup 1 -> 9 one-wave64 workgroups (the article's).
 //   sm90a  decode (R = 9):  VectorsPerLane 1, RowsPerWorkgroup 1 -> 9 two-warp blocks.
-//   R up to 9 * 512: gfx950 VectorsPerLane 1, 4 rows per 256-lane workgroup (one wave64 per row);
-//   sm90a VectorsPerLane 2, 8 rows per 256-thread block (one warp per row: 4608 warps, all resident
-//   at once on 132 SMs, so every load is in flight from the start).
-// The mapping differs per target only in these two parameters; the values are the same.
+//   R up to 9 * 512: VectorsPerLane 1, 4 rows per 256-lane workgroup on both targets (gfx950: one
+//   wave64 per row; sm90a: two warps per row). On the H200 this measured faster (6.8 us at
+//   R = 4608) than one warp per row in 8-row blocks (8.5 us) and half a warp per row (11.0 us);
+//   <4608, 2, 4> (one warp per row, 4-row blocks: one wave of resident blocks, ~9 per SM) is
+//   kept in the catalog as the benchmark's alternative.
+// The values are the same for every mapping.
 #pragma once
 #include "netra/contracts/common.hpp"
 #include "netra/contracts/moe/route_layout.hpp"
@@ -130,7 +132,7 @@ struct moe_act_quant {
 /// The article's decode contract: one token, 9 routes, one 64-lane workgroup per route row.
 template <class Target> using moe_act_quant_decode = moe_act_quant<Target, 9, 1, 1>;
 
-/// Up to 512 tokens (R = 9 * 512 rows): one wave64 per row on gfx950, one warp per row on sm90a.
+/// Up to 512 tokens (R = 9 * 512 rows): one wave64 per row on gfx950, two warps per row on sm90a.
 template <class Target> struct moe_act_quant_batch_mapping {
   static_assert(is_built_target_v<Target>, "netra::contracts::moe_act_quant_batch: field Target is not supported; supported: netra::gfx950, netra::sm90a");
 };
@@ -138,7 +140,7 @@ template <> struct moe_act_quant_batch_mapping<gfx950> {
   static constexpr u32 vectors_per_lane = 1, rows_per_workgroup = 4;
 };
 template <> struct moe_act_quant_batch_mapping<sm90a> {
-  static constexpr u32 vectors_per_lane = 2, rows_per_workgroup = 8;
+  static constexpr u32 vectors_per_lane = 1, rows_per_workgroup = 4;  // measured fastest on the H200 (docs/moe-routing.md)
 };
 template <class Target>
 using moe_act_quant_batch = moe_act_quant<Target, 9 * 512, moe_act_quant_batch_mapping<Target>::vectors_per_lane,

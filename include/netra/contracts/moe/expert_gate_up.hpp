@@ -18,7 +18,8 @@
 // FP64 reference of the dequantized math, NaN where the reference is NaN).
 //
 // Each distinct expert's weights are read once per call: the workgroup of route r proceeds only
-// if r is the first route with its expert and then serves every route of that expert.
+// if r is the first route with its expert and then serves every route of that expert (with more
+// than 16 routes per expert, possible only with duplicate ids inside a token: once per 16).
 #pragma once
 #include "netra/contracts/moe/expert_weights.hpp"
 
@@ -92,16 +93,16 @@ template <class Target, u32 MaxTokens, u32 WaveSize = Target::wave_size> struct 
   static constexpr resource_budget budget() {
     if constexpr (same_v<Target, gfx950>) {
       resource_budget b;
-      b.max_vgprs = 168;  // 3 waves per SIMD
+      b.max_vgprs = 128;  // 4 waves per SIMD (the LDS allows 4 workgroups per CU)
       b.max_agprs = 0;
       b.max_sgprs = 102;
-      b.max_lds_bytes = 8192;
+      b.max_lds_bytes = 40960;  // quantized activations of a chunk, wave partials (4 workgroups per CU)
       b.max_code_bytes = 24576;
       return b;
     } else if constexpr (same_v<Target, sm90a>) {
       resource_budget b;
-      b.max_registers = 168;  // 3 workgroups of 128 threads per SM
-      b.max_lds_bytes = 8192;
+      b.max_registers = 128;    // 4 workgroups of 128 threads per SM (launch bounds)
+      b.max_lds_bytes = 44032;  // 42,112 static + the 1 KiB the SM reserves per block
       b.max_code_bytes = 49152;
       return b;
     } else {

@@ -20,11 +20,13 @@
 //     l = ((((G_0 + G_1) + G_2) + ...) + G_7), G_g = the halving tree (for b = 16, 8, 4, 2, 1:
 //     s_i += s_(i+b), i < b) over the 32 slice partials of group g, slice i = 32g + l covering
 //     k = 8i .. 8i + 7, slice partial = sequential fma over its 8 k from +0.
-//     Mapping: workgroup of 256 threads = 8 groups of 32 (a warp on sm90a, half a wave64 on
-//     gfx950) owns 4 experts x 8 tokens; thread i owns slice i (one 16-byte load per expert and per
-//     token, 256 exact-product fmas), then a 32-lane reduce-scatter (xor 16, 8, 4, 2, 1: lane l ends
-//     with pair l = (expert l / 8, token l % 8)), then the 8 group sums in LDS added in order by the
-//     first 32 threads. Grid (64, ceil(M / 8)). FP32-FMA bound: meant for M <= 32.
+//     Mapping (logits kernel): a 32-lane group (a warp on sm90a, half a wave64 on gfx950) owns
+//     one K group g (256 k), 8 experts and up to 8 tokens; lane l owns slice 32g + l (one 16-byte
+//     load per expert and per token), 32 exact-product fma chains per 4 tokens, then a 32-lane
+//     reduce-scatter (xor 16, 8, 4, 2, 1: the halving tree; lane l ends with the pair
+//     (token l / 8, expert l % 8)) and one store of G_g. Workgroup = 2 groups (K groups 2j,
+//     2j + 1); grid (128, ceil(M / 8)). The route kernel adds G_0 .. G_7 in order.
+//     FP32-FMA bound: meant for M <= 32.
 //   matrix_bf16 (Tactic 1): logits from BF16 matrix instructions with FP32 accumulation
 //     (sm90a mma.sync m16n8k16, gfx950 v_mfma_f32_16x16x32_bf16): each instruction's internal sum
 //     is the vendor's, so the policy is a bound. Every product is exact. Model an instruction that
@@ -45,22 +47,29 @@
 //           slot <= i whose FP32 probability differs from p_(id_i), l64_(id_i) + B_(id_i) >=
 //           l64_y - B_y; slots with weight 0 hold the lowest ids not chosen before; and
 //           |w_i - w64_i| <= w64_i * (e^(4 B_max) - 1 + 2^-20) + 2^-120, w64 the FP64 softmax over
-//           the chosen ids, B_max = max_i B_(id_i).
-//     Mapping: block tile 16 tokens x 64 experts x 512 K (K split in 4); grid (16, ceil(M / 16));
-//     sm90a: 8 warps split the 512 K eight ways (64 K each: 4 A + 16 B 16-byte loads per lane,
-//     32 mma.sync over 8 n8 tiles); gfx950: 4 wave64 split it four ways (128 K each: 4 A + 16 B
-//     16-byte loads per lane, 16 MFMA over 4 n16 tiles); both load A and B with the same K
-//     permutation inside an instruction (the sum is unchanged). Partial tiles meet in LDS (32 KB
-//     sm90a, 16 KB gfx950) and are added in wave order; the 4 K-split partials are added in split
-//     order by the finishing workgroup.
+//           the chosen ids, B_max = max_i B_(id_i) (a product with w64_i = 0 is 0).
+//     Mapping (logits kernel): workgroup tile 16 tokens x 64 experts x 512 K (K split in 4); grid
+//     (16, ceil(M / 16)); sm90a: 8 warps split the 512 K eight ways (64 K each: 4 A + 16 B 16-byte
+//     loads per lane, 32 mma.sync over 8 n8 tiles); gfx950: 4 wave64 split it four ways (128 K
+//     each: 4 A + 16 B 16-byte loads per lane, 16 MFMA over 4 n16 tiles); both load A and B with the
+//     same K permutation inside an instruction (the sum is unchanged). Partial tiles meet in LDS
+//     (32 KB sm90a, 16 KB gfx950) and are added in wave order; the route kernel adds the 4 K-split
+//     partials in split order.
 //
-// One kernel: every workgroup writes its partial logits to the workspace, then counts itself in
-// its token tile's arrival counter (fence_release + relaxed atomic, dsl/sync.hpp); the last to
-// arrive (fence_acquire) sums the partials in split order and routes the tile's tokens: one
-// 32-lane group per token, lane l owns experts 8l .. 8l + 7 (two 16-byte loads per split), max
-// and sums by 32-lane butterflies, top-8 by 8 rounds of a 64-bit key max (p bits, ~expert) over
-// the group. The last workgroup resets the counter, so the workspace stays valid across calls and
-// graph replays (zero-filled once, by the handle). One workspace serves one stream at a time.
+// Two kernels per call, no atomics, no counters:
+//   logits: every workgroup writes its partial logits (exact: the group sums G_g; matrix: the
+//     K-split partials) to the workspace and exits;
+//   route:  one 32-lane group per token (lane l owns experts 8l .. 8l + 7: two 16-byte loads per
+//     split) adds the partials in split order and routes: max and sums by 32-lane butterflies,
+//     top-8 by a bitonic selection of 64-bit keys (p bits, ~expert): every lane sorts its 8 keys
+//     (19 comparators), then 5 butterfly stages (xor 1, 2, 4, 8, 16) each keep the top 8 of the
+//     lane's and its partner's sorted lists (max(a_i, b_(7-i)) then a 3-level bitonic merge).
+//     Keys are distinct, so the selection is the oracle's order. Grid ceil(M / 2), 64 threads.
+// The kernel boundary orders the two (on sm90a with programmatic dependent launch: the route
+// kernel starts early and waits at griddepcontrol.wait for the logits kernel's completion; the
+// logits kernel prefetches its weight and hidden rows into L2 before its own wait, which never
+// changes results). The workspace needs no initial contents; one workspace serves one stream at
+// a time.
 #pragma once
 #include "netra/contracts/common.hpp"
 #include "netra/contracts/moe/route_layout.hpp"
@@ -113,22 +122,23 @@ struct moe_router {
   static constexpr u32 top_k = moe::route_layout::top_k;
   static constexpr u32 max_tokens = MaxTokens;
   static constexpr u32 wave_size = WaveSize;
-  static constexpr u32 workgroup_size = 256;
+  /// Logits kernel: exact 2 x 32 lanes (two K groups of one 8-expert x 8-token tile), matrix 256
+  /// (the 16 x 64 x 512 tile); route kernel: 64 threads, one 32-lane group per token.
+  static constexpr u32 workgroup_size = exact ? 64 : 256;
+  static constexpr u32 route_workgroup_size = 64;
   static constexpr u32 token_tile = exact ? 8 : 16;
-  static constexpr u32 expert_tile = exact ? 4 : 64;
-  static constexpr u32 k_splits = exact ? 1 : 4;
+  static constexpr u32 expert_tile = exact ? 8 : 64;
+  static constexpr u32 k_splits = exact ? 8 : 4;  // exact: the 8 K groups' sums G_g; matrix: 512-K splits
   static constexpr u32 k_chunk = hidden_size / k_splits;
   static constexpr u32 expert_tiles = experts / expert_tile;
-  static constexpr u32 arrivals_per_tile = expert_tiles * k_splits;  // workgroups per token tile
   static constexpr u32 max_token_tiles = ceil_div(MaxTokens, token_tile);
   static constexpr u32 padded_tokens = max_token_tiles * token_tile;
-  /// Workspace: partial logits FP32 [k_splits][padded_tokens][256], then one u32 arrival counter
-  /// per token tile. Zero-filled once before the first call; every call leaves the counters at 0.
+  /// Workspace: partial logits FP32 [k_splits][padded_tokens][256], written by the logits kernel
+  /// and read by the route kernel of the same call (no initial contents needed).
   static constexpr u64 partials_bytes = static_cast<u64>(k_splits) * padded_tokens * experts * sizeof(float);
-  static constexpr u64 counters_offset = partials_bytes;
-  static constexpr u64 workspace_bytes = round_up(counters_offset + static_cast<u64>(max_token_tiles) * sizeof(u32), u64{16});
-  static_assert(exact ? expert_tile * token_tile == 32 : true,
-                "netra::contracts::moe_router: the exact tactic's 32-lane reduce-scatter needs 4 experts x 8 tokens");
+  static constexpr u64 workspace_bytes = partials_bytes;
+  static_assert(exact ? expert_tile * 4 == 32 : true,
+                "netra::contracts::moe_router: the exact tactic's 32-lane reduce-scatter needs 8 experts x 4 tokens");
 
   static constexpr i64 template_args[] = {Tactic, MaxTokens};
 
@@ -158,9 +168,10 @@ struct moe_router {
     return admit();
   }
 
-  /// LDS of one workgroup: the exact tactic's 8 x 32 group sums; the matrix tactic's per-wave
-  /// partial tiles (16 x 64 floats per wave); plus the "last to arrive" flag.
-  static constexpr u32 lds_bytes = exact ? 8 * 32 * 4 + 16 : (workgroup_size / WaveSize) * 16 * 64 * 4 + 16;
+  /// LDS of one logits workgroup: the matrix tactic's per-wave partial tiles (16 x 64 floats per
+  /// wave), plus (both tactics) the +0.0 that chains start from after the loads' barrier; the
+  /// route kernel has none.
+  static constexpr u32 lds_bytes = (exact ? 0 : (workgroup_size / WaveSize) * 16 * 64 * 4) + 16;
 
   static constexpr resource_budget budget() {
     if constexpr (same_v<Target, gfx950>) {

@@ -33,39 +33,54 @@ template <class T, u32 N> NETRA_DEVICE T select(const T (&a)[N], u32 i) {
 template <u32 Wants> struct route_scan {
   i32 expert;        // ids[first]
   bool earlier;      // some route before `first` has the expert
+  u32 earlier_count; // how many routes before `first` have it (the occurrence index of `first`)
   u32 count;         // routes >= first that have the expert
   u32 route[Wants];  // route of the want[i]-th of those (route order), or no_route
 };
 
-/// Reads ids[0 .. routes) once (every lane of the wave calls it; one round trip: all loads are
-/// issued before the first use) and answers, for expert e = ids[first]: whether an earlier route
-/// has it, how many routes >= first have it, and the route of each of the lane's wanted
-/// column indices (want[i]-th such route in route order). Strong loads: the scan may run
-/// before wait_for_prerequisites() (dsl/sync.hpp).
-template <class Target, u32 MaxRoutes, u32 Wants>
-NETRA_DEVICE route_scan<Wants> scan_routes(const i32* ids, u32 routes, u32 first, const u32 (&want)[Wants]) {
-  constexpr u32 W = Target::wave_size;
-  constexpr u32 iterations = ceil_div(MaxRoutes, W);
-  const u32 lane = lane_id<Target>();
+/// The route metadata of a call in registers: id[it] of lane l is ids[it * W + l] (-1 past
+/// `routes`). Strong loads: they may run before wait_for_prerequisites() (dsl/sync.hpp).
+template <class Target, u32 MaxRoutes> struct route_ids {
+  static constexpr u32 iterations = ceil_div(MaxRoutes, Target::wave_size);
   i32 id[iterations];
+};
+
+/// Every lane of the wave loads the ids once (one round trip: all loads issued before any use).
+template <class Target, u32 MaxRoutes> NETRA_DEVICE route_ids<Target, MaxRoutes> load_route_ids(const i32* ids, u32 routes) {
+  constexpr u32 W = Target::wave_size;
+  const u32 lane = lane_id<Target>();
+  route_ids<Target, MaxRoutes> r;
   NETRA_UNROLL
-  for (u32 it = 0; it < iterations; ++it) {
+  for (u32 it = 0; it < route_ids<Target, MaxRoutes>::iterations; ++it) {
     const u32 i = it * W + lane;
-    id[it] = i < routes ? static_cast<i32>(load_u32_strong<Target>(ids + i)) : -1;
+    r.id[it] = i < routes ? static_cast<i32>(load_u32_strong<Target>(ids + i)) : -1;
   }
+  return r;
+}
+
+/// Answers from ids in registers (no memory access; every lane of the wave calls it), for
+/// expert e = ids[first]: whether an earlier route has it and how many do, how many routes >=
+/// first have it, and the route of each of the lane's wanted column indices (want[i]-th such
+/// route in route order).
+template <class Target, u32 MaxRoutes, u32 Wants>
+NETRA_DEVICE route_scan<Wants> scan_loaded_routes(const route_ids<Target, MaxRoutes>& ids, u32 first, const u32 (&want)[Wants]) {
+  constexpr u32 W = Target::wave_size;
+  const u32 lane = lane_id<Target>();
   route_scan<Wants> r;
-  r.expert = static_cast<i32>(target_ops<Target>::broadcast(static_cast<u32>(select(id, first / W)), first % W));
+  r.expert = static_cast<i32>(target_ops<Target>::broadcast(static_cast<u32>(select(ids.id, first / W)), first % W));
   r.earlier = false;
+  r.earlier_count = 0;
   r.count = 0;
   NETRA_UNROLL
   for (u32 w = 0; w < Wants; ++w) r.route[w] = no_route;
   NETRA_UNROLL
-  for (u32 it = 0; it < iterations; ++it) {
+  for (u32 it = 0; it < route_ids<Target, MaxRoutes>::iterations; ++it) {
     const u32 i = it * W + lane;
-    const bool match = id[it] == r.expert;
+    const bool match = ids.id[it] == r.expert;
     const u64 before = wave_ballot<Target>(match && i < first);
     const u64 mine = wave_ballot<Target>(match && i >= first);
     r.earlier = r.earlier || before != 0;
+    r.earlier_count += mask_popcount<Target>(before);
     const u32 n = mask_popcount<Target>(mine);
     NETRA_UNROLL
     for (u32 w = 0; w < Wants; ++w) {
@@ -75,6 +90,12 @@ NETRA_DEVICE route_scan<Wants> scan_routes(const i32* ids, u32 routes, u32 first
     r.count += n;
   }
   return r;
+}
+
+/// Reads ids[0 .. routes) once (load_route_ids) and scans them (scan_loaded_routes).
+template <class Target, u32 MaxRoutes, u32 Wants>
+NETRA_DEVICE route_scan<Wants> scan_routes(const i32* ids, u32 routes, u32 first, const u32 (&want)[Wants]) {
+  return scan_loaded_routes<Target, MaxRoutes>(load_route_ids<Target, MaxRoutes>(ids, routes), first, want);
 }
 
 /// One block of a block tile: d += W(16 x 128) * X(128 x 8 or 16) for one instruction tile, from

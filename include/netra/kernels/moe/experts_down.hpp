@@ -5,19 +5,24 @@
 // block FP8; act is act_quant's E4M3 + scales (Input 0) or gate_up's BF16 with act_quant
 // recomputed here with its exact semantics (Input 1).
 // Mapping: grid (128): workgroup x owns output rows [16x, 16x + 16) of every token; 9 waves per
-// workgroup (gfx950: 576 lanes; sm90a: 288 threads). Wave w takes the routes r = w, w + 9, ...
-// (route r's "unit"): a unit whose route is not the first with its expert is skipped, otherwise
-// it serves every route of that expert in route order (16 columns per chunk). For a unit, every
-// lane issues its W2 loads for the tile's 16 rows x all 512 K (4 scale blocks: 2 pieces per block
-// on gfx950, 4 on sm90a; 16 B each, streaming), then per instruction tile reads the E4M3
-// activation pieces of its column (Input 0: 16-byte global loads of act_quant's output; Input 1:
-// 16-byte LDS reads of the prologue's output), runs the block's matrix instructions (1 MFMA
-// 16x16x128 / 4 mma.m16n8k32 per n8 tile) and writes q_b = P_b * (sa_b * sw_b) for every
-// (route, block, row) to LDS partial[9M][4][16] FP32 (36 KiB at M = 16). Routes with an
-// invalid id get zeros there. After a barrier, thread i < 16M takes token i / 16, row i % 16:
-// y = ((q_0 + q_1) + q_2) + q_3 per route, acc = fma(w_s, y_s, acc) for s = 0..8, one BF16
-// store. No atomics, no workspace: the result is independent of scheduling and of the other
-// tokens of the batch.
+// workgroup (gfx950: 576 lanes; sm90a: 288 threads). Every wave loads the route metadata once
+// into registers (strong loads; every later route scan is register work: ballots, no memory).
+// Wave w takes the routes r = w, w + 9, ...: route r is a "unit" if it is its expert's
+// occurrence 0, 16, 32, .. in route order, and the unit serves r and the expert's next 15 routes
+// (16 columns; more than 16 routes per expert only with duplicate ids inside a token). For a
+// unit, every lane issues its W2 loads for the tile's 16 rows x all 512 K (4 scale blocks: 2
+// pieces per block on gfx950, 4 on sm90a; 16 B each, streaming_early), then per instruction tile
+// fetches the E4M3 activation pieces of its column for all 4 blocks at once (Input 0: 16-byte
+// global loads of act_quant's output, in flight together with the weights; Input 1: LDS reads
+// of the prologue's output), runs the blocks' matrix instructions (1 MFMA 16x16x128 / 4
+// mma.m16n8k32 per n8 tile) and writes q_b = P_b * (sa_b * sw_b) for every (route, block, row)
+// to LDS partial[9M][4][16] FP32 (36 KiB at M = 16). Routes with an invalid id get zeros there.
+// After a barrier, thread i < 16M takes token i / 16, row i % 16: y = ((q_0 + q_1) + q_2) + q_3
+// per route, acc = fma(w_s, y_s, acc) for s = 0..8, one BF16 store. No atomics, no workspace:
+// the result is independent of scheduling and of the other tokens of the batch.
+// Weight stream: a wave computes one unit, then loads the next (sm90a: its rows were prefetched
+// into L2 two units ahead with cp.async.bulk.prefetch.L2, 8 KiB each; gfx950 has no L2
+// prefetch: the next unit's loads are a DRAM round trip).
 // Input 1 prologue (after the wait): wave w quantizes routes w, w + 9, ... of the gate_up output
 // into LDS (E4M3 [9M][512] + scales [9M][4]) with act_quant's exact operations; lane l owns
 // values [V l, V l + V), V = 8 (gfx950) / 16 (sm90a); a group's amax joins its 16 / 8 lanes
@@ -25,11 +30,13 @@
 // few tokens, hence MaxTokens <= 4 for Input 1.
 // M = 1: 128 workgroups x 9 waves = 1152 waves, one unit each (the article's down stage: 256
 // waves). Lane maps: experts_fragment.hpp.
-// sm90a programmatic dependent launch: a wave reads ids (strong loads) and issues its first
-// unit's W2 loads *before* griddepcontrol.wait, so the weight stream overlaps the predecessor's
-// tail. Precondition: ids are complete when the kernel preceding this one on the stream starts
-// (in the decode block the router runs before gate_up, which waits before it lets its dependents
-// start). Activations, route weights and all global stores come after the wait.
+// sm90a programmatic dependent launch: a wave reads ids (strong loads), issues its first unit's
+// W2 loads and the L2 prefetches of its next two *before* griddepcontrol.wait, so the weight
+// stream overlaps the predecessor's tail (streaming_early loads: ptxas keeps them before the
+// wait; it may sink read-only-path loads past it). Precondition: ids are complete when the
+// kernel preceding this one on the stream starts (in the decode block the router runs before
+// gate_up, which waits before it lets its dependents start). Activations, route weights and all
+// global stores come after the wait.
 #pragma once
 #include "netra/contracts/moe/expert_down.hpp"
 #include "netra/dsl/entry.hpp"
@@ -57,8 +64,9 @@ template <class Contract> struct moe_expert_down_kernel {
   static constexpr u32 blocks = weights::intermediate / weights::block;  // 4
   static constexpr u32 chunk_columns = F::chunk_columns;
   static constexpr bool fused = Contract::fused_act_quant;
-  /// gfx950 keeps two units' weights in registers; sm90a prefetches the next unit into L2.
-  static constexpr bool double_buffer = !prefetch_ops<target>::has_l2_prefetch;
+  /// Units whose W2 rows a wave prefetches into L2 ahead of the one it computes (sm90a; a no-op on
+  /// gfx950). 128 workgroups x 9 waves x 2 x 8 KiB = 18 MiB in flight at most: within the L2.
+  static constexpr u32 prefetch_units = 2;
   // Fused prologue: wave-per-route rows, V values per lane, a 128-value group on 128 / V lanes.
   static constexpr u32 prologue_values = weights::intermediate / wave;  // 8 (gfx950) / 16 (sm90a)
   static constexpr u32 prologue_group_lanes = weights::block / prologue_values;
@@ -98,7 +106,11 @@ template <class Contract> struct moe_expert_down_kernel {
       const u16* u = g + weights::intermediate;
       u32x4 gv[V / 8], uv[V / 8];
       NETRA_UNROLL
-      for (u32 h = 0; h < V / 8; ++h) gv[h] = load_16B<target>(g + 8 * h), uv[h] = load_16B<target>(u + 8 * h);
+      for (u32 h = 0; h < V / 8; ++h) {
+        // the predecessor's output: coherent loads, which stay after the wait
+        gv[h] = load_16B<target, cache_policy::streaming_early>(g + 8 * h);
+        uv[h] = load_16B<target, cache_policy::streaming_early>(u + 8 * h);
+      }
       u32 y[V / 2];
       u32 magnitude = 0;
       NETRA_UNROLL
@@ -124,27 +136,11 @@ template <class Contract> struct moe_expert_down_kernel {
     }
   }
 
-  /// Quantized activation words and scale of one block of the lane's column (route `route`).
-  static NETRA_DEVICE float activation_block(const params& p, const lds_activations& a, u32 route, bool live, u32 lane, u32 tile, u32 b,
-                                             u32 (&q)[F::act_pieces][4]) {
-    NETRA_UNROLL
-    for (u32 v = 0; v < F::act_pieces; ++v) {
-      const u32 k = b * weights::block + F::act_piece(lane, tile, v).k;
-      u32x4 wv = u32x4{0, 0, 0, 0};
-      if constexpr (fused) {
-        if (live) wv = *reinterpret_cast<const u32x4*>(&a.q[route][k]);
-      } else {
-        if (live) wv = load_16B<target>(static_cast<const u8*>(p.act) + static_cast<u64>(route) * weights::intermediate + k);
-      }
-      q[v][0] = wv.x, q[v][1] = wv.y, q[v][2] = wv.z, q[v][3] = wv.w;
-    }
-    if (!live) return 0.0f;
-    if constexpr (fused) return a.scale[route][b];
-    else return p.act_scales[static_cast<u64>(route) * blocks + b];
-  }
+  using route_ids = moe_experts::route_ids<target, Contract::max_routes>;
 
-  /// The expert unit of route `route` (the first route with its expert): W2 rows [row0, row0 + 16)
-  /// times the activations of every route of the expert -> partial[route'][block][row].
+  /// The expert unit of route `route` (its expert's occurrence 0, 16, .. in route order): W2 rows
+  /// [row0, row0 + 16) times the activations of that route and the expert's next 15 routes ->
+  /// partial[route'][block][row].
   struct unit {
     i32 expert;
     moe_experts::route_scan<F::tiles> scan;
@@ -164,7 +160,7 @@ template <class Contract> struct moe_expert_down_kernel {
       NETRA_UNROLL
       for (u32 v = 0; v < F::weight_pieces; ++v) {
         const moe_experts::piece pc = F::weight_piece(lane, v);
-        un.wt[b][v] = load_16B<target, cache_policy::streaming>(wrow + pc.index * weights::intermediate + b * weights::block + pc.k);
+        un.wt[b][v] = load_16B<target, cache_policy::streaming_early>(wrow + pc.index * weights::intermediate + b * weights::block + pc.k);
       }
     }
     const float* srow =
@@ -173,53 +169,82 @@ template <class Contract> struct moe_expert_down_kernel {
     for (u32 b = 0; b < blocks; ++b) un.sw[b] = srow[b];
   }
 
-  /// Finds the wave's next unit from route `route` on (routes of invalid experts get zero
-  /// partials on the way); returns the route of the unit, or >= routes when there is none.
-  static NETRA_DEVICE u32 next_unit(const params& p, unit& un, u32 route, u32 routes, u32 lane, float (*partial)[blocks][tile_rows]) {
+  /// Finds the wave's next unit from route `route` on (stepping by `waves`; routes of invalid
+  /// experts get zero partials on the way) from the ids in registers; returns its route, or
+  /// >= routes when there is none.
+  static NETRA_DEVICE u32 next_unit(const route_ids& ids, unit& un, u32 route, u32 routes, u32 lane, float (*partial)[blocks][tile_rows]) {
     for (; route < routes; route += waves) {
       u32 want[F::tiles];
       NETRA_UNROLL
       for (u32 n = 0; n < F::tiles; ++n) want[n] = lane_column(lane, n);
-      un.scan = moe_experts::scan_routes<target, Contract::max_routes>(p.ids, routes, route, want);
+      un.scan = moe_experts::scan_loaded_routes<target, Contract::max_routes>(ids, route, want);
       un.expert = un.scan.expert;
       if (!weights::valid_expert(un.expert)) {
         for (u32 i = lane; i < blocks * tile_rows; i += wave) partial[route][i / tile_rows][i % tile_rows] = 0.0f;
         continue;
       }
-      if (!un.scan.earlier) return route;
+      if (un.scan.earlier_count % chunk_columns == 0) return route;
     }
     return route;
   }
 
-  static NETRA_DEVICE void run_unit(const params& p, const lds_activations& a, unit& un, u32 route, u32 routes, u32 lane,
-                                    float (*partial)[blocks][tile_rows]) {
-    for (u32 chunk = 0; chunk * chunk_columns < un.scan.count; ++chunk) {
-      if (chunk > 0) {
-        u32 want[F::tiles];
-        NETRA_UNROLL
-        for (u32 n = 0; n < F::tiles; ++n) want[n] = chunk * chunk_columns + lane_column(lane, n);
-        un.scan = moe_experts::scan_routes<target, Contract::max_routes>(p.ids, routes, route, want);
+  /// The expert of the wave's next unit after route `route` (none: -1), for the L2 prefetch.
+  static NETRA_DEVICE i32 unit_expert_after(const route_ids& ids, u32 route, u32 routes, u32 lane, u32& found) {
+    u32 want[F::tiles];
+    NETRA_UNROLL
+    for (u32 n = 0; n < F::tiles; ++n) want[n] = lane_column(lane, n);
+    for (route += waves; route < routes; route += waves) {
+      const moe_experts::route_scan<F::tiles> sc = moe_experts::scan_loaded_routes<target, Contract::max_routes>(ids, route, want);
+      if (weights::valid_expert(sc.expert) && sc.earlier_count % chunk_columns == 0) {
+        found = route;
+        return sc.expert;
       }
-      const u32 columns = min_of(un.scan.count - chunk * chunk_columns, chunk_columns);
-      NETRA_NO_UNROLL
-      for (u32 n = 0; n < F::tiles; ++n) {
-        if (n * F::tile_columns >= columns) break;  // uniform
-        const u32 my_route = moe_experts::select(un.scan.route, n);
-        const bool live = my_route != moe_experts::no_route;
+    }
+    found = route;
+    return -1;
+  }
+
+  /// Runs unit `un` (route `route`): per instruction tile, the activation words of all 4 blocks
+  /// are fetched first (Input 0: global loads, in flight with the unit's weights; Input 1: LDS),
+  /// then the blocks' matrix instructions; q_b = P_b * (sa_b * sw_b) -> partial.
+  static NETRA_DEVICE void run_unit(const params& p, const lds_activations& a, const unit& un, u32 lane, float (*partial)[blocks][tile_rows]) {
+    const u32 columns = min_of(un.scan.count, chunk_columns);  // uniform
+    NETRA_NO_UNROLL
+    for (u32 n = 0; n < F::tiles; ++n) {
+      if (n * F::tile_columns >= columns) break;  // uniform
+      const u32 my_route = moe_experts::select(un.scan.route, n);
+      const bool live = my_route != moe_experts::no_route;
+      const u32 r = live ? my_route : 0;
+      u32 q[blocks][F::act_pieces][4];
+      float sa[blocks];
+      NETRA_UNROLL
+      for (u32 b = 0; b < blocks; ++b) {
         NETRA_UNROLL
-        for (u32 b = 0; b < blocks; ++b) {
-          u32 q[F::act_pieces][4];
-          const float sa = activation_block(p, a, live ? my_route : 0, live, lane, n, b, q);
-          float d[S::d_items];
-          NETRA_UNROLL
-          for (u32 i = 0; i < S::d_items; ++i) d[i] = 0.0f;
-          moe_experts::block_product<target>(d, un.wt[b], q);
-          NETRA_UNROLL
-          for (u32 i = 0; i < S::d_items; ++i) {
-            const float s = mul_rn(moe_experts::column_scale<target>(sa, lane, n, i), un.sw[b]);
-            const u32 r = moe_experts::from_column_lane<target>(my_route, lane, n, i);
-            if (r != moe_experts::no_route) partial[r][b][F::d_element(lane, n, i).row] = mul_rn(d[i], s);
+        for (u32 v = 0; v < F::act_pieces; ++v) {
+          const u32 k = b * weights::block + F::act_piece(lane, n, v).k;
+          u32x4 wv = u32x4{0, 0, 0, 0};
+          if constexpr (fused) {
+            if (live) wv = *reinterpret_cast<const u32x4*>(&a.q[r][k]);
+          } else {
+            // act_quant's output, after the wait: a coherent load, which stays there
+            if (live) wv = load_16B<target, cache_policy::streaming_early>(static_cast<const u8*>(p.act) + static_cast<u64>(r) * weights::intermediate + k);
           }
+          q[b][v][0] = wv.x, q[b][v][1] = wv.y, q[b][v][2] = wv.z, q[b][v][3] = wv.w;
+        }
+        if constexpr (fused) sa[b] = live ? a.scale[r][b] : 0.0f;
+        else sa[b] = live ? p.act_scales[static_cast<u64>(r) * blocks + b] : 0.0f;
+      }
+      NETRA_UNROLL
+      for (u32 b = 0; b < blocks; ++b) {
+        float d[S::d_items];
+        NETRA_UNROLL
+        for (u32 i = 0; i < S::d_items; ++i) d[i] = 0.0f;
+        moe_experts::block_product<target>(d, un.wt[b], q[b]);
+        NETRA_UNROLL
+        for (u32 i = 0; i < S::d_items; ++i) {
+          const float s = mul_rn(moe_experts::column_scale<target>(sa[b], lane, n, i), un.sw[b]);
+          const u32 rr = moe_experts::from_column_lane<target>(my_route, lane, n, i);
+          if (rr != moe_experts::no_route) partial[rr][b][F::d_element(lane, n, i).row] = mul_rn(d[i], s);
         }
       }
     }
@@ -236,32 +261,36 @@ template <class Contract> struct moe_expert_down_kernel {
     const u32 routes = p.tokens * moe::route_layout::slots;
     const u32 row0 = tile * tile_rows;
 
-    // Before the wait: find this wave's first unit and start streaming its weights.
-    unit cur, next;
-    u32 route = next_unit(p, cur, w, routes, lane, partial);
-    if (route < routes) load_unit(p, cur, row0, lane);
+    // Before the wait: the route metadata once (every later scan is register work), this wave's
+    // first unit and its weight loads, and an L2 prefetch of its next two units' rows.
+    const route_ids ids = moe_experts::load_route_ids<target, Contract::max_routes>(p.ids, routes);
+    unit cur;
+    u32 route = next_unit(ids, cur, w, routes, lane, partial);
+    u32 ahead = route;  // the last unit prefetched into L2
+    if (route < routes) {
+      load_unit(p, cur, row0, lane);
+      NETRA_UNROLL
+      for (u32 j = 0; j < prefetch_units; ++j) {
+        const i32 e = unit_expert_after(ids, ahead, routes, lane, ahead);
+        if (e >= 0 && lane == 0) prefetch_l2<target>(unit_rows(p, e, row0), tile_rows * weights::intermediate);
+      }
+    }
     wait_for_prerequisites<target>();  // activations are the predecessor's output
     launch_dependents<target>();
     if constexpr (fused) {
       fused_prologue(p, activations, routes, w, lane);
       workgroup_barrier<target>();
     }
-    // The next unit's weights stream while the current one computes: into registers (gfx950,
-    // double buffer) or into L2 with one bulk prefetch of its 16 contiguous rows (sm90a, whose
-    // 9-warp workgroups cap registers at 168 per thread).
+    // Unit by unit: compute the current one, then load the next one (its rows are in L2 by now)
+    // and prefetch the one two ahead.
     while (route < routes) {
-      const u32 next_route = next_unit(p, next, route + waves, routes, lane, partial);
-      if constexpr (double_buffer) {
-        if (next_route < routes) load_unit(p, next, row0, lane);
-      } else {
-        if (next_route < routes && lane == 0) prefetch_l2<target>(unit_rows(p, next.expert, row0), tile_rows * weights::intermediate);
+      run_unit(p, activations, cur, lane, partial);
+      route = next_unit(ids, cur, route + waves, routes, lane, partial);
+      if (route < routes) {
+        load_unit(p, cur, row0, lane);
+        const i32 e = unit_expert_after(ids, ahead, routes, lane, ahead);
+        if (e >= 0 && lane == 0) prefetch_l2<target>(unit_rows(p, e, row0), tile_rows * weights::intermediate);
       }
-      run_unit(p, activations, cur, route, routes, lane, partial);
-      if constexpr (!double_buffer) {
-        if (next_route < routes) load_unit(p, next, row0, lane);
-      }
-      cur = next;
-      route = next_route;
     }
     workgroup_barrier<target>();
 

@@ -1,19 +1,28 @@
-// netra/kernels/moe/router.hpp — the one kernel of contracts::moe_router (both tactics).
+// netra/kernels/moe/router.hpp — the two kernels of contracts::moe_router (both tactics): logits
+// (partial logits into the workspace) and route (softmax -> top-8 -> weights, slots 0..7).
 //
 // Contract: route slots 0..7 (top-8 ids, renormalised softmax weights) from BF16 hidden x gate
 // weight, see contracts/moe/router.hpp for the semantics, the orders and the policies.
-// Mapping: grid (expert_tiles * k_splits, ceil(M / token_tile)), 256 threads per workgroup.
-//   Workgroup (x, y) owns token tile y, expert tile x % expert_tiles, K split x / expert_tiles,
-//   and writes those partial logits to the workspace:
-//   exact_fp32 (4 experts x 8 tokens x 2048 K): thread i owns K slice [8i, 8i + 8): 4 + 8 16-byte
-//     loads, 32 fma chains; a 32-lane reduce-scatter leaves pair (expert l / 8, token l % 8) in
-//     lane l of each group of 32; group sums meet in LDS; threads 0..31 add them in group order.
-//   matrix_bf16 (16 tokens x 64 experts x 512 K): see partials_matrix below (per target).
-// Then the arrival protocol of dsl/sync.hpp: writers fence_release; barrier; thread 0 counts the
-// workgroup in its token tile's counter; the last to arrive acquires, adds the K-split partials in
-// split order and routes its tile's tokens (one 32-lane group per token: a warp on sm90a, half a
-// wave64 on gfx950, every shuffle inside the group), then resets the counter. On sm90a the kernel
-// is launched with programmatic dependent launch.
+// logits kernel:
+//   exact_fp32: grid (128, ceil(M / 8)), 64 threads = 2 groups of 32 lanes. Workgroup (x, y) owns
+//     expert tile x / 4 (8 experts) and tokens 8y .. 8y + 7; its group j owns K group
+//     g = 2 (x % 4) + j (k = 256g .. 256g + 255). Lane l owns slice 32g + l (k = 8 (32g + l) ..
+//     + 7): 8 weight + up to 8 hidden 16-byte loads, all issued before the first use; per 4 tokens
+//     32 chains of 8 exact-product fmas (value 8t + e), a 32-lane reduce-scatter (xor 16 .. 1: the
+//     halving tree) leaves G_g of (token l / 8, expert l % 8) in lane l, which stores it at
+//     partials[g][token][expert]. No LDS, no barrier.
+//   matrix_bf16: grid (16, ceil(M / 16)), 256 threads: workgroup (x, y) owns tokens 16y .. 16y + 15,
+//     experts 64 (x % 4) .., K split x / 4; see partials_matrix (per target); the waves' partial
+//     tiles are added in wave order in LDS and stored at partials[split][token][expert].
+//   On sm90a the workgroup first asks L2 for its weight and hidden rows (cp.async.bulk.prefetch:
+//   a hint, it reads nothing into registers), then releases its successor and waits for its
+//   predecessor (programmatic dependent launch) before the first load.
+// route kernel: grid ceil(M / 2), 64 threads, one 32-lane group per token (a warp on sm90a, half a
+//   wave64 on gfx950, every shuffle inside the group); lane l owns experts 8l .. 8l + 7: two strong
+//   16-byte loads per split (the logits kernel's completion is waited for, not its L1 state), all
+//   issued before a workgroup barrier, split partials added in split order, then route(): max and
+//   sums by 32-lane butterflies, top-8 by a bitonic selection of 64-bit keys (router_sort8 /
+//   router_merge8 below), weights.
 #pragma once
 #include "netra/contracts/moe/router.hpp"
 #include "netra/dsl/entry.hpp"
@@ -22,13 +31,13 @@
 #include "netra/dsl/math.hpp"
 #include "netra/dsl/matrix_fragment_bf16.hpp"
 #include "netra/dsl/narrow_store.hpp"
+#include "netra/dsl/prefetch.hpp"
 #include "netra/dsl/sync.hpp"
 #include "netra/dsl/vector_memory.hpp"
 #include "netra/dsl/wave_reduce.hpp"
 #include "netra/dsl/workgroup_barrier.hpp"
 
-// Loops kept rolled on purpose (the finishing path runs once per token tile; unrolling it would
-// multiply its code, which is fetched cold). NETRA_* compiler names only (dsl/config.hpp).
+// Loops kept rolled on purpose (NETRA_* compiler names only, dsl/config.hpp).
 #if defined(NETRA_COMPILER_CUDA) || defined(NETRA_COMPILER_HIP)
 #define NETRA_ROUTER_ROLLED _Pragma("unroll 1")
 #else
@@ -44,39 +53,79 @@ NETRA_HOST_DEVICE constexpr u64 router_key(float p, u32 expert) {
 NETRA_HOST_DEVICE constexpr u32 router_key_expert(u64 key) { return ~static_cast<u32>(key); }
 NETRA_HOST_DEVICE constexpr float router_key_p(u64 key) { return bit_cast<float>(static_cast<u32>(key >> 32)); }
 
-template <class Contract> struct moe_router_kernel {
+/// Compare-exchange: the larger key to k[A], the smaller to k[B].
+template <u32 A, u32 B> NETRA_HOST_DEVICE constexpr void router_cas(u64 (&k)[8]) {
+  const u64 a = k[A], b = k[B];
+  const bool swap = a < b;
+  k[A] = swap ? b : a;
+  k[B] = swap ? a : b;
+}
+/// Sorts 8 keys descending: the 19-comparator network for 8 inputs (depth 6).
+NETRA_HOST_DEVICE constexpr void router_sort8(u64 (&k)[8]) {
+  router_cas<0, 2>(k), router_cas<1, 3>(k), router_cas<4, 6>(k), router_cas<5, 7>(k);
+  router_cas<0, 4>(k), router_cas<1, 5>(k), router_cas<2, 6>(k), router_cas<3, 7>(k);
+  router_cas<0, 1>(k), router_cas<2, 3>(k), router_cas<4, 5>(k), router_cas<6, 7>(k);
+  router_cas<2, 4>(k), router_cas<3, 5>(k);
+  router_cas<1, 4>(k), router_cas<3, 6>(k);
+  router_cas<1, 2>(k), router_cas<3, 4>(k), router_cas<5, 6>(k);
+}
+/// k (sorted descending) becomes the top 8 of k and q (both sorted descending, all 16 keys
+/// distinct), sorted descending: max(k_i, q_(7-i)) is bitonic and holds the top 8; a bitonic merge
+/// (distances 4, 2, 1) sorts it. Partner lanes that merge each other's lists get the same list.
+NETRA_HOST_DEVICE constexpr void router_merge8(u64 (&k)[8], const u64 (&q)[8]) {
+NETRA_UNROLL
+  for (u32 i = 0; i < 8; ++i) k[i] = max_of(k[i], q[7 - i]);
+  router_cas<0, 4>(k), router_cas<1, 5>(k), router_cas<2, 6>(k), router_cas<3, 7>(k);
+  router_cas<0, 2>(k), router_cas<1, 3>(k), router_cas<4, 6>(k), router_cas<5, 7>(k);
+  router_cas<0, 1>(k), router_cas<2, 3>(k), router_cas<4, 5>(k), router_cas<6, 7>(k);
+}
+
+/// Index of the partial logit (split, token, expert) in the workspace.
+template <class Contract> NETRA_HOST_DEVICE constexpr u64 router_partial_index(u32 split, u32 token, u32 expert) {
+  return (static_cast<u64>(split) * Contract::padded_tokens + token) * Contract::experts + expert;
+}
+
+// ---- the logits kernel ---------------------------------------------------------------------------
+
+template <class Contract> struct moe_router_logits_kernel {
   using target = typename Contract::target;
-  static constexpr const char* symbol = "netra_moe_router";
+  static constexpr const char* symbol = "netra_moe_router_logits";
   static constexpr u32 workgroup_size = Contract::workgroup_size;
   static constexpr bool programmatic_dependent_launch = same_v<target, sm90a>;
-  static constexpr u32 group = 32;                       // lanes per routed token / per reduce-scatter
-  static constexpr u32 groups = workgroup_size / group;  // 8
+  static constexpr u32 group = 32;                       // lanes of one K group (exact) / reduce-scatter
+  static constexpr u32 groups = workgroup_size / group;  // exact 2, matrix 8
   static constexpr u32 waves = workgroup_size / target::wave_size;
   static constexpr u32 E = Contract::experts;
+  static constexpr u32 chunk_tokens = 4;  // exact: tokens per reduce-scatter (8 experts x 4 tokens = 32 values)
+  static constexpr u32 chunks = Contract::token_tile / chunk_tokens;
 
   struct params {
     const u16* hidden;  // BF16 [tokens, hidden_stride]
     i64 hidden_stride;  // elements
     const u16* weight;  // BF16 [256, 2048]
-    i32* ids;           // int32 [tokens, 9]
-    float* weights;     // FP32 [tokens, 9]
     float* partials;    // workspace: FP32 [k_splits][padded_tokens][256]
-    u32* counters;      // workspace: u32 [token tiles]
     u32 tokens;
   };
 
   NETRA_HOST_DEVICE static constexpr launch_shape shape(u32 tokens) {
-    return {{Contract::expert_tiles * Contract::k_splits, ceil_div(tokens, Contract::token_tile), 1}, workgroup_size, 0};
+    if constexpr (Contract::exact)
+      return {{Contract::expert_tiles * (Contract::k_splits / groups), ceil_div(tokens, Contract::token_tile), 1}, workgroup_size, 0};
+    else
+      return {{Contract::expert_tiles * Contract::k_splits, ceil_div(tokens, Contract::token_tile), 1}, workgroup_size, 0};
   }
-  /// Index of the partial logit (split, token, expert) in the workspace.
   NETRA_HOST_DEVICE static constexpr u64 partial_index(u32 split, u32 token, u32 expert) {
-    return (static_cast<u64>(split) * Contract::padded_tokens + token) * E + expert;
+    return router_partial_index<Contract>(split, token, expert);
   }
-  /// exact_fp32: the (expert, token) pair, inside the workgroup's 4 x 8 tile, that lane l of a
-  /// group holds after the reduce-scatter, and the K slice of thread i.
-  NETRA_HOST_DEVICE static constexpr u32 exact_expert_of(u32 lane) { return lane / 8; }
-  NETRA_HOST_DEVICE static constexpr u32 exact_token_of(u32 lane) { return lane % 8; }
-  NETRA_HOST_DEVICE static constexpr u32 exact_first_k(u32 thread) { return 8 * thread; }
+
+  /// exact_fp32 maps: the expert tile and K group of group `grp` of workgroup x, the first k of
+  /// lane `lane` of K group g, the value index of (token, expert) of a 4-token chunk, and the pair
+  /// (token in the chunk, expert in the tile) lane l holds after the reduce-scatter.
+  NETRA_HOST_DEVICE static constexpr u32 exact_expert_tile(u32 x) { return x / (Contract::k_splits / groups); }
+  NETRA_HOST_DEVICE static constexpr u32 exact_k_group(u32 x, u32 grp) { return groups * (x % (Contract::k_splits / groups)) + grp; }
+  NETRA_HOST_DEVICE static constexpr u32 exact_first_k(u32 k_group, u32 lane) { return 8 * (group * k_group + lane); }
+  NETRA_HOST_DEVICE static constexpr u32 exact_value(u32 token, u32 expert) { return 8 * token + expert; }
+  NETRA_HOST_DEVICE static constexpr u32 exact_token_of(u32 lane) { return lane / 8; }
+  NETRA_HOST_DEVICE static constexpr u32 exact_expert_of(u32 lane) { return lane % 8; }
 
   /// matrix_bf16 lane maps (host models compose them with the instruction models):
   /// the first K of the 16-byte vector lane `lane` of wave `wave` loads for chunk `chunk` (A and B
@@ -112,6 +161,22 @@ template <class Contract> struct moe_router_kernel {
     else return {step, 0, word};
   }
 
+  /// +0.0 read from LDS after a workgroup barrier that follows the operand loads: the fma / matrix
+  /// chains start from it, so the compiler can neither start a chain before the barrier nor sink
+  /// a (coherent) load below it: every load is in flight before the first use (one round trip).
+  static NETRA_DEVICE float& zero_slot() {
+    NETRA_SHARED float slot;
+    return slot;
+  }
+  /// +0.0 as the compiler cannot know it (tokens >= 1 by admission), so it cannot fold the slot.
+  static NETRA_DEVICE void clear_zero_slot(const params& p, u32 thread) {
+    if (thread == 0) zero_slot() = static_cast<float>(p.tokens == 0);
+  }
+  template <class T> static NETRA_DEVICE float zero_after_loads() {
+    workgroup_barrier<T>();
+    return zero_slot();
+  }
+
   static NETRA_DEVICE float bf16_lo(u32 w) { return bit_cast<float>(w << 16); }
   static NETRA_DEVICE float bf16_hi(u32 w) { return bit_cast<float>(w & 0xFFFF0000u); }
   static NETRA_DEVICE const u16* hidden_row(const params& p, u32 token) {
@@ -132,41 +197,53 @@ NETRA_UNROLL
     if constexpr (D > 1) reduce_scatter<D / 2>(v, lane);
   }
 
-  /// exact_fp32: the workgroup's 4 x 8 logits (complete: one K split) into the workspace.
-  static NETRA_DEVICE void partials_exact(const params& p, u32 tile, u32 expert_tile) {
+  /// exact_fp32: group grp's K group sums G_g of 8 experts x up to 8 tokens into the workspace.
+  static NETRA_DEVICE void partials_exact(const params& p) {
     const u32 thread = thread_id<target>();
     const u32 lane = thread % group, grp = thread / group;
-    const u32 k0 = exact_first_k(thread);
-    u32x4 w[4], h[8];
-NETRA_UNROLL
-    for (u32 e = 0; e < 4; ++e) w[e] = load_16B<target>(p.weight + static_cast<u64>(expert_tile * 4 + e) * Contract::hidden_size + k0);
-NETRA_UNROLL
-    for (u32 t = 0; t < 8; ++t) h[t] = load_16B<target>(hidden_row(p, tile * 8 + t) + k0);
-    float v[32];
-NETRA_UNROLL
-    for (u32 e = 0; e < 4; ++e) {
-NETRA_UNROLL
-      for (u32 t = 0; t < 8; ++t) {
-        float acc = 0.0f;
-NETRA_UNROLL
-        for (u32 j = 0; j < 4; ++j) {
-          acc = fma_rn(bf16_lo(h[t][j]), bf16_lo(w[e][j]), acc);
-          acc = fma_rn(bf16_hi(h[t][j]), bf16_hi(w[e][j]), acc);
-        }
-        v[8 * e + t] = acc;
-      }
+    const u32 x = workgroup_id<target, 0>();
+    const u32 et = exact_expert_tile(x), g = exact_k_group(x, grp);
+    const u32 t0 = workgroup_id<target, 1>() * Contract::token_tile;
+    const u32 k0 = exact_first_k(g, lane);
+    const u16* w0 = p.weight + static_cast<u64>(et * Contract::expert_tile) * Contract::hidden_size;
+    if constexpr (prefetch_ops<target>::has_l2_prefetch) {
+      // lanes 0..7: the 8 weight rows' 512 bytes of this K group; lanes 8..15: the hidden rows'
+      constexpr u32 bytes = group * 8 * 2;
+      if (lane < 8) prefetch_l2<target>(w0 + static_cast<u64>(lane) * Contract::hidden_size + group * 8 * g, bytes);
+      else if (lane < 8 + Contract::token_tile && t0 + lane - 8 < p.tokens)
+        prefetch_l2<target>(p.hidden + static_cast<i64>(t0 + lane - 8) * p.hidden_stride + group * 8 * g, bytes);
     }
-    reduce_scatter<16>(v, lane);
-    NETRA_SHARED float group_sums[groups][group];
-    group_sums[grp][lane] = v[0];
-    workgroup_barrier<target>();
-    if (thread < group) {
-      float s = group_sums[0][lane];
+    clear_zero_slot(p, thread);
+    launch_dependents<target>();
+    wait_for_prerequisites<target>();
+    u32x4 w[8], h[Contract::token_tile];
 NETRA_UNROLL
-      for (u32 g = 1; g < groups; ++g) s = add_rn(s, group_sums[g][lane]);
-      const u32 token = tile * 8 + exact_token_of(lane);
-      if (token < p.tokens) p.partials[partial_index(0, token, expert_tile * 4 + exact_expert_of(lane))] = s;
-      fence_release<target>();
+    for (u32 e = 0; e < 8; ++e) w[e] = load_16B<target, cache_policy::streaming_early>(w0 + static_cast<u64>(e) * Contract::hidden_size + k0);
+NETRA_UNROLL
+    for (u32 t = 0; t < Contract::token_tile; ++t)
+      h[t] = t0 + t < p.tokens ? load_16B<target, cache_policy::streaming_early>(p.hidden + static_cast<i64>(t0 + t) * p.hidden_stride + k0)
+                               : u32x4{0, 0, 0, 0};
+    const float zero = zero_after_loads<target>();
+NETRA_UNROLL
+    for (u32 c = 0; c < chunks; ++c) {
+      if (t0 + c * chunk_tokens >= p.tokens) break;  // uniform over the workgroup
+      float v[32];
+NETRA_UNROLL
+      for (u32 t = 0; t < chunk_tokens; ++t)
+NETRA_UNROLL
+        for (u32 e = 0; e < 8; ++e) {
+          const u32x4 hv = h[c * chunk_tokens + t];
+          float acc = zero;
+NETRA_UNROLL
+          for (u32 j = 0; j < 4; ++j) {
+            acc = fma_rn(bf16_lo(hv[j]), bf16_lo(w[e][j]), acc);
+            acc = fma_rn(bf16_hi(hv[j]), bf16_hi(w[e][j]), acc);
+          }
+          v[exact_value(t, e)] = acc;
+        }
+      reduce_scatter<16>(v, lane);
+      const u32 token = t0 + c * chunk_tokens + exact_token_of(lane);
+      if (token < p.tokens) p.partials[partial_index(g, token, et * Contract::expert_tile + exact_expert_of(lane))] = v[0];
     }
   }
 
@@ -176,6 +253,7 @@ NETRA_UNROLL
     const u32 thread = thread_id<target>();
     const u32 lane = lane_id<target>(), wave = wave_id<target>();
     NETRA_SHARED float tiles[waves][16][tile_cols];
+    clear_zero_slot(p, thread);
     if constexpr (same_v<target, sm90a>) {
       // 8 warps, warp w: K [split * 512 + 64w, + 64) = 2 chunks of 32; all 64 experts = 8 n8 tiles.
       // Lane (g, t): 16 bytes of row g and of row g + 8 at chunk K 8t .. 8t + 7 (words P0..P3);
@@ -187,18 +265,19 @@ NETRA_UNROLL
 NETRA_UNROLL
       for (u32 c = 0; c < 2; ++c)
 NETRA_UNROLL
-        for (u32 h = 0; h < 2; ++h) a[c][h] = load_16B<target>(hidden_row(p, tile * 16 + matrix_a_row(lane, h)) + matrix_k(split, wave, lane, c));
+        for (u32 h = 0; h < 2; ++h) a[c][h] = load_16B<target, cache_policy::streaming_early>(hidden_row(p, tile * 16 + matrix_a_row(lane, h)) + matrix_k(split, wave, lane, c));
 NETRA_UNROLL
       for (u32 n = 0; n < 8; ++n)
 NETRA_UNROLL
         for (u32 c = 0; c < 2; ++c)
-          b[n][c] = load_16B<target>(p.weight + static_cast<u64>(expert_tile * tile_cols + matrix_b_col(lane, n)) * Contract::hidden_size +
+          b[n][c] = load_16B<target, cache_policy::streaming_early>(p.weight + static_cast<u64>(expert_tile * tile_cols + matrix_b_col(lane, n)) * Contract::hidden_size +
                                      matrix_k(split, wave, lane, c));
+      const float zero = zero_after_loads<target>();
       float acc[8][4];
 NETRA_UNROLL
       for (u32 n = 0; n < 8; ++n)
 NETRA_UNROLL
-        for (u32 i = 0; i < 4; ++i) acc[n][i] = 0.0f;
+        for (u32 i = 0; i < 4; ++i) acc[n][i] = zero;
 NETRA_UNROLL
       for (u32 step = 0; step < 4; ++step) {
         u32 aw[4];
@@ -232,18 +311,19 @@ NETRA_UNROLL
       using shape_t = mfma_f32_16x16x32_bf16;
       u32x4 a[4][1], b[4][4];  // a[chunk][half]
 NETRA_UNROLL
-      for (u32 c = 0; c < 4; ++c) a[c][0] = load_16B<target>(hidden_row(p, tile * 16 + matrix_a_row(lane, 0)) + matrix_k(split, wave, lane, c));
+      for (u32 c = 0; c < 4; ++c) a[c][0] = load_16B<target, cache_policy::streaming_early>(hidden_row(p, tile * 16 + matrix_a_row(lane, 0)) + matrix_k(split, wave, lane, c));
 NETRA_UNROLL
       for (u32 n = 0; n < 4; ++n)
 NETRA_UNROLL
         for (u32 c = 0; c < 4; ++c)
-          b[n][c] = load_16B<target>(p.weight + static_cast<u64>(expert_tile * tile_cols + matrix_b_col(lane, n)) * Contract::hidden_size +
+          b[n][c] = load_16B<target, cache_policy::streaming_early>(p.weight + static_cast<u64>(expert_tile * tile_cols + matrix_b_col(lane, n)) * Contract::hidden_size +
                                      matrix_k(split, wave, lane, c));
+      const float zero = zero_after_loads<target>();
       float acc[4][4];
 NETRA_UNROLL
       for (u32 n = 0; n < 4; ++n)
 NETRA_UNROLL
-        for (u32 i = 0; i < 4; ++i) acc[n][i] = 0.0f;
+        for (u32 i = 0; i < 4; ++i) acc[n][i] = zero;
 NETRA_UNROLL
       for (u32 step = 0; step < 4; ++step) {
         u32 aw[4];
@@ -287,29 +367,56 @@ NETRA_UNROLL
     if (token < p.tokens)
       store_16B<target>(p.partials + partial_index(split, token, expert_tile * tile_cols + col),
                         u32x4{bit_cast<u32>(s[0]), bit_cast<u32>(s[1]), bit_cast<u32>(s[2]), bit_cast<u32>(s[3])});
-    fence_release<target>();
   }
 
-  static NETRA_DEVICE u32 group_or(u32 v) {
-NETRA_UNROLL
-    for (u32 m = 1; m < group; m <<= 1) v |= xor_shuffle_u32<target>(v, m);
-    return v;
+  static NETRA_DEVICE void run(const params& p) {
+    if constexpr (Contract::exact) {
+      partials_exact(p);
+    } else {
+      const u32 x = workgroup_id<target, 0>();
+      const u32 tile = workgroup_id<target, 1>();
+      const u32 expert_tile = x % Contract::expert_tiles, split = x / Contract::expert_tiles;
+      if constexpr (prefetch_ops<target>::has_l2_prefetch) {
+        // threads 0..63: the 64 weight rows' K split (1 KiB each); 64..79: the 16 hidden rows'
+        const u32 thread = thread_id<target>();
+        constexpr u32 bytes = Contract::k_chunk * 2;
+        if (thread < Contract::expert_tile)
+          prefetch_l2<target>(p.weight + static_cast<u64>(expert_tile * Contract::expert_tile + thread) * Contract::hidden_size + split * Contract::k_chunk,
+                              bytes);
+        else if (thread < Contract::expert_tile + 16 && tile * 16 + thread - Contract::expert_tile < p.tokens)
+          prefetch_l2<target>(p.hidden + static_cast<i64>(tile * 16 + thread - Contract::expert_tile) * p.hidden_stride + split * Contract::k_chunk, bytes);
+      }
+      launch_dependents<target>();
+      wait_for_prerequisites<target>();
+      partials_matrix(p, tile, expert_tile, split);
+    }
   }
-  static NETRA_DEVICE float group_max(float v) {
-NETRA_UNROLL
-    for (u32 m = 1; m < group; m <<= 1) v = max_num<target>(v, xor_shuffle_f32<target>(v, m));
-    return v;
+};
+
+// ---- the route kernel ----------------------------------------------------------------------------
+
+template <class Contract> struct moe_router_route_kernel {
+  using target = typename Contract::target;
+  static constexpr const char* symbol = "netra_moe_router_route";
+  static constexpr u32 workgroup_size = Contract::route_workgroup_size;
+  static constexpr bool programmatic_dependent_launch = same_v<target, sm90a>;
+  static constexpr u32 group = 32;                                // lanes per routed token
+  static constexpr u32 tokens_per_workgroup = workgroup_size / group;
+
+  struct params {
+    const float* partials;  // workspace: FP32 [k_splits][padded_tokens][256], the logits kernel's
+    i32* ids;               // int32 [tokens, 9]
+    float* weights;         // FP32 [tokens, 9]
+    u32 tokens;
+  };
+
+  NETRA_HOST_DEVICE static constexpr launch_shape shape(u32 tokens) {
+    return {{ceil_div(tokens, tokens_per_workgroup), 1, 1}, workgroup_size, 0};
   }
-  static NETRA_DEVICE float group_sum(float v) {
-NETRA_UNROLL
-    for (u32 m = 1; m < group; m <<= 1) v = add_rn(v, xor_shuffle_f32<target>(v, m));
-    return v;
-  }
-  static NETRA_DEVICE u64 group_max_u64(u64 v) {
-NETRA_UNROLL
-    for (u32 m = 1; m < group; m <<= 1) v = max_of(v, xor_shuffle_u64<target>(v, m));
-    return v;
-  }
+  /// Token of group `grp` of workgroup `workgroup`; lane l owns experts 8l .. 8l + 7.
+  NETRA_HOST_DEVICE static constexpr u32 token_of(u32 workgroup, u32 grp) { return workgroup * tokens_per_workgroup + grp; }
+
+  static NETRA_DEVICE u64 shuffle_key(u64 v, u32 mask) { return xor_shuffle_u64<target>(v, mask); }
 
   /// Routes one token from its 256 logits (lane l of the group holds experts 8l .. 8l + 7).
   static NETRA_DEVICE void route(const params& p, u32 token, u32 lane, const float (&l)[8]) {
@@ -320,8 +427,13 @@ NETRA_UNROLL
       nan |= l[x] != l[x] ? 1u : 0u;
       m = max_num<target>(m, l[x]);
     }
-    nan = group_or(nan);
-    m = group_max(m);
+NETRA_UNROLL
+    for (u32 mask = 1; mask < group; mask <<= 1) {  // two independent butterflies, interleaved
+      const u32 other_nan = xor_shuffle_u32<target>(nan, mask);
+      const float other_m = xor_shuffle_f32<target>(m, mask);
+      nan |= other_nan;
+      m = max_num<target>(m, other_m);
+    }
     const bool finite = nan == 0 && m > bit_cast<float>(0xFF800000u) && m < bit_cast<float>(0x7F800000u);
     i32 my_id = static_cast<i32>(lane);
     float my_weight = bit_cast<float>(0x7FC00000u);
@@ -332,31 +444,29 @@ NETRA_UNROLL
         e[x] = exp_f32(sub_rn(l[x], m));
         s = add_rn(s, e[x]);
       }
-      s = group_sum(s);
-      float pr[8];
 NETRA_UNROLL
-      for (u32 x = 0; x < 8; ++x) pr[x] = div_rn(e[x], s);
-      u32 taken = 0;
-      float s8 = 0.0f, my_p = 0.0f;
-NETRA_ROUTER_ROLLED
-      for (u32 slot = 0; slot < Contract::top_k; ++slot) {
-        u64 best = 0;
+      for (u32 mask = 1; mask < group; mask <<= 1) s = add_rn(s, xor_shuffle_f32<target>(s, mask));
+      u64 k[8];
 NETRA_UNROLL
-        for (u32 x = 0; x < 8; ++x) {
-          const u64 key = (taken >> x) & 1u ? 0 : router_key(pr[x], 8 * lane + x);
-          best = max_of(best, key);
-        }
-        best = group_max_u64(best);
-        const u32 id = router_key_expert(best);
-        const float pv = router_key_p(best);
-        if (id / 8 == lane) taken |= 1u << (id % 8);
-        s8 = add_rn(s8, pv);
-        if (lane == slot) {
-          my_id = static_cast<i32>(id);
-          my_p = pv;
-        }
+      for (u32 x = 0; x < 8; ++x) k[x] = router_key(div_rn(e[x], s), 8 * lane + x);
+      router_sort8(k);
+NETRA_ROUTER_ROLLED  // five dependent stages: rolled, the code stays small (it is fetched cold)
+      for (u32 mask = 1; mask < group; mask <<= 1) {
+        u64 q[8];
+NETRA_UNROLL
+        for (u32 i = 0; i < 8; ++i) q[i] = shuffle_key(k[i], mask);
+        router_merge8(k, q);
       }
-      my_weight = div_rn(my_p, s8);
+      // every lane holds the top 8, descending; s8 in slot order, lane s < 8 owns slot s
+      float s8 = 0.0f;
+      u64 mine = k[0];
+NETRA_UNROLL
+      for (u32 i = 0; i < 8; ++i) {
+        s8 = add_rn(s8, router_key_p(k[i]));
+        mine = lane == i ? k[i] : mine;
+      }
+      my_id = static_cast<i32>(router_key_expert(mine));
+      my_weight = div_rn(router_key_p(mine), s8);
     }
     if (lane < Contract::top_k) {
       const u64 index = moe::route_layout::index(token, lane);
@@ -365,53 +475,44 @@ NETRA_UNROLL
     }
   }
 
-  /// The last workgroup of a token tile: sum the K-split partials in split order, route.
-  static NETRA_DEVICE void finish(const params& p, u32 tile) {
-    const u32 thread = thread_id<target>();
-    const u32 lane = thread % group, grp = thread / group;
-NETRA_ROUTER_ROLLED
-    for (u32 pass = 0; pass < Contract::token_tile / groups; ++pass) {
-      const u32 token = tile * Contract::token_tile + pass * groups + grp;
-      if (token < p.tokens) {  // uniform over the 32-lane group
-        float l[8];
-NETRA_UNROLL
-        for (u32 s = 0; s < Contract::k_splits; ++s) {
-          const float* base = p.partials + partial_index(s, token, 8 * lane);
-          const u32x4 v0 = load_16B_after_acquire<target>(base), v1 = load_16B_after_acquire<target>(base + 4);
-          const float v[8] = {bit_cast<float>(v0.x), bit_cast<float>(v0.y), bit_cast<float>(v0.z), bit_cast<float>(v0.w),
-                              bit_cast<float>(v1.x), bit_cast<float>(v1.y), bit_cast<float>(v1.z), bit_cast<float>(v1.w)};
-NETRA_UNROLL
-          for (u32 x = 0; x < 8; ++x) l[x] = s == 0 ? v[x] : add_rn(l[x], v[x]);
-        }
-        route(p, token, lane, l);
-      }
-    }
-  }
-
   static NETRA_DEVICE void run(const params& p) {
-    const u32 tile = workgroup_id<target, 1>();
-    const u32 x = workgroup_id<target, 0>();
-    const u32 expert_tile = x % Contract::expert_tiles, split = x / Contract::expert_tiles;
+    const u32 thread = thread_id<target>();
+    const u32 lane = thread % group;
+    const u32 token = token_of(workgroup_id<target, 0>(), thread / group);
+    const bool live = token < p.tokens;  // uniform over the 32-lane group
+    NETRA_SHARED float one_slot;
+    if (thread == 0) one_slot = static_cast<float>(p.tokens != 0);  // 1.0 (tokens >= 1), unknown to the compiler
     launch_dependents<target>();
-    wait_for_prerequisites<target>();
-    if constexpr (Contract::exact) partials_exact(p, tile, expert_tile);
-    else partials_matrix(p, tile, expert_tile, split);
-
-    NETRA_SHARED u32 last;
+    wait_for_prerequisites<target>();  // the logits kernel has completed
+    u32x4 v[Contract::k_splits][2];
+NETRA_UNROLL
+    for (u32 s = 0; s < Contract::k_splits; ++s) {
+      const float* base = p.partials + router_partial_index<Contract>(s, live ? token : 0, 8 * lane);
+      v[s][0] = load_16B_after_acquire<target>(base);
+      v[s][1] = load_16B_after_acquire<target>(base + 4);
+    }
+    // Every load above is issued before the first addition: the sums start from split 0 times a
+    // 1.0 read from LDS after a barrier (x * 1 = x exactly), and strong loads stay above the
+    // barrier, so the compiler cannot trade registers for a second L2 round trip.
     workgroup_barrier<target>();
-    if (thread_id<target>() == 0) last = atomic_add_relaxed<target>(p.counters + tile, 1) == Contract::arrivals_per_tile - 1 ? 1u : 0u;
-    workgroup_barrier<target>();
-    if (last == 0) return;
-    fence_acquire<target>();
-    finish(p, tile);
-    if (thread_id<target>() == 0) p.counters[tile] = 0;  // ready for the next call
+    const float one = one_slot;
+    if (!live) return;
+    float l[8];
+NETRA_UNROLL
+    for (u32 s = 0; s < Contract::k_splits; ++s)
+NETRA_UNROLL
+      for (u32 x = 0; x < 8; ++x) {
+        const float f = bit_cast<float>(v[s][x / 4][x % 4]);
+        l[x] = s == 0 ? mul_rn(f, one) : add_rn(l[x], f);
+      }
+    route(p, token, lane, l);
   }
 };
 
 template <class Target, u32 Tactic, u32 MaxTokens, u32 WaveSize>
 struct kernels_of<contracts::moe_router<Target, Tactic, MaxTokens, WaveSize>> {
   using contract = contracts::moe_router<Target, Tactic, MaxTokens, WaveSize>;
-  using type = type_list<moe_router_kernel<contract>>;
+  using type = type_list<moe_router_logits_kernel<contract>, moe_router_route_kernel<contract>>;
 };
 
 }  // namespace netra::kernels

@@ -8,11 +8,10 @@
 #pragma once
 #include <cstddef>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include "netra/runtime/error.hpp"
-#include "netra/runtime/jit/shared_library.hpp"
+#include "netra/runtime/loaded_library.hpp"
 
 namespace netra::jit {
 
@@ -35,32 +34,17 @@ struct hiprtc_library {
 
   /// The process-wide table; throws status::unavailable when no hipRTC can be loaded.
   static const hiprtc_library& get() {
-    // A magic static, not std::call_once: call_once dispatches through a std:: template that
-    // an executable and libnetra both instantiate, and the executable's copy would initialise
-    // its own table instead of libnetra's.
-    struct loaded {
-      hiprtc_library table;
-      std::string failure;
-    };
-    static const loaded instance = [] {
-      loaded l;
-      l.failure = l.table.load();
-      return l;
-    }();
-    if (!instance.failure.empty()) throw error(status::unavailable, instance.failure);
-    return instance.table;
+    return load_once<hiprtc_library>();
   }
 
  private:
+  template <class Table> friend const Table& ::netra::load_once();
   std::string load() {
     const opened_library lib = open_first({"libhiprtc.so.7", "libhiprtc.so.6", "libamdhip64.so.5"});
     if (!lib.handle) return "netra: hipRTC is not available (" + lib.tried + ")";
     rocm_major = lib.soname.back() - '0';
     std::string missing;
-    auto resolve = [&](const char* name, auto& slot) {
-      slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(dlsym(lib.handle, name));
-      if (!slot) missing += std::string(missing.empty() ? "" : ", ") + name;
-    };
+    auto resolve = [&](const char* name, auto& slot) { resolve_entry(lib.handle, name, slot, missing); };
     resolve("hiprtcVersion", hiprtcVersion);
     resolve("hiprtcCreateProgram", hiprtcCreateProgram);
     resolve("hiprtcDestroyProgram", hiprtcDestroyProgram);

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "netra/runtime/error.hpp"
-#include "netra/runtime/jit/shared_library.hpp"
+#include "netra/runtime/loaded_library.hpp"
 
 namespace netra::jit {
 
@@ -30,23 +30,11 @@ struct nvrtc_library {
 
   /// The process-wide table; throws status::unavailable when no libnvrtc can be loaded.
   static const nvrtc_library& get() {
-    // A magic static, not std::call_once: call_once dispatches through a std:: template that
-    // an executable and libnetra both instantiate, and the executable's copy would initialise
-    // its own table instead of libnetra's.
-    struct loaded {
-      nvrtc_library table;
-      std::string failure;
-    };
-    static const loaded instance = [] {
-      loaded l;
-      l.failure = l.table.load();
-      return l;
-    }();
-    if (!instance.failure.empty()) throw error(status::unavailable, instance.failure);
-    return instance.table;
+    return load_once<nvrtc_library>();
   }
 
  private:
+  template <class Table> friend const Table& ::netra::load_once();
   std::string load() {
     const char* cuda_home = std::getenv("CUDA_HOME");
     const opened_library lib = open_first({"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so",
@@ -54,9 +42,7 @@ struct nvrtc_library {
                                            "/usr/local/cuda/lib64/libnvrtc.so"});
     if (!lib.handle) return "netra: NVRTC is not available (" + lib.tried + ")";
     std::string missing;
-#define NETRA_NVRTC_RESOLVE(name)                                          \
-  name = reinterpret_cast<decltype(name)>(dlsym(lib.handle, #name));       \
-  if (!name) missing += std::string(missing.empty() ? "" : ", ") + #name;
+#define NETRA_NVRTC_RESOLVE(name) resolve_entry(lib.handle, #name, name, missing);
     NETRA_NVRTC_ENTRIES(NETRA_NVRTC_RESOLVE)
 #undef NETRA_NVRTC_RESOLVE
     if (!missing.empty()) return "netra: " + lib.soname + " lacks " + missing;

@@ -5,11 +5,11 @@
 namespace netra::amdgcn_isa {
 typedef u32 v4u32 __attribute__((ext_vector_type(4)));
 
-/// global_load_dwordx4 (with `nt` for the streaming policy). `address` must be 16-byte aligned.
+/// global_load_dwordx4 (with `nt` for the streaming policies). `address` must be 16-byte aligned.
 template <cache_policy Policy = cache_policy::normal> NETRA_DEVICE u32x4 global_load_dwordx4(const void* address) {
   const v4u32* p = static_cast<const v4u32*>(address);
   v4u32 v;
-  if constexpr (Policy == cache_policy::streaming) v = __builtin_nontemporal_load(p);
+  if constexpr (Policy == cache_policy::streaming || Policy == cache_policy::streaming_early) v = __builtin_nontemporal_load(p);
   else v = *p;
   const u32 x = v.x, y = v.y, z = v.z, w = v.w;
   return u32x4{x, y, z, w};

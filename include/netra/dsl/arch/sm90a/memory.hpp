@@ -3,11 +3,16 @@
 #include "netra/dsl/vector_types.hpp"
 
 namespace netra::sm90a_isa {
-/// ld.global.nc.v4.b32 (read-only path), with .L1::no_allocate for the streaming policy.
+/// ld.global.nc.v4.b32 (read-only path), with .L1::no_allocate for the streaming policy;
+/// streaming_early: ld.global.L1::no_allocate.v4.b32 (the coherent path: ptxas keeps it where it
+/// is issued, it does not sink it past barriers as it may an .nc load).
 /// `address` must be 16-byte aligned; there is no hardware bounds check.
 template <cache_policy Policy = cache_policy::normal> NETRA_DEVICE u32x4 ld_global_nc_v4_b32(const void* address) {
   u32x4 r;
-  if constexpr (Policy == cache_policy::streaming)
+  if constexpr (Policy == cache_policy::streaming_early)
+    asm volatile("ld.global.L1::no_allocate.v4.b32 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(address));
+  else if constexpr (Policy == cache_policy::streaming)
     asm volatile("ld.global.nc.L1::no_allocate.v4.b32 {%0,%1,%2,%3}, [%4];"
                  : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(address));
   else
