@@ -59,6 +59,38 @@ def argmax_section(d) -> str:
                                "roofline µs", "% copy BW (graph)", "× torch (graph)"]) + "\n"
 
 
+def routing_section(d) -> str:
+    if not d:
+        return "_not measured_\n"
+    rows = [[r["family"], r["instance"], r["size"], r["netra_graph_us"], r["netra_eager_us"], r["torch_graph_us"], r["compile_graph_us"],
+             "yes" if r["torch_exact"] else "no", "yes" if r["compile_exact"] else "no", r["target_graph_us"],
+             None if r["meets_target"] is None else ("yes" if r["meets_target"] else "**no**")] for r in d["records"]]
+    env = d["environment"]
+    return (f"{env['gpu']}, {env['date']}, revision `{env['git_revision']}`. Size: rows R for act_quant, tokens M otherwise. "
+            "A peer is exact only if it reproduces netra's contract byte for byte.\n\n" +
+            table(rows, ["kernel", "instance", "size", "netra graph µs", "netra eager µs", "torch graph µs", "compile graph µs",
+                         "torch exact", "compile exact", "target µs", "meets"]) + "\n")
+
+
+def block_section(d) -> str:
+    if not d:
+        return "_not measured_\n"
+    def g(r, k):
+        v = r.get(k)
+        return v["graph_us"] if v else None
+    rows = [[r["tokens"], r["distinct_experts_per_call"], r["roofline_us"], g(r, "netra_block"), g(r, "netra_block_fused"),
+             r["netra_block"]["eager_us"], g(r, "netra_gate_up"), g(r, "netra_down"), g(r, "torch_block"), g(r, "compile_block"),
+             r["block_graph_over_roofline"],
+             f'{r["check_netra_gate_up"]["failures"]} / {r["check_netra_down"]["failures"]}'] for r in d["records"]]
+    env = d["environment"]
+    return (f"{env['gpu']}, {env['date']}, revision `{env['git_revision']}`; roofline = weight bytes of the distinct experts "
+            "(E4M3 + scales) over the measured copy bandwidth. Policy failures: elements outside the stated GEMM bound "
+            "(gate_up / down) vs the FP64 reference.\n\n" +
+            table(rows, ["M", "experts", "roofline µs", "block graph µs", "block (fused down) graph µs", "block eager µs",
+                         "gate_up graph µs", "down graph µs", "torch block graph µs", "compile block graph µs", "× roofline",
+                         "policy failures"]) + "\n")
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--results", default="bench/results")
@@ -70,7 +102,9 @@ def main() -> None:
              "mix from llvm-objdump; sm90a: registers from the cubin, stack/spills from ptxas, instruction mix from the PTX, "
              "instructions = code bytes / 16.\n",
              audit_section(load(os.path.join(a.results, "audit.json"))),
-             "## argmax on the H200\n", argmax_section(load(os.path.join(a.results, "argmax_h200.json")))]
+             "## argmax on the H200\n", argmax_section(load(os.path.join(a.results, "argmax_h200.json"))),
+             "## MoE routing kernels on the H200\n", routing_section(load(os.path.join(a.results, "moe_routing_h200.json"))),
+             "## Decode MoE block on the H200\n", block_section(load(os.path.join(a.results, "moe_block_h200.json")))]
     with open(a.out, "w") as f:
         f.write("\n".join(parts))
     print("wrote", a.out)
