@@ -3,7 +3,11 @@ torch.compile) for M in {1, 16, 64, 128} rows of N = 248320 FP32 logits, with th
 bandwidth as the roofline. netra is timed by the C++ driver `netra-bench-argmax` (same GPU, same
 run); torch peers here. Writes bench/results/argmax_<gpu>.json.
 
-usage: python3 bench/argmax.py --netra-bench build/tests/netra-bench-argmax [--out FILE]
+With --read-floor, also runs bench/argmax_read_floor.cu (built by bench/device/run.sh): a kernel
+that only reads the same rows and writes one max per chunk, timed the same way — the measured
+floor under any single-pass argmax on this GPU (per M: the best of its variants).
+
+usage: python3 bench/argmax.py --netra-bench build/tests/netra-bench-argmax [--read-floor BIN] [--out FILE]
 """
 from __future__ import annotations
 
@@ -65,6 +69,7 @@ def time_peer(fn, m: int) -> dict:
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--netra-bench", required=True)
+    p.add_argument("--read-floor", default=None)
     p.add_argument("--out", default=None)
     a = p.parse_args()
 
@@ -74,6 +79,10 @@ def main() -> None:
     for line in out.splitlines():
         if line.startswith("{"):
             variants.append(json.loads(line))
+    floor = []
+    if a.read_floor:
+        floor_out = subprocess.run([a.read_floor], check=True, capture_output=True, text=True).stdout
+        floor = [json.loads(line) for line in floor_out.splitlines() if line.startswith("{")]
     reference = variants[0]["instance"]
     ours = {r["rows"]: r for r in variants if r["instance"] == reference}
 
@@ -94,19 +103,24 @@ def main() -> None:
             "torch_eager_us": t["eager_us"], "torch_graph_us": t["graph_us"],
             "compile_eager_us": c["eager_us"], "compile_graph_us": c["graph_us"],
             "roofline_us": bytes_moved / bandwidth * 1e6,
+            "read_floor_graph_us": min((f["graph_us"] for f in floor if f["rows"] == m), default=None),
             "pct_of_copy_bandwidth_graph": 100.0 * (bytes_moved / (o["netra_graph_us"] * 1e-6)) / bandwidth,
             "speedup_vs_torch_graph": t["graph_us"] / o["netra_graph_us"],
             "speedup_vs_best_exact_peer_graph": best_peer_graph / o["netra_graph_us"],
             "speedup_vs_torch_eager": t["eager_us"] / o["netra_eager_us"],
         })
     common.print_table(records, ["rows", "netra_graph_us", "netra_eager_us", "torch_graph_us", "torch_eager_us", "compile_graph_us",
-                                 "roofline_us", "pct_of_copy_bandwidth_graph", "speedup_vs_torch_graph"])
+                                 "roofline_us", "read_floor_graph_us", "pct_of_copy_bandwidth_graph", "speedup_vs_torch_graph"])
+    if floor:
+        print("read floor (graph us per call):")
+        common.print_table(floor, ["chunks", "rows", "pdl", "graph_us"])
     print(f"copy bandwidth {bandwidth / 1e12:.3f} TB/s (read + write); torch.compile exact on adversarial rows: {compiled_exact}")
     path = a.out or f"bench/results/argmax_{torch.cuda.get_device_name().replace(' ', '_').lower()}.json"
     print("mapping variants (waves/workgroup, rows, graph us, stage one alone graph us):",
           [(v["waves_per_workgroup"], v["rows"], round(v["netra_graph_us"], 3), round(v["stage_one_graph_us"], 3)) for v in variants])
     common.write_results(path, "argmax", records, {"copy_bandwidth_bytes_per_s": bandwidth, "compile_peer_exact": compiled_exact,
                                                    "reference_instance": reference, "mapping_variants": variants,
+                                                   "read_floor": floor,
                                                    "method": "median per call over 30 bursts; each call reads its own input set, "
                                                              "sets cover 3x L2; graph = burst captured once and replayed"})
     print("wrote", path)

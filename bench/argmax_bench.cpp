@@ -8,37 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "bench/gpu_timing.hpp"
 #include "netra/runtime/instance.hpp"
 #include "netra/runtime/ops/argmax.hpp"
 
 
-namespace {
-const netra::cuda::driver& drv() { return netra::cuda::driver::get(); }
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-template <class Burst> std::vector<double> time_bursts(CUstream stream, int reps, int calls, Burst burst) {
-  CUevent start, stop;
-  drv().check(drv().cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate");
-  drv().check(drv().cuEventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
-  std::vector<double> us;
-  for (int r = 0; r < reps; ++r) {
-    drv().check(drv().cuEventRecord(start, stream), "cuEventRecord");
-    burst();
-    drv().check(drv().cuEventRecord(stop, stream), "cuEventRecord");
-    drv().check(drv().cuEventSynchronize(stop), "cuEventSynchronize");
-    float ms = 0;
-    drv().check(drv().cuEventElapsedTime(&ms, start, stop), "cuEventElapsedTime");
-    us.push_back(ms * 1000.0 / calls);
-  }
-  drv().cuEventDestroy(start);
-  drv().cuEventDestroy(stop);
-  return us;
-}
-}  // namespace
+using netra::bench::drv;
 
 template <class contract> void bench(const std::string& objects, const netra::device_info& device) {
   const netra::handle<contract> h(objects + "/" + netra::instance_name<contract>() + ".cubin", device);
@@ -65,23 +40,7 @@ template <class contract> void bench(const std::string& objects, const netra::de
       for (int s = 0; s < sets; ++s)
         netra::argmax(h, stream, static_cast<const float*>(inputs[s].data()), rows, n, n, static_cast<long*>(outputs[s].data()));
     };
-    for (int w = 0; w < 3; ++w) burst();
-    drv().check(drv().cuStreamSynchronize(stream), "sync");
-    const double eager = median(time_bursts(stream, 30, sets, burst));
-
-    CUgraph graph;
-    CUgraphExec exec;
-    drv().check(drv().cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL), "cuStreamBeginCapture");
-    burst();
-    drv().check(drv().cuStreamEndCapture(stream, &graph), "cuStreamEndCapture");
-    drv().check(drv().cuGraphInstantiateWithFlags(&exec, graph, 0), "cuGraphInstantiate");
-    auto replay = [&] { drv().check(drv().cuGraphLaunch(exec, stream), "cuGraphLaunch"); };
-    for (int w = 0; w < 3; ++w) replay();
-    drv().check(drv().cuStreamSynchronize(stream), "sync");
-    const double graphed = median(time_bursts(stream, 30, sets, replay));
-    drv().cuGraphExecDestroy(exec);
-    drv().cuGraphDestroy(graph);
-
+    const auto t = netra::bench::time_eager_and_graph(stream, sets, burst);
     // Stage one alone, graph-replayed: where the time of a call goes.
     using stage_one = netra::kernels::argmax_stage_one<contract>;
     auto burst_one = [&] {
@@ -89,20 +48,12 @@ template <class contract> void bench(const std::string& objects, const netra::de
         h.template launch<stage_one>(stream, {static_cast<const float*>(inputs[s].data()), n, static_cast<unsigned long*>(h.workspace())},
                                      stage_one::shape(static_cast<unsigned>(rows)));
     };
-    drv().check(drv().cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL), "cuStreamBeginCapture");
-    burst_one();
-    drv().check(drv().cuStreamEndCapture(stream, &graph), "cuStreamEndCapture");
-    drv().check(drv().cuGraphInstantiateWithFlags(&exec, graph, 0), "cuGraphInstantiate");
-    for (int w = 0; w < 3; ++w) replay();
-    drv().check(drv().cuStreamSynchronize(stream), "sync");
-    const double stage_one_graphed = median(time_bursts(stream, 30, sets, replay));
-    drv().cuGraphExecDestroy(exec);
-    drv().cuGraphDestroy(graph);
+    const double stage_one_graphed = netra::bench::graph_median_us(stream, sets, burst_one);
 
     const double bytes = static_cast<double>(bytes_in) + rows * contract::chunks * 8.0 * 2 + rows * 8.0;
     std::printf("{\"instance\": \"%s\", \"waves_per_workgroup\": %u, \"rows\": %ld, \"input_sets\": %d, \"bytes\": %.0f, "
                 "\"netra_eager_us\": %.3f, \"netra_graph_us\": %.3f, \"stage_one_graph_us\": %.3f}\n",
-                netra::instance_name<contract>().c_str(), contract::waves_per_workgroup, rows, sets, bytes, eager, graphed, stage_one_graphed);
+                netra::instance_name<contract>().c_str(), contract::waves_per_workgroup, rows, sets, bytes, t.eager_us, t.graph_us, stage_one_graphed);
   }
   drv().cuStreamDestroy(stream);
 }

@@ -172,11 +172,12 @@ def main() -> None:
     torch.backends.cuda.matmul.allow_tf32 = False  # the contracts accumulate in FP32
 
     bandwidth = common.copy_bandwidth()
-    ours = []
+    ours, diagnostics = [], []
     out = subprocess.run([a.netra_bench], check=True, capture_output=True, text=True).stdout
     for line in out.splitlines():
         if line.startswith("{"):
-            ours.append(json.loads(line))
+            record = json.loads(line)
+            (diagnostics if record["family"] == "diagnostic" else ours).append(record)
 
     dump = tempfile.mkdtemp(prefix="netra_moe_routing_")
     subprocess.run([a.netra_bench, "--dump", dump], check=True)
@@ -240,11 +241,17 @@ def main() -> None:
     common.print_table(records, ["family", "instance", "size", "netra_graph_us", "netra_eager_us", "torch_graph_us", "compile_graph_us",
                                  "roofline_us", "torch_exact", "compile_exact", "target_graph_us", "meets_target"])
     print(json.dumps(exactness, indent=1))
+    if diagnostics:
+        print("diagnostics (graph-replayed us per call; no_pdl: every kernel launched without programmatic dependent launch;"
+              " router: each kernel alone):")
+        common.print_table(diagnostics, ["kernel", "instance", "size", "graph_us", "no_pdl_graph_us", "logits_alone_graph_us",
+                                         "route_alone_graph_us"])
     print(f"copy bandwidth {bandwidth / 1e12:.3f} TB/s (read + write)")
     path = a.out or f"bench/results/moe_routing_{torch.cuda.get_device_name().replace(' ', '_').lower()}.json"
     common.write_results(path, "moe_routing", records, {
         "copy_bandwidth_bytes_per_s": bandwidth,
         "peer_exactness": exactness,
+        "diagnostics": diagnostics,
         "method": "median per call over 30 bursts; each call reads its own input set, sets cover >= 1.5x L2 (3x when a set "
                   "exceeds 50 KiB); graph = burst captured once and replayed; peers checked bitwise against netra's outputs "
                   "on random and adversarial inputs (netra's outputs are checked against the oracles by ctest -L gpu)",

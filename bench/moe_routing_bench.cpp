@@ -4,6 +4,10 @@
 // 3x wherever a set is larger than 50 KiB), per docs/benchmarks.md. Prints one JSON object per
 // (instance, shape) on stdout.
 //
+// Diagnostics (graph-replayed only, "family": "diagnostic"): where a call's time goes — the
+// router's logits kernel alone, its route kernel alone, and the whole call launched without
+// programmatic dependent launch; act_quant and the shared gate without it as well.
+//
 // --dump DIR also writes, for bench/moe_routing.py's exactness check of the torch peers, fixed
 // inputs (random and adversarial) and netra's outputs for them (which the GPU tests have checked
 // against the oracles): <name>.in.bin / <name>.out*.bin, raw little-endian arrays.
@@ -13,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/gpu_timing.hpp"
 #include "netra/runtime/instance.hpp"
 #include "netra/runtime/ops/moe_act_quant.hpp"
 #include "netra/runtime/ops/moe_router.hpp"
@@ -20,57 +25,32 @@
 #include "oracles/moe_routing_inputs.hpp"
 
 using namespace netra;
+using netra::bench::drv;
 
 namespace {
-const cuda::driver& drv() { return cuda::driver::get(); }
+using bench::time_eager_and_graph;
+using bench::timing;
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-template <class Burst> std::vector<double> time_bursts(CUstream stream, int reps, int calls, Burst burst) {
-  CUevent start, stop;
-  drv().check(drv().cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate");
-  drv().check(drv().cuEventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
-  std::vector<double> us;
-  for (int r = 0; r < reps; ++r) {
-    drv().check(drv().cuEventRecord(start, stream), "cuEventRecord");
-    burst();
-    drv().check(drv().cuEventRecord(stop, stream), "cuEventRecord");
-    drv().check(drv().cuEventSynchronize(stop), "cuEventSynchronize");
-    float ms = 0;
-    drv().check(drv().cuEventElapsedTime(&ms, start, stop), "cuEventElapsedTime");
-    us.push_back(ms * 1000.0 / calls);
-  }
-  drv().cuEventDestroy(start);
-  drv().cuEventDestroy(stop);
-  return us;
-}
-
-struct timing {
-  double eager_us, graph_us;
-};
-
-/// Eager and graph-replayed median time per call of `burst` (which issues `calls` calls).
-template <class Burst> timing time_eager_and_graph(CUstream stream, int calls, Burst burst) {
+/// Graph-replayed median time per call only (3 warm bursts first), for the diagnostics.
+template <class Burst> double time_graph(CUstream stream, int calls, Burst burst) {
   for (int w = 0; w < 3; ++w) burst();
   drv().check(drv().cuStreamSynchronize(stream), "sync");
-  const double eager = median(time_bursts(stream, 30, calls, burst));
-  CUgraph graph;
-  CUgraphExec exec;
-  drv().check(drv().cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL), "cuStreamBeginCapture");
-  burst();
-  drv().check(drv().cuStreamEndCapture(stream, &graph), "cuStreamEndCapture");
-  drv().check(drv().cuGraphInstantiateWithFlags(&exec, graph, 0), "cuGraphInstantiate");
-  auto replay = [&] { drv().check(drv().cuGraphLaunch(exec, stream), "cuGraphLaunch"); };
-  for (int w = 0; w < 3; ++w) replay();
-  drv().check(drv().cuStreamSynchronize(stream), "sync");
-  const double graphed = median(time_bursts(stream, 30, calls, replay));
-  drv().cuGraphExecDestroy(exec);
-  drv().cuGraphDestroy(graph);
-  return {eager, graphed};
+  return bench::graph_median_us(stream, calls, burst);
 }
+
+/// The kernels of contract C resolved once from its code object, launched with or without
+/// programmatic dependent launch (a handle always launches a kernel as the kernel declares).
+template <class C> struct raw_kernels {
+  using list = typename kernels::kernels_of<C>::type;
+  module m;
+  std::vector<kernel_function> functions;
+  raw_kernels(const std::string& path, const device_info& device) : m(module::load_file(path, C::target::id, device)) {
+    for (const char* symbol : kernel_symbols<list>::value) functions.push_back(m.function(symbol));
+  }
+  template <class K> void launch(CUstream stream, typename K::params p, const launch_shape& shape, bool pdl) const {
+    netra::launch(functions[kernel_index<K, list>::value], shape, stream, &p, pdl);
+  }
+};
 
 /// Input sets so that one pass over them covers `factor` x L2 (at most 4096 sets).
 int input_sets(std::size_t bytes_per_set, int l2) {
@@ -130,9 +110,14 @@ std::vector<std::uint16_t> hidden_rows(long m, bool adversarial, std::uint64_t s
 }
 
 // ---- act_quant ---------------------------------------------------------------------------------
+bool listed(std::initializer_list<long> list, long v) { return std::find(list.begin(), list.end(), v) != list.end(); }
+
 template <class C> void bench_act_quant(const std::string& objects, const device_info& device, CUstream stream, int l2,
-                                        std::initializer_list<long> row_counts) {
-  const handle<C> h(objects + "/" + instance_name<C>() + ".cubin", device);
+                                        std::initializer_list<long> row_counts, std::initializer_list<long> diagnose = {}) {
+  const std::string path = objects + "/" + instance_name<C>() + ".cubin";
+  const handle<C> h(path, device);
+  const raw_kernels<C> raw(path, device);
+  using kernel = kernels::moe_act_quant_kernel<C>;
   for (long rows : row_counts) {
     const std::size_t in_bytes = static_cast<std::size_t>(rows) * 2048, out_bytes = static_cast<std::size_t>(rows) * (512 + 16);
     const int sets = input_sets(in_bytes + out_bytes, l2);
@@ -145,6 +130,17 @@ template <class C> void bench_act_quant(const std::string& objects, const device
     std::printf("{\"family\": \"act_quant\", \"instance\": \"%s\", \"rows\": %ld, \"input_sets\": %d, \"bytes\": %zu, "
                 "\"netra_eager_us\": %.3f, \"netra_graph_us\": %.3f}\n",
                 instance_name<C>().c_str(), rows, sets, in_bytes + out_bytes, t.eager_us, t.graph_us);
+    std::fflush(stdout);
+    if (!listed(diagnose, rows)) continue;
+    auto plain = [&] {
+      for (int s = 0; s < sets; ++s)
+        raw.template launch<kernel>(stream, {static_cast<const u16*>(in.at(s)), 1024, static_cast<u8*>(out.at(s)), static_cast<float*>(scales.at(s)),
+                                             static_cast<u32>(rows)},
+                                    kernel::shape(static_cast<u32>(rows)), false);
+    };
+    std::printf("{\"family\": \"diagnostic\", \"kernel\": \"act_quant\", \"instance\": \"%s\", \"size\": %ld, \"graph_us\": %.3f, "
+                "\"no_pdl_graph_us\": %.3f}\n",
+                instance_name<C>().c_str(), rows, t.graph_us, time_graph(stream, sets, plain));
     std::fflush(stdout);
   }
 }
@@ -168,8 +164,13 @@ template <class C> void dump_act_quant(const std::string& objects, const device_
 
 // ---- router ------------------------------------------------------------------------------------
 template <class C> void bench_router(const std::string& objects, const device_info& device, CUstream stream, int l2,
-                                     std::initializer_list<long> token_counts) {
-  const handle<C> h(objects + "/" + instance_name<C>() + ".cubin", device);
+                                     std::initializer_list<long> token_counts, std::initializer_list<long> diagnose = {}) {
+  const std::string path = objects + "/" + instance_name<C>() + ".cubin";
+  const handle<C> h(path, device);
+  const raw_kernels<C> raw(path, device);
+  using logits = kernels::moe_router_logits_kernel<C>;
+  using route = kernels::moe_router_route_kernel<C>;
+  auto* partials = static_cast<float*>(h.workspace());
   std::vector<std::uint16_t> w(256 * 2048);
   oracles::fill_normal(w.data(), 256 * 2048, 0.03, 3);
   for (long m : token_counts) {
@@ -187,6 +188,34 @@ template <class C> void bench_router(const std::string& objects, const device_in
                 "\"netra_eager_us\": %.3f, \"netra_graph_us\": %.3f}\n",
                 instance_name<C>().c_str(), C::exact ? "exact_fp32" : "matrix_bf16", m, sets, hidden_bytes + weight_bytes + out_bytes,
                 t.eager_us, t.graph_us);
+    std::fflush(stdout);
+    if (!listed(diagnose, m)) continue;
+    // Where the call's time goes: each kernel alone (the route kernel re-reads the workspace the
+    // last call left), and the call with both kernels launched without programmatic dependent launch.
+    const auto tokens = static_cast<u32>(m);
+    auto logits_params = [&](int s) {
+      return typename logits::params{static_cast<const u16*>(hidden.at(s)), 2048, static_cast<const u16*>(weight.at(s)), partials, tokens};
+    };
+    auto route_params = [&](int s) {
+      return typename route::params{partials, static_cast<i32*>(ids.at(s)), static_cast<float*>(weights.at(s)), tokens};
+    };
+    auto logits_only = [&] {
+      for (int s = 0; s < sets; ++s) h.template launch<logits>(stream, logits_params(s), logits::shape(tokens));
+    };
+    auto route_only = [&] {
+      for (int s = 0; s < sets; ++s) h.template launch<route>(stream, route_params(s), route::shape(tokens));
+    };
+    auto plain = [&] {
+      for (int s = 0; s < sets; ++s) {
+        raw.template launch<logits>(stream, logits_params(s), logits::shape(tokens), false);
+        raw.template launch<route>(stream, route_params(s), route::shape(tokens), false);
+      }
+    };
+    const double logits_us = time_graph(stream, sets, logits_only), route_us = time_graph(stream, sets, route_only);
+    const double plain_us = time_graph(stream, sets, plain);
+    std::printf("{\"family\": \"diagnostic\", \"kernel\": \"router\", \"instance\": \"%s\", \"size\": %ld, \"graph_us\": %.3f, "
+                "\"no_pdl_graph_us\": %.3f, \"logits_alone_graph_us\": %.3f, \"route_alone_graph_us\": %.3f}\n",
+                instance_name<C>().c_str(), m, t.graph_us, plain_us, logits_us, route_us);
     std::fflush(stdout);
   }
 }
@@ -214,8 +243,11 @@ template <class C> void dump_router(const std::string& objects, const device_inf
 
 // ---- shared gate -------------------------------------------------------------------------------
 template <class C> void bench_shared_gate(const std::string& objects, const device_info& device, CUstream stream, int l2,
-                                          std::initializer_list<long> token_counts) {
-  const handle<C> h(objects + "/" + instance_name<C>() + ".cubin", device);
+                                          std::initializer_list<long> token_counts, std::initializer_list<long> diagnose = {}) {
+  const std::string path = objects + "/" + instance_name<C>() + ".cubin";
+  const handle<C> h(path, device);
+  const raw_kernels<C> raw(path, device);
+  using kernel = kernels::moe_shared_gate_kernel<C>;
   std::vector<std::uint16_t> w(2048);
   oracles::fill_normal(w.data(), 2048, 0.03, 4);
   for (long m : token_counts) {
@@ -232,6 +264,17 @@ template <class C> void bench_shared_gate(const std::string& objects, const devi
     std::printf("{\"family\": \"shared_gate\", \"instance\": \"%s\", \"tokens\": %ld, \"input_sets\": %d, \"bytes\": %zu, "
                 "\"netra_eager_us\": %.3f, \"netra_graph_us\": %.3f}\n",
                 instance_name<C>().c_str(), m, sets, hidden_bytes + 4096 + out_bytes / 9, t.eager_us, t.graph_us);
+    std::fflush(stdout);
+    if (!listed(diagnose, m)) continue;
+    auto plain = [&] {
+      for (int s = 0; s < sets; ++s)
+        raw.template launch<kernel>(stream, {static_cast<const u16*>(hidden.at(s)), 2048, static_cast<const u16*>(weight.at(s)),
+                                             static_cast<i32*>(ids.at(s)), static_cast<float*>(weights.at(s)), static_cast<u32>(m)},
+                                    kernel::shape(static_cast<u32>(m)), false);
+    };
+    std::printf("{\"family\": \"diagnostic\", \"kernel\": \"shared_gate\", \"instance\": \"%s\", \"size\": %ld, \"graph_us\": %.3f, "
+                "\"no_pdl_graph_us\": %.3f}\n",
+                instance_name<C>().c_str(), m, t.graph_us, time_graph(stream, sets, plain));
     std::fflush(stdout);
   }
 }
@@ -276,13 +319,12 @@ int main(int argc, char** argv) {
   }
   CUstream stream;
   drv().check(drv().cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
-  bench_act_quant<contracts::moe_act_quant_decode<sm90a>>(objects, device, stream, l2, {9});
-  bench_act_quant<contracts::moe_act_quant_batch<sm90a>>(objects, device, stream, l2, {9, 144, 1152, 4608});
-  bench_act_quant<contracts::moe_act_quant<sm90a, 4608, 2, 4>>(objects, device, stream, l2, {9, 1152, 4608});
-  bench_router<contracts::moe_router_exact<sm90a>>(objects, device, stream, l2, {1, 4, 16, 32});
-  bench_router<contracts::moe_router_matrix<sm90a>>(objects, device, stream, l2, {1, 16, 32, 64, 128});
-  bench_router<contracts::moe_router<sm90a, router_tactic::exact_fp32, 128>>(objects, device, stream, l2, {64, 128});
-  bench_shared_gate<contracts::moe_shared_gate_reference<sm90a>>(objects, device, stream, l2, {1, 16, 128, 512});
+  bench_act_quant<contracts::moe_act_quant_decode<sm90a>>(objects, device, stream, l2, {9}, {9});
+  bench_act_quant<contracts::moe_act_quant_batch<sm90a>>(objects, device, stream, l2, {9, 144, 1152, 4608}, {1152, 4608});
+  bench_router<contracts::moe_router_exact<sm90a>>(objects, device, stream, l2, {1, 4, 16, 32}, {1, 32});
+  bench_router<contracts::moe_router_matrix<sm90a>>(objects, device, stream, l2, {1, 16, 32, 64, 128}, {1, 128});
+  bench_router<contracts::moe_router<sm90a, router_tactic::exact_fp32, 128>>(objects, device, stream, l2, {64, 128}, {128});
+  bench_shared_gate<contracts::moe_shared_gate_reference<sm90a>>(objects, device, stream, l2, {1, 16, 128, 512}, {512});
   drv().cuStreamDestroy(stream);
   return 0;
 }

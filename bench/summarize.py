@@ -66,10 +66,18 @@ def routing_section(d) -> str:
              "yes" if r["torch_exact"] else "no", "yes" if r["compile_exact"] else "no", r["target_graph_us"],
              None if r["meets_target"] is None else ("yes" if r["meets_target"] else "**no**")] for r in d["records"]]
     env = d["environment"]
-    return (f"{env['gpu']}, {env['date']}, revision `{env['git_revision']}`. Size: rows R for act_quant, tokens M otherwise. "
+    text = (f"{env['gpu']}, {env['date']}, revision `{env['git_revision']}`. Size: rows R for act_quant, tokens M otherwise. "
             "A peer is exact only if it reproduces netra's contract byte for byte.\n\n" +
             table(rows, ["kernel", "instance", "size", "netra graph µs", "netra eager µs", "torch graph µs", "compile graph µs",
                          "torch exact", "compile exact", "target µs", "meets"]) + "\n")
+    diagnostics = d.get("diagnostics")
+    if diagnostics:
+        drows = [[r["kernel"], r["instance"], r["size"], r["graph_us"], r.get("no_pdl_graph_us"), r.get("logits_alone_graph_us"),
+                  r.get("route_alone_graph_us")] for r in diagnostics]
+        text += ("\nWhere the time goes (graph-replayed µs per call): the call as shipped, the call with every kernel launched "
+                 "without programmatic dependent launch, and the router's two kernels each alone.\n\n" +
+                 table(drows, ["kernel", "instance", "size", "as shipped µs", "without PDL µs", "logits alone µs", "route alone µs"]) + "\n")
+    return text
 
 
 def block_section(d) -> str:

@@ -45,7 +45,7 @@ netra_add_gpu_test(test_moe_routing_gpu
 if(CUDAToolkit_FOUND)
   add_executable(netra-bench-moe-routing ${PROJECT_SOURCE_DIR}/bench/moe_routing_bench.cpp)
   target_link_libraries(netra-bench-moe-routing PRIVATE netra::netra ${CMAKE_DL_LIBS})
-  target_include_directories(netra-bench-moe-routing PRIVATE ${CMAKE_CURRENT_SOURCE_DIR} ${CUDAToolkit_INCLUDE_DIRS})
+  target_include_directories(netra-bench-moe-routing PRIVATE ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR} ${CUDAToolkit_INCLUDE_DIRS})
   target_compile_definitions(netra-bench-moe-routing PRIVATE NETRA_CODE_OBJECT_DIR="${NETRA_CODE_OBJECT_DIR}")
   target_compile_options(netra-bench-moe-routing PRIVATE ${NETRA_TEST_WARNINGS})
   if(TARGET netra_code_objects)

@@ -130,7 +130,9 @@ TEST_CASE("router contracts: tiles, workspace layout and grid") {
   CHECK(M::partials_bytes == 4u * 128u * 256u * 4u);
   CHECK(M::workspace_bytes % 16 == 0);
   CHECK(M::lds_bytes == 4u * 16u * 64u * 4u + 16u);
-  CHECK(contracts::moe_router_matrix<sm90a>::lds_bytes == 8u * 16u * 64u * 4u + 16u);
+  CHECK(M::matrix_tile_stride == 64);
+  CHECK(contracts::moe_router_matrix<sm90a>::matrix_tile_stride == 72);  // padded rows: no LDS bank conflicts
+  CHECK(contracts::moe_router_matrix<sm90a>::lds_bytes == 8u * 16u * 72u * 4u + 16u);
   // grids: the exact logits kernel spreads the weight over 128 workgroups at any M; one route
   // group per token
   using EL = kernels::moe_router_logits_kernel<E>;

@@ -1,6 +1,6 @@
 // act_quant on the GPU (sm90a cubins built by CMake): bitwise equal to the oracle — every E4M3
 // value and every scale — on adversarial and random rows, every BF16 value as a gate, several
-// row counts and strides, for the decode, batch and alternative mappings; the row after the last
+// row counts and strides, for the decode and batch mappings; the row after the last
 // stays poisoned; refused calls write nothing.
 #include <doctest/doctest.h>
 
@@ -74,7 +74,7 @@ TEST_CASE("act_quant batch (R up to 4608) equals the oracle bitwise, every BF16 
   long rows_checked = 0;
   for (std::int64_t rows : {1, 9, 17, 45, 144, 4608}) {
     rows_checked += check_call<contracts::moe_act_quant_batch<sm90a>>(rows, 1024, static_cast<std::uint64_t>(rows), rows >= 144);
-    rows_checked += check_call<contracts::moe_act_quant<sm90a, 4608, 2, 4>>(rows, 1032, static_cast<std::uint64_t>(rows + 1), rows >= 144);
+    rows_checked += check_call<contracts::moe_act_quant_batch<sm90a>>(rows, 1032, static_cast<std::uint64_t>(rows + 1), rows >= 144);
     rows_checked += check_call<contracts::moe_act_quant_batch<sm90a>>(rows, 2048, static_cast<std::uint64_t>(rows + 2), rows >= 144);
   }
   MESSAGE(rows_checked, " rows, ", rows_checked * 512, " values checked");

@@ -1,7 +1,8 @@
 // The router on the GPU (sm90a cubins built by CMake).
 //  exact_fp32: ids and weights bitwise equal to the oracle (and the workspace logits bitwise equal
 //    to the oracle's fixed order; a NaN logit matches any NaN: no contract fixes NaN payloads),
-//    for 1..32 tokens, two strides, adversarial tokens (NaN, Inf, cancelling huge values, all-zero
+//    for 1..32 tokens (the 32-token instance) and 1..128 (the 128-token instance the sm90a dispatch
+//    takes), two strides, adversarial tokens (NaN, Inf, cancelling huge values, all-zero
 //    hidden -> all-equal probabilities, exact logit ties from duplicated expert rows), repeated
 //    calls on one workspace.
 //  matrix_bf16: every logit within the contract's bound of the FP64 dot product (the measured
@@ -13,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -103,11 +105,13 @@ template <class Contract> router_outputs run_router(const router_inputs& in) {
 }
 }  // namespace
 
-TEST_CASE("router exact_fp32: ids, weights and logits bitwise equal to the oracle, 1..32 tokens") {
-  using C = contracts::moe_router_exact<sm90a>;
+namespace {
+/// The exact tactic of instance C, bitwise against the oracle (ids, weights, workspace logits) for
+/// each token count, two strides, `repeats` rounds on one workspace. Returns the tokens checked.
+template <class C> long check_exact(std::initializer_list<std::int64_t> token_counts, int repeats) {
   long tokens_checked = 0;
-  for (int repeat = 0; repeat < 2; ++repeat)
-    for (std::int64_t m : {1, 2, 7, 8, 9, 17, 31, 32})
+  for (int repeat = 0; repeat < repeats; ++repeat)
+    for (std::int64_t m : token_counts)
       for (std::int64_t stride : {2048, 2056}) {
         const router_inputs in(m, stride, static_cast<std::uint64_t>(m * 7 + stride + repeat));
         const auto out = run_router<C>(in);
@@ -129,11 +133,22 @@ TEST_CASE("router exact_fp32: ids, weights and logits bitwise equal to the oracl
           }
           ++tokens_checked;
         }
-        INFO("tokens ", m, " stride ", stride, " repeat ", repeat);
+        INFO(instance_name<C>(), " tokens ", m, " stride ", stride, " repeat ", repeat);
         CHECK(logit_mismatch == 0);
         CHECK(id_mismatch == 0);
         CHECK(weight_mismatch == 0);
       }
+  return tokens_checked;
+}
+}  // namespace
+
+TEST_CASE("router exact_fp32: ids, weights and logits bitwise equal to the oracle, 1..32 tokens") {
+  const long tokens_checked = check_exact<contracts::moe_router_exact<sm90a>>({1, 2, 7, 8, 9, 17, 31, 32}, 2);
+  MESSAGE(tokens_checked, " tokens routed bitwise");
+}
+
+TEST_CASE("router exact_fp32 up to 128 tokens (the sm90a dispatch's instance): bitwise equal to the oracle") {
+  const long tokens_checked = check_exact<contracts::moe_router<sm90a, router_tactic::exact_fp32, 128>>({1, 9, 33, 64, 100, 127, 128}, 1);
   MESSAGE(tokens_checked, " tokens routed bitwise");
 }
 

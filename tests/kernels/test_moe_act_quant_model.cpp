@@ -61,7 +61,7 @@ template <class Contract> struct act_quant_model {
         const u32 row = kernel::row_of(wg, t);
         if (row >= rows) continue;
         for (u32 c = 0; c < Contract::vectors_per_lane; ++c) {
-          const float scale = kernels::act_quant_scale(mag[t][c]);
+          const float scale = kernels::act_quant_scale_fast(mag[t][c]);  // the kernel's
           const auto divider = kernels::act_quant_divider::make(mag[t][c], kernels::act_quant_divisor(mag[t][c], scale));
           for (u32 e = 0; e < 8; ++e) {
             const u32 word = y[t][4 * c + e / 2];
@@ -110,9 +110,23 @@ TEST_CASE("act_quant model equals the oracle for every mapping (wave64 and warp3
   check_mapping<contracts::moe_act_quant_batch<gfx950>>(45, 1024);
   check_mapping<contracts::moe_act_quant_batch<sm90a>>(45, 1536);
   check_mapping<contracts::moe_act_quant_batch<sm90a>>(13, 1024);  // partial last workgroup
-  check_mapping<contracts::moe_act_quant<sm90a, 4608, 2, 4>>(37, 1024);
+  check_mapping<contracts::moe_act_quant<sm90a, 4608, 2, 4>>(37, 1024);  // host model only (not built)
   check_mapping<contracts::moe_act_quant<sm90a, 4608, 4, 16>>(37, 1024);  // host model only (not built)
   check_mapping<contracts::moe_act_quant<gfx950, 4608, 2, 2>>(9, 1024);
+}
+
+TEST_CASE("the kernel's division-free scale equals amax / 448 (IEEE) for every BF16 magnitude") {
+  long checked = 0, mismatches = 0;
+  for (u32 m = 0; m <= 0x7FFFu; ++m) {
+    ++checked;
+    mismatches += oracles::bits_of(kernels::act_quant_scale_fast(m)) != oracles::bits_of(kernels::act_quant_scale(m));
+    if (m > 0 && m < 0x7F80u) mismatches += oracles::bits_of(kernels::act_quant_scale_fast(m)) != oracles::bits_of(f32_from_bf16(static_cast<u16>(m)) / 448.0f);
+  }
+  CHECK(checked == 32768);
+  CHECK(mismatches == 0);
+  CHECK(kernels::act_quant_scale_fast(0x7F80u) == INFINITY);
+  CHECK(oracles::bits_of(kernels::act_quant_scale_fast(0x7FFFu)) == 0x7FC00000u);
+  CHECK(oracles::bits_of(kernels::act_quant_scale_fast(0u)) == 0u);
 }
 
 TEST_CASE("the oracle's special groups: amax = 0, NaN, Inf, saturation") {

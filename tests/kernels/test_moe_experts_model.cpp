@@ -584,3 +584,61 @@ TEST_CASE_TEMPLATE("down model, M = 16 and adversarial route metadata, within th
   CHECK(rep.checked == 16 * 48);
   CHECK(rep.failures == 0);
 }
+
+TEST_CASE_TEMPLATE("down: the schedule (pass 1 per route, then units in route order) serves every valid route once, as its expert's "
+                   "occurrence 0, 16, .. unit", Target, gfx950, sm90a) {
+  using K = kernels::moe_expert_down_kernel<contracts::moe_expert_down_decode<Target>>;
+  using schedule = typename K::schedule;
+  std::vector<std::vector<std::int32_t>> cases;
+  for (int tokens : {1, 2, 3, 4, 7, 16}) cases.push_back(oracles::routed_ids(tokens, 300 + tokens, tokens == 16 ? 40 : 256));
+  {
+    auto ids = oracles::routed_ids(16, 12, 40);
+    ids[3] = 257, ids[20] = ids[19], ids[30] = -7, ids[31] = 300, ids[143] = -1;
+    cases.push_back(ids);
+  }
+  {
+    std::vector<std::int32_t> ids(16 * 9, 42);  // 144 routes of one expert: 9 units of 16
+    ids[17] = 256, ids[30] = -3, ids[100] = 7, ids[101] = 7;
+    cases.push_back(ids);
+  }
+  cases.push_back(std::vector<std::int32_t>(9, -1));  // no valid id: no unit
+  for (const auto& ids : cases) {
+    const unsigned routes = static_cast<unsigned>(ids.size());
+    INFO("routes ", routes);
+    for (int order = 0; order < 2; ++order) {  // threads run pass 1 in any order
+      schedule s{};
+      for (unsigned r = 0; r < routes; ++r) s.key[r] = moe::expert_weights::valid_expert(ids[r]) ? static_cast<std::uint16_t>(ids[r]) : K::invalid_key;
+      for (unsigned i = 0; i < routes; ++i) K::schedule_route(s, routes, order == 0 ? i : routes - 1 - i);
+      std::vector<unsigned> served(routes, 0);
+      unsigned units = 0;
+      for (unsigned r = 0; r < routes; ++r) {
+        const std::int32_t e = ids[r];
+        if (!moe::expert_weights::valid_expert(e)) {
+          CHECK(s.columns[r] == 0);
+          continue;
+        }
+        unsigned occurrence = 0;
+        for (unsigned j = 0; j < r; ++j) occurrence += ids[j] == e;
+        if (occurrence % K::chunk_columns != 0) {
+          CHECK(s.columns[r] == 0);
+          continue;
+        }
+        ++units;
+        bool earlier;
+        const auto cols = columns_of(ids, r, earlier);
+        const unsigned n = std::min<unsigned>(static_cast<unsigned>(cols.size()), K::chunk_columns);
+        REQUIRE(s.columns[r] == n);
+        for (unsigned c = 0; c < n; ++c) {
+          CHECK(s.column[r][c] == cols[c]);
+          ++served[cols[c]];
+        }
+      }
+      for (unsigned r = 0; r < routes; ++r) CHECK(served[r] == (moe::expert_weights::valid_expert(ids[r]) ? 1u : 0u));
+      // the units wave 0 lists: routes with columns != 0, in route order; wave w takes w, w + waves, ..
+      unsigned listed = 0;
+      for (unsigned r = 0; r < routes; ++r) listed += s.columns[r] != 0;
+      CHECK(listed == units);
+    }
+  }
+  CHECK(K::waves * K::wave >= 16 * K::tile_rows);
+}

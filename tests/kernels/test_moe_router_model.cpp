@@ -203,6 +203,35 @@ TEST_CASE("matrix tactic lane maps give the FP64 dot products of the right (toke
   check_matrix_maps<contracts::moe_router_matrix<gfx950>>();
 }
 
+TEST_CASE("matrix tactic LDS tiles: sm90a pair stores and vector reads hit each bank at most as often as their bytes require") {
+  using C = contracts::moe_router_matrix<sm90a>;
+  using S = mma_m16n8k16_bf16;
+  CHECK(kernels::d_pairs_adjacent<S>());
+  CHECK(!kernels::d_pairs_adjacent<mfma_f32_16x16x32_bf16>());  // gfx950 stores items one by one
+  constexpr u32 stride = C::matrix_tile_stride;
+  // an 8-byte store of 32 lanes moves 256 bytes: at best two wavefronts, each bank used twice
+  for (u32 n = 0; n < 8; ++n)
+    for (u32 h = 0; h < 2; ++h) {
+      int uses[32] = {};
+      for (u32 lane = 0; lane < 32; ++lane) {
+        const auto d = S::d_element(lane, 2 * h);
+        const u32 word = d.row * stride + 8 * n + d.col;
+        ++uses[word % 32];
+        ++uses[(word + 1) % 32];
+      }
+      CHECK(*std::max_element(std::begin(uses), std::end(uses)) == 2);
+    }
+  // a 16-byte read of 32 lanes (row thread / 16, col 4 (thread % 16)) moves 512 bytes: four wavefronts
+  for (u32 warp = 0; warp < 8; ++warp) {
+    int uses[32] = {};
+    for (u32 lane = 0; lane < 32; ++lane) {
+      const u32 thread = 32 * warp + lane, word = (thread / 16) * stride + 4 * (thread % 16);
+      for (u32 j = 0; j < 4; ++j) ++uses[(word + j) % 32];
+    }
+    CHECK(*std::max_element(std::begin(uses), std::end(uses)) == 4);
+  }
+}
+
 // ---- exact tactic: the documented order --------------------------------------------------------
 
 namespace {

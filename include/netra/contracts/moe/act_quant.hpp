@@ -27,10 +27,9 @@
 //   gfx950 decode (R = 9):  VectorsPerLane 1, RowsPerWorkgroup 1 -> 9 one-wave64 workgroups (the article's).
 //   sm90a  decode (R = 9):  VectorsPerLane 1, RowsPerWorkgroup 1 -> 9 two-warp blocks.
 //   R up to 9 * 512: VectorsPerLane 1, 4 rows per 256-lane workgroup on both targets (gfx950: one
-//   wave64 per row; sm90a: two warps per row). On the H200 this measured faster (6.8 us at
-//   R = 4608) than one warp per row in 8-row blocks (8.5 us) and half a warp per row (11.0 us);
-//   <4608, 2, 4> (one warp per row, 4-row blocks: one wave of resident blocks, ~9 per SM) is
-//   kept in the catalog as the benchmark's alternative.
+//   wave64 per row; sm90a: two warps per row). On the H200 this measured faster (6.6-6.8 us at
+//   R = 4608) than one warp per row in 8-row blocks (8.5 us), half a warp per row (11.0 us) and
+//   one warp per row in 4-row blocks (8.2 us, though it fits in one wave of resident blocks).
 // The values are the same for every mapping.
 #pragma once
 #include "netra/contracts/common.hpp"

@@ -83,7 +83,7 @@ template <class Target, u32 MaxTokens, u32 Input, u32 WaveSize = Target::wave_si
   static constexpr u32 input = Input;
   static constexpr bool fused_act_quant = Input == moe_down_input_gate_up;
   static constexpr u32 wave_size = WaveSize;
-  static constexpr u32 waves = moe::route_layout::slots;  // per workgroup: wave w takes routes w, w + 9, ...
+  static constexpr u32 waves = 12;  // per workgroup: the workgroup's units are dealt round-robin to its waves
   static constexpr u64 workspace_bytes = 0;
   static constexpr i64 template_args[] = {MaxTokens, Input};
 
@@ -121,7 +121,7 @@ template <class Target, u32 MaxTokens, u32 Input, u32 WaveSize = Target::wave_si
   static constexpr resource_budget budget() {
     if constexpr (same_v<Target, gfx950>) {
       resource_budget b;
-      b.max_vgprs = 128;  // 9 waves of 64 lanes per workgroup
+      b.max_vgprs = 128;  // 12 waves of 64 lanes per workgroup: 3 per SIMD
       b.max_agprs = 0;
       b.max_sgprs = 102;
       b.max_lds_bytes = 40960;
@@ -129,7 +129,7 @@ template <class Target, u32 MaxTokens, u32 Input, u32 WaveSize = Target::wave_si
       return b;
     } else if constexpr (same_v<Target, sm90a>) {
       resource_budget b;
-      b.max_registers = 168;  // 9 warps: 3 on some sub-partition, 16384 / (3 x 32) registers each
+      b.max_registers = 168;  // 12 warps: 3 per sub-partition, 16384 / (3 x 32) registers each
       b.max_lds_bytes = 40960;
       b.max_code_bytes = 65536;
       return b;

@@ -53,8 +53,8 @@
 //     loads per lane, 32 mma.sync over 8 n8 tiles); gfx950: 4 wave64 split it four ways (128 K
 //     each: 4 A + 16 B 16-byte loads per lane, 16 MFMA over 4 n16 tiles); both load A and B with the
 //     same K permutation inside an instruction (the sum is unchanged). Partial tiles meet in LDS
-//     (32 KB sm90a, 16 KB gfx950) and are added in wave order; the route kernel adds the 4 K-split
-//     partials in split order.
+//     (36 KB sm90a: rows padded to 72 floats against bank conflicts; 16 KB gfx950) and are added in
+//     wave order; the route kernel adds the 4 K-split partials in split order.
 //
 // Two kernels per call, no atomics, no counters:
 //   logits: every workgroup writes its partial logits (exact: the group sums G_g; matrix: the
@@ -168,10 +168,13 @@ struct moe_router {
     return admit();
   }
 
-  /// LDS of one logits workgroup: the matrix tactic's per-wave partial tiles (16 x 64 floats per
-  /// wave), plus (both tactics) the +0.0 that chains start from after the loads' barrier; the
-  /// route kernel has none.
-  static constexpr u32 lds_bytes = (exact ? 0 : (workgroup_size / WaveSize) * 16 * 64 * 4) + 16;
+  /// Floats between two rows of the matrix tactic's per-wave partial tile in LDS: sm90a 72 (the
+  /// 8-byte stores of the mma D fragment's element pairs spread over all 32 banks), gfx950 64.
+  static constexpr u32 matrix_tile_stride = same_v<Target, sm90a> ? 72 : 64;
+  /// LDS of one logits workgroup: the matrix tactic's per-wave partial tiles (16 rows of 64 floats
+  /// per wave, matrix_tile_stride apart), plus (both tactics) the +0.0 that chains start from
+  /// after the loads' barrier; the route kernel has none.
+  static constexpr u32 lds_bytes = (exact ? 0 : (workgroup_size / WaveSize) * 16 * matrix_tile_stride * 4) + 16;
 
   static constexpr resource_budget budget() {
     if constexpr (same_v<Target, gfx950>) {

@@ -61,9 +61,10 @@ template <class Target, u32 MaxRoutes> NETRA_DEVICE route_ids<Target, MaxRoutes>
 /// Answers from ids in registers (no memory access; every lane of the wave calls it), for
 /// expert e = ids[first]: whether an earlier route has it and how many do, how many routes >=
 /// first have it, and the route of each of the lane's wanted column indices (want[i]-th such
-/// route in route order).
+/// route in route order). Only the first ceil(routes / W) register rows are scanned: the rows
+/// past them hold -1, which matches no valid expert (for an invalid e the answers are unused).
 template <class Target, u32 MaxRoutes, u32 Wants>
-NETRA_DEVICE route_scan<Wants> scan_loaded_routes(const route_ids<Target, MaxRoutes>& ids, u32 first, const u32 (&want)[Wants]) {
+NETRA_DEVICE route_scan<Wants> scan_loaded_routes(const route_ids<Target, MaxRoutes>& ids, u32 routes, u32 first, const u32 (&want)[Wants]) {
   constexpr u32 W = Target::wave_size;
   const u32 lane = lane_id<Target>();
   route_scan<Wants> r;
@@ -75,6 +76,7 @@ NETRA_DEVICE route_scan<Wants> scan_loaded_routes(const route_ids<Target, MaxRou
   for (u32 w = 0; w < Wants; ++w) r.route[w] = no_route;
   NETRA_UNROLL
   for (u32 it = 0; it < route_ids<Target, MaxRoutes>::iterations; ++it) {
+    if (it * W >= routes) break;  // uniform
     const u32 i = it * W + lane;
     const bool match = ids.id[it] == r.expert;
     const u64 before = wave_ballot<Target>(match && i < first);
@@ -95,7 +97,7 @@ NETRA_DEVICE route_scan<Wants> scan_loaded_routes(const route_ids<Target, MaxRou
 /// Reads ids[0 .. routes) once (load_route_ids) and scans them (scan_loaded_routes).
 template <class Target, u32 MaxRoutes, u32 Wants>
 NETRA_DEVICE route_scan<Wants> scan_routes(const i32* ids, u32 routes, u32 first, const u32 (&want)[Wants]) {
-  return scan_loaded_routes<Target, MaxRoutes>(load_route_ids<Target, MaxRoutes>(ids, routes), first, want);
+  return scan_loaded_routes<Target, MaxRoutes>(load_route_ids<Target, MaxRoutes>(ids, routes), routes, first, want);
 }
 
 /// One block of a block tile: d += W(16 x 128) * X(128 x 8 or 16) for one instruction tile, from

@@ -57,7 +57,7 @@ template <class Contract> struct moe_expert_down_kernel {
   /// sm90a: launched with programmatic stream serialisation (see the file comment).
   static constexpr bool programmatic_dependent_launch = same_v<target, sm90a>;
   static constexpr u32 wave = target::wave_size;
-  static constexpr u32 waves = Contract::waves;  // 9
+  static constexpr u32 waves = Contract::waves;  // 12
   static constexpr u32 workgroup_size = wave * waves;
   static constexpr u32 tile_rows = F::rows;
   static constexpr u32 tiles = weights::hidden / tile_rows;              // 128
@@ -65,7 +65,7 @@ template <class Contract> struct moe_expert_down_kernel {
   static constexpr u32 chunk_columns = F::chunk_columns;
   static constexpr bool fused = Contract::fused_act_quant;
   /// Units whose W2 rows a wave prefetches into L2 ahead of the one it computes (sm90a; a no-op on
-  /// gfx950). 128 workgroups x 9 waves x 2 x 8 KiB = 18 MiB in flight at most: within the L2.
+  /// gfx950). 128 workgroups x 12 waves x 2 x 8 KiB = 24 MiB in flight at most: within the L2.
   static constexpr u32 prefetch_units = 2;
   // Fused prologue: wave-per-route rows, V values per lane, a 128-value group on 128 / V lanes.
   static constexpr u32 prologue_values = weights::intermediate / wave;  // 8 (gfx950) / 16 (sm90a)
@@ -136,17 +136,96 @@ template <class Contract> struct moe_expert_down_kernel {
     }
   }
 
-  using route_ids = moe_experts::route_ids<target, Contract::max_routes>;
+  /// The workgroup's unit schedule, in LDS, built once from the route ids (build_schedule)
+  /// before any weight load. Routes fit a byte; an expert key is the id when it is valid, else
+  /// invalid_key.
+  static constexpr u16 invalid_key = 0xFFFFu;
+  static_assert(Contract::max_routes <= 255, "down: the schedule stores routes as bytes");
+  struct schedule {
+    u16 key[Contract::max_routes];                      // ids[r] if valid, else invalid_key
+    u8 column[Contract::max_routes][chunk_columns];     // column[s][c]: route of column c of the unit at route s
+    u8 columns[Contract::max_routes];                   // columns (1..16) of the unit at route s; 0: no unit starts at s
+    u8 unit_route[Contract::max_routes];                // route of unit k (route order), k < units
+    u32 units;
+  };
 
-  /// The expert unit of route `route` (its expert's occurrence 0, 16, .. in route order): W2 rows
-  /// [row0, row0 + 16) times the activations of that route and the expert's next 15 routes ->
-  /// partial[route'][block][row].
+  /// Pass 1 of the schedule for route r (host models call it too; key[0 .. routes) filled): its
+  /// occurrence index o among the routes of its expert (route order) and the route s at
+  /// occurrence 16 floor(o / 16), whose unit serves it -> column[s][o % 16] = r. A route at
+  /// occurrence 0, 16, 32, .. starts a unit of min(16, routes >= it of its expert) columns;
+  /// columns[r] = 0 for every other route and for invalid ids.
+  NETRA_HOST_DEVICE static void schedule_route(schedule& s, u32 routes, u32 r) {
+    const u16 e = s.key[r];
+    if (e == invalid_key) {
+      s.columns[r] = 0;
+      return;
+    }
+    u32 occurrence = 0, from_here = 0;  // routes of e before r; routes of e at or after r (>= 1)
+    for (u32 j = 0; j < r; ++j) occurrence += s.key[j] == e ? 1u : 0u;
+    for (u32 j = r; j < routes; ++j) from_here += s.key[j] == e ? 1u : 0u;
+    const u32 c = occurrence % chunk_columns;
+    u32 first = r;
+    if (c != 0) {  // the route at occurrence `occurrence - c` (before r)
+      u32 seen = 0;
+      for (u32 j = 0; j < r; ++j) {
+        if (s.key[j] != e) continue;
+        if (seen == occurrence - c) {
+          first = j;
+          break;
+        }
+        ++seen;
+      }
+    }
+    s.column[first][c] = static_cast<u8>(r);
+    s.columns[r] = c == 0 ? static_cast<u8>(min_of(from_here, chunk_columns)) : u8{0};
+  }
+
+  /// Every thread of the workgroup: keys (strong loads of the ids: they may run before the
+  /// wait), pass 1 (thread r takes route r), then wave 0 lists the units in route order.
+  /// Three barriers; the schedule is read-only afterwards.
+  static NETRA_DEVICE void build_schedule(const params& p, schedule& s, u32 routes, u32 thread, u32 lane, u32 w) {
+    for (u32 r = thread; r < routes; r += workgroup_size) {
+      const i32 id = static_cast<i32>(load_u32_strong<target>(p.ids + r));
+      s.key[r] = weights::valid_expert(id) ? static_cast<u16>(id) : invalid_key;
+    }
+    workgroup_barrier<target>();
+    for (u32 r = thread; r < routes; r += workgroup_size) schedule_route(s, routes, r);
+    workgroup_barrier<target>();
+    if (w == 0) {
+      u32 base = 0;
+      for (u32 r0 = 0; r0 < routes; r0 += wave) {  // uniform
+        const u32 r = r0 + lane;
+        const bool starts = r < routes && s.columns[r] != 0;
+        const u64 mask = wave_ballot<target>(starts);
+        if (starts) s.unit_route[base + mask_popcount<target>(mask & ((u64{1} << lane) - 1u))] = static_cast<u8>(r);
+        base += mask_popcount<target>(mask);
+      }
+      if (lane == 0) s.units = base;
+    }
+    workgroup_barrier<target>();
+  }
+
+  /// One unit (an expert's occurrence 0, 16, .. in route order): W2 rows [row0, row0 + 16) times
+  /// the activations of its (up to) 16 routes -> partial[route][block][row].
   struct unit {
     i32 expert;
-    moe_experts::route_scan<F::tiles> scan;
+    u32 columns;          // uniform
+    u32 route[F::tiles];  // the route of the lane's column in instruction tile n, or no_route
     u32x4 wt[blocks][F::weight_pieces];
     float sw[blocks];
   };
+
+  /// Unit k of the schedule (k < units).
+  static NETRA_DEVICE void find_unit(const schedule& s, unit& un, u32 k, u32 lane) {
+    const u32 first = s.unit_route[k];
+    un.expert = static_cast<i32>(s.key[first]);
+    un.columns = s.columns[first];
+    NETRA_UNROLL
+    for (u32 n = 0; n < F::tiles; ++n) {
+      const u32 c = lane_column(lane, n);
+      un.route[n] = c < un.columns ? static_cast<u32>(s.column[first][c]) : moe_experts::no_route;
+    }
+  }
 
   /// The tile's 16 W2 rows of `expert`: 8 KiB, contiguous.
   static NETRA_DEVICE const u8* unit_rows(const params& p, i32 expert, u32 row0) {
@@ -169,50 +248,20 @@ template <class Contract> struct moe_expert_down_kernel {
     for (u32 b = 0; b < blocks; ++b) un.sw[b] = srow[b];
   }
 
-  /// Finds the wave's next unit from route `route` on (stepping by `waves`; routes of invalid
-  /// experts get zero partials on the way) from the ids in registers; returns its route, or
-  /// >= routes when there is none.
-  static NETRA_DEVICE u32 next_unit(const route_ids& ids, unit& un, u32 route, u32 routes, u32 lane, float (*partial)[blocks][tile_rows]) {
-    for (; route < routes; route += waves) {
-      u32 want[F::tiles];
-      NETRA_UNROLL
-      for (u32 n = 0; n < F::tiles; ++n) want[n] = lane_column(lane, n);
-      un.scan = moe_experts::scan_loaded_routes<target, Contract::max_routes>(ids, route, want);
-      un.expert = un.scan.expert;
-      if (!weights::valid_expert(un.expert)) {
-        for (u32 i = lane; i < blocks * tile_rows; i += wave) partial[route][i / tile_rows][i % tile_rows] = 0.0f;
-        continue;
-      }
-      if (un.scan.earlier_count % chunk_columns == 0) return route;
-    }
-    return route;
+  /// L2 prefetch (sm90a; a no-op on gfx950) of unit k's rows, if there is a unit k.
+  static NETRA_DEVICE void prefetch_unit(const params& p, const schedule& s, u32 k, u32 units, u32 row0, u32 lane) {
+    if (k < units && lane == 0) prefetch_l2<target>(unit_rows(p, static_cast<i32>(s.key[s.unit_route[k]]), row0), tile_rows * weights::intermediate);
   }
 
-  /// The expert of the wave's next unit after route `route` (none: -1), for the L2 prefetch.
-  static NETRA_DEVICE i32 unit_expert_after(const route_ids& ids, u32 route, u32 routes, u32 lane, u32& found) {
-    u32 want[F::tiles];
-    NETRA_UNROLL
-    for (u32 n = 0; n < F::tiles; ++n) want[n] = lane_column(lane, n);
-    for (route += waves; route < routes; route += waves) {
-      const moe_experts::route_scan<F::tiles> sc = moe_experts::scan_loaded_routes<target, Contract::max_routes>(ids, route, want);
-      if (weights::valid_expert(sc.expert) && sc.earlier_count % chunk_columns == 0) {
-        found = route;
-        return sc.expert;
-      }
-    }
-    found = route;
-    return -1;
-  }
-
-  /// Runs unit `un` (route `route`): per instruction tile, the activation words of all 4 blocks
-  /// are fetched first (Input 0: global loads, in flight with the unit's weights; Input 1: LDS),
-  /// then the blocks' matrix instructions; q_b = P_b * (sa_b * sw_b) -> partial.
+  /// Runs unit `un`: per instruction tile, the activation words of all 4 blocks are fetched
+  /// first (Input 0: global loads, in flight with the unit's weights; Input 1: LDS), then the
+  /// blocks' matrix instructions; q_b = P_b * (sa_b * sw_b) -> partial.
   static NETRA_DEVICE void run_unit(const params& p, const lds_activations& a, const unit& un, u32 lane, float (*partial)[blocks][tile_rows]) {
-    const u32 columns = min_of(un.scan.count, chunk_columns);  // uniform
+    const u32 columns = un.columns;  // uniform
     NETRA_NO_UNROLL
     for (u32 n = 0; n < F::tiles; ++n) {
       if (n * F::tile_columns >= columns) break;  // uniform
-      const u32 my_route = moe_experts::select(un.scan.route, n);
+      const u32 my_route = moe_experts::select(un.route, n);
       const bool live = my_route != moe_experts::no_route;
       const u32 r = live ? my_route : 0;
       u32 q[blocks][F::act_pieces][4];
@@ -253,6 +302,7 @@ template <class Contract> struct moe_expert_down_kernel {
   static NETRA_DEVICE void run(const params& p) {
     NETRA_SHARED float partial[Contract::max_routes][blocks][tile_rows];
     NETRA_SHARED lds_activations activations;
+    NETRA_SHARED schedule sched;
 
     const u32 tile = workgroup_id<target, 0>();
     const u32 thread = thread_id<target>();
@@ -261,19 +311,17 @@ template <class Contract> struct moe_expert_down_kernel {
     const u32 routes = p.tokens * moe::route_layout::slots;
     const u32 row0 = tile * tile_rows;
 
-    // Before the wait: the route metadata once (every later scan is register work), this wave's
-    // first unit and its weight loads, and an L2 prefetch of its next two units' rows.
-    const route_ids ids = moe_experts::load_route_ids<target, Contract::max_routes>(p.ids, routes);
+    // Before the wait: the schedule (ids are complete when the predecessor starts), this wave's
+    // first unit's weight loads, and the L2 prefetch of its next one.
+    build_schedule(p, sched, routes, thread, lane, w);
+    const u32 units = sched.units;
+    u32 k = w;  // wave w takes units w, w + waves, ...
     unit cur;
-    u32 route = next_unit(ids, cur, w, routes, lane, partial);
-    u32 ahead = route;  // the last unit prefetched into L2
-    if (route < routes) {
+    if (k < units) {
+      find_unit(sched, cur, k, lane);
       load_unit(p, cur, row0, lane);
       NETRA_UNROLL
-      for (u32 j = 0; j < prefetch_units; ++j) {
-        const i32 e = unit_expert_after(ids, ahead, routes, lane, ahead);
-        if (e >= 0 && lane == 0) prefetch_l2<target>(unit_rows(p, e, row0), tile_rows * weights::intermediate);
-      }
+      for (u32 j = 1; j <= prefetch_units; ++j) prefetch_unit(p, sched, k + j * waves, units, row0, lane);
     }
     wait_for_prerequisites<target>();  // activations are the predecessor's output
     launch_dependents<target>();
@@ -281,15 +329,15 @@ template <class Contract> struct moe_expert_down_kernel {
       fused_prologue(p, activations, routes, w, lane);
       workgroup_barrier<target>();
     }
-    // Unit by unit: compute the current one, then load the next one (its rows are in L2 by now)
-    // and prefetch the one two ahead.
-    while (route < routes) {
+    // Unit by unit: compute the current one, then load the next one (its rows were prefetched
+    // into L2) and prefetch the one after it.
+    while (k < units) {
       run_unit(p, activations, cur, lane, partial);
-      route = next_unit(ids, cur, route + waves, routes, lane, partial);
-      if (route < routes) {
+      k += waves;
+      if (k < units) {
+        find_unit(sched, cur, k, lane);
         load_unit(p, cur, row0, lane);
-        const i32 e = unit_expert_after(ids, ahead, routes, lane, ahead);
-        if (e >= 0 && lane == 0) prefetch_l2<target>(unit_rows(p, e, row0), tile_rows * weights::intermediate);
+        prefetch_unit(p, sched, k + prefetch_units * waves, units, row0, lane);
       }
     }
     workgroup_barrier<target>();
@@ -300,7 +348,10 @@ template <class Contract> struct moe_expert_down_kernel {
       NETRA_UNROLL
       for (u32 s = 0; s < moe::route_layout::slots; ++s) {
         const u32 r = t * moe::route_layout::slots + s;
-        const float y = add_rn(add_rn(add_rn(partial[r][0][row], partial[r][1][row]), partial[r][2][row]), partial[r][3][row]);
+        // an invalid id: y = +0.0 (no unit wrote its partials)
+        const float y = sched.key[r] == invalid_key
+                            ? 0.0f
+                            : add_rn(add_rn(add_rn(partial[r][0][row], partial[r][1][row]), partial[r][2][row]), partial[r][3][row]);
         acc = fma_rn(p.route_weights[r], y, acc);
       }
       p.out[static_cast<u64>(t) * weights::hidden + row0 + row] = static_cast<u16>(pack_bf16x2<target>(acc, 0.0f) & 0xFFFFu);

@@ -13,7 +13,10 @@
 //     partials[g][token][expert]. No LDS, no barrier.
 //   matrix_bf16: grid (16, ceil(M / 16)), 256 threads: workgroup (x, y) owns tokens 16y .. 16y + 15,
 //     experts 64 (x % 4) .., K split x / 4; see partials_matrix (per target); the waves' partial
-//     tiles are added in wave order in LDS and stored at partials[split][token][expert].
+//     tiles meet in LDS (rows Contract::matrix_tile_stride floats apart: on sm90a 72, so the 8-byte
+//     stores of a D fragment's element pairs fill the 32 banks twice instead of hitting 4 banks 8
+//     times), are read back as one 16-byte vector per wave, added in wave order and stored at
+//     partials[split][token][expert].
 //   On sm90a the workgroup first asks L2 for its weight and hidden rows (cp.async.bulk.prefetch:
 //   a hint, it reads nothing into registers), then releases its successor and waits for its
 //   predecessor (programmatic dependent launch) before the first load.
@@ -80,9 +83,25 @@ NETRA_UNROLL
   router_cas<0, 1>(k), router_cas<2, 3>(k), router_cas<4, 5>(k), router_cas<6, 7>(k);
 }
 
+/// Two adjacent FP32 values of one LDS row: one 8-byte store.
+struct alignas(8) router_f32x2 {
+  float first, second;
+};
+
 /// Index of the partial logit (split, token, expert) in the workspace.
 template <class Contract> NETRA_HOST_DEVICE constexpr u64 router_partial_index(u32 split, u32 token, u32 expert) {
   return (static_cast<u64>(split) * Contract::padded_tokens + token) * Contract::experts + expert;
+}
+
+/// True when items 2h and 2h + 1 of every lane's D fragment are columns c, c + 1 (c even) of one
+/// row: the matrix tactic then stores each pair with one 8-byte LDS access.
+template <class Shape> NETRA_HOST_DEVICE constexpr bool d_pairs_adjacent() {
+  for (u32 lane = 0; lane < Shape::wave_size; ++lane)
+    for (u32 h = 0; 2 * h + 1 < Shape::d_items; ++h) {
+      const fragment_element a = Shape::d_element(lane, 2 * h), b = Shape::d_element(lane, 2 * h + 1);
+      if (b.row != a.row || b.col != a.col + 1 || a.col % 2 != 0) return false;
+    }
+  return true;
 }
 
 // ---- the logits kernel ---------------------------------------------------------------------------
@@ -250,9 +269,11 @@ NETRA_UNROLL
   /// matrix_bf16: the workgroup's 16 x 64 partial logits over its 512-K split into the workspace.
   static NETRA_DEVICE void partials_matrix(const params& p, u32 tile, u32 expert_tile, u32 split) {
     constexpr u32 tile_cols = Contract::expert_tile;  // 64
+    constexpr u32 tile_stride = Contract::matrix_tile_stride;
+    static_assert(tile_stride >= tile_cols && tile_stride % 4 == 0, "netra::kernels::moe_router: LDS tile rows must hold 64 floats, 16-byte aligned");
     const u32 thread = thread_id<target>();
     const u32 lane = lane_id<target>(), wave = wave_id<target>();
-    NETRA_SHARED float tiles[waves][16][tile_cols];
+    NETRA_SHARED u32x4 tiles[waves][16][tile_stride / 4];  // per wave 16 rows of tile_stride floats, 16-byte aligned
     clear_zero_slot(p, thread);
     if constexpr (same_v<target, sm90a>) {
       // 8 warps, warp w: K [split * 512 + 64w, + 64) = 2 chunks of 32; all 64 experts = 8 n8 tiles.
@@ -297,12 +318,18 @@ NETRA_UNROLL
           mma<shape_t>(acc[n], aw, bw, acc[n]);
         }
       }
+      // D items 2h and 2h + 1 are adjacent columns of one row (d_pairs_adjacent): one 8-byte store
+      // each. Rows are 72 floats apart, so lane (g, t) starts at bank 8g + 8n + 2t (mod 32): the
+      // 32 lanes of a store fill the banks twice (two wavefronts, the least for 256 bytes; rows
+      // 64 floats apart put all 8 rows g on the same 4 banks: 8 wavefronts per 4-byte store).
+      static_assert(d_pairs_adjacent<shape_t>(), "netra::kernels::moe_router: D items 2h, 2h + 1 must be adjacent columns of one row");
+      static_assert(tile_stride == 72, "netra::kernels::moe_router: the sm90a LDS tile rows are 72 floats apart (bank spread above)");
 NETRA_UNROLL
       for (u32 n = 0; n < 8; ++n)
 NETRA_UNROLL
-        for (u32 i = 0; i < 4; ++i) {
-          const fragment_element d = shape_t::d_element(lane, i);
-          tiles[wave][d.row][8 * n + d.col] = acc[n][i];
+        for (u32 h = 0; h < 2; ++h) {
+          const fragment_element d = shape_t::d_element(lane, 2 * h);
+          *reinterpret_cast<router_f32x2*>(reinterpret_cast<float*>(tiles[wave][d.row]) + 8 * n + d.col) = router_f32x2{acc[n][2 * h], acc[n][2 * h + 1]};
         }
     } else if constexpr (same_v<target, gfx950>) {
       // 4 waves, wave w: K [split * 512 + 128w, + 128) = 4 chunks of 32; all 64 experts = 4 n16
@@ -348,21 +375,22 @@ NETRA_UNROLL
 NETRA_UNROLL
         for (u32 i = 0; i < 4; ++i) {
           const fragment_element d = shape_t::d_element(lane, i);
-          tiles[wave][d.row][16 * n + d.col] = acc[n][i];
+          reinterpret_cast<float*>(tiles[wave][d.row])[16 * n + d.col] = acc[n][i];
         }
     } else {
       static_assert(dependent_false_v<target>, "netra::kernels::moe_router: no matrix_bf16 mapping for this target");
     }
     workgroup_barrier<target>();
-    // 16 x 64 outputs, 4 consecutive experts per thread, waves added in order.
+    // 16 x 64 outputs, 4 consecutive experts per thread (one 16-byte LDS read per wave: a warp
+    // reads 2 rows x 256 contiguous bytes, four wavefronts), waves added in order.
     const u32 row = thread / 16, col = 4 * (thread % 16);
     float s[4];
 NETRA_UNROLL
-    for (u32 j = 0; j < 4; ++j) s[j] = tiles[0][row][col + j];
+    for (u32 w = 0; w < waves; ++w) {
+      const u32x4 v = tiles[w][row][col / 4];
 NETRA_UNROLL
-    for (u32 w = 1; w < waves; ++w)
-NETRA_UNROLL
-      for (u32 j = 0; j < 4; ++j) s[j] = add_rn(s[j], tiles[w][row][col + j]);
+      for (u32 j = 0; j < 4; ++j) s[j] = w == 0 ? bit_cast<float>(v[j]) : add_rn(s[j], bit_cast<float>(v[j]));
+    }
     const u32 token = tile * 16 + row;
     if (token < p.tokens)
       store_16B<target>(p.partials + partial_index(split, token, expert_tile * tile_cols + col),

@@ -8,17 +8,15 @@
 #include "netra/contracts/moe/shared_gate.hpp"
 
 namespace netra::catalog {
-/// act_quant: the decode contract and the batch contract for both targets (the reference
-/// mappings first), plus one sm90a batch mapping the benchmark compares with the default (one
-/// warp per row in 4-row blocks; the H200 run of a7d43ea measured the default <4608, 1, 4>
-/// fastest of <4608, 1, 4>, <4608, 2, 8> and <4608, 4, 16>, so the last two are gone).
+/// act_quant: the decode contract and the batch contract for both targets. The H200 measured the
+/// batch default <4608, 1, 4> fastest of every sm90a mapping tried (<4608, 2, 8> and <4608, 4, 16>
+/// on a7d43ea, <4608, 2, 4> on 70c5e6e: 8.16 against 6.59 us at R = 4608), so none is kept.
 inline constexpr auto moe_act_quant =
     boost::hana::tuple_t<contracts::moe_act_quant_decode<gfx950>, contracts::moe_act_quant_decode<sm90a>,
-                         contracts::moe_act_quant_batch<gfx950>, contracts::moe_act_quant_batch<sm90a>,
-                         contracts::moe_act_quant<sm90a, 4608, 2, 4>>;
-/// The router: exact FP32 order up to 32 tokens (decode), BF16 matrix units up to 128 tokens, for
-/// both targets; plus the exact tactic at 128 tokens on sm90a, which the benchmark measures to
-/// show where the exact order stops paying.
+                         contracts::moe_act_quant_batch<gfx950>, contracts::moe_act_quant_batch<sm90a>>;
+/// The router: exact FP32 order up to 32 tokens (decode, the MoE block's), BF16 matrix units up
+/// to 128 tokens, for both targets; plus the exact tactic at 128 tokens on sm90a, which the sm90a
+/// dispatch takes for every token count (tactics/moe_routing.hpp).
 inline constexpr auto moe_router =
     boost::hana::tuple_t<contracts::moe_router_exact<gfx950>, contracts::moe_router_exact<sm90a>,
                          contracts::moe_router_matrix<gfx950>, contracts::moe_router_matrix<sm90a>,

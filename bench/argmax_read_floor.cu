@@ -1,0 +1,132 @@
+// argmax-read-floor: the measured floor under any single-pass argmax on this GPU. A kernel that
+// only reads the same [M, 248320] FP32 rows (16-byte streaming loads, one warp per chunk, the
+// same grid shape as argmax stage one) and writes one max per chunk — no index, no second stage —
+// timed exactly as netra-bench-argmax times argmax: a burst of back-to-back calls, each reading its
+// own input set (the sets cover 3x the L2), captured once into a graph and replayed, median of 30.
+// Each launch uses programmatic dependent launch, like netra's stages. No exact argmax that reads
+// every value after its producer completes can beat this on the same GPU. Variants: chunks per
+// row (how the row is split over warps), and launches without programmatic dependent launch.
+// Prints one JSON object per (chunks, rows, pdl) on stdout.
+//
+// Mapping: grid (chunks / 4, rows), 128 threads; warp w of block (x, r) reads chunk 4x + w of row r:
+// 16-byte vectors [c * V, min((c + 1) * V, N / 4)), V = ceil(N / 4 / chunks), lane l takes
+// vectors l, l + 32, ...; all loads issued before the first use.
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+namespace {
+
+constexpr int n = 248320;
+constexpr int vectors_per_row = n / 4;
+constexpr int warps_per_block = 4;
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) {
+    std::fprintf(stderr, "argmax-read-floor: %s: %s\n", what, cudaGetErrorString(e));
+    std::exit(1);
+  }
+}
+
+template <int Chunks> __global__ void __launch_bounds__(128) read_max(const float4* x, float* out) {
+  constexpr int chunk_vectors = (vectors_per_row + Chunks - 1) / Chunks;
+  constexpr int per_lane = (chunk_vectors + 31) / 32;
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  const int lane = threadIdx.x % 32;
+  const int chunk = blockIdx.x * warps_per_block + threadIdx.x / 32;
+  const int first = chunk * chunk_vectors;
+  const int end = min(first + chunk_vectors, vectors_per_row);
+  const float4* row = x + static_cast<long>(blockIdx.y) * vectors_per_row;
+  float4 v[per_lane];
+#pragma unroll
+  for (int k = 0; k < per_lane; ++k)
+    if (first + lane + 32 * k < end) v[k] = __ldcs(row + first + lane + 32 * k);
+  float m = -INFINITY;
+#pragma unroll
+  for (int k = 0; k < per_lane; ++k)
+    if (first + lane + 32 * k < end) m = fmaxf(fmaxf(fmaxf(m, v[k].x), fmaxf(v[k].y, v[k].z)), v[k].w);
+#pragma unroll
+  for (int mask = 16; mask > 0; mask /= 2) m = fmaxf(m, __shfl_xor_sync(0xFFFFFFFFu, m, mask));
+  if (lane == 0) out[blockIdx.y * Chunks + chunk] = m;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+template <int Chunks> void measure(int rows, bool pdl, int l2, const std::vector<float>& host) {
+  const size_t bytes = static_cast<size_t>(rows) * n * 4;
+  const int sets = static_cast<int>(std::max<size_t>(2, (3ull * l2 + bytes - 1) / bytes));
+  std::vector<float*> in(sets), out(sets);
+  for (int s = 0; s < sets; ++s) {
+    check(cudaMalloc(&in[s], bytes), "cudaMalloc");
+    check(cudaMalloc(&out[s], static_cast<size_t>(rows) * Chunks * 4), "cudaMalloc");
+    check(cudaMemcpy(in[s], host.data(), bytes, cudaMemcpyHostToDevice), "upload");
+  }
+  cudaStream_t stream;
+  check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(Chunks / warps_per_block, rows, 1);
+  config.blockDim = dim3(32 * warps_per_block, 1, 1);
+  config.stream = stream;
+  config.attrs = pdl ? &attribute : nullptr;
+  config.numAttrs = pdl ? 1 : 0;
+  auto burst = [&] {
+    for (int s = 0; s < sets; ++s)
+      check(cudaLaunchKernelEx(&config, read_max<Chunks>, static_cast<const float4*>(static_cast<const void*>(in[s])), out[s]), "launch");
+  };
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), "capture");
+  burst();
+  check(cudaStreamEndCapture(stream, &graph), "capture");
+  check(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
+  cudaEvent_t start, stop;
+  check(cudaEventCreate(&start), "event");
+  check(cudaEventCreate(&stop), "event");
+  for (int w = 0; w < 3; ++w) check(cudaGraphLaunch(exec, stream), "replay");
+  std::vector<double> us;
+  for (int r = 0; r < 30; ++r) {
+    check(cudaEventRecord(start, stream), "event");
+    check(cudaGraphLaunch(exec, stream), "replay");
+    check(cudaEventRecord(stop, stream), "event");
+    check(cudaEventSynchronize(stop), "sync");
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, start, stop), "elapsed");
+    us.push_back(ms * 1000.0 / sets);
+  }
+  std::printf("{\"kernel\": \"read_max\", \"chunks\": %d, \"rows\": %d, \"pdl\": %s, \"input_sets\": %d, \"bytes\": %zu, "
+              "\"graph_us\": %.3f}\n",
+              Chunks, rows, pdl ? "true" : "false", sets, bytes, median(us));
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(stream);
+  for (int s = 0; s < sets; ++s) cudaFree(in[s]), cudaFree(out[s]);
+}
+
+}  // namespace
+
+int main() {
+  int l2 = 0;
+  check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0), "L2 size");
+  std::vector<float> host(static_cast<size_t>(128) * n);
+  for (size_t i = 0; i < host.size(); ++i) host[i] = static_cast<float>((i * 2654435761u) % 1000003u);
+  for (int rows : {1, 16, 64, 128}) {
+    measure<128>(rows, true, l2, host);
+    measure<128>(rows, false, l2, host);
+    measure<64>(rows, true, l2, host);
+    measure<256>(rows, true, l2, host);
+    measure<512>(rows, true, l2, host);
+  }
+  return 0;
+}
