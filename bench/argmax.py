@@ -116,8 +116,8 @@ def main() -> None:
         common.print_table(floor, ["chunks", "rows", "pdl", "graph_us"])
     print(f"copy bandwidth {bandwidth / 1e12:.3f} TB/s (read + write); torch.compile exact on adversarial rows: {compiled_exact}")
     path = a.out or f"bench/results/argmax_{torch.cuda.get_device_name().replace(' ', '_').lower()}.json"
-    print("mapping variants (waves/workgroup, rows, graph us, stage one alone graph us):",
-          [(v["waves_per_workgroup"], v["rows"], round(v["netra_graph_us"], 3), round(v["stage_one_graph_us"], 3)) for v in variants])
+    print("mapping variants:")
+    common.print_table(variants, ["instance", "chunks", "waves_per_workgroup", "rows", "netra_graph_us", "netra_eager_us", "stage_one_graph_us"])
     common.write_results(path, "argmax", records, {"copy_bandwidth_bytes_per_s": bandwidth, "compile_peer_exact": compiled_exact,
                                                    "reference_instance": reference, "mapping_variants": variants,
                                                    "read_floor": floor,

@@ -51,9 +51,9 @@ template <class contract> void bench(const std::string& objects, const netra::de
     const double stage_one_graphed = netra::bench::graph_median_us(stream, sets, burst_one);
 
     const double bytes = static_cast<double>(bytes_in) + rows * contract::chunks * 8.0 * 2 + rows * 8.0;
-    std::printf("{\"instance\": \"%s\", \"waves_per_workgroup\": %u, \"rows\": %ld, \"input_sets\": %d, \"bytes\": %.0f, "
+    std::printf("{\"instance\": \"%s\", \"chunks\": %u, \"waves_per_workgroup\": %u, \"rows\": %ld, \"input_sets\": %d, \"bytes\": %.0f, "
                 "\"netra_eager_us\": %.3f, \"netra_graph_us\": %.3f, \"stage_one_graph_us\": %.3f}\n",
-                netra::instance_name<contract>().c_str(), contract::waves_per_workgroup, rows, sets, bytes, t.eager_us, t.graph_us, stage_one_graphed);
+                netra::instance_name<contract>().c_str(), contract::chunks, contract::waves_per_workgroup, rows, sets, bytes, t.eager_us, t.graph_us, stage_one_graphed);
   }
   drv().cuStreamDestroy(stream);
 }
@@ -64,5 +64,8 @@ int main(int argc, char** argv) {
   bench<netra::contracts::argmax_reference<netra::sm90a>>(objects, device);
   bench<netra::contracts::argmax<netra::sm90a, 248320, 128, 128, 1>>(objects, device);
   bench<netra::contracts::argmax<netra::sm90a, 248320, 128, 128, 8>>(objects, device);
+  bench<netra::contracts::argmax<netra::sm90a, 248320, 256, 128>>(objects, device);
+  bench<netra::contracts::argmax<netra::sm90a, 248320, 320, 128>>(objects, device);
+  bench<netra::contracts::argmax<netra::sm90a, 248320, 640, 128>>(objects, device);
   return 0;
 }

@@ -1,4 +1,5 @@
-// argmax on the GPU (sm90a cubin built by CMake): equals the host oracle on adversarial and
+// argmax on the GPU (sm90a cubins built by CMake): every sm90a instance of the catalog (the
+// reference mapping and the benchmark's alternatives) equals the host oracle on adversarial and
 // random rows for every row count class and several row strides; refused calls launch nothing.
 #include <doctest/doctest.h>
 
@@ -6,6 +7,7 @@
 #include <vector>
 
 #include "gpu/gpu_buffers.hpp"
+#include "netra/runtime/instance.hpp"
 #include "netra/runtime/ops/argmax.hpp"
 #include "oracles/argmax.hpp"
 #include "oracles/argmax_rows.hpp"
@@ -14,15 +16,18 @@ using namespace netra;
 using contract = contracts::argmax_reference<sm90a>;
 
 namespace {
-const handle<contract>& argmax_handle() {
-  static const handle<contract> h(std::string(NETRA_CODE_OBJECT_DIR) + "/argmax-sm90a-248320-128-128-4.cubin", current_cuda_device());
+template <class C> const handle<C>& argmax_handle() {
+  static const handle<C> h(std::string(NETRA_CODE_OBJECT_DIR) + "/" + instance_name<C>() + ".cubin", current_cuda_device());
   return h;
 }
 }  // namespace
 
-TEST_CASE("argmax equals the oracle on 240 GPU cases (rows 1..128, strides N, N+4, N+64)") {
-  const auto& h = argmax_handle();
-  constexpr std::int64_t n = contract::n;
+TEST_CASE_TEMPLATE("argmax equals the oracle on 1116 GPU rows (rows 1..128, strides N, N+4, N+64)", C, contract,
+                   contracts::argmax<sm90a, 248320, 128, 128, 1>, contracts::argmax<sm90a, 248320, 128, 128, 8>,
+                   contracts::argmax<sm90a, 248320, 256, 128>, contracts::argmax<sm90a, 248320, 320, 128>,
+                   contracts::argmax<sm90a, 248320, 640, 128>) {
+  const auto& h = argmax_handle<C>();
+  constexpr std::int64_t n = C::n;
   const std::int64_t row_counts[] = {1, 2, 3, 16, 31, 64, 127, 128};
   const std::int64_t strides[] = {n, n + 4, n + 64};
   int cases = 0;
@@ -31,7 +36,7 @@ TEST_CASE("argmax equals the oracle on 240 GPU cases (rows 1..128, strides N, N+
       std::vector<float> host(static_cast<std::size_t>(rows * stride), -7.0f);
       for (std::int64_t r = 0; r < rows; ++r)
         oracles::fill_row(host.data() + r * stride, n, static_cast<oracles::row_kind>((r + cases) % oracles::row_kinds),
-                          static_cast<std::uint64_t>(r * 131 + stride), contract::chunk_length);
+                          static_cast<std::uint64_t>(r * 131 + stride), C::chunk_length);
       testing::gpu_array<float> logits(host.size());
       testing::gpu_array<std::int64_t> out(static_cast<std::size_t>(rows));
       logits.upload(host);
@@ -39,7 +44,7 @@ TEST_CASE("argmax equals the oracle on 240 GPU cases (rows 1..128, strides N, N+
       argmax(h, nullptr, logits.data(), rows, n, stride, out.data());
       const auto got = out.download();
       for (std::int64_t r = 0; r < rows; ++r) {
-        INFO("rows ", rows, " stride ", stride, " row ", r);
+        INFO(instance_name<C>(), " rows ", rows, " stride ", stride, " row ", r);
         REQUIRE(got[static_cast<std::size_t>(r)] == oracles::argmax_row(host.data() + r * stride, n));
       }
       cases += static_cast<int>(rows);
@@ -49,7 +54,7 @@ TEST_CASE("argmax equals the oracle on 240 GPU cases (rows 1..128, strides N, N+
 }
 
 TEST_CASE("a refused call names the field and writes nothing") {
-  const auto& h = argmax_handle();
+  const auto& h = argmax_handle<contract>();
   testing::gpu_array<float> logits(static_cast<std::size_t>(contract::n) * 2);
   testing::gpu_array<std::int64_t> out(2);
   out.fill_bytes(0xAB);

@@ -1,8 +1,8 @@
 // The router on the GPU (sm90a cubins built by CMake).
 //  exact_fp32: ids and weights bitwise equal to the oracle (and the workspace logits bitwise equal
 //    to the oracle's fixed order; a NaN logit matches any NaN: no contract fixes NaN payloads),
-//    for 1..32 tokens (the 32-token instance) and 1..128 (the 128-token instance the sm90a dispatch
-//    takes), two strides, adversarial tokens (NaN, Inf, cancelling huge values, all-zero
+//    for 1..32 tokens (the 32-token instance the dispatch takes) and 1..128 (the 128-token instance
+//    the benchmark compares), two strides, adversarial tokens (NaN, Inf, cancelling huge values, all-zero
 //    hidden -> all-equal probabilities, exact logit ties from duplicated expert rows), repeated
 //    calls on one workspace.
 //  matrix_bf16: every logit within the contract's bound of the FP64 dot product (the measured
@@ -147,7 +147,7 @@ TEST_CASE("router exact_fp32: ids, weights and logits bitwise equal to the oracl
   MESSAGE(tokens_checked, " tokens routed bitwise");
 }
 
-TEST_CASE("router exact_fp32 up to 128 tokens (the sm90a dispatch's instance): bitwise equal to the oracle") {
+TEST_CASE("router exact_fp32 up to 128 tokens (the benchmark's instance): bitwise equal to the oracle") {
   const long tokens_checked = check_exact<contracts::moe_router<sm90a, router_tactic::exact_fp32, 128>>({1, 9, 33, 64, 100, 127, 128}, 1);
   MESSAGE(tokens_checked, " tokens routed bitwise");
 }

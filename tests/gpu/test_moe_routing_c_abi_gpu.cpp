@@ -2,7 +2,7 @@
 //  - router -> shared gate -> act_quant captured on a caller stream under
 //    CU_STREAM_CAPTURE_MODE_GLOBAL (which fails on any allocation or synchronisation), replayed
 //    with changing inputs, every replay bitwise equal to the oracles;
-//  - dispatch picks the exact router for every token count on sm90a (explain says);
+//  - dispatch picks the exact router for <= 32 tokens and the matrix router above (explain says);
 //  - a call no tactic admits is NETRA_STATUS_NOT_SUPPORTED and writes nothing; a strict refusal
 //    inside a promoted domain is NETRA_STATUS_INVALID_ARGUMENT and writes nothing.
 #include <doctest/doctest.h>
@@ -93,7 +93,7 @@ TEST_CASE("routing through the C ABI, captured under global mode, equals the ora
   drv().cuStreamDestroy(stream);
 }
 
-TEST_CASE("dispatch: the exact router up to 128 tokens on sm90a; declines and strict refusals write nothing") {
+TEST_CASE("dispatch: the exact router up to 32 tokens, the matrix router above; declines and strict refusals write nothing") {
   handle_guard g;
   testing::gpu_array<std::uint16_t> w(256 * 2048), hidden(200 * 2048), in(4609 * 1024);
   testing::gpu_array<std::int32_t> ids(200 * 9);
@@ -110,10 +110,11 @@ TEST_CASE("dispatch: the exact router up to 128 tokens on sm90a; declines and st
   };
   MESSAGE(explain_router(8));
   MESSAGE(explain_router(100));
-  // tactics: [0] exact gfx950 (<= 32), [1] exact sm90a (<= 128), [2] matrix gfx950, [3] matrix sm90a
+  // tactics: [0] exact gfx950, [1] exact sm90a (both <= 32 tokens), [2] matrix gfx950, [3] matrix sm90a
   CHECK(explain_router(8).find("=> tactic [1]") != std::string::npos);
-  CHECK(explain_router(100).find("=> tactic [1]") != std::string::npos);
-  CHECK(explain_router(128).find("=> tactic [1]") != std::string::npos);
+  CHECK(explain_router(32).find("=> tactic [1]") != std::string::npos);
+  CHECK(explain_router(33).find("=> tactic [3]") != std::string::npos);
+  CHECK(explain_router(128).find("=> tactic [3]") != std::string::npos);
 
   ids.fill_bytes(0xAB);
   weights.fill_bytes(0xAB);

@@ -15,8 +15,8 @@ inline constexpr auto moe_act_quant =
     boost::hana::tuple_t<contracts::moe_act_quant_decode<gfx950>, contracts::moe_act_quant_decode<sm90a>,
                          contracts::moe_act_quant_batch<gfx950>, contracts::moe_act_quant_batch<sm90a>>;
 /// The router: exact FP32 order up to 32 tokens (decode, the MoE block's), BF16 matrix units up
-/// to 128 tokens, for both targets; plus the exact tactic at 128 tokens on sm90a, which the sm90a
-/// dispatch takes for every token count (tactics/moe_routing.hpp).
+/// to 128 tokens, for both targets; plus the exact tactic at 128 tokens on sm90a, which the benchmark
+/// measures to show where the exact order stops paying (tactics/moe_routing.hpp).
 inline constexpr auto moe_router =
     boost::hana::tuple_t<contracts::moe_router_exact<gfx950>, contracts::moe_router_exact<sm90a>,
                          contracts::moe_router_matrix<gfx950>, contracts::moe_router_matrix<sm90a>,

@@ -39,14 +39,13 @@ inline constexpr auto moe_act_quant =
     boost::hana::tuple_t<moe_act_quant_strict<contracts::moe_act_quant_decode<gfx950>>, moe_act_quant_strict<contracts::moe_act_quant_decode<sm90a>>,
                          moe_act_quant_strict<contracts::moe_act_quant_batch<gfx950>>, moe_act_quant_strict<contracts::moe_act_quant_batch<sm90a>>>;
 
-/// router: the exact FP32 tactic (bitwise) first, then the BF16 matrix tactic (bounded; it would
-/// admit fewer tokens, but the exact tactic comes first). sm90a: exact for 1..128 tokens — on the
-/// H200 (revision 70c5e6e, graph-replayed) it was as fast or faster than the matrix tactic at every
-/// measured M (32: 5.93 vs 6.06 us, 64: 7.96 vs 8.53, 128: 13.8 vs 14.3), so the matrix tactic
-/// serves no sm90a call; gfx950 (not measured): exact for 1..32, matrix for 33..128.
+/// router: the exact FP32 tactic (bitwise, 1..32 tokens), then the BF16 matrix tactic (bounded,
+/// 33..128 tokens; it would admit fewer, but the exact tactic comes first). H200, revision 14a9a73,
+/// graph-replayed: exact 4.53 / 4.78 / 5.88 us at M = 1 / 16 / 32, matrix 4.67 / 5.21 / 5.57; at 64
+/// and 128 the exact order (the <0, 128> instance) takes 7.91 and 13.57 us, matrix 5.83 and 7.57.
+/// The exact tactic stays the decode choice up to 32 tokens (bitwise, within 0.3 us of matrix).
 inline constexpr auto moe_router =
-    boost::hana::tuple_t<moe_router_strict<contracts::moe_router_exact<gfx950>>,
-                         moe_router_strict<contracts::moe_router<sm90a, router_tactic::exact_fp32, 128>>,
+    boost::hana::tuple_t<moe_router_strict<contracts::moe_router_exact<gfx950>>, moe_router_strict<contracts::moe_router_exact<sm90a>>,
                          moe_router_strict<contracts::moe_router_matrix<gfx950>>, moe_router_strict<contracts::moe_router_matrix<sm90a>>>;
 
 /// shared-expert gate with route append: 1..512 tokens.
