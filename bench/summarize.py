@@ -51,12 +51,22 @@ def argmax_section(d) -> str:
     if not d:
         return "_not measured_\n"
     rows = [[r["rows"], r["netra_graph_us"], r["netra_eager_us"], r["torch_graph_us"], r["torch_eager_us"], r["compile_graph_us"],
-             r["roofline_us"], r["pct_of_copy_bandwidth_graph"], r["speedup_vs_torch_graph"]] for r in d["records"]]
+             r["roofline_us"], r.get("read_floor_graph_us"), r["pct_of_copy_bandwidth_graph"], r["speedup_vs_torch_graph"]]
+            for r in d["records"]]
     env = d["environment"]
     head = (f"{env['gpu']}, {env['date']}, revision `{env['git_revision']}`, copy bandwidth "
-            f"{d['copy_bandwidth_bytes_per_s'] / 1e12:.2f} TB/s (read + write); torch.compile exact: {d['compile_peer_exact']}.\n\n")
-    return head + table(rows, ["M", "netra graph µs", "netra eager µs", "torch graph µs", "torch eager µs", "compile graph µs",
-                               "roofline µs", "% copy BW (graph)", "× torch (graph)"]) + "\n"
+            f"{d['copy_bandwidth_bytes_per_s'] / 1e12:.2f} TB/s (read + write); torch.compile exact: {d['compile_peer_exact']}; "
+            f"netra = `{d.get('served_instance', d.get('reference_instance'))}` (the instance dispatch serves). Read floor: the "
+            "fastest of the `bench/argmax_read_floor.cu` variants, a kernel that only reads the rows.\n\n")
+    text = head + table(rows, ["M", "netra graph µs", "netra eager µs", "torch graph µs", "torch eager µs", "compile graph µs",
+                               "roofline µs", "read floor µs", "% copy BW (graph)", "× torch (graph)"]) + "\n"
+    variants = d.get("mapping_variants")
+    if variants:
+        vrows = [[v["instance"], v.get("chunks"), v["waves_per_workgroup"], v["rows"], v["netra_graph_us"], v["stage_one_graph_us"]]
+                 for v in variants]
+        text += ("\nEvery sm90a instance (graph-replayed µs per call; stage one alone shows what stage two adds):\n\n" +
+                 table(vrows, ["instance", "chunks", "warps / block", "M", "graph µs", "stage one alone µs"]) + "\n")
+    return text
 
 
 def routing_section(d) -> str:

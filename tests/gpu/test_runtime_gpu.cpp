@@ -1,4 +1,4 @@
-// The runtime on the GPU: argmax through the C ABI equals the oracle for the embedded reference
+// The runtime on the GPU: argmax through the C ABI equals the oracle for the embedded served
 // tactic and the JIT-compiled (NVRTC) 32768-logit tactic; declined calls return
 // NOT_SUPPORTED and strict refusals INVALID_ARGUMENT, both writing nothing; a new shape
 // JIT-compiled through NVRTC runs through a C++ handle and comes from the cache the second time;
@@ -18,6 +18,7 @@
 #include "netra/runtime/embedded_objects.hpp"
 #include "netra/runtime/jit/compile.hpp"
 #include "netra/runtime/ops/argmax.hpp"
+#include "netra/runtime/tactics/sampling.hpp"
 #include "oracles/argmax.hpp"
 #include "oracles/argmax_rows.hpp"
 
@@ -42,7 +43,7 @@ void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace {
 
-using reference = contracts::argmax_reference<sm90a>;
+using served = tactics::argmax_served<sm90a>;  // what dispatch takes for the article's vocabulary
 using small = contracts::argmax<sm90a, 32768, 16, 8>;
 constexpr std::uint64_t poison = 0xABABABABABABABABull;
 
@@ -92,7 +93,7 @@ TEST_CASE("the C ABI equals the oracle for the embedded and the JIT-compiled tac
     std::int64_t n, chunk;
     std::vector<std::int64_t> rows, strides;
   };
-  const shape_t shapes[] = {{reference::n, reference::chunk_length, {1, 2, 16, 127, 128}, {reference::n, reference::n + 4}},
+  const shape_t shapes[] = {{served::n, served::chunk_length, {1, 2, 16, 127, 128}, {served::n, served::n + 4}},
                             {small::n, small::chunk_length, {1, 3, 8}, {small::n, small::n + 64}}};
   int calls = 0;
   for (const auto& shape : shapes)
@@ -107,17 +108,17 @@ TEST_CASE("the C ABI equals the oracle for the embedded and the JIT-compiled tac
         CHECK(out.download() == answers);
         ++calls;
       }
-  CHECK(calls == 16);  // 5 x 2 reference calls + 3 x 2 JIT-shape calls
+  CHECK(calls == 16);  // 5 x 2 calls of the article's vocabulary + 3 x 2 JIT-shape calls
 }
 
 TEST_CASE("a call through the C ABI allocates no host memory, admitted or declined") {
   c_handle h;
-  gpu_array<float> logits(static_cast<std::size_t>(reference::n) * 8);
+  gpu_array<float> logits(static_cast<std::size_t>(served::n) * 8);
   gpu_array<std::int64_t> out(8);
   const long before = allocations.load();
   int ok = 0, declined = 0;
   for (int i = 0; i < 100; ++i) {
-    ok += netra_argmax(h.h, logits.data(), 8, reference::n, reference::n, out.data(), nullptr) == NETRA_STATUS_OK;
+    ok += netra_argmax(h.h, logits.data(), 8, served::n, served::n, out.data(), nullptr) == NETRA_STATUS_OK;
     ok += netra_argmax(h.h, logits.data(), 4, small::n, small::n, out.data(), nullptr) == NETRA_STATUS_OK;
   }
   const long during = allocations.load() - before;
@@ -130,7 +131,7 @@ TEST_CASE("a call through the C ABI allocates no host memory, admitted or declin
 
 TEST_CASE("declined and strictly refused calls launch nothing and write nothing") {
   c_handle h;
-  gpu_array<float> logits(static_cast<std::size_t>(reference::n) * 4 + 64);
+  gpu_array<float> logits(static_cast<std::size_t>(served::n) * 4 + 64);
   gpu_array<std::int64_t> out(8);
   out.fill_bytes(0xAB);
   auto status_of = [&](const float* l, std::int64_t rows, std::int64_t cols, std::int64_t stride, std::int64_t* o) {
@@ -141,23 +142,23 @@ TEST_CASE("declined and strictly refused calls launch nothing and write nothing"
   // Outside every tactic: the caller's own implementation runs.
   CHECK(status_of(logits.data(), 2, 1000, 1000, out.data()) == NETRA_STATUS_NOT_SUPPORTED);
   CHECK(last_error().find("no tactic admits") != std::string::npos);
-  CHECK(status_of(logits.data(), 200, reference::n, reference::n, out.data()) == NETRA_STATUS_NOT_SUPPORTED);  // rows outside 1..128
+  CHECK(status_of(logits.data(), 200, served::n, served::n, out.data()) == NETRA_STATUS_NOT_SUPPORTED);  // rows outside 1..128
   CHECK(status_of(logits.data() + 1, 2, small::n, small::n, out.data()) == NETRA_STATUS_NOT_SUPPORTED);       // non-strict tactic
-  // Inside the reference tactic's promoted domain (its vocabulary, rows 1..128): an ABI mismatch is an error.
+  // Inside the served tactic's promoted domain (its vocabulary, rows 1..128): an ABI mismatch is an error.
   struct strict_case {
     const float* logits;
     std::int64_t stride;
     std::int64_t* out;
     const char* field;
   };
-  for (const auto& c : {strict_case{logits.data() + 1, reference::n, out.data(), "'logits'"},
-                        strict_case{nullptr, reference::n, out.data(), "'logits'"},
-                        strict_case{logits.data(), reference::n + 2, out.data(), "'row_stride'"},
-                        strict_case{logits.data(), reference::n - 4, out.data(), "'row_stride'"},
-                        strict_case{logits.data(), reference::n, nullptr, "'out'"},
-                        strict_case{logits.data(), reference::n, reinterpret_cast<std::int64_t*>(reinterpret_cast<char*>(out.data()) + 4), "'out'"}}) {
+  for (const auto& c : {strict_case{logits.data() + 1, served::n, out.data(), "'logits'"},
+                        strict_case{nullptr, served::n, out.data(), "'logits'"},
+                        strict_case{logits.data(), served::n + 2, out.data(), "'row_stride'"},
+                        strict_case{logits.data(), served::n - 4, out.data(), "'row_stride'"},
+                        strict_case{logits.data(), served::n, nullptr, "'out'"},
+                        strict_case{logits.data(), served::n, reinterpret_cast<std::int64_t*>(reinterpret_cast<char*>(out.data()) + 4), "'out'"}}) {
     INFO(c.field);
-    CHECK(status_of(c.logits, 2, reference::n, c.stride, c.out) == NETRA_STATUS_INVALID_ARGUMENT);
+    CHECK(status_of(c.logits, 2, served::n, c.stride, c.out) == NETRA_STATUS_INVALID_ARGUMENT);
     CHECK(last_error().find("strict in its promoted domain") != std::string::npos);
     CHECK(last_error().find(c.field) != std::string::npos);
   }
@@ -189,35 +190,35 @@ TEST_CASE("a code object for another target, or a corrupted cubin, is refused on
   const auto gfx950_object = find_embedded_code_object(instance_name<contracts::argmax_reference<gfx950>>());
   if (gfx950_object) {
     try {
-      handle<reference> h(*gfx950_object, device);
+      handle<served> h(*gfx950_object, device);
       FAIL("a gfx950 object must not load on the CUDA path");
     } catch (const error& e) {
       CHECK(e.code() == status::wrong_target);
       CHECK(std::string(e.what()).find("gfx950") != std::string::npos);
     }
   }
-  const auto cubin = embedded_code_object<reference>();
+  const auto cubin = embedded_code_object<served>();
   std::vector<std::byte> corrupted(cubin.begin(), cubin.end());
   corrupted[18] = std::byte{0x3E};  // e_machine: x86-64
-  CHECK_THROWS_AS(handle<reference>(corrupted, device), error);
+  CHECK_THROWS_AS(handle<served>(corrupted, device), error);
   try {
-    handle<reference> h(corrupted, device);
+    handle<served> h(corrupted, device);
   } catch (const error& e) {
     CHECK(e.code() == status::wrong_target);
   }
 }
 
 TEST_CASE("a workspace too small is refused with workspace_too_small and nothing is written") {
-  const handle<reference> h(embedded_code_object<reference>(), current_cuda_device());
+  const handle<served> h(embedded_code_object<served>(), current_cuda_device());
   const std::int64_t rows = 3;
-  gpu_array<float> logits(static_cast<std::size_t>(rows * reference::n));
+  gpu_array<float> logits(static_cast<std::size_t>(rows * served::n));
   gpu_array<std::int64_t> out(static_cast<std::size_t>(rows));
-  const auto answers = upload_rows(logits, rows, reference::n, reference::n, reference::chunk_length, 99);
-  device_buffer workspace(backend_api::cuda, reference::workspace_bytes);
+  const auto answers = upload_rows(logits, rows, served::n, served::n, served::chunk_length, 99);
+  device_buffer workspace(backend_api::cuda, served::workspace_bytes);
   workspace.fill_zero();
   out.fill_bytes(0xAB);
   try {
-    argmax(h, nullptr, logits.data(), rows, reference::n, reference::n, out.data(), workspace.data(), reference::workspace_bytes - 16);
+    argmax(h, nullptr, logits.data(), rows, served::n, served::n, out.data(), workspace.data(), served::workspace_bytes - 16);
     FAIL("a small workspace must be refused");
   } catch (const error& e) {
     CHECK(e.code() == status::workspace_too_small);
@@ -226,6 +227,6 @@ TEST_CASE("a workspace too small is refused with workspace_too_small and nothing
   drv().check(drv().cuCtxSynchronize(), "cuCtxSynchronize");
   CHECK(untouched(out));
   // The same caller-owned workspace at its full size works.
-  argmax(h, nullptr, logits.data(), rows, reference::n, reference::n, out.data(), workspace.data(), workspace.size());
+  argmax(h, nullptr, logits.data(), rows, served::n, served::n, out.data(), workspace.data(), workspace.size());
   CHECK(out.download() == answers);
 }

@@ -5,6 +5,8 @@
 #pragma once
 #include <boost/hana.hpp>
 
+#include <type_traits>
+
 #include "netra/contracts/argmax.hpp"
 #include "netra/runtime/tactic.hpp"
 
@@ -20,11 +22,19 @@ template <class Contract> struct argmax_rows_domain {
   }
 };
 
-template <class Target> using argmax_reference_strict = strict<contracts::argmax_reference<Target>, argmax_rows_domain<contracts::argmax_reference<Target>>>;
+/// The instance that serves the article's vocabulary (N = 248320, rows 1..128) on a target.
+/// gfx950: the reference contract (128 chunks, one wave64 per workgroup, as in the article).
+/// sm90a: 320 chunks of 776 values, 4 warps per block — on the H200 (bench/results/argmax_h200.json,
+/// revision 4da4360, graph-replayed) the fastest of 128 / 256 / 320 / 640 chunks at M = 16
+/// (6.25 us against 6.72 for 128 chunks) and within run-to-run noise of the best at M = 1, 64, 128.
+/// Every sm90a variant returns the same indices (exact); they differ in workspace size only.
+template <class Target>
+using argmax_served = std::conditional_t<same_v<Target, sm90a>, contracts::argmax<sm90a, 248320, 320, 128>, contracts::argmax_reference<Target>>;
+template <class Target> using argmax_served_strict = strict<argmax_served<Target>, argmax_rows_domain<argmax_served<Target>>>;
 
-/// argmax: the article's exact vocabulary (built at build time, strict over rows 1..128), then a
+/// argmax: the article's vocabulary (built at build time, strict over rows 1..128), then a
 /// 32768-logit vocabulary for up to 8 rows (JIT-compiled at startup).
-inline constexpr auto argmax = boost::hana::tuple_t<argmax_reference_strict<gfx950>, argmax_reference_strict<sm90a>,
+inline constexpr auto argmax = boost::hana::tuple_t<argmax_served_strict<gfx950>, argmax_served_strict<sm90a>,
                                                     contracts::argmax<gfx950, 32768, 16, 8>, contracts::argmax<sm90a, 32768, 16, 8>>;
 
 }  // namespace netra::tactics
