@@ -8,6 +8,7 @@
 
 #include "netra/kernels/all.hpp"
 #include "netra/runtime/jit/compile.hpp"
+#include "netra/runtime/tactics/sampling.hpp"
 
 using namespace netra;
 
@@ -51,7 +52,7 @@ TEST_CASE("a family prebuilds its JIT tactics under the keys the runtime uses") 
   CHECK(r.exit_code == 0);
   using jit_tactic = contracts::argmax<sm90a, 32768, 16, 8>;
   CHECK(r.output.find(instance_name<jit_tactic>() + ": compiled in") != std::string::npos);
-  CHECK(r.output.find(instance_name<contracts::argmax_reference<sm90a>>() + ": embedded in libnetra") != std::string::npos);
+  CHECK(r.output.find(instance_name<tactics::argmax_served<sm90a>>() + ": embedded in libnetra") != std::string::npos);
   CHECK(r.output.find("gfx950") == std::string::npos);  // --target sm90a only
 
   jit::options o;
