@@ -101,7 +101,7 @@ template <class Target, u32 MaxTokens, u32 WaveSize = Target::wave_size> struct 
       return b;
     } else if constexpr (same_v<Target, sm90a>) {
       resource_budget b;
-      b.max_registers = 96;     // 5 workgroups of 128 threads per SM (launch bounds): M = 1's 576 in one wave
+      b.max_registers = 128;    // 4 workgroups of 128 threads per SM (launch bounds)
       b.max_lds_bytes = 44032;  // 42,112 static + the 1 KiB the SM reserves per block
       b.max_code_bytes = 49152;
       return b;

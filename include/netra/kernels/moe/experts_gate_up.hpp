@@ -10,13 +10,10 @@
 //   stream once per call (more than 16 routes per expert only with duplicate ids inside a token:
 //   then once per 16 routes, concurrently). Routes with an invalid id write +0.0 to their 16 rows
 //   of the tile and exit.
-//   Wave w owns K [512w, 512w + 512) = scale blocks 4w .. 4w + 3, taken in R weight rounds of
-//   4 / R blocks (gfx950 R = 1; sm90a R = 4). Order of work, so that one dependent DRAM round trip
-//   follows the route scan: every lane first issues its weight loads of round 0 (gfx950: 4 blocks
-//   x 2 pieces; sm90a: 1 block x 4 pieces; 16 B each, streaming_early: ptxas keeps them there)
-//   and, on sm90a, lanes 0..15 ask L2 for the wave's bytes of rounds 1..3 (row `lane`: 384
-//   contiguous bytes, cp.async.bulk.prefetch, no registers); then, while they are in flight, the
-//   wave quantizes its K range of the chunk's columns
+//   Wave w owns K [512w, 512w + 512) = scale blocks 4w .. 4w + 3. Order of work, so that one
+//   dependent round trip follows the route scan: every lane first issues all its weight loads
+//   (4 blocks x 2 pieces on gfx950, 4 x 4 on sm90a; 16 B each, streaming_early: ptxas keeps them
+//   there), then, while they are in flight, the wave quantizes its K range of the chunk's columns
 //   (hidden rows, L2-resident) into LDS: lane l takes values [V l, V l + V) of a column (V =
 //   512 / wave: 8 on gfx950, 16 on sm90a), the 128 / V lanes of a scale block join their
 //   magnitudes (xor butterfly 1, 2, ..) and apply moe::hidden_block_quant (experts_device.hpp),
@@ -24,25 +21,22 @@
 //   instruction tile and block, each lane reads its B words from LDS (the act pieces of
 //   experts_fragment.hpp: 16 contiguous K of its column), runs the block's matrix instructions
 //   (1 MFMA 16x16x128 / 4 mma.m16n8k32 per n8 tile) and accumulates acc = fma(P_b, sw_b * sx_b,
-//   acc) in block order (sx_b of the D item's column, sw_b of the wave, both from LDS); round
-//   r > 0 loads its weights (L2 hits on sm90a) after round r - 1's products. The
+//   acc) in block order (sx_b of the D item's column, sw_b of the wave, both from LDS). The
 //   quantized values and scales are those of a lane-local quantization: the same bits.
 //   The 4 wave partials go through LDS [4][16 columns][16 rows]; thread j < 32 takes column
 //   j / 2, rows 8 (j % 2) .. + 8, adds the partials in wave order, rounds to BF16 and stores 16
 //   bytes of out.
-// Occupancy (sm90a): 42 KiB of LDS and at most 96 registers per thread (launch bounds: 5
-// workgroups per SM; 92 used, no spills): all of M = 1's 576 workgroups resident at once (660
-// slots; with every weight byte of a lane in registers at once it took 128 registers, 4 per SM,
-// and 48 workgroups ran in a second wave; two rounds of 2 blocks, or one round in flight while
-// the previous one is used, spill at 96). M = 16: 9216 workgroups of which about 6,600 (one per
-// distinct expert and tile) do work; the others exit after the scan.
+// Occupancy (sm90a): 41 KiB of LDS and 128 registers per thread (launch bounds: 4 workgroups per
+// SM, no spills): 528 of M = 1's 576 workgroups resident at once, each lane's 256 weight bytes
+// in flight together. (5 per SM would need 96 registers: the mma.m16n8k32 emulation through FP16
+// then spills.) M = 16: 9216 workgroups of which about 6,600 (one per distinct expert and tile)
+// do work; the others exit after the scan.
 // sm90a programmatic dependent launch: griddepcontrol.wait before the first read;
 // launch_dependents once the workgroup knows it will work (the down kernel's prologue then
 // overlaps this kernel's tail).
 #pragma once
 #include "netra/contracts/moe/expert_gate_up.hpp"
 #include "netra/dsl/entry.hpp"
-#include "netra/dsl/prefetch.hpp"
 #include "netra/dsl/vector_memory.hpp"
 #include "netra/dsl/workgroup_barrier.hpp"
 #include "netra/kernels/moe/experts_device.hpp"
@@ -60,18 +54,14 @@ template <class Contract> struct moe_expert_gate_up_kernel {
   static constexpr u32 wave = target::wave_size;
   static constexpr u32 k_split = Contract::k_split;
   static constexpr u32 workgroup_size = wave * k_split;
-  /// Workgroups that must fit on one SM / CU at once (entry point's launch bounds): 5 on sm90a
-  /// (96 registers); gfx950 is LDS-bound at 4 per CU (160 KiB), no hint.
-  static constexpr u32 min_workgroups_per_processor = same_v<target, sm90a> ? 5 : 1;
+  /// Workgroups that must fit on one SM / CU at once (entry point's launch bounds): 4 on sm90a
+  /// (128 registers); gfx950 is LDS-bound at 4 per CU (160 KiB), no hint.
+  static constexpr u32 min_workgroups_per_processor = same_v<target, sm90a> ? 4 : 1;
   static constexpr u32 tile_rows = F::rows;
   static constexpr u32 tiles = weights::gate_up_rows / tile_rows;    // 64
   static constexpr u32 blocks = weights::hidden / weights::block;    // 16
   static constexpr u32 blocks_per_wave = blocks / k_split;           // 4
   static constexpr u32 k_per_wave = blocks_per_wave * weights::block;
-  /// Weight rounds per wave (see the mapping): sm90a 4 (rounds 1..3 prefetched into L2), gfx950 1
-  /// (no L2 prefetch instruction: every weight load is issued first).
-  static constexpr u32 weight_rounds = same_v<target, sm90a> ? 4 : 1;
-  static constexpr u32 blocks_per_round = blocks_per_wave / weight_rounds;
   static constexpr u32 chunk_columns = F::chunk_columns;             // 16
   // The wave's quantization of its K range of a column: V values per lane, 128 / V lanes per
   // scale block, P columns per pass.
@@ -85,8 +75,6 @@ template <class Contract> struct moe_expert_gate_up_kernel {
   /// per CU in its 160 KiB).
   static constexpr u32 act_stride = k_per_wave + (same_v<target, sm90a> ? 64 : 16);
   static_assert(blocks % k_split == 0, "gate_up: K splits into whole scale blocks per wave");
-  static_assert(blocks_per_wave % weight_rounds == 0, "gate_up: weight rounds take whole scale blocks");
-  static_assert(weight_rounds == 1 || tile_rows <= wave, "gate_up: one prefetching lane per tile row");
   static_assert(chunk_columns * (tile_rows / 8) <= workgroup_size, "gate_up: one storing thread per 8 output rows of a chunk");
   static_assert(tile_rows * 8 <= weights::block && weights::block % tile_rows == 0, "gate_up: a tile lies in one scale row block");
   static_assert(quant_values % 8 == 0 && quant_lanes <= wave && quant_loads <= 4, "gate_up: quantization pieces are whole 16-byte loads");
@@ -175,22 +163,17 @@ template <class Contract> struct moe_expert_gate_up_kernel {
     }
   }
 
-  /// Row `row` of the tile (0..15) of `expert`, at the wave's first K.
-  static NETRA_DEVICE const u8* weight_row(const params& p, i32 expert, u32 row0, u32 w, u32 row) {
-    return p.w13 + static_cast<u64>(expert) * weights::w13_expert_bytes + static_cast<u64>(row0 + row) * weights::hidden + w * k_per_wave;
-  }
-
-  /// Issues the wave's weight loads of round `round` (sm90a 4, gfx950 8): rows [row0, row0 + 16)
-  /// of `expert`, scale blocks [round * blocks_per_round, + blocks_per_round) of the wave's K range.
-  static NETRA_DEVICE void load_weights(const params& p, i32 expert, u32 row0, u32 w, u32 lane, u32 round,
-                                        u32x4 (&wt)[blocks_per_round][F::weight_pieces]) {
+  /// Issues the wave's 16 (sm90a) / 8 (gfx950) weight loads: rows [row0, row0 + 16) of
+  /// `expert`, K [512w, 512w + 512).
+  static NETRA_DEVICE void load_weights(const params& p, i32 expert, u32 row0, u32 w, u32 lane,
+                                        u32x4 (&wt)[blocks_per_wave][F::weight_pieces]) {
+    const u8* wrow = p.w13 + static_cast<u64>(expert) * weights::w13_expert_bytes + static_cast<u64>(row0) * weights::hidden + w * k_per_wave;
     NETRA_UNROLL
-    for (u32 b = 0; b < blocks_per_round; ++b) {
+    for (u32 b = 0; b < blocks_per_wave; ++b) {
       NETRA_UNROLL
       for (u32 v = 0; v < F::weight_pieces; ++v) {
         const moe_experts::piece pc = F::weight_piece(lane, v);
-        wt[b][v] = load_16B<target, cache_policy::streaming_early>(weight_row(p, expert, row0, w, pc.index) +
-                                                                   (round * blocks_per_round + b) * weights::block + pc.k);
+        wt[b][v] = load_16B<target, cache_policy::streaming_early>(wrow + pc.index * weights::hidden + b * weights::block + pc.k);
       }
     }
   }
@@ -221,12 +204,9 @@ template <class Contract> struct moe_expert_gate_up_kernel {
     if (scan.earlier_count % chunk_columns != 0) return;
     launch_dependents<target>();
 
-    // Round 0's weight loads before anything else; the later rounds' bytes asked of L2.
-    u32x4 wt[blocks_per_round][F::weight_pieces];
-    load_weights(p, expert, row0, w, lane, 0, wt);
-    if constexpr (weight_rounds > 1)
-      if (lane < tile_rows) prefetch_l2<target>(weight_row(p, expert, row0, w, lane) + blocks_per_round * weights::block,
-                                                (weight_rounds - 1) * blocks_per_round * weights::block);
+    // All weight loads of this wave's K range, before anything else.
+    u32x4 wt[blocks_per_wave][F::weight_pieces];
+    load_weights(p, expert, row0, w, lane, wt);
     // The wave's 4 block scales (16 bytes, they arrive with the weights): lanes 0..3, into LDS
     // after the quantization (the barrier before the products then waits for them, as the
     // products wait for the weights anyway).
@@ -239,47 +219,35 @@ template <class Contract> struct moe_expert_gate_up_kernel {
       // The chunk's hidden rows, quantized into LDS while the weights are in flight.
       quantize_columns(p, sh, scan, columns, w, lane);
       workgroup_barrier<target>();
-      // acc[n] over the blocks in order 0..3: round by round, instruction tile by tile.
-      float acc[F::tiles][S::d_items];
-      NETRA_UNROLL
-      for (u32 n = 0; n < F::tiles; ++n)
+      NETRA_NO_UNROLL
+      for (u32 n = 0; n < F::tiles; ++n) {
+        if (n * F::tile_columns >= columns) break;  // uniform: no column of this tile is used
+        float acc[S::d_items];
         NETRA_UNROLL
-        for (u32 i = 0; i < S::d_items; ++i) acc[n][i] = 0.0f;
-      NETRA_UNROLL
-      for (u32 round = 0; round < weight_rounds; ++round) {
-        if (round > 0) load_weights(p, expert, row0, w, lane, round, wt);  // L2 hits (prefetched)
+        for (u32 i = 0; i < S::d_items; ++i) acc[i] = 0.0f;
         NETRA_UNROLL
-        for (u32 n = 0; n < F::tiles; ++n) {
-          if (n * F::tile_columns >= columns) break;  // uniform: no column of this tile is used
+        for (u32 b = 0; b < blocks_per_wave; ++b) {
+          u32 q[F::act_pieces][4];
           NETRA_UNROLL
-          for (u32 bb = 0; bb < blocks_per_round; ++bb) {
-            const u32 b = round * blocks_per_round + bb;
-            u32 q[F::act_pieces][4];
-            NETRA_UNROLL
-            for (u32 v = 0; v < F::act_pieces; ++v) {
-              const moe_experts::piece pc = F::act_piece(lane, n, v);
-              const u32x4 a = *reinterpret_cast<const u32x4*>(&sh.act[w][pc.index][b * weights::block + pc.k]);
-              q[v][0] = a.x, q[v][1] = a.y, q[v][2] = a.z, q[v][3] = a.w;
-            }
-            float d[S::d_items];
-            NETRA_UNROLL
-            for (u32 i = 0; i < S::d_items; ++i) d[i] = 0.0f;
-            moe_experts::block_product<target>(d, wt[bb], q);
-            NETRA_UNROLL
-            for (u32 i = 0; i < S::d_items; ++i) {
-              const float s = mul_rn(sh.weight_scale[w][b], sh.act_scale[w][F::d_element(lane, n, i).col][b]);
-              acc[n][i] = fma_rn(d[i], s, acc[n][i]);
-            }
+          for (u32 v = 0; v < F::act_pieces; ++v) {
+            const moe_experts::piece pc = F::act_piece(lane, n, v);
+            const u32x4 a = *reinterpret_cast<const u32x4*>(&sh.act[w][pc.index][b * weights::block + pc.k]);
+            q[v][0] = a.x, q[v][1] = a.y, q[v][2] = a.z, q[v][3] = a.w;
+          }
+          float d[S::d_items];
+          NETRA_UNROLL
+          for (u32 i = 0; i < S::d_items; ++i) d[i] = 0.0f;
+          moe_experts::block_product<target>(d, wt[b], q);
+          NETRA_UNROLL
+          for (u32 i = 0; i < S::d_items; ++i) {
+            const float s = mul_rn(sh.weight_scale[w][b], sh.act_scale[w][F::d_element(lane, n, i).col][b]);
+            acc[i] = fma_rn(d[i], s, acc[i]);
           }
         }
-      }
-      NETRA_UNROLL
-      for (u32 n = 0; n < F::tiles; ++n) {
-        if (n * F::tile_columns >= columns) break;  // uniform
         NETRA_UNROLL
         for (u32 i = 0; i < S::d_items; ++i) {
           const fragment_element e = F::d_element(lane, n, i);
-          sh.partial[w][e.col][e.row] = acc[n][i];
+          sh.partial[w][e.col][e.row] = acc[i];
         }
         const u32 my_route = moe_experts::select(scan.route, n);
         if (my_route != moe_experts::no_route) sh.column_route[lane_column(lane, n)] = my_route;  // every lane of a column writes the same value
