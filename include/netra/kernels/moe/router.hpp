@@ -104,6 +104,18 @@ template <class Shape> NETRA_HOST_DEVICE constexpr bool d_pairs_adjacent() {
   return true;
 }
 
+/// The matrix_bf16 tactic's instruction per target.
+template <class Target> struct router_matrix_instruction {
+  static_assert(dependent_false_v<Target>, "netra::kernels::moe_router: no matrix_bf16 mapping for this target");
+};
+template <> struct router_matrix_instruction<sm90a> {
+  using type = mma_m16n8k16_bf16;
+};
+template <> struct router_matrix_instruction<gfx950> {
+  using type = mfma_f32_16x16x32_bf16;
+};
+template <class Target> using router_matrix_shape = typename router_matrix_instruction<Target>::type;
+
 // ---- the logits kernel ---------------------------------------------------------------------------
 
 template <class Contract> struct moe_router_logits_kernel {
@@ -275,110 +287,79 @@ NETRA_UNROLL
     const u32 lane = lane_id<target>(), wave = wave_id<target>();
     NETRA_SHARED u32x4 tiles[waves][16][tile_stride / 4];  // per wave 16 rows of tile_stride floats, 16-byte aligned
     clear_zero_slot(p, thread);
-    if constexpr (same_v<target, sm90a>) {
-      // 8 warps, warp w: K [split * 512 + 64w, + 64) = 2 chunks of 32; all 64 experts = 8 n8 tiles.
-      // Lane (g, t): 16 bytes of row g and of row g + 8 at chunk K 8t .. 8t + 7 (words P0..P3);
-      // mma step 2c + h reads P(2h) as its K pair (2t, 2t + 1) and P(2h + 1) as (2t + 8, 2t + 9),
-      // in A and in B alike: every physical K of the chunk is used once, in the same place on both
-      // sides (matrix_a_word / matrix_b_word).
-      using shape_t = mma_m16n8k16_bf16;
-      u32x4 a[2][2], b[8][2];  // a[chunk][half]
+    // Wave w: K [split * 512 + (512 / waves) w, + 512 / waves) = `chunks` chunks of 32 (sm90a: 8
+    // warps, 2 chunks; gfx950: 4 waves, 4 chunks); all 64 experts = `n_tiles` instruction tiles
+    // (sm90a 8 n8 tiles, gfx950 4 n16). Per chunk a lane loads `halves` 16-byte A vectors (sm90a:
+    // rows g and g + 8 at chunk K 8t .. 8t + 7; gfx950: row l % 16 at K 8q .. 8q + 7) and one B
+    // vector per tile at the same K: instruction step s reads its operand words from them
+    // (matrix_a_word / matrix_b_word: sm90a step 2c + h takes P(2h) as K pair (2t, 2t + 1) and
+    // P(2h + 1) as (2t + 8, 2t + 9) of chunk c, gfx950 step c all four words of chunk c), in A and
+    // B alike, so every physical K of a chunk is used once, in the same place on both sides.
+    using shape_t = router_matrix_shape<target>;
+    constexpr u32 chunks = Contract::k_chunk / waves / 32;
+    constexpr u32 halves = 64 / target::wave_size;
+    constexpr u32 n_tiles = tile_cols / shape_t::n;
+    constexpr u32 steps = chunks * (32 / shape_t::k);
+    u32x4 a[chunks][halves], b[n_tiles][chunks];
 NETRA_UNROLL
-      for (u32 c = 0; c < 2; ++c)
+    for (u32 c = 0; c < chunks; ++c)
 NETRA_UNROLL
-        for (u32 h = 0; h < 2; ++h) a[c][h] = load_16B<target, cache_policy::streaming_early>(hidden_row(p, tile * 16 + matrix_a_row(lane, h)) + matrix_k(split, wave, lane, c));
+      for (u32 h = 0; h < halves; ++h)
+        a[c][h] = load_16B<target, cache_policy::streaming_early>(hidden_row(p, tile * 16 + matrix_a_row(lane, h)) + matrix_k(split, wave, lane, c));
 NETRA_UNROLL
-      for (u32 n = 0; n < 8; ++n)
+    for (u32 n = 0; n < n_tiles; ++n)
 NETRA_UNROLL
-        for (u32 c = 0; c < 2; ++c)
-          b[n][c] = load_16B<target, cache_policy::streaming_early>(p.weight + static_cast<u64>(expert_tile * tile_cols + matrix_b_col(lane, n)) * Contract::hidden_size +
-                                     matrix_k(split, wave, lane, c));
-      const float zero = zero_after_loads<target>();
-      float acc[8][4];
+      for (u32 c = 0; c < chunks; ++c)
+        b[n][c] = load_16B<target, cache_policy::streaming_early>(p.weight + static_cast<u64>(expert_tile * tile_cols + matrix_b_col(lane, n)) * Contract::hidden_size +
+                                                                  matrix_k(split, wave, lane, c));
+    const float zero = zero_after_loads<target>();
+    float acc[n_tiles][shape_t::d_items];
 NETRA_UNROLL
-      for (u32 n = 0; n < 8; ++n)
+    for (u32 n = 0; n < n_tiles; ++n)
 NETRA_UNROLL
-        for (u32 i = 0; i < 4; ++i) acc[n][i] = zero;
+      for (u32 i = 0; i < shape_t::d_items; ++i) acc[n][i] = zero;
 NETRA_UNROLL
-      for (u32 step = 0; step < 4; ++step) {
-        u32 aw[4];
+    for (u32 step = 0; step < steps; ++step) {
+      u32 aw[shape_t::a_words];
 NETRA_UNROLL
-        for (u32 w = 0; w < 4; ++w) {
-          const operand_word o = matrix_a_word(step, w);
-          aw[w] = a[o.chunk][o.half][o.word];
-        }
-NETRA_UNROLL
-        for (u32 n = 0; n < 8; ++n) {
-          u32 bw[2];
-NETRA_UNROLL
-          for (u32 w = 0; w < 2; ++w) {
-            const operand_word o = matrix_b_word(step, w);
-            bw[w] = b[n][o.chunk][o.word];
-          }
-          mma<shape_t>(acc[n], aw, bw, acc[n]);
-        }
+      for (u32 w = 0; w < shape_t::a_words; ++w) {
+        const operand_word o = matrix_a_word(step, w);
+        aw[w] = a[o.chunk][o.half][o.word];
       }
-      // D items 2h and 2h + 1 are adjacent columns of one row (d_pairs_adjacent): one 8-byte store
-      // each. Rows are 72 floats apart, so lane (g, t) starts at bank 8g + 8n + 2t (mod 32): the
-      // 32 lanes of a store fill the banks twice (two wavefronts, the least for 256 bytes; rows
-      // 64 floats apart put all 8 rows g on the same 4 banks: 8 wavefronts per 4-byte store).
-      static_assert(d_pairs_adjacent<shape_t>(), "netra::kernels::moe_router: D items 2h, 2h + 1 must be adjacent columns of one row");
-      static_assert(tile_stride == 72, "netra::kernels::moe_router: the sm90a LDS tile rows are 72 floats apart (bank spread above)");
 NETRA_UNROLL
-      for (u32 n = 0; n < 8; ++n)
+      for (u32 n = 0; n < n_tiles; ++n) {
+        u32 bw[shape_t::b_words];
 NETRA_UNROLL
-        for (u32 h = 0; h < 2; ++h) {
+        for (u32 w = 0; w < shape_t::b_words; ++w) {
+          const operand_word o = matrix_b_word(step, w);
+          bw[w] = b[n][o.chunk][o.word];
+        }
+        mma<shape_t>(acc[n], aw, bw, acc[n]);
+      }
+    }
+    if constexpr (d_pairs_adjacent<shape_t>()) {
+      // sm90a: D items 2h and 2h + 1 are adjacent columns of one row: one 8-byte store each. Rows
+      // are 72 floats apart, so lane (g, t) starts at bank 8g + 8n + 2t (mod 32): the 32 lanes of
+      // a store fill the banks twice (two wavefronts, the least for 256 bytes; rows 64 floats
+      // apart put all 8 rows g on the same 4 banks: 8 wavefronts per 4-byte store).
+      static_assert(tile_stride == 72, "netra::kernels::moe_router: LDS tile rows for D pairs are 72 floats apart (bank spread above)");
+NETRA_UNROLL
+      for (u32 n = 0; n < n_tiles; ++n)
+NETRA_UNROLL
+        for (u32 h = 0; 2 * h < shape_t::d_items; ++h) {
           const fragment_element d = shape_t::d_element(lane, 2 * h);
-          *reinterpret_cast<router_f32x2*>(reinterpret_cast<float*>(tiles[wave][d.row]) + 8 * n + d.col) = router_f32x2{acc[n][2 * h], acc[n][2 * h + 1]};
-        }
-    } else if constexpr (same_v<target, gfx950>) {
-      // 4 waves, wave w: K [split * 512 + 128w, + 128) = 4 chunks of 32; all 64 experts = 4 n16
-      // tiles. Lane l (row l % 16, K group q = l / 16): 16 bytes at chunk K 8q .. 8q + 7 for A
-      // (token row) and for B (expert column): the same K in the same register on both sides.
-      using shape_t = mfma_f32_16x16x32_bf16;
-      u32x4 a[4][1], b[4][4];  // a[chunk][half]
-NETRA_UNROLL
-      for (u32 c = 0; c < 4; ++c) a[c][0] = load_16B<target, cache_policy::streaming_early>(hidden_row(p, tile * 16 + matrix_a_row(lane, 0)) + matrix_k(split, wave, lane, c));
-NETRA_UNROLL
-      for (u32 n = 0; n < 4; ++n)
-NETRA_UNROLL
-        for (u32 c = 0; c < 4; ++c)
-          b[n][c] = load_16B<target, cache_policy::streaming_early>(p.weight + static_cast<u64>(expert_tile * tile_cols + matrix_b_col(lane, n)) * Contract::hidden_size +
-                                     matrix_k(split, wave, lane, c));
-      const float zero = zero_after_loads<target>();
-      float acc[4][4];
-NETRA_UNROLL
-      for (u32 n = 0; n < 4; ++n)
-NETRA_UNROLL
-        for (u32 i = 0; i < 4; ++i) acc[n][i] = zero;
-NETRA_UNROLL
-      for (u32 step = 0; step < 4; ++step) {
-        u32 aw[4];
-NETRA_UNROLL
-        for (u32 w = 0; w < 4; ++w) {
-          const operand_word o = matrix_a_word(step, w);
-          aw[w] = a[o.chunk][o.half][o.word];
-        }
-NETRA_UNROLL
-        for (u32 n = 0; n < 4; ++n) {
-          u32 bw[4];
-NETRA_UNROLL
-          for (u32 w = 0; w < 4; ++w) {
-            const operand_word o = matrix_b_word(step, w);
-            bw[w] = b[n][o.chunk][o.word];
-          }
-          mma<shape_t>(acc[n], aw, bw, acc[n]);
-        }
-      }
-NETRA_UNROLL
-      for (u32 n = 0; n < 4; ++n)
-NETRA_UNROLL
-        for (u32 i = 0; i < 4; ++i) {
-          const fragment_element d = shape_t::d_element(lane, i);
-          reinterpret_cast<float*>(tiles[wave][d.row])[16 * n + d.col] = acc[n][i];
+          *reinterpret_cast<router_f32x2*>(reinterpret_cast<float*>(tiles[wave][d.row]) + shape_t::n * n + d.col) =
+              router_f32x2{acc[n][2 * h], acc[n][2 * h + 1]};
         }
     } else {
-      static_assert(dependent_false_v<target>, "netra::kernels::moe_router: no matrix_bf16 mapping for this target");
+      // gfx950: the 4 items of a lane are 4 rows of one column.
+NETRA_UNROLL
+      for (u32 n = 0; n < n_tiles; ++n)
+NETRA_UNROLL
+        for (u32 i = 0; i < shape_t::d_items; ++i) {
+          const fragment_element d = shape_t::d_element(lane, i);
+          reinterpret_cast<float*>(tiles[wave][d.row])[shape_t::n * n + d.col] = acc[n][i];
+        }
     }
     workgroup_barrier<target>();
     // 16 x 64 outputs, 4 consecutive experts per thread (one 16-byte LDS read per wave: a warp
