@@ -12,6 +12,7 @@ import threading
 
 import torch
 
+from netra._handle import NativeHandle
 from netra._library import NetraError, Status, check, library
 
 _declared = False
@@ -67,33 +68,13 @@ def _decline(logits, out, fallback, why):
     return out
 
 
-class Argmax:
+class Argmax(NativeHandle):
     """A netra argmax handle on one CUDA device: it loads every tactic (embedded, or JIT-compiled
     through the cache) and owns their workspaces. Create it before capturing a graph. Calls
     through one handle share its workspace: keep them on one stream at a time."""
 
     def __init__(self, device=None):
-        device = torch.device("cuda", torch.cuda.current_device()) if device is None else torch.device(device)
-        if device.index is None:
-            device = torch.device("cuda", torch.cuda.current_device())
-        if torch.cuda.is_current_stream_capturing():
-            raise NetraError(Status.INVALID_ARGUMENT, "create the netra argmax handle before graph capture "
-                             "(netra.Argmax() or one netra.argmax call); creating it loads code and allocates")
-        self.device = device
-        self._handle = ctypes.c_void_p()
-        self._destroy = _lib().netra_argmax_destroy
-        with torch.cuda.device(device):
-            torch.cuda.synchronize()  # makes torch's context of `device` current on this thread
-            check(_lib().netra_argmax_create(ctypes.byref(self._handle)))
-
-    def close(self):
-        """Releases the handle (its code and workspace); later calls through it raise."""
-        if getattr(self, "_handle", None):
-            self._destroy(self._handle)
-            self._handle = ctypes.c_void_p()
-
-    def __del__(self):
-        self.close()
+        super().__init__("argmax", _lib().netra_argmax_create, _lib().netra_argmax_destroy, device)
 
     def __call__(self, logits, out=None, *, fallback=True):
         """out[r] = argmax(logits[r, :]) as torch.argmax(logits, dim=-1) computes it."""

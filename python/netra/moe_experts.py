@@ -15,7 +15,8 @@ import ctypes
 
 import torch
 
-from netra._library import NetraError, Status, check, library
+from netra._handle import NativeHandle
+from netra._library import check, library
 
 E4M3_MAX = 448.0
 DOWN_INPUT_E4M3, DOWN_INPUT_GATE_UP_BF16 = 0, 1
@@ -54,30 +55,11 @@ def _stream(t):
     return torch.cuda.current_stream(t.device).cuda_stream
 
 
-def _check_capture(what):
-    if torch.cuda.is_current_stream_capturing():
-        raise NetraError(Status.INVALID_ARGUMENT, f"create the netra {what} handle before graph capture (it loads code and allocates)")
-
-
-class MoeExperts:
+class MoeExperts(NativeHandle):
     """gate_up and down on one CUDA device (create it before capturing a graph)."""
 
     def __init__(self, device=None):
-        _check_capture("MoeExperts")
-        self.device = torch.device("cuda", torch.cuda.current_device()) if device is None else torch.device(device)
-        self._handle = ctypes.c_void_p()
-        self._destroy = _lib().netra_moe_experts_destroy
-        with torch.cuda.device(self.device):
-            torch.cuda.synchronize()
-            check(_lib().netra_moe_experts_create(ctypes.byref(self._handle)))
-
-    def close(self):
-        if getattr(self, "_handle", None):
-            self._destroy(self._handle)
-            self._handle = ctypes.c_void_p()
-
-    def __del__(self):
-        self.close()
+        super().__init__("MoeExperts", _lib().netra_moe_experts_create, _lib().netra_moe_experts_destroy, device)
 
     def gate_up(self, hidden, ids, w13, s13, out=None):
         """bf16 [9M, 1024]: route r's token row x W13[ids[r]] (hidden quantized per 128 inside)."""
@@ -100,26 +82,12 @@ class MoeExperts:
         return out
 
 
-class MoeBlock:
+class MoeBlock(NativeHandle):
     """The whole decode MoE block (router -> shared gate -> gate_up -> [act_quant] -> down) on one
     CUDA device; intermediates live in `buffers(tokens)` (allocate them once, before capture)."""
 
     def __init__(self, device=None):
-        _check_capture("MoeBlock")
-        self.device = torch.device("cuda", torch.cuda.current_device()) if device is None else torch.device(device)
-        self._handle = ctypes.c_void_p()
-        self._destroy = _lib().netra_moe_block_destroy
-        with torch.cuda.device(self.device):
-            torch.cuda.synchronize()
-            check(_lib().netra_moe_block_create(ctypes.byref(self._handle)))
-
-    def close(self):
-        if getattr(self, "_handle", None):
-            self._destroy(self._handle)
-            self._handle = ctypes.c_void_p()
-
-    def __del__(self):
-        self.close()
+        super().__init__("MoeBlock", _lib().netra_moe_block_create, _lib().netra_moe_block_destroy, device)
 
     def buffers(self, tokens):
         d = self.device

@@ -17,6 +17,7 @@ import ctypes
 import torch
 import torch.nn.functional as F
 
+from netra._handle import NativeHandle
 from netra._library import NetraError, Status, check, library
 
 _declared = False
@@ -92,34 +93,13 @@ def _route_buffers(m, device, ids, weights):
     return ids, weights
 
 
-class MoeRouting:
+class MoeRouting(NativeHandle):
     """A netra routing handle on one CUDA device (the act_quant, router and shared-gate tactics and
     the router's workspace). Create it before capturing a graph; calls through one handle share the
     router's workspace: keep them on one stream at a time."""
 
     def __init__(self, device=None):
-        device = torch.device("cuda", torch.cuda.current_device()) if device is None else torch.device(device)
-        if device.index is None:
-            device = torch.device("cuda", torch.cuda.current_device())
-        if torch.cuda.is_current_stream_capturing():
-            raise NetraError(Status.INVALID_ARGUMENT, "create netra.MoeRouting before graph capture (it loads code and allocates)")
-        self.device = device
-        self._handle = ctypes.c_void_p()
-        self._destroy = _lib().netra_moe_routing_destroy
-        with torch.cuda.device(device):
-            torch.cuda.synchronize()
-            check(_lib().netra_moe_routing_create(ctypes.byref(self._handle)))
-
-    def close(self):
-        if getattr(self, "_handle", None):
-            self._destroy(self._handle)
-            self._handle = ctypes.c_void_p()
-
-    def __del__(self):
-        self.close()
-
-    def _stream(self):
-        return torch.cuda.current_stream(self.device).cuda_stream
+        super().__init__("MoeRouting", _lib().netra_moe_routing_create, _lib().netra_moe_routing_destroy, device)
 
     def _outcome(self, status, fallback, run_torch):
         if status == Status.OK:
