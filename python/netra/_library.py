@@ -67,6 +67,23 @@ def library():
         return lib
 
 
+def declared_library(signatures):
+    """A function returning libnetra with `signatures` ({name: (argtypes, restype)}) declared on
+    it, once: each module of the package lists the C functions it calls."""
+    done = []
+
+    def lib():
+        loaded = library()
+        if not done:
+            for name, (argtypes, restype) in signatures.items():
+                function = getattr(loaded, name)
+                function.argtypes, function.restype = argtypes, restype
+            done.append(True)
+        return loaded
+
+    return lib
+
+
 def check(status):
     """Raises NetraError for a status other than OK, with this thread's last netra error."""
     if status != Status.OK:

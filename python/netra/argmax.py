@@ -13,27 +13,15 @@ import threading
 import torch
 
 from netra._handle import NativeHandle
-from netra._library import NetraError, Status, check, library
+from netra._library import NetraError, Status, check, declared_library
 
-_declared = False
-
-
-def _lib():
-    global _declared
-    lib = library()
-    if not _declared:
-        ptr, i64 = ctypes.c_void_p, ctypes.c_int64
-        lib.netra_argmax_create.argtypes = [ctypes.POINTER(ptr)]
-        lib.netra_argmax_create.restype = ctypes.c_int
-        lib.netra_argmax_destroy.argtypes = [ptr]
-        lib.netra_argmax_destroy.restype = None
-        lib.netra_argmax.argtypes = [ptr, ptr, i64, i64, i64, ptr, ptr]
-        lib.netra_argmax.restype = ctypes.c_int
-        lib.netra_argmax_explain.argtypes = [ptr, ptr, i64, i64, i64, ptr, ctypes.c_char_p, ctypes.c_size_t,
-                                             ctypes.POINTER(ctypes.c_size_t)]
-        lib.netra_argmax_explain.restype = ctypes.c_int
-        _declared = True
-    return lib
+_p, _i64, _status = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int
+_lib = declared_library({
+    "netra_argmax_create": ([ctypes.POINTER(_p)], _status),
+    "netra_argmax_destroy": ([_p], None),
+    "netra_argmax": ([_p, _p, _i64, _i64, _i64, _p, _p], _status),
+    "netra_argmax_explain": ([_p, _p, _i64, _i64, _i64, _p, ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t)], _status),
+})
 
 
 def _why_not(logits, out):

@@ -16,35 +16,21 @@ import ctypes
 import torch
 
 from netra._handle import NativeHandle
-from netra._library import check, library
+from netra._library import check, declared_library
 
 E4M3_MAX = 448.0
 DOWN_INPUT_E4M3, DOWN_INPUT_GATE_UP_BF16 = 0, 1
 BLOCK_UNFUSED, BLOCK_FUSED = 0, 1
-_declared = False
-
-
-def _lib():
-    global _declared
-    lib = library()
-    if not _declared:
-        p, i64, i32 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int
-        lib.netra_moe_experts_create.argtypes = [ctypes.POINTER(p)]
-        lib.netra_moe_experts_create.restype = i32
-        lib.netra_moe_experts_destroy.argtypes = [p]
-        lib.netra_moe_experts_destroy.restype = None
-        lib.netra_moe_expert_gate_up.argtypes = [p, p, p, p, p, p, i64, p]
-        lib.netra_moe_expert_gate_up.restype = i32
-        lib.netra_moe_expert_down.argtypes = [p, p, i32, p, p, p, p, p, p, i64, p]
-        lib.netra_moe_expert_down.restype = i32
-        lib.netra_moe_block_create.argtypes = [ctypes.POINTER(p)]
-        lib.netra_moe_block_create.restype = i32
-        lib.netra_moe_block_destroy.argtypes = [p]
-        lib.netra_moe_block_destroy.restype = None
-        lib.netra_moe_block.argtypes = [p, p, p, p, p, p, p, p, p, p, p, p, p, p, i64, i32, p]
-        lib.netra_moe_block.restype = i32
-        _declared = True
-    return lib
+_p, _i64, _i32 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int
+_lib = declared_library({
+    "netra_moe_experts_create": ([ctypes.POINTER(_p)], _i32),
+    "netra_moe_experts_destroy": ([_p], None),
+    "netra_moe_expert_gate_up": ([_p, _p, _p, _p, _p, _p, _i64, _p], _i32),
+    "netra_moe_expert_down": ([_p, _p, _i32, _p, _p, _p, _p, _p, _p, _i64, _p], _i32),
+    "netra_moe_block_create": ([ctypes.POINTER(_p)], _i32),
+    "netra_moe_block_destroy": ([_p], None),
+    "netra_moe_block": ([_p] * 14 + [_i64, _i32, _p], _i32),
+})
 
 
 def _ptr(t):

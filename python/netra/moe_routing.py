@@ -18,28 +18,16 @@ import torch
 import torch.nn.functional as F
 
 from netra._handle import NativeHandle
-from netra._library import NetraError, Status, check, library
+from netra._library import NetraError, Status, check, declared_library
 
-_declared = False
-
-
-def _lib():
-    global _declared
-    lib = library()
-    if not _declared:
-        ptr, i64 = ctypes.c_void_p, ctypes.c_int64
-        lib.netra_moe_routing_create.argtypes = [ctypes.POINTER(ptr)]
-        lib.netra_moe_routing_create.restype = ctypes.c_int
-        lib.netra_moe_routing_destroy.argtypes = [ptr]
-        lib.netra_moe_routing_destroy.restype = None
-        lib.netra_moe_act_quant.argtypes = [ptr, ptr, i64, i64, i64, ptr, ptr, ptr]
-        lib.netra_moe_act_quant.restype = ctypes.c_int
-        lib.netra_moe_router.argtypes = [ptr, ptr, i64, i64, i64, ptr, i64, ptr, ptr, ptr]
-        lib.netra_moe_router.restype = ctypes.c_int
-        lib.netra_moe_shared_gate.argtypes = [ptr, ptr, i64, i64, i64, ptr, ptr, ptr, ptr]
-        lib.netra_moe_shared_gate.restype = ctypes.c_int
-        _declared = True
-    return lib
+_p, _i64, _status = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int
+_lib = declared_library({
+    "netra_moe_routing_create": ([ctypes.POINTER(_p)], _status),
+    "netra_moe_routing_destroy": ([_p], None),
+    "netra_moe_act_quant": ([_p, _p, _i64, _i64, _i64, _p, _p, _p], _status),
+    "netra_moe_router": ([_p, _p, _i64, _i64, _i64, _p, _i64, _p, _p, _p], _status),
+    "netra_moe_shared_gate": ([_p, _p, _i64, _i64, _i64, _p, _p, _p, _p], _status),
+})
 
 
 # ---- the torch compositions (fallbacks; not bitwise equal to the contracts) ----------------------

@@ -92,12 +92,9 @@ struct argmax {
     if (s.rows < 1 || s.rows > MaxRows) return refuse("rows", "in [1, MaxRows]", s.rows);
     if (s.row_stride < N || s.row_stride % 4 != 0)
       return refuse("row_stride", ">= N and a multiple of 4 elements (16-byte aligned rows)", s.row_stride);
-    if (s.logits == nullptr || !aligned_to(s.logits, 16))
-      return refuse("logits", "non-null and 16-byte aligned", static_cast<i64>(__builtin_bit_cast(u64, s.logits)));
-    if (s.out == nullptr || !aligned_to(s.out, 8))
-      return refuse("out", "non-null and 8-byte aligned", static_cast<i64>(__builtin_bit_cast(u64, s.out)));
-    if (s.workspace == nullptr || !aligned_to(s.workspace, 16))
-      return refuse("workspace", "non-null and 16-byte aligned", static_cast<i64>(__builtin_bit_cast(u64, s.workspace)));
+    if (const decision d = require_pointer<16>("logits", s.logits); !d.admitted()) return d;
+    if (const decision d = require_pointer<8>("out", s.out); !d.admitted()) return d;
+    if (const decision d = require_pointer<16>("workspace", s.workspace); !d.admitted()) return d;
     if (s.workspace_bytes < workspace_bytes)
       return refuse("workspace_bytes", ">= the contract's workspace_bytes", static_cast<i64>(s.workspace_bytes));
     return admit();

@@ -68,4 +68,17 @@ NETRA_HOST_DEVICE bool aligned_to(const void* p, u64 bytes) {
   return (__builtin_bit_cast(u64, p) % bytes) == 0;
 }
 
+/// What a pointer field of a signature must be: non-null and Alignment-byte aligned.
+template <u64 Alignment> struct pointer_requirement {
+  static_assert(Alignment == 4 || Alignment == 8 || Alignment == 16, "netra::pointer_requirement: alignment 4, 8 or 16");
+  static constexpr const char* text =
+      Alignment == 4 ? "non-null and 4-byte aligned" : Alignment == 8 ? "non-null and 8-byte aligned" : "non-null and 16-byte aligned";
+};
+/// admit() when `p` is non-null and Alignment-byte aligned, else the refusal of `field` (its
+/// value: the address).
+template <u64 Alignment> NETRA_HOST_DEVICE decision require_pointer(const char* field, const void* p) {
+  if (p == nullptr || !aligned_to(p, Alignment)) return refuse(field, pointer_requirement<Alignment>::text, static_cast<i64>(__builtin_bit_cast(u64, p)));
+  return admit();
+}
+
 }  // namespace netra

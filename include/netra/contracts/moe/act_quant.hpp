@@ -100,12 +100,9 @@ struct moe_act_quant {
     if (s.rows < 1 || s.rows > MaxRows) return refuse("rows", "in [1, MaxRows]", s.rows);
     if (s.row_stride < cols || s.row_stride % 8 != 0)
       return refuse("row_stride", ">= 1024 and a multiple of 8 elements (16-byte aligned rows)", s.row_stride);
-    if (s.in == nullptr || !aligned_to(s.in, 16))
-      return refuse("in", "non-null and 16-byte aligned", static_cast<i64>(__builtin_bit_cast(u64, s.in)));
-    if (s.out == nullptr || !aligned_to(s.out, 16))
-      return refuse("out", "non-null and 16-byte aligned", static_cast<i64>(__builtin_bit_cast(u64, s.out)));
-    if (s.scales == nullptr || !aligned_to(s.scales, 16))
-      return refuse("scales", "non-null and 16-byte aligned", static_cast<i64>(__builtin_bit_cast(u64, s.scales)));
+    if (const decision d = require_pointer<16>("in", s.in); !d.admitted()) return d;
+    if (const decision d = require_pointer<16>("out", s.out); !d.admitted()) return d;
+    if (const decision d = require_pointer<16>("scales", s.scales); !d.admitted()) return d;
     return admit();
   }
 

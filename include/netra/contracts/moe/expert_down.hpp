@@ -100,20 +100,15 @@ template <class Target, u32 MaxTokens, u32 Input, u32 WaveSize = Target::wave_si
     if (s.hidden_size != weights::hidden) return refuse("hidden_size", "== 2048", s.hidden_size);
     if (s.intermediate != weights::intermediate) return refuse("intermediate", "== 512", s.intermediate);
     if (s.experts != weights::experts) return refuse("experts", "== 257 (256 routed + shared)", s.experts);
-    if (s.act == nullptr || !aligned_to(s.act, 16))
-      return refuse("act", "non-null and 16-byte aligned", static_cast<i64>(__builtin_bit_cast(u64, s.act)));
-    if (!fused_act_quant && (s.act_scales == nullptr || !aligned_to(s.act_scales, 16)))
-      return refuse("act_scales", "non-null and 16-byte aligned", static_cast<i64>(__builtin_bit_cast(u64, s.act_scales)));
-    if (s.ids == nullptr || !aligned_to(s.ids, 4))
-      return refuse("ids", "non-null and 4-byte aligned", static_cast<i64>(__builtin_bit_cast(u64, s.ids)));
-    if (s.route_weights == nullptr || !aligned_to(s.route_weights, 4))
-      return refuse("route_weights", "non-null and 4-byte aligned", static_cast<i64>(__builtin_bit_cast(u64, s.route_weights)));
-    if (s.w2 == nullptr || !aligned_to(s.w2, 16))
-      return refuse("w2", "non-null and 16-byte aligned", static_cast<i64>(__builtin_bit_cast(u64, s.w2)));
-    if (s.s2 == nullptr || !aligned_to(s.s2, 4))
-      return refuse("s2", "non-null and 4-byte aligned", static_cast<i64>(__builtin_bit_cast(u64, s.s2)));
-    if (s.out == nullptr || !aligned_to(s.out, 4))
-      return refuse("out", "non-null and 4-byte aligned", static_cast<i64>(__builtin_bit_cast(u64, s.out)));
+    if (const decision d = require_pointer<16>("act", s.act); !d.admitted()) return d;
+    if (!fused_act_quant) {
+      if (const decision d = require_pointer<16>("act_scales", s.act_scales); !d.admitted()) return d;
+    }
+    if (const decision d = require_pointer<4>("ids", s.ids); !d.admitted()) return d;
+    if (const decision d = require_pointer<4>("route_weights", s.route_weights); !d.admitted()) return d;
+    if (const decision d = require_pointer<16>("w2", s.w2); !d.admitted()) return d;
+    if (const decision d = require_pointer<4>("s2", s.s2); !d.admitted()) return d;
+    if (const decision d = require_pointer<4>("out", s.out); !d.admitted()) return d;
     return admit();
   }
 

@@ -76,16 +76,11 @@ template <class Target, u32 MaxTokens, u32 WaveSize = Target::wave_size> struct 
     if (s.hidden_size != weights::hidden) return refuse("hidden_size", "== 2048", s.hidden_size);
     if (s.intermediate != weights::intermediate) return refuse("intermediate", "== 512", s.intermediate);
     if (s.experts != weights::experts) return refuse("experts", "== 257 (256 routed + shared)", s.experts);
-    if (s.hidden == nullptr || !aligned_to(s.hidden, 16))
-      return refuse("hidden", "non-null and 16-byte aligned", static_cast<i64>(__builtin_bit_cast(u64, s.hidden)));
-    if (s.ids == nullptr || !aligned_to(s.ids, 4))
-      return refuse("ids", "non-null and 4-byte aligned", static_cast<i64>(__builtin_bit_cast(u64, s.ids)));
-    if (s.w13 == nullptr || !aligned_to(s.w13, 16))
-      return refuse("w13", "non-null and 16-byte aligned", static_cast<i64>(__builtin_bit_cast(u64, s.w13)));
-    if (s.s13 == nullptr || !aligned_to(s.s13, 4))
-      return refuse("s13", "non-null and 4-byte aligned", static_cast<i64>(__builtin_bit_cast(u64, s.s13)));
-    if (s.out == nullptr || !aligned_to(s.out, 16))
-      return refuse("out", "non-null and 16-byte aligned", static_cast<i64>(__builtin_bit_cast(u64, s.out)));
+    if (const decision d = require_pointer<16>("hidden", s.hidden); !d.admitted()) return d;
+    if (const decision d = require_pointer<4>("ids", s.ids); !d.admitted()) return d;
+    if (const decision d = require_pointer<16>("w13", s.w13); !d.admitted()) return d;
+    if (const decision d = require_pointer<4>("s13", s.s13); !d.admitted()) return d;
+    if (const decision d = require_pointer<16>("out", s.out); !d.admitted()) return d;
     return admit();
   }
 

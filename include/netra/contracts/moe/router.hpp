@@ -153,16 +153,11 @@ struct moe_router {
     if (s.tokens < 1 || s.tokens > MaxTokens) return refuse("tokens", "in [1, MaxTokens]", s.tokens);
     if (s.hidden_stride < hidden_size || s.hidden_stride % 8 != 0)
       return refuse("hidden_stride", ">= 2048 and a multiple of 8 elements (16-byte aligned rows)", s.hidden_stride);
-    if (s.hidden_states == nullptr || !aligned_to(s.hidden_states, 16))
-      return refuse("hidden_states", "non-null and 16-byte aligned", static_cast<i64>(__builtin_bit_cast(u64, s.hidden_states)));
-    if (s.gate_weight == nullptr || !aligned_to(s.gate_weight, 16))
-      return refuse("gate_weight", "non-null and 16-byte aligned", static_cast<i64>(__builtin_bit_cast(u64, s.gate_weight)));
-    if (s.route_ids == nullptr || !aligned_to(s.route_ids, 4))
-      return refuse("route_ids", "non-null and 4-byte aligned", static_cast<i64>(__builtin_bit_cast(u64, s.route_ids)));
-    if (s.route_weights == nullptr || !aligned_to(s.route_weights, 4))
-      return refuse("route_weights", "non-null and 4-byte aligned", static_cast<i64>(__builtin_bit_cast(u64, s.route_weights)));
-    if (s.workspace == nullptr || !aligned_to(s.workspace, 16))
-      return refuse("workspace", "non-null and 16-byte aligned", static_cast<i64>(__builtin_bit_cast(u64, s.workspace)));
+    if (const decision d = require_pointer<16>("hidden_states", s.hidden_states); !d.admitted()) return d;
+    if (const decision d = require_pointer<16>("gate_weight", s.gate_weight); !d.admitted()) return d;
+    if (const decision d = require_pointer<4>("route_ids", s.route_ids); !d.admitted()) return d;
+    if (const decision d = require_pointer<4>("route_weights", s.route_weights); !d.admitted()) return d;
+    if (const decision d = require_pointer<16>("workspace", s.workspace); !d.admitted()) return d;
     if (s.workspace_bytes < workspace_bytes)
       return refuse("workspace_bytes", ">= the contract's workspace_bytes", static_cast<i64>(s.workspace_bytes));
     return admit();

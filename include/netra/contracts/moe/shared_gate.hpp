@@ -78,14 +78,10 @@ struct moe_shared_gate {
     if (s.tokens < 1 || s.tokens > MaxTokens) return refuse("tokens", "in [1, MaxTokens]", s.tokens);
     if (s.hidden_stride < hidden_size || s.hidden_stride % 8 != 0)
       return refuse("hidden_stride", ">= 2048 and a multiple of 8 elements (16-byte aligned rows)", s.hidden_stride);
-    if (s.hidden_states == nullptr || !aligned_to(s.hidden_states, 16))
-      return refuse("hidden_states", "non-null and 16-byte aligned", static_cast<i64>(__builtin_bit_cast(u64, s.hidden_states)));
-    if (s.gate_weight == nullptr || !aligned_to(s.gate_weight, 16))
-      return refuse("gate_weight", "non-null and 16-byte aligned", static_cast<i64>(__builtin_bit_cast(u64, s.gate_weight)));
-    if (s.route_ids == nullptr || !aligned_to(s.route_ids, 4))
-      return refuse("route_ids", "non-null and 4-byte aligned", static_cast<i64>(__builtin_bit_cast(u64, s.route_ids)));
-    if (s.route_weights == nullptr || !aligned_to(s.route_weights, 4))
-      return refuse("route_weights", "non-null and 4-byte aligned", static_cast<i64>(__builtin_bit_cast(u64, s.route_weights)));
+    if (const decision d = require_pointer<16>("hidden_states", s.hidden_states); !d.admitted()) return d;
+    if (const decision d = require_pointer<16>("gate_weight", s.gate_weight); !d.admitted()) return d;
+    if (const decision d = require_pointer<4>("route_ids", s.route_ids); !d.admitted()) return d;
+    if (const decision d = require_pointer<4>("route_weights", s.route_weights); !d.admitted()) return d;
     return admit();
   }
 
