@@ -113,7 +113,7 @@ def main() -> None:
                                  "roofline_us", "read_floor_graph_us", "pct_of_copy_bandwidth_graph", "speedup_vs_torch_graph"])
     if floor:
         print("read floor (graph us per call):")
-        common.print_table(floor, ["chunks", "rows", "pdl", "graph_us"])
+        common.print_table(floor, ["kernel", "chunks", "threads", "rows", "pdl", "graph_us"])
     print(f"copy bandwidth {bandwidth / 1e12:.3f} TB/s (read + write); torch.compile exact on adversarial rows: {compiled_exact}")
     path = a.out or f"bench/results/argmax_{torch.cuda.get_device_name().replace(' ', '_').lower()}.json"
     print("mapping variants:")

@@ -6,12 +6,17 @@
 // Each launch uses programmatic dependent launch, like netra's stages. No exact argmax that reads
 // every value after its producer completes can beat this on the same GPU. Variants: chunks per
 // row (how the row is split over warps: 128 to 1280), and launches without programmatic dependent
-// launch (128 chunks).
-// Prints one JSON object per (chunks, rows, pdl) on stdout.
+// launch (128 chunks); and two one-kernel shapes that split a row over a few wide blocks
+// ("read_max_wide": 8 or 16 blocks of 512 or 1024 threads per row, every load of a thread issued
+// first, one max per block) and the same with the blocks of a row in one thread-block cluster
+// whose block 0 reduces the blocks' maxima through distributed shared memory ("read_max_cluster":
+// an exact argmax could finish in one kernel that way, without a key workspace).
+// Prints one JSON object per (kernel, chunks, threads, rows, pdl) on stdout.
 //
 // Mapping: grid (chunks / 4, rows), 128 threads; warp w of block (x, r) reads chunk 4x + w of row r:
 // 16-byte vectors [c * V, min((c + 1) * V, N / 4)), V = ceil(N / 4 / chunks), lane l takes
 // vectors l, l + 32, ...; all loads issued before the first use.
+#include <cooperative_groups.h>
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -55,34 +60,90 @@ template <int Chunks> __global__ void __launch_bounds__(128) read_max(const floa
   if (lane == 0) out[blockIdx.y * Chunks + chunk] = m;
 }
 
+/// Blocks (x, r), x < Blocks, of Threads threads: block x reads vectors [x V, min((x + 1) V, N / 4))
+/// of row r, V = ceil(N / 4 / Blocks), thread t takes vectors t, t + Threads, ... (all loads first);
+/// warp maxima meet in shared memory. Cluster: the row's Blocks blocks form one cluster and block 0
+/// takes the max of their maxima (written into its shared memory by each block) and stores it.
+template <int Blocks, int Threads, bool Cluster> __global__ void __launch_bounds__(Threads) read_max_wide(const float4* x, float* out) {
+  constexpr int block_vectors = (vectors_per_row + Blocks - 1) / Blocks;
+  constexpr int per_thread = (block_vectors + Threads - 1) / Threads;
+  __shared__ float warp_max[Threads / 32];
+  __shared__ float block_max[Blocks];
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  const int first = blockIdx.x * block_vectors;
+  const int end = min(first + block_vectors, vectors_per_row);
+  const float4* row = x + static_cast<long>(blockIdx.y) * vectors_per_row;
+  float4 v[per_thread];
+#pragma unroll
+  for (int k = 0; k < per_thread; ++k)
+    if (first + threadIdx.x + Threads * k < end) v[k] = __ldcs(row + first + threadIdx.x + Threads * k);
+  float m = -INFINITY;
+#pragma unroll
+  for (int k = 0; k < per_thread; ++k)
+    if (first + threadIdx.x + Threads * k < end) m = fmaxf(fmaxf(fmaxf(m, v[k].x), fmaxf(v[k].y, v[k].z)), v[k].w);
+  auto warp_reduce = [](float a) {
+#pragma unroll
+    for (int mask = 16; mask > 0; mask /= 2) a = fmaxf(a, __shfl_xor_sync(0xFFFFFFFFu, a, mask));
+    return a;
+  };
+  m = warp_reduce(m);
+  if (threadIdx.x % 32 == 0) warp_max[threadIdx.x / 32] = m;
+  __syncthreads();
+  if (threadIdx.x < 32) m = warp_reduce(threadIdx.x < Threads / 32 ? warp_max[threadIdx.x] : -INFINITY);
+  if constexpr (Cluster) {
+    cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
+    if (threadIdx.x == 0) *cluster.map_shared_rank(&block_max[cluster.block_rank()], 0) = m;
+    cluster.sync();
+    if (cluster.block_rank() == 0 && threadIdx.x < 32) {
+      m = warp_reduce(threadIdx.x < Blocks ? block_max[threadIdx.x] : -INFINITY);
+      if (threadIdx.x == 0) out[blockIdx.y] = m;
+    }
+  } else if (threadIdx.x == 0) {
+    out[blockIdx.y * Blocks + blockIdx.x] = m;
+  }
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
 }
 
-template <int Chunks> void measure(int rows, bool pdl, int l2, const std::vector<float>& host, bool print = true) {
+/// One variant: `kernel` on grid (blocks_per_row, rows) of `threads` threads (clusters of
+/// blocks_per_row blocks when `cluster`), timed as described above; one JSON line unless `print` is false.
+using read_kernel = void (*)(const float4*, float*);
+void measure(const char* name, read_kernel kernel, int blocks_per_row, int chunks, int threads, bool cluster, int rows, bool pdl, int l2,
+             const std::vector<float>& host, bool print = true) {
   const size_t bytes = static_cast<size_t>(rows) * n * 4;
   const int sets = static_cast<int>(std::max<size_t>(2, (3ull * l2 + bytes - 1) / bytes));
   std::vector<float*> in(sets), out(sets);
   for (int s = 0; s < sets; ++s) {
     check(cudaMalloc(&in[s], bytes), "cudaMalloc");
-    check(cudaMalloc(&out[s], static_cast<size_t>(rows) * Chunks * 4), "cudaMalloc");
+    check(cudaMalloc(&out[s], static_cast<size_t>(rows) * chunks * 4), "cudaMalloc");
     check(cudaMemcpy(in[s], host.data(), bytes, cudaMemcpyHostToDevice), "upload");
   }
+  if (cluster && blocks_per_row > 8) check(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1), "cluster size");
   cudaStream_t stream;
   check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
-  cudaLaunchAttribute attribute{};
-  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchAttribute attributes[2]{};
+  int count = 0;
+  if (pdl) {
+    attributes[count].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attributes[count++].val.programmaticStreamSerializationAllowed = 1;
+  }
+  if (cluster) {
+    attributes[count].id = cudaLaunchAttributeClusterDimension;
+    attributes[count++].val.clusterDim = {static_cast<unsigned>(blocks_per_row), 1, 1};
+  }
   cudaLaunchConfig_t config{};
-  config.gridDim = dim3(Chunks / warps_per_block, rows, 1);
-  config.blockDim = dim3(32 * warps_per_block, 1, 1);
+  config.gridDim = dim3(blocks_per_row, rows, 1);
+  config.blockDim = dim3(threads, 1, 1);
   config.stream = stream;
-  config.attrs = pdl ? &attribute : nullptr;
-  config.numAttrs = pdl ? 1 : 0;
+  config.attrs = attributes;
+  config.numAttrs = count;
   auto burst = [&] {
     for (int s = 0; s < sets; ++s)
-      check(cudaLaunchKernelEx(&config, read_max<Chunks>, static_cast<const float4*>(static_cast<const void*>(in[s])), out[s]), "launch");
+      check(cudaLaunchKernelEx(&config, kernel, static_cast<const float4*>(static_cast<const void*>(in[s])), out[s]), "launch");
   };
   cudaGraph_t graph;
   cudaGraphExec_t exec;
@@ -105,15 +166,25 @@ template <int Chunks> void measure(int rows, bool pdl, int l2, const std::vector
     us.push_back(ms * 1000.0 / sets);
   }
   if (print)
-    std::printf("{\"kernel\": \"read_max\", \"chunks\": %d, \"rows\": %d, \"pdl\": %s, \"input_sets\": %d, \"bytes\": %zu, "
-              "\"graph_us\": %.3f}\n",
-              Chunks, rows, pdl ? "true" : "false", sets, bytes, median(us));
+    std::printf("{\"kernel\": \"%s\", \"chunks\": %d, \"threads\": %d, \"rows\": %d, \"pdl\": %s, \"input_sets\": %d, \"bytes\": %zu, "
+                "\"graph_us\": %.3f}\n",
+                name, chunks, threads, rows, pdl ? "true" : "false", sets, bytes, median(us));
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
   cudaStreamDestroy(stream);
   for (int s = 0; s < sets; ++s) cudaFree(in[s]), cudaFree(out[s]);
+}
+
+/// The warp-per-chunk variant with Chunks chunks per row.
+template <int Chunks> void measure_chunks(int rows, bool pdl, int l2, const std::vector<float>& host, bool print = true) {
+  measure("read_max", read_max<Chunks>, Chunks / warps_per_block, Chunks, 32 * warps_per_block, false, rows, pdl, l2, host, print);
+}
+/// A wide-block variant: Blocks blocks of Threads threads per row, in one cluster or not.
+template <int Blocks, int Threads, bool Cluster> void measure_wide(int rows, int l2, const std::vector<float>& host) {
+  measure(Cluster ? "read_max_cluster" : "read_max_wide", read_max_wide<Blocks, Threads, Cluster>, Blocks, Cluster ? 1 : Blocks, Threads, Cluster,
+          rows, true, l2, host);
 }
 
 }  // namespace
@@ -123,15 +194,20 @@ int main() {
   check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0), "L2 size");
   std::vector<float> host(static_cast<size_t>(128) * n);
   for (size_t i = 0; i < host.size(); ++i) host[i] = static_cast<float>((i * 2654435761u) % 1000003u);
-  measure<128>(16, true, l2, host, false);  // warm-up, not reported
+  measure_chunks<128>(16, true, l2, host, false);  // warm-up, not reported
   for (int rows : {1, 16, 64, 128}) {
-    measure<128>(rows, true, l2, host);
-    measure<128>(rows, false, l2, host);
-    measure<256>(rows, true, l2, host);
-    measure<320>(rows, true, l2, host);
-    measure<512>(rows, true, l2, host);
-    measure<640>(rows, true, l2, host);
-    measure<1280>(rows, true, l2, host);
+    measure_chunks<128>(rows, true, l2, host);
+    measure_chunks<128>(rows, false, l2, host);
+    measure_chunks<256>(rows, true, l2, host);
+    measure_chunks<320>(rows, true, l2, host);
+    measure_chunks<512>(rows, true, l2, host);
+    measure_chunks<640>(rows, true, l2, host);
+    measure_chunks<1280>(rows, true, l2, host);
+    measure_wide<8, 1024, false>(rows, l2, host);
+    measure_wide<16, 512, false>(rows, l2, host);
+    measure_wide<8, 1024, true>(rows, l2, host);
+    measure_wide<16, 1024, true>(rows, l2, host);
+    measure_wide<16, 512, true>(rows, l2, host);
   }
   return 0;
 }

@@ -207,17 +207,19 @@ template <class Contract> struct moe_expert_gate_up_kernel {
     // All weight loads of this wave's K range, before anything else.
     u32x4 wt[blocks_per_wave][F::weight_pieces];
     load_weights(p, expert, row0, w, lane, wt);
-    // The wave's 4 block scales (16 bytes, they arrive with the weights): lanes 0..3, into LDS
-    // after the quantization (the barrier before the products then waits for them, as the
-    // products wait for the weights anyway).
+    // The wave's 4 block scales (16 bytes, they arrive with the weights): every lane loads block
+    // lane % 4 now, lanes 0..3 store it to LDS after the quantization. (A store under the lane
+    // test right after the load made the wave wait for the scale's DRAM round trip before it
+    // started quantizing: the H200 profile showed that store as the kernel's top stall.)
     const float* srow = p.s13 + static_cast<u64>(expert) * (weights::w13_scale_rows * weights::w13_scale_cols) +
                         (row0 / weights::block) * weights::w13_scale_cols + w * blocks_per_wave;
-    if (lane < blocks_per_wave) sh.weight_scale[w][lane] = srow[lane];
+    const float weight_scale = srow[lane % blocks_per_wave];
 
     {
       const u32 columns = min_of(scan.count, chunk_columns);  // uniform
       // The chunk's hidden rows, quantized into LDS while the weights are in flight.
       quantize_columns(p, sh, scan, columns, w, lane);
+      if (lane < blocks_per_wave) sh.weight_scale[w][lane] = weight_scale;
       workgroup_barrier<target>();
       NETRA_NO_UNROLL
       for (u32 n = 0; n < F::tiles; ++n) {
