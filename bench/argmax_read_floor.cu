@@ -183,7 +183,7 @@ template <int Chunks> void measure_chunks(int rows, bool pdl, int l2, const std:
 }
 /// A wide-block variant: Blocks blocks of Threads threads per row, in one cluster or not.
 template <int Blocks, int Threads, bool Cluster> void measure_wide(int rows, int l2, const std::vector<float>& host) {
-  measure(Cluster ? "read_max_cluster" : "read_max_wide", read_max_wide<Blocks, Threads, Cluster>, Blocks, Cluster ? 1 : Blocks, Threads, Cluster,
+  measure(Cluster ? "read_max_cluster" : "read_max_wide", read_max_wide<Blocks, Threads, Cluster>, Blocks, Blocks, Threads, Cluster,
           rows, true, l2, host);
 }
 

@@ -17,7 +17,6 @@
 // of the prologue's output), runs the blocks' matrix instructions (1 MFMA 16x16x128 / 4
 // mma.m16n8k32 per n8 tile) and writes q_b = P_b * (sa_b * sw_b) for every (route, block, row)
 // to LDS partial[9M][4][16] FP32 (36 KiB at M = 16). Routes with an invalid id get zeros there.
-// Thread r < 9M loads route r's weight after the wait and puts it in LDS after its units.
 // After a barrier, thread i < 16M takes token i / 16, row i % 16: y = ((q_0 + q_1) + q_2) + q_3
 // per route, acc = fma(w_s, y_s, acc) for s = 0..8, one BF16 store. No atomics, no workspace:
 // the result is independent of scheduling and of the other tokens of the batch.
@@ -72,7 +71,6 @@ template <class Contract> struct moe_expert_down_kernel {
   static constexpr u32 prologue_values = weights::intermediate / wave;  // 8 (gfx950) / 16 (sm90a)
   static constexpr u32 prologue_group_lanes = weights::block / prologue_values;
   static_assert(Contract::max_tokens * tile_rows <= workgroup_size, "down: one summing thread per (token, row)");
-  static_assert(Contract::max_routes <= workgroup_size, "down: one thread loads each route's weight");
   static_assert(prologue_values % 8 == 0 && prologue_group_lanes <= wave, "down: prologue pieces are whole 16-byte loads");
 
   struct params {
@@ -305,7 +303,6 @@ template <class Contract> struct moe_expert_down_kernel {
     NETRA_SHARED float partial[Contract::max_routes][blocks][tile_rows];
     NETRA_SHARED lds_activations activations;
     NETRA_SHARED schedule sched;
-    NETRA_SHARED float route_weight[Contract::max_routes];
 
     const u32 tile = workgroup_id<target, 0>();
     const u32 thread = thread_id<target>();
@@ -328,9 +325,6 @@ template <class Contract> struct moe_expert_down_kernel {
     }
     wait_for_prerequisites<target>();  // activations are the predecessor's output
     launch_dependents<target>();
-    // Thread r < routes loads route r's weight now and stores it to LDS after its units, so the
-    // epilogue does not start with a dependent L2 round trip.
-    const float my_route_weight = thread < routes ? p.route_weights[thread] : 0.0f;
     if constexpr (fused) {
       fused_prologue(p, activations, routes, w, lane);
       workgroup_barrier<target>();
@@ -346,7 +340,6 @@ template <class Contract> struct moe_expert_down_kernel {
         prefetch_unit(p, sched, k + prefetch_units * waves, units, row0, lane);
       }
     }
-    if (thread < routes) route_weight[thread] = my_route_weight;
     workgroup_barrier<target>();
 
     if (thread < p.tokens * tile_rows) {
@@ -359,7 +352,7 @@ template <class Contract> struct moe_expert_down_kernel {
         const float y = sched.key[r] == invalid_key
                             ? 0.0f
                             : add_rn(add_rn(add_rn(partial[r][0][row], partial[r][1][row]), partial[r][2][row]), partial[r][3][row]);
-        acc = fma_rn(route_weight[r], y, acc);
+        acc = fma_rn(p.route_weights[r], y, acc);
       }
       p.out[static_cast<u64>(t) * weights::hidden + row0 + row] = static_cast<u16>(pack_bf16x2<target>(acc, 0.0f) & 0xFFFFu);
     }
