@@ -17,9 +17,6 @@
 // Comparison policy: expert_weights.hpp (|out - ref| <= 2^-8 |ref| + 2^-15 E + 2^-120 vs the
 // FP64 reference of the dequantized math, NaN where the reference is NaN).
 //
-// Optional W2 (the decode block passes it): for M <= w2_prefetch_max_tokens, each distinct
-// expert's W2 is asked into L2 while W13 streams, so the down projection reads it from L2 (a hint
-// on sm90a, nothing on gfx950; never part of the result).
 // Each distinct expert's weights are read once per call: the workgroup of route r proceeds only
 // if r is the first route with its expert and then serves every route of that expert (with more
 // than 16 routes per expert, possible only with duplicate ids inside a token: once per 16).
@@ -65,9 +62,6 @@ template <class Target, u32 MaxTokens, u32 WaveSize = Target::wave_size> struct 
   static constexpr u32 max_routes = MaxTokens * moe::route_layout::slots;
   static constexpr u32 wave_size = WaveSize;
   static constexpr u32 k_split = 4;  // waves per workgroup, each owns 2048 / 4 = 512 of K
-  /// Calls of at most this many tokens that pass W2 ask L2 for their experts' W2 (a hint for the
-  /// down projection that follows; at most 17 experts x 1 MiB, within the L2 beside W13's stream).
-  static constexpr u32 w2_prefetch_max_tokens = 2;
   static constexpr u64 workspace_bytes = 0;
   static constexpr i64 template_args[] = {MaxTokens};
 

@@ -126,9 +126,6 @@ struct moe_router {
   /// (the 16 x 64 x 512 tile); route kernel: 64 threads, one 32-lane group per token.
   static constexpr u32 workgroup_size = exact ? 64 : 256;
   static constexpr u32 route_workgroup_size = 64;
-  /// Calls of at most this many tokens that pass the experts' W13 ask L2 for the W13 of every
-  /// expert they route to and of the shared expert (18 MiB: a hint for the gate_up projection).
-  static constexpr u32 w13_prefetch_max_tokens = 1;
   static constexpr u32 token_tile = exact ? 8 : 16;
   static constexpr u32 expert_tile = exact ? 8 : 64;
   static constexpr u32 k_splits = exact ? 8 : 4;  // exact: the 8 K groups' sums G_g; matrix: 512-K splits

@@ -37,7 +37,6 @@
 #pragma once
 #include "netra/contracts/moe/expert_gate_up.hpp"
 #include "netra/dsl/entry.hpp"
-#include "netra/dsl/prefetch.hpp"
 #include "netra/dsl/vector_memory.hpp"
 #include "netra/dsl/workgroup_barrier.hpp"
 #include "netra/kernels/moe/experts_device.hpp"
@@ -75,8 +74,6 @@ template <class Contract> struct moe_expert_gate_up_kernel {
   /// (columns g, g + 1; K 16t) fall on 8 distinct 16-byte bank groups. gfx950: + 16 (4 workgroups
   /// per CU in its 160 KiB).
   static constexpr u32 act_stride = k_per_wave + (same_v<target, sm90a> ? 64 : 16);
-  /// W2 bytes of an expert that each of its gate_up tiles asks L2 for (w2_prefetch): 16 KiB.
-  static constexpr u32 w2_prefetch_bytes = static_cast<u32>(weights::w2_expert_bytes / tiles);
   static_assert(blocks % k_split == 0, "gate_up: K splits into whole scale blocks per wave");
   static_assert(chunk_columns * (tile_rows / 8) <= workgroup_size, "gate_up: one storing thread per 8 output rows of a chunk");
   static_assert(tile_rows * 8 <= weights::block && weights::block % tile_rows == 0, "gate_up: a tile lies in one scale row block");
@@ -88,7 +85,6 @@ template <class Contract> struct moe_expert_gate_up_kernel {
     const i32* ids;     // [M, 9]
     const u8* w13;      // E4M3 [257, 1024, 2048]
     const float* s13;   // FP32 [257, 8, 16]
-    const u8* w2;       // E4M3 [257, 2048, 512], only asked into L2 (see w2_prefetch); may be null
     u16* out;           // BF16 [9M, 1024]
     u32 tokens;
   };
@@ -182,16 +178,6 @@ template <class Contract> struct moe_expert_gate_up_kernel {
     }
   }
 
-  /// The down projection's weights of this workgroup's expert, asked into L2 while gate_up streams
-  /// W13 (sm90a; a no-op on gfx950): tile x of expert e takes W2[e] bytes [16 KiB x, 16 KiB (x + 1)),
-  /// so an expert's 64 tiles cover its 1 MiB once. Only with W2 given and at most
-  /// Contract::w2_prefetch_max_tokens tokens (at most 17 MiB: it stays in L2 until down reads it).
-  /// A hint: it never changes a result.
-  static NETRA_DEVICE void w2_prefetch(const params& p, i32 expert, u32 tile, u32 thread) {
-    if (p.w2 == nullptr || p.tokens > Contract::w2_prefetch_max_tokens || thread != 0) return;
-    prefetch_l2<target>(p.w2 + static_cast<u64>(expert) * weights::w2_expert_bytes + static_cast<u64>(tile) * w2_prefetch_bytes, w2_prefetch_bytes);
-  }
-
   static NETRA_DEVICE void run(const params& p) {
     NETRA_SHARED shared_state sh;
 
@@ -221,7 +207,6 @@ template <class Contract> struct moe_expert_gate_up_kernel {
     // All weight loads of this wave's K range, before anything else.
     u32x4 wt[blocks_per_wave][F::weight_pieces];
     load_weights(p, expert, row0, w, lane, wt);
-    w2_prefetch(p, expert, tile, thread);
     // The wave's 4 block scales (16 bytes, they arrive with the weights): every lane loads block
     // lane % 4 now, lanes 0..3 store it to LDS after the quantization. (A store under the lane
     // test right after the load made the wave wait for the scale's DRAM round trip before it

@@ -25,11 +25,8 @@
 //   16-byte loads per split (the logits kernel's completion is waited for, not its L1 state), all
 //   issued before a workgroup barrier, split partials added in split order, then route(): max and
 //   sums by 32-lane butterflies, top-8 by a bitonic selection of 64-bit keys (router_sort8 /
-//   router_merge8 below), weights. With the experts' W13 given (the decode block) and one token,
-//   it also asks L2 for the W13 of the shared expert (before its wait) and of each chosen expert
-//   (by the lane of its slot): a hint for the gate_up kernel, never part of the result.
+//   router_merge8 below), weights.
 #pragma once
-#include "netra/contracts/moe/expert_weights.hpp"
 #include "netra/contracts/moe/router.hpp"
 #include "netra/dsl/entry.hpp"
 #include "netra/dsl/float_ops.hpp"
@@ -419,28 +416,11 @@ template <class Contract> struct moe_router_route_kernel {
     const float* partials;  // workspace: FP32 [k_splits][padded_tokens][256], the logits kernel's
     i32* ids;               // int32 [tokens, 9]
     float* weights;         // FP32 [tokens, 9]
-    const u8* w13;          // E4M3 [257, 1024, 2048] of the expert projections, only asked into L2
-                            // (see w13_prefetch); may be null
     u32 tokens;
   };
 
   NETRA_HOST_DEVICE static constexpr launch_shape shape(u32 tokens) {
     return {{ceil_div(tokens, tokens_per_workgroup), 1, 1}, workgroup_size, 0};
-  }
-
-  /// Pieces of an expert's 2 MiB of W13 that one L2 prefetch asks for (64 KiB each).
-  static constexpr u32 w13_piece_bytes = 64u << 10;
-  static constexpr u32 w13_pieces = static_cast<u32>(moe::expert_weights::w13_expert_bytes / w13_piece_bytes);
-  /// The gate_up projection's weights of `expert`, asked into L2 by one lane (sm90a; a no-op on
-  /// gfx950): with W13 given and at most Contract::w13_prefetch_max_tokens tokens, the route
-  /// kernel asks for the shared expert's W13 before it waits (workgroup 0's first lane) and for
-  /// each chosen expert's as soon as it is chosen (the lane of its slot), so the gate_up kernel two
-  /// launches later finds them in L2 or on their way. A hint: it never changes a result.
-  static NETRA_DEVICE bool w13_prefetch_enabled(const params& p) { return p.w13 != nullptr && p.tokens <= Contract::w13_prefetch_max_tokens; }
-  static NETRA_DEVICE void w13_prefetch(const params& p, i32 expert) {
-    const u8* base = p.w13 + static_cast<u64>(expert) * moe::expert_weights::w13_expert_bytes;
-    NETRA_ROUTER_ROLLED
-    for (u32 i = 0; i < w13_pieces; ++i) prefetch_l2<target>(base + static_cast<u64>(i) * w13_piece_bytes, w13_piece_bytes);
   }
   /// Token of group `grp` of workgroup `workgroup`; lane l owns experts 8l .. 8l + 7.
   NETRA_HOST_DEVICE static constexpr u32 token_of(u32 workgroup, u32 grp) { return workgroup * tokens_per_workgroup + grp; }
@@ -501,7 +481,6 @@ NETRA_UNROLL
       const u64 index = moe::route_layout::index(token, lane);
       store_4B<target>(p.ids + index, static_cast<u32>(my_id));
       store_4B<target>(p.weights + index, bit_cast<u32>(my_weight));
-      if (finite && w13_prefetch_enabled(p)) w13_prefetch(p, my_id);
     }
   }
 
@@ -512,7 +491,6 @@ NETRA_UNROLL
     const bool live = token < p.tokens;  // uniform over the 32-lane group
     NETRA_SHARED float one_slot;
     if (thread == 0) one_slot = static_cast<float>(p.tokens != 0);  // 1.0 (tokens >= 1), unknown to the compiler
-    if (thread == 0 && workgroup_id<target, 0>() == 0 && w13_prefetch_enabled(p)) w13_prefetch(p, moe::route_layout::shared_expert_id);
     launch_dependents<target>();
     wait_for_prerequisites<target>();  // the logits kernel has completed
     u32x4 v[Contract::k_splits][2];

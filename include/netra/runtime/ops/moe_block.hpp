@@ -72,8 +72,7 @@ template <class Target> class moe_decode_block {
       throw error(status::invalid_argument, "netra::moe_decode_block: tokens must be in [1, 16] ([1, 4] for the fused variant), got " +
                                                 std::to_string(a.tokens));
     const i64 h = moe::expert_weights::hidden;
-    moe_router(router_, stream, a.hidden, a.tokens, h, h, a.router_weight, moe::route_layout::routed_experts, a.ids, a.route_weights,
-               a.experts.w13);
+    moe_router(router_, stream, a.hidden, a.tokens, h, h, a.router_weight, moe::route_layout::routed_experts, a.ids, a.route_weights);
     moe_shared_gate(shared_gate_, stream, a.hidden, a.tokens, h, h, a.shared_gate_weight, a.ids, a.route_weights);
     moe_expert_gate_up(gate_up_, stream, a.hidden, a.ids, a.experts, a.gate_up, a.tokens);
     if (variant == moe_block_variant::fused) {

@@ -3,8 +3,6 @@
 // caller's stream (sm90a: with programmatic stream serialisation, see the kernels). Nothing is
 // allocated, looked up or synchronised here (safe inside graph capture).
 #pragma once
-#include <cstdint>
-
 #include "netra/kernels/moe/experts_down.hpp"
 #include "netra/kernels/moe/experts_gate_up.hpp"
 #include "netra/runtime/decision_text.hpp"
@@ -36,10 +34,6 @@ inline moe_gate_up_signature moe_gate_up_call_signature(target_id target, const 
   return s;
 }
 
-/// W2 for gate_up's L2 prefetch (kernels::moe_expert_gate_up_kernel::w2_prefetch): the caller's
-/// pointer when it is 16-byte aligned, else none (a hint is skipped, never refused).
-inline const u8* w2_for_prefetch(const void* w2) { return reinterpret_cast<std::uintptr_t>(w2) % 16 == 0 ? static_cast<const u8*>(w2) : nullptr; }
-
 /// out[r, :1024] (BF16) = gate_up of route r for r < 9 * tokens: hidden BF16 [tokens, 2048],
 /// ids int32 [tokens, 9]. Throws status::invalid_argument (nothing launched, nothing written)
 /// when the contract refuses the call.
@@ -50,8 +44,8 @@ void moe_expert_gate_up(const handle<Contract>& h, stream_handle stream, const v
   if (!d.admitted()) throw error(refusal_status(d), "netra::moe_expert_gate_up: " + to_string(d));
   using kernel = kernels::moe_expert_gate_up_kernel<Contract>;
   h.template launch<kernel>(stream,
-                            {static_cast<const u16*>(hidden), ids, static_cast<const u8*>(w.w13), w.s13, w2_for_prefetch(w.w2),
-                             static_cast<u16*>(out), static_cast<u32>(tokens)},
+                            {static_cast<const u16*>(hidden), ids, static_cast<const u8*>(w.w13), w.s13, static_cast<u16*>(out),
+                             static_cast<u32>(tokens)},
                             kernel::shape(static_cast<u32>(tokens)));
 }
 

@@ -4,7 +4,6 @@
 // Nothing is allocated, looked up or synchronised here (safe inside graph capture). One handle's
 // workspace serves one stream at a time.
 #pragma once
-#include <cstdint>
 #include "netra/kernels/moe/router.hpp"
 #include "netra/runtime/decision_text.hpp"
 #include "netra/runtime/handle.hpp"
@@ -31,13 +30,10 @@ inline moe_router_signature moe_router_call_signature(target_id target, const vo
 
 /// Route slots 0..7 of tokens 0..tokens-1: ids[t * 9 + s] (int32), weights[t * 9 + s] (FP32), from
 /// BF16 hidden [tokens, hidden_stride] and the BF16 gate weight [256, 2048]. Slot 8 is untouched.
-/// Throws (nothing launched, nothing written) when the contract refuses the call. `w13_prefetch`
-/// (optional: the decode block passes the experts' W13) lets a call of at most
-/// Contract::w13_prefetch_max_tokens tokens ask L2 for the W13 of the experts it routes to; a
-/// pointer that is not 16-byte aligned is ignored (a hint, never refused).
+/// Throws (nothing launched, nothing written) when the contract refuses the call.
 template <class Contract>
 void moe_router(const handle<Contract>& h, stream_handle stream, const void* hidden, i64 tokens, i64 hidden_size, i64 hidden_stride,
-                const void* gate_weight, i64 experts, i32* ids, float* weights, const void* w13_prefetch = nullptr) {
+                const void* gate_weight, i64 experts, i32* ids, float* weights) {
   const decision d = Contract::admits(moe_router_call_signature(h.device().target, hidden, tokens, hidden_size, hidden_stride, gate_weight,
                                                                 experts, ids, weights, h.workspace(), h.workspace_bytes()));
   if (!d.admitted()) throw error(refusal_status(d), "netra::moe_router: " + to_string(d));
@@ -47,8 +43,7 @@ void moe_router(const handle<Contract>& h, stream_handle stream, const void* hid
   const auto m = static_cast<u32>(tokens);
   h.template launch<logits>(stream, {static_cast<const u16*>(hidden), hidden_stride, static_cast<const u16*>(gate_weight), partials, m},
                             logits::shape(m));
-  const auto* w13 = reinterpret_cast<std::uintptr_t>(w13_prefetch) % 16 == 0 ? static_cast<const u8*>(w13_prefetch) : nullptr;
-  h.template launch<route>(stream, {partials, ids, weights, w13, m}, route::shape(m));
+  h.template launch<route>(stream, {partials, ids, weights, m}, route::shape(m));
 }
 
 }  // namespace netra
