@@ -73,6 +73,7 @@
 #pragma once
 #include "netra/contracts/common.hpp"
 #include "netra/contracts/moe/route_layout.hpp"
+#include "netra/contracts/moe/routing_call.hpp"
 
 namespace netra {
 
@@ -143,20 +144,8 @@ struct moe_router {
   static constexpr i64 template_args[] = {Tactic, MaxTokens};
 
   static decision admits(const moe_router_signature& s) {
-    if (s.target != Target::id) return refuse("target", Target::name, static_cast<i64>(s.target));
-    if (s.hidden != dtype::bf16) return refuse("hidden dtype", "bf16", static_cast<i64>(s.hidden));
-    if (s.weight != dtype::bf16) return refuse("weight dtype", "bf16", static_cast<i64>(s.weight));
-    if (s.ids != dtype::i32) return refuse("ids dtype", "i32", static_cast<i64>(s.ids));
-    if (s.weights != dtype::f32) return refuse("weights dtype", "f32", static_cast<i64>(s.weights));
-    if (s.hidden_size != hidden_size) return refuse("hidden_size", "== 2048", s.hidden_size);
+    if (const decision d = admits_routing_call<moe_router>(s); !d.admitted()) return d;
     if (s.experts != experts) return refuse("experts", "== 256", s.experts);
-    if (s.tokens < 1 || s.tokens > MaxTokens) return refuse("tokens", "in [1, MaxTokens]", s.tokens);
-    if (s.hidden_stride < hidden_size || s.hidden_stride % 8 != 0)
-      return refuse("hidden_stride", ">= 2048 and a multiple of 8 elements (16-byte aligned rows)", s.hidden_stride);
-    if (const decision d = require_pointer<16>("hidden_states", s.hidden_states); !d.admitted()) return d;
-    if (const decision d = require_pointer<16>("gate_weight", s.gate_weight); !d.admitted()) return d;
-    if (const decision d = require_pointer<4>("route_ids", s.route_ids); !d.admitted()) return d;
-    if (const decision d = require_pointer<4>("route_weights", s.route_weights); !d.admitted()) return d;
     if (const decision d = require_pointer<16>("workspace", s.workspace); !d.admitted()) return d;
     if (s.workspace_bytes < workspace_bytes)
       return refuse("workspace_bytes", ">= the contract's workspace_bytes", static_cast<i64>(s.workspace_bytes));
