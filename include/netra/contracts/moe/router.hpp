@@ -77,20 +77,9 @@
 
 namespace netra {
 
-struct moe_router_signature {
-  target_id target;
-  dtype hidden = dtype::bf16;
-  dtype weight = dtype::bf16;
-  dtype ids = dtype::i32;
-  dtype weights = dtype::f32;
-  i64 tokens = 0;
-  i64 hidden_size = 0;
+/// What a call to the router has: the routing call, the expert count and the workspace.
+struct moe_router_signature : moe_routing_call {
   i64 experts = 0;
-  i64 hidden_stride = 0;  // elements
-  const void* hidden_states = nullptr;
-  const void* gate_weight = nullptr;    // BF16 [256, 2048], contiguous
-  const void* route_ids = nullptr;      // int32 [tokens, 9]
-  const void* route_weights = nullptr;  // FP32 [tokens, 9]
   const void* workspace = nullptr;
   u64 workspace_bytes = 0;
 };

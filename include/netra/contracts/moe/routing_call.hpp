@@ -4,14 +4,48 @@
 #pragma once
 #include "netra/contracts/common.hpp"
 
+namespace netra {
+
+/// The fields of a routing call (moe_router_signature and moe_shared_gate_signature add theirs).
+struct moe_routing_call {
+  target_id target;
+  dtype hidden = dtype::bf16;
+  dtype weight = dtype::bf16;
+  dtype ids = dtype::i32;
+  dtype weights = dtype::f32;
+  i64 tokens = 0;
+  i64 hidden_size = 0;
+  i64 hidden_stride = 0;  // elements
+  const void* hidden_states = nullptr;  // BF16 [tokens, hidden_stride]
+  const void* gate_weight = nullptr;    // BF16: router [256, 2048], contiguous; shared gate [2048]
+  const void* route_ids = nullptr;      // int32 [tokens, 9]
+  const void* route_weights = nullptr;  // FP32 [tokens, 9]
+};
+
+/// A routing call's fields from its arguments (dtypes: the defaults, BF16 in, int32 / FP32 out).
+inline moe_routing_call moe_routing_call_of(target_id target, const void* hidden, i64 tokens, i64 hidden_size, i64 hidden_stride,
+                                            const void* gate_weight, const void* ids, const void* weights) {
+  moe_routing_call c{};
+  c.target = target;
+  c.tokens = tokens;
+  c.hidden_size = hidden_size;
+  c.hidden_stride = hidden_stride;
+  c.hidden_states = hidden;
+  c.gate_weight = gate_weight;
+  c.route_ids = ids;
+  c.route_weights = weights;
+  return c;
+}
+
+}  // namespace netra
+
 namespace netra::contracts {
 
 /// The first refusing field of a routing call to `Contract` (moe_router or moe_shared_gate), in
 /// this order: target, the four dtypes, hidden_size (2048), tokens ([1, MaxTokens]),
 /// hidden_stride (>= 2048, 16-byte aligned rows), then the pointers hidden_states and gate_weight
-/// (16-byte aligned), route_ids and route_weights (4-byte aligned). `Signature` has the fields of
-/// moe_router_signature / moe_shared_gate_signature.
-template <class Contract, class Signature> decision admits_routing_call(const Signature& s) {
+/// (16-byte aligned), route_ids and route_weights (4-byte aligned).
+template <class Contract> decision admits_routing_call(const moe_routing_call& s) {
   using Target = typename Contract::target;
   constexpr i64 hidden_size = Contract::hidden_size, max_tokens = Contract::max_tokens;
   static_assert(hidden_size == 2048, "admits_routing_call: the refusal texts name 2048 hidden values");

@@ -25,20 +25,8 @@
 
 namespace netra {
 
-struct moe_shared_gate_signature {
-  target_id target;
-  dtype hidden = dtype::bf16;
-  dtype weight = dtype::bf16;
-  dtype ids = dtype::i32;
-  dtype weights = dtype::f32;
-  i64 tokens = 0;
-  i64 hidden_size = 0;
-  i64 hidden_stride = 0;  // elements
-  const void* hidden_states = nullptr;
-  const void* gate_weight = nullptr;  // BF16 [2048]
-  const void* route_ids = nullptr;      // int32 [tokens, 9]
-  const void* route_weights = nullptr;  // FP32 [tokens, 9]
-};
+/// What a call to the shared-expert gate has: the routing call (gate_weight: BF16 [2048]).
+struct moe_shared_gate_signature : moe_routing_call {};
 
 namespace contracts {
 

@@ -13,19 +13,7 @@ namespace netra {
 inline moe_router_signature moe_router_call_signature(target_id target, const void* hidden, i64 tokens, i64 hidden_size,
                                                       i64 hidden_stride, const void* gate_weight, i64 experts, const i32* ids,
                                                       const float* weights, const void* workspace, u64 workspace_bytes) {
-  moe_router_signature s{};
-  s.target = target;
-  s.tokens = tokens;
-  s.hidden_size = hidden_size;
-  s.experts = experts;
-  s.hidden_stride = hidden_stride;
-  s.hidden_states = hidden;
-  s.gate_weight = gate_weight;
-  s.route_ids = ids;
-  s.route_weights = weights;
-  s.workspace = workspace;
-  s.workspace_bytes = workspace_bytes;
-  return s;
+  return {moe_routing_call_of(target, hidden, tokens, hidden_size, hidden_stride, gate_weight, ids, weights), experts, workspace, workspace_bytes};
 }
 
 /// Route slots 0..7 of tokens 0..tokens-1: ids[t * 9 + s] (int32), weights[t * 9 + s] (FP32), from

@@ -11,16 +11,7 @@ namespace netra {
 inline moe_shared_gate_signature moe_shared_gate_call_signature(target_id target, const void* hidden, i64 tokens, i64 hidden_size,
                                                                 i64 hidden_stride, const void* gate_weight, const i32* ids,
                                                                 const float* weights) {
-  moe_shared_gate_signature s{};
-  s.target = target;
-  s.tokens = tokens;
-  s.hidden_size = hidden_size;
-  s.hidden_stride = hidden_stride;
-  s.hidden_states = hidden;
-  s.gate_weight = gate_weight;
-  s.route_ids = ids;
-  s.route_weights = weights;
-  return s;
+  return {moe_routing_call_of(target, hidden, tokens, hidden_size, hidden_stride, gate_weight, ids, weights)};
 }
 
 /// Route slot 8 of tokens 0..tokens-1: ids[t * 9 + 8] = 256, weights[t * 9 + 8] = sigmoid(hidden[t] .
