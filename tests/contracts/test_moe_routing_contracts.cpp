@@ -17,6 +17,45 @@ using namespace netra;
 namespace {
 alignas(16) unsigned char storage[4096];
 std::string field_of(const decision& d) { return d.admitted() ? "" : d.field; }
+
+/// A routing call (router or shared gate) that its contract admits, on `target`.
+template <class Signature> Signature good_routing_call(target_id target, long tokens) {
+  Signature s{};
+  s.target = target;
+  s.tokens = tokens;
+  s.hidden_size = 2048;
+  s.hidden_stride = 2048;
+  s.hidden_states = storage;
+  s.gate_weight = storage + 16;
+  s.route_ids = storage + 32;
+  s.route_weights = storage + 36;
+  return s;
+}
+
+/// The refusals every routing call shares (contracts/moe/routing_call.hpp), one field at a time
+/// from `good()`, which C admits: each names its field.
+template <class C, class Good> void check_routing_call_refusals(Good good, target_id other_target, long too_many_tokens) {
+  CHECK(C::admits(good()).admitted());
+  auto refused = [&](auto change) {
+    auto s = good();
+    change(s);
+    return field_of(C::admits(s));
+  };
+  CHECK(refused([&](auto& s) { s.target = other_target; }) == "target");
+  CHECK(refused([](auto& s) { s.hidden = dtype::f16; }) == "hidden dtype");
+  CHECK(refused([](auto& s) { s.weight = dtype::e4m3; }) == "weight dtype");
+  CHECK(refused([](auto& s) { s.ids = dtype::i64; }) == "ids dtype");
+  CHECK(refused([](auto& s) { s.weights = dtype::bf16; }) == "weights dtype");
+  for (long size : {2047L, 4096L}) CHECK(refused([&](auto& s) { s.hidden_size = size; }) == "hidden_size");
+  for (long m : {0L, too_many_tokens}) CHECK(refused([&](auto& s) { s.tokens = m; }) == "tokens");
+  for (long stride : {2044L, 2049L}) CHECK(refused([&](auto& s) { s.hidden_stride = stride; }) == "hidden_stride");
+  CHECK(refused([](auto& s) { s.hidden_states = storage + 8; }) == "hidden_states");
+  for (const void* p : {static_cast<const void*>(nullptr), static_cast<const void*>(storage + 2)})
+    CHECK(refused([&](auto& s) { s.gate_weight = p; }) == "gate_weight");
+  CHECK(refused([](auto& s) { s.route_ids = storage + 2; }) == "route_ids");
+  for (const void* p : {static_cast<const void*>(nullptr), static_cast<const void*>(storage + 1)})
+    CHECK(refused([&](auto& s) { s.route_weights = p; }) == "route_weights");
+}
 }  // namespace
 
 TEST_CASE("route layout: slot s of token t at t * 9 + s; slot 8 is the shared expert") {
@@ -155,65 +194,19 @@ TEST_CASE("router contracts: tiles, workspace layout and grid") {
   CHECK(contract_spelling<M>() == "netra::contracts::moe_router<netra::gfx950, 1, 128>");
 }
 
-TEST_CASE("router admits the reference call and refuses each field by name, in order") {
+TEST_CASE("router admits the reference call and refuses each field by name") {
   using C = contracts::moe_router_matrix<sm90a>;
   auto good = [] {
-    moe_router_signature s{};
-    s.target = target_id::sm90a;
-    s.tokens = 128;
-    s.hidden_size = 2048;
+    auto s = good_routing_call<moe_router_signature>(target_id::sm90a, 128);
     s.experts = 256;
-    s.hidden_stride = 2048;
-    s.hidden_states = storage;
-    s.gate_weight = storage + 16;
-    s.route_ids = storage + 32;
-    s.route_weights = storage + 36;
     s.workspace = storage + 64;
     s.workspace_bytes = C::workspace_bytes;
     return s;
   };
-  CHECK(C::admits(good()).admitted());
+  check_routing_call_refusals<C>(good, target_id::gfx950, 129);
   auto s = good();
-  s.target = target_id::gfx950;
-  CHECK(field_of(C::admits(s)) == "target");
-  s = good();
-  s.hidden = dtype::f16;
-  CHECK(field_of(C::admits(s)) == "hidden dtype");
-  s = good();
-  s.weight = dtype::e4m3;
-  CHECK(field_of(C::admits(s)) == "weight dtype");
-  s = good();
-  s.ids = dtype::i64;
-  CHECK(field_of(C::admits(s)) == "ids dtype");
-  s = good();
-  s.weights = dtype::bf16;
-  CHECK(field_of(C::admits(s)) == "weights dtype");
-  s = good();
-  s.hidden_size = 4096;
-  CHECK(field_of(C::admits(s)) == "hidden_size");
-  s = good();
   s.experts = 128;
   CHECK(field_of(C::admits(s)) == "experts");
-  for (long m : {0L, 129L}) {
-    s = good();
-    s.tokens = m;
-    CHECK(field_of(C::admits(s)) == "tokens");
-  }
-  s = good();
-  s.hidden_stride = 2044;
-  CHECK(field_of(C::admits(s)) == "hidden_stride");
-  s = good();
-  s.hidden_states = storage + 8;
-  CHECK(field_of(C::admits(s)) == "hidden_states");
-  s = good();
-  s.gate_weight = nullptr;
-  CHECK(field_of(C::admits(s)) == "gate_weight");
-  s = good();
-  s.route_ids = storage + 2;
-  CHECK(field_of(C::admits(s)) == "route_ids");
-  s = good();
-  s.route_weights = nullptr;
-  CHECK(field_of(C::admits(s)) == "route_weights");
   s = good();
   s.workspace = storage + 4;
   CHECK(field_of(C::admits(s)) == "workspace");
@@ -235,35 +228,5 @@ TEST_CASE("shared gate admits the reference call and refuses each field by name"
   CHECK(C::workgroup_size == 64);
   CHECK(C::k_per_thread == 64);
   CHECK(instance_name<C>() == "moe-shared-gate-gfx950-512-2");
-  auto good = [] {
-    moe_shared_gate_signature s{};
-    s.target = target_id::gfx950;
-    s.tokens = 1;
-    s.hidden_size = 2048;
-    s.hidden_stride = 2048;
-    s.hidden_states = storage;
-    s.gate_weight = storage + 16;
-    s.route_ids = storage + 32;
-    s.route_weights = storage + 36;
-    return s;
-  };
-  CHECK(C::admits(good()).admitted());
-  auto s = good();
-  s.target = target_id::sm90a;
-  CHECK(field_of(C::admits(s)) == "target");
-  s = good();
-  s.tokens = 513;
-  CHECK(field_of(C::admits(s)) == "tokens");
-  s = good();
-  s.hidden_size = 2047;
-  CHECK(field_of(C::admits(s)) == "hidden_size");
-  s = good();
-  s.hidden_stride = 2049;
-  CHECK(field_of(C::admits(s)) == "hidden_stride");
-  s = good();
-  s.gate_weight = storage + 2;
-  CHECK(field_of(C::admits(s)) == "gate_weight");
-  s = good();
-  s.route_weights = storage + 1;
-  CHECK(field_of(C::admits(s)) == "route_weights");
+  check_routing_call_refusals<C>([] { return good_routing_call<moe_shared_gate_signature>(target_id::gfx950, 1); }, target_id::sm90a, 513);
 }
