@@ -242,8 +242,10 @@ def main() -> None:
                                  "roofline_us", "torch_exact", "compile_exact", "target_graph_us", "meets_target"])
     print(json.dumps(exactness, indent=1))
     if diagnostics:
-        print("diagnostics (graph-replayed us per call; no_pdl: every kernel launched without programmatic dependent launch):")
-        common.print_table(diagnostics, ["kernel", "instance", "size", "graph_us", "no_pdl_graph_us"])
+        print("diagnostics (graph-replayed us per call; no_pdl: every kernel launched without programmatic dependent launch;"
+              " router: each kernel alone):")
+        common.print_table(diagnostics, ["kernel", "instance", "size", "graph_us", "no_pdl_graph_us", "logits_alone_graph_us",
+                                         "route_alone_graph_us"])
     print(f"copy bandwidth {bandwidth / 1e12:.3f} TB/s (read + write)")
     path = a.out or f"bench/results/moe_routing_{torch.cuda.get_device_name().replace(' ', '_').lower()}.json"
     common.write_results(path, "moe_routing", records, {

@@ -168,8 +168,9 @@ template <class C> void bench_router(const std::string& objects, const device_in
   const std::string path = objects + "/" + instance_name<C>() + ".cubin";
   const handle<C> h(path, device);
   const raw_kernels<C> raw(path, device);
-  using router = kernels::moe_router_kernel<C>;
-  auto* workspace = static_cast<unsigned char*>(h.workspace());
+  using logits = kernels::moe_router_logits_kernel<C>;
+  using route = kernels::moe_router_route_kernel<C>;
+  auto* partials = static_cast<float*>(h.workspace());
   std::vector<std::uint16_t> w(256 * 2048);
   oracles::fill_normal(w.data(), 256 * 2048, 0.03, 3);
   for (long m : token_counts) {
@@ -189,21 +190,32 @@ template <class C> void bench_router(const std::string& objects, const device_in
                 t.eager_us, t.graph_us);
     std::fflush(stdout);
     if (!listed(diagnose, m)) continue;
-    // The same call launched without programmatic dependent launch (its successor starts only
-    // after it completes).
+    // Where the call's time goes: each kernel alone (the route kernel re-reads the workspace the
+    // last call left), and the call with both kernels launched without programmatic dependent launch.
     const auto tokens = static_cast<u32>(m);
-    auto plain = [&] {
-      for (int s = 0; s < sets; ++s)
-        raw.template launch<router>(stream,
-                                    {static_cast<const u16*>(hidden.at(s)), 2048, static_cast<const u16*>(weight.at(s)),
-                                     reinterpret_cast<float*>(workspace), reinterpret_cast<u32*>(workspace + C::arrivals_offset),
-                                     static_cast<i32*>(ids.at(s)), static_cast<float*>(weights.at(s)), tokens},
-                                    router::shape(tokens), false);
+    auto logits_params = [&](int s) {
+      return typename logits::params{static_cast<const u16*>(hidden.at(s)), 2048, static_cast<const u16*>(weight.at(s)), partials, tokens};
     };
+    auto route_params = [&](int s) {
+      return typename route::params{partials, static_cast<i32*>(ids.at(s)), static_cast<float*>(weights.at(s)), tokens};
+    };
+    auto logits_only = [&] {
+      for (int s = 0; s < sets; ++s) h.template launch<logits>(stream, logits_params(s), logits::shape(tokens));
+    };
+    auto route_only = [&] {
+      for (int s = 0; s < sets; ++s) h.template launch<route>(stream, route_params(s), route::shape(tokens));
+    };
+    auto plain = [&] {
+      for (int s = 0; s < sets; ++s) {
+        raw.template launch<logits>(stream, logits_params(s), logits::shape(tokens), false);
+        raw.template launch<route>(stream, route_params(s), route::shape(tokens), false);
+      }
+    };
+    const double logits_us = time_graph(stream, sets, logits_only), route_us = time_graph(stream, sets, route_only);
     const double plain_us = time_graph(stream, sets, plain);
     std::printf("{\"family\": \"diagnostic\", \"kernel\": \"router\", \"instance\": \"%s\", \"size\": %ld, \"graph_us\": %.3f, "
-                "\"no_pdl_graph_us\": %.3f}\n",
-                instance_name<C>().c_str(), m, t.graph_us, plain_us);
+                "\"no_pdl_graph_us\": %.3f, \"logits_alone_graph_us\": %.3f, \"route_alone_graph_us\": %.3f}\n",
+                instance_name<C>().c_str(), m, t.graph_us, plain_us, logits_us, route_us);
     std::fflush(stdout);
   }
 }

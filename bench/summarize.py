@@ -82,10 +82,11 @@ def routing_section(d) -> str:
                          "torch exact", "compile exact", "target µs", "meets"]) + "\n")
     diagnostics = d.get("diagnostics")
     if diagnostics:
-        drows = [[r["kernel"], r["instance"], r["size"], r["graph_us"], r.get("no_pdl_graph_us")] for r in diagnostics]
-        text += ("\nWhere the time goes (graph-replayed µs per call): the call as shipped, and the call with every kernel launched "
-                 "without programmatic dependent launch.\n\n" +
-                 table(drows, ["kernel", "instance", "size", "as shipped µs", "without PDL µs"]) + "\n")
+        drows = [[r["kernel"], r["instance"], r["size"], r["graph_us"], r.get("no_pdl_graph_us"), r.get("logits_alone_graph_us"),
+                  r.get("route_alone_graph_us")] for r in diagnostics]
+        text += ("\nWhere the time goes (graph-replayed µs per call): the call as shipped, the call with every kernel launched "
+                 "without programmatic dependent launch, and the router's two kernels each alone.\n\n" +
+                 table(drows, ["kernel", "instance", "size", "as shipped µs", "without PDL µs", "logits alone µs", "route alone µs"]) + "\n")
     return text
 
 

@@ -84,12 +84,6 @@ template <class Contract> router_outputs run_router(const router_inputs& in) {
   std::vector<float> partials(Contract::partials_bytes / 4);
   testing::drv().check(testing::drv().cuMemcpyDtoH(partials.data(), reinterpret_cast<CUdeviceptr>(h.workspace()), Contract::partials_bytes),
                        "cuMemcpyDtoH");
-  // the last workgroup of every token tile set its arrival count back to zero for the next call
-  std::vector<std::uint32_t> arrivals(Contract::max_token_tiles, 0xFFFFFFFFu);
-  testing::drv().check(testing::drv().cuMemcpyDtoH(arrivals.data(), reinterpret_cast<CUdeviceptr>(h.workspace()) + Contract::arrivals_offset,
-                                                   arrivals.size() * 4),
-                       "cuMemcpyDtoH");
-  for (std::uint32_t count : arrivals) CHECK(count == 0u);
   out.logits.resize(static_cast<std::size_t>(in.tokens) * 256);
   for (std::int64_t t = 0; t < in.tokens; ++t)
     for (int e = 0; e < 256; ++e) {

@@ -4,7 +4,7 @@
 //  - the matrix tactic's lane maps (matrix_k, matrix_a_row, matrix_b_col, operand words) composed
 //    with the instruction models give the FP64 dot products of the right (token, expert) for both
 //    targets: every K of the split used once, A and B paired on the same K;
-//  - the exact tactic's slices, 32-lane reduce-scatter (logits phase) and the route phase's
+//  - the exact tactic's slices, 32-lane reduce-scatter (logits kernel) and the route kernel's
 //    in-order sum of the 8 K-group partials equal the oracle's documented order bitwise;
 //  - the routing step (32 lanes x 8 experts, butterflies, 64-bit keys, the bitonic top-8 of
 //    router_sort8 / router_merge8) equals the oracle's softmax -> top-8 -> renormalisation bitwise
@@ -119,7 +119,7 @@ std::array<std::uint32_t, 4> load16(const std::uint16_t* p) {
 
 /// The matrix tactic's 16 x 64 partial tile of workgroup (tile, expert_tile, split), modelled.
 template <class Contract> std::vector<double> matrix_tile_model(const router_problem& pr, u32 tile, u32 et, u32 split) {
-  using K = kernels::moe_router_kernel<Contract>;
+  using K = kernels::moe_router_logits_kernel<Contract>;
   using target = typename Contract::target;
   std::vector<double> out(16 * 64, 0.0);
   for (u32 wave = 0; wave < K::waves; ++wave) {
@@ -239,7 +239,7 @@ namespace {
 /// tile y: per-lane slices, the 32-lane reduce-scatter by the kernel's rule (keep the half of lane
 /// bit D); lane l's result belongs to (token exact_token_of(l), expert exact_expert_of(l)).
 template <class Contract> std::array<float, 32> exact_chunk_model(const router_problem& pr, u32 x, u32 grp, u32 y, u32 c) {
-  using K = kernels::moe_router_kernel<Contract>;
+  using K = kernels::moe_router_logits_kernel<Contract>;
   const u32 et = K::exact_expert_tile(x), g = K::exact_k_group(x, grp);
   std::array<std::array<float, 32>, 32> v{};  // [lane][value]
   for (u32 lane = 0; lane < 32; ++lane) {
@@ -271,9 +271,9 @@ template <class Contract> std::array<float, 32> exact_chunk_model(const router_p
 }
 }  // namespace
 
-TEST_CASE("exact tactic: slices, reduce-scatter and the route phase's group order are the oracle's, bitwise") {
+TEST_CASE("exact tactic: slices, reduce-scatter and the route kernel's group order are the oracle's, bitwise") {
   using C = contracts::moe_router_exact<sm90a>;
-  using K = kernels::moe_router_kernel<C>;
+  using K = kernels::moe_router_logits_kernel<C>;
   router_problem pr(19, 5);
   // adversarial values in a few tokens: huge and tiny magnitudes, exact cancellations
   oracles::rng r(3);
@@ -282,12 +282,12 @@ TEST_CASE("exact tactic: slices, reduce-scatter and the route phase's group orde
     pr.hidden[2 * 2048 + k] = oracles::bf16_of(k % 2 ? 1e20f : -1e20f);
     pr.hidden[3 * 2048 + k] = oracles::bf16_of(static_cast<float>(std::ldexp(1.0, -120)) * (k % 3 ? 1.0f : -1.0f));
   }
-  // G[g][token][expert] as the logits phase stores it, for a few expert tiles, every token
+  // G[g][token][expert] as the logits kernel stores it, for a few expert tiles, every token
   const u32 tiles[] = {0u, 1u, 17u, 31u};
   std::vector<float> G(8 * 19 * 256, 0.0f);
   std::vector<int> stored(8 * 19 * 256, 0);
   const launch_shape s = K::shape(19);
-  CHECK(s.grid[0] == 32);
+  CHECK(s.grid[0] == 128);
   CHECK(s.grid[1] == 3);
   for (u32 x = 0; x < s.grid[0]; ++x) {
     if (std::find(std::begin(tiles), std::end(tiles), K::exact_expert_tile(x)) == std::end(tiles)) continue;
@@ -312,7 +312,7 @@ TEST_CASE("exact tactic: slices, reduce-scatter and the route phase's group orde
       for (u32 e = 0; e < 8; ++e) {
         const int expert = static_cast<int>(et * 8 + e);
         float l = 0.0f;
-        for (u32 g = 0; g < C::k_splits; ++g) {  // the route phase: splits (K groups) in order
+        for (u32 g = 0; g < C::k_splits; ++g) {  // the route kernel: splits (K groups) in order
           const std::size_t j = (g * 19 + static_cast<std::size_t>(t)) * 256 + static_cast<std::size_t>(expert);
           CHECK(stored[j] == 1);
           l = g == 0 ? G[j] : add_rn(l, G[j]);

@@ -24,8 +24,8 @@
 //     one K group g (256 k), 8 experts and up to 8 tokens; lane l owns slice 32g + l (one 16-byte
 //     load per expert and per token), 32 exact-product fma chains per 4 tokens, then a 32-lane
 //     reduce-scatter (xor 16, 8, 4, 2, 1: the halving tree; lane l ends with the pair
-//     (token l / 8, expert l % 8)) and one store of G_g. Workgroup = 8 groups (K groups 0..7 of
-//     one 8-expert tile); grid (32, ceil(M / 8)). The route phase adds G_0 .. G_7 in order.
+//     (token l / 8, expert l % 8)) and one store of G_g. Workgroup = 2 groups (K groups 2j,
+//     2j + 1); grid (128, ceil(M / 8)). The route kernel adds G_0 .. G_7 in order.
 //     FP32-FMA bound: meant for M <= 32.
 //   matrix_bf16 (Tactic 1): logits from BF16 matrix instructions with FP32 accumulation
 //     (sm90a mma.sync m16n8k16, gfx950 v_mfma_f32_16x16x32_bf16): each instruction's internal sum
@@ -54,25 +54,22 @@
 //     each: 4 A + 16 B 16-byte loads per lane, 16 MFMA over 4 n16 tiles); both load A and B with the
 //     same K permutation inside an instruction (the sum is unchanged). Partial tiles meet in LDS
 //     (36 KB sm90a: rows padded to 72 floats against bank conflicts; 16 KB gfx950) and are added in
-//     wave order; the route phase adds the 4 K-split partials in split order.
+//     wave order; the route kernel adds the 4 K-split partials in split order.
 //
-// One kernel per call, two phases joined by an arrival count per token tile:
+// Two kernels per call, no atomics, no counters:
 //   logits: every workgroup writes its partial logits (exact: the group sums G_g; matrix: the
-//     K-split partials) to the workspace, releases them (device-scope fence in every wave, then
-//     a workgroup barrier) and adds 1 to its token tile's count; the workgroup that sees
-//     arrivals_per_tile - 1 is the last of its tile: it acquires, sets the count back to 0 and
-//   route:  routes the tile's tokens, token_tile / 8 per 32-lane group (lane l owns experts
-//     8l .. 8l + 7: two 16-byte loads per split), adding the partials in split order: max and sums
-//     by 32-lane butterflies, top-8 by a bitonic selection of 64-bit keys (p bits, ~expert):
-//     every lane sorts its 8 keys (19 comparators), then 5 butterfly stages (xor 1, 2, 4, 8, 16)
-//     each keep the top 8 of the lane's and its partner's sorted lists (max(a_i, b_(7-i)) then a
-//     3-level bitonic merge). Keys are distinct, so the selection is the oracle's order.
-// No workgroup waits for another (the last one to arrive does the work), so any schedule
-// completes, and which workgroup routes a tile never changes the result: the partials and their
-// order are fixed. On sm90a the kernel prefetches its weight and hidden rows into L2 and releases
-// its successor (programmatic dependent launch) before it waits for its predecessor. The
-// workspace's arrival counts must be zero before the first call (handles zero-fill their
-// workspace) and every call leaves them zero; one workspace serves one stream at a time.
+//     K-split partials) to the workspace and exits;
+//   route:  one 32-lane group per token (lane l owns experts 8l .. 8l + 7: two 16-byte loads per
+//     split) adds the partials in split order and routes: max and sums by 32-lane butterflies,
+//     top-8 by a bitonic selection of 64-bit keys (p bits, ~expert): every lane sorts its 8 keys
+//     (19 comparators), then 5 butterfly stages (xor 1, 2, 4, 8, 16) each keep the top 8 of the
+//     lane's and its partner's sorted lists (max(a_i, b_(7-i)) then a 3-level bitonic merge).
+//     Keys are distinct, so the selection is the oracle's order. Grid ceil(M / 2), 64 threads.
+// The kernel boundary orders the two (on sm90a with programmatic dependent launch: the route
+// kernel starts early and waits at griddepcontrol.wait for the logits kernel's completion; the
+// logits kernel prefetches its weight and hidden rows into L2 before its own wait, which never
+// changes results). The workspace needs no initial contents; one workspace serves one stream at
+// a time.
 #pragma once
 #include "netra/contracts/common.hpp"
 #include "netra/contracts/moe/route_layout.hpp"
@@ -115,9 +112,10 @@ struct moe_router {
   static constexpr u32 top_k = moe::route_layout::top_k;
   static constexpr u32 max_tokens = MaxTokens;
   static constexpr u32 wave_size = WaveSize;
-  /// Eight 32-lane groups per workgroup: exact, the 8 K groups of one 8-expert x 8-token tile;
-  /// matrix, the 16 x 64 x 512 tile. In the route phase one group routes token_tile / 8 tokens.
-  static constexpr u32 workgroup_size = 256;
+  /// Logits kernel: exact 2 x 32 lanes (two K groups of one 8-expert x 8-token tile), matrix 256
+  /// (the 16 x 64 x 512 tile); route kernel: 64 threads, one 32-lane group per token.
+  static constexpr u32 workgroup_size = exact ? 64 : 256;
+  static constexpr u32 route_workgroup_size = 64;
   static constexpr u32 token_tile = exact ? 8 : 16;
   static constexpr u32 expert_tile = exact ? 8 : 64;
   static constexpr u32 k_splits = exact ? 8 : 4;  // exact: the 8 K groups' sums G_g; matrix: 512-K splits
@@ -125,15 +123,10 @@ struct moe_router {
   static constexpr u32 expert_tiles = experts / expert_tile;
   static constexpr u32 max_token_tiles = ceil_div(MaxTokens, token_tile);
   static constexpr u32 padded_tokens = max_token_tiles * token_tile;
-  /// Workgroups that write one token tile's partials (grid x): exact 32 expert tiles, matrix 4
-  /// expert tiles x 4 K splits. The last of them to arrive routes the tile.
-  static constexpr u32 arrivals_per_tile = exact ? expert_tiles : expert_tiles * k_splits;
-  /// Workspace: partial logits FP32 [k_splits][padded_tokens][256] (no initial contents needed),
-  /// then one u32 arrival count per token tile at arrivals_offset (zero before the first call: the
-  /// handle zero-fills its workspace; every call leaves them zero).
+  /// Workspace: partial logits FP32 [k_splits][padded_tokens][256], written by the logits kernel
+  /// and read by the route kernel of the same call (no initial contents needed).
   static constexpr u64 partials_bytes = static_cast<u64>(k_splits) * padded_tokens * experts * sizeof(float);
-  static constexpr u64 arrivals_offset = partials_bytes;
-  static constexpr u64 workspace_bytes = partials_bytes + ceil_div(max_token_tiles * 4u, 16u) * 16u;
+  static constexpr u64 workspace_bytes = partials_bytes;
   static_assert(exact ? expert_tile * 4 == 32 : true,
                 "netra::contracts::moe_router: the exact tactic's 32-lane reduce-scatter needs 8 experts x 4 tokens");
 
@@ -151,9 +144,9 @@ struct moe_router {
   /// Floats between two rows of the matrix tactic's per-wave partial tile in LDS: sm90a 72 (the
   /// 8-byte stores of the mma D fragment's element pairs spread over all 32 banks), gfx950 64.
   static constexpr u32 matrix_tile_stride = same_v<Target, sm90a> ? 72 : 64;
-  /// LDS of one workgroup: the matrix tactic's per-wave partial tiles (16 rows of 64 floats per
-  /// wave, matrix_tile_stride apart), plus (both tactics) 16 bytes: the +0.0 / 1.0 that chains
-  /// start from after a phase's loads and the arrival count thread 0 saw.
+  /// LDS of one logits workgroup: the matrix tactic's per-wave partial tiles (16 rows of 64 floats
+  /// per wave, matrix_tile_stride apart), plus (both tactics) the +0.0 that chains start from
+  /// after the loads' barrier; the route kernel has none.
   static constexpr u32 lds_bytes = (exact ? 0 : (workgroup_size / WaveSize) * 16 * matrix_tile_stride * 4) + 16;
 
   static constexpr resource_budget budget() {
@@ -167,11 +160,9 @@ struct moe_router {
       return b;  // no scratch, no spills
     } else if constexpr (same_v<Target, sm90a>) {
       resource_budget b;
-      // exact: the logits phase's 16 operand vectors and 32 chains, then the route phase; 160
-      // registers x 256 threads still fit the 128 workgroups of M <= 32 one per SM
-      b.max_registers = exact ? 160 : 128;
+      b.max_registers = 128;
       b.max_lds_bytes = lds_bytes + 1024;  // sm_90 reserves 1 KiB of shared memory per block (counted by the cubin)
-      b.max_code_bytes = 40960;            // both phases, the route phase's selection network unrolled
+      b.max_code_bytes = 32768;
       return b;  // no stack, no spills
     } else {
       static_assert(dependent_false_v<Target>, "netra::contracts::moe_router: no resource budget for this target");

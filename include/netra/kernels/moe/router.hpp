@@ -1,33 +1,31 @@
-// netra/kernels/moe/router.hpp — the one kernel of contracts::moe_router (both tactics): partial
-// logits into the workspace, then the last workgroup of each token tile routes it (softmax ->
-// top-8 -> weights, slots 0..7).
+// netra/kernels/moe/router.hpp — the two kernels of contracts::moe_router (both tactics): logits
+// (partial logits into the workspace) and route (softmax -> top-8 -> weights, slots 0..7).
 //
 // Contract: route slots 0..7 (top-8 ids, renormalised softmax weights) from BF16 hidden x gate
 // weight, see contracts/moe/router.hpp for the semantics, the orders and the policies.
-// Logits phase (256 threads = 8 groups of 32 lanes on both tactics):
-//   exact_fp32: grid (32, ceil(M / 8)). Workgroup (x, y) owns expert tile x (8 experts) and tokens
-//     8y .. 8y + 7; its group j owns K group g = j (k = 256g .. 256g + 255). Lane l owns slice
-//     32g + l (k = 8 (32g + l) .. + 7): 8 weight + up to 8 hidden 16-byte loads, all issued before
-//     the first use; per 4 tokens 32 chains of 8 exact-product fmas (value 8t + e), a 32-lane
-//     reduce-scatter (xor 16 .. 1: the halving tree) leaves G_g of (token l / 8, expert l % 8) in
-//     lane l, which stores it at partials[g][token][expert].
-//   matrix_bf16: grid (16, ceil(M / 16)): workgroup (x, y) owns tokens 16y .. 16y + 15, experts
-//     64 (x % 4) .., K split x / 4; see partials_matrix (per target); the waves' partial tiles meet
-//     in LDS (rows Contract::matrix_tile_stride floats apart: on sm90a 72, so the 8-byte stores of
-//     a D fragment's element pairs fill the 32 banks twice instead of hitting 4 banks 8 times), are
-//     read back as one 16-byte vector per wave, added in wave order and stored at
+// logits kernel:
+//   exact_fp32: grid (128, ceil(M / 8)), 64 threads = 2 groups of 32 lanes. Workgroup (x, y) owns
+//     expert tile x / 4 (8 experts) and tokens 8y .. 8y + 7; its group j owns K group
+//     g = 2 (x % 4) + j (k = 256g .. 256g + 255). Lane l owns slice 32g + l (k = 8 (32g + l) ..
+//     + 7): 8 weight + up to 8 hidden 16-byte loads, all issued before the first use; per 4 tokens
+//     32 chains of 8 exact-product fmas (value 8t + e), a 32-lane reduce-scatter (xor 16 .. 1: the
+//     halving tree) leaves G_g of (token l / 8, expert l % 8) in lane l, which stores it at
+//     partials[g][token][expert]. No LDS, no barrier.
+//   matrix_bf16: grid (16, ceil(M / 16)), 256 threads: workgroup (x, y) owns tokens 16y .. 16y + 15,
+//     experts 64 (x % 4) .., K split x / 4; see partials_matrix (per target); the waves' partial
+//     tiles meet in LDS (rows Contract::matrix_tile_stride floats apart: on sm90a 72, so the 8-byte
+//     stores of a D fragment's element pairs fill the 32 banks twice instead of hitting 4 banks 8
+//     times), are read back as one 16-byte vector per wave, added in wave order and stored at
 //     partials[split][token][expert].
 //   On sm90a the workgroup first asks L2 for its weight and hidden rows (cp.async.bulk.prefetch:
 //   a hint, it reads nothing into registers), then releases its successor and waits for its
 //   predecessor (programmatic dependent launch) before the first load.
-// Arrival: every wave fences (release, device scope), a barrier, thread 0 adds 1 to the tile's
-//   count; the workgroup that sees arrivals_per_tile - 1 acquires and resets the count.
-// Route phase (that workgroup only): group j routes tokens token_tile / 8 of the tile (exact 1,
-//   matrix 2; a warp on sm90a, half a wave64 on gfx950, every shuffle inside the group); lane l
-//   owns experts 8l .. 8l + 7: two strong 16-byte loads per split and token, all issued before a
-//   workgroup barrier, split partials added in split order, then route(): max and sums by 32-lane
-//   butterflies, top-8 by a bitonic selection of 64-bit keys (router_sort8 / router_merge8 below),
-//   weights.
+// route kernel: grid ceil(M / 2), 64 threads, one 32-lane group per token (a warp on sm90a, half a
+//   wave64 on gfx950, every shuffle inside the group); lane l owns experts 8l .. 8l + 7: two strong
+//   16-byte loads per split (the logits kernel's completion is waited for, not its L1 state), all
+//   issued before a workgroup barrier, split partials added in split order, then route(): max and
+//   sums by 32-lane butterflies, top-8 by a bitonic selection of 64-bit keys (router_sort8 /
+//   router_merge8 below), weights.
 #pragma once
 #include "netra/contracts/moe/router.hpp"
 #include "netra/dsl/entry.hpp"
@@ -118,16 +116,15 @@ template <> struct router_matrix_instruction<gfx950> {
 };
 template <class Target> using router_matrix_shape = typename router_matrix_instruction<Target>::type;
 
-// ---- the kernel ----------------------------------------------------------------------------------
+// ---- the logits kernel ---------------------------------------------------------------------------
 
-template <class Contract> struct moe_router_kernel {
+template <class Contract> struct moe_router_logits_kernel {
   using target = typename Contract::target;
-  static constexpr const char* symbol = "netra_moe_router";
+  static constexpr const char* symbol = "netra_moe_router_logits";
   static constexpr u32 workgroup_size = Contract::workgroup_size;
   static constexpr bool programmatic_dependent_launch = same_v<target, sm90a>;
-  static constexpr u32 group = 32;                       // lanes of one K group (exact), reduce-scatter, routed token
-  static constexpr u32 groups = workgroup_size / group;  // 8 on both tactics
-  static constexpr u32 tokens_per_group = Contract::token_tile / groups;  // route phase: exact 1, matrix 2
+  static constexpr u32 group = 32;                       // lanes of one K group (exact) / reduce-scatter
+  static constexpr u32 groups = workgroup_size / group;  // exact 2, matrix 8
   static constexpr u32 waves = workgroup_size / target::wave_size;
   static constexpr u32 E = Contract::experts;
   static constexpr u32 chunk_tokens = 4;  // exact: tokens per reduce-scatter (8 experts x 4 tokens = 32 values)
@@ -138,9 +135,6 @@ template <class Contract> struct moe_router_kernel {
     i64 hidden_stride;  // elements
     const u16* weight;  // BF16 [256, 2048]
     float* partials;    // workspace: FP32 [k_splits][padded_tokens][256]
-    u32* arrivals;      // workspace: u32 [max_token_tiles], zero between calls
-    i32* ids;           // int32 [tokens, 9]
-    float* weights;     // FP32 [tokens, 9]
     u32 tokens;
   };
 
@@ -198,29 +192,20 @@ template <class Contract> struct moe_router_kernel {
     else return {step, 0, word};
   }
 
-  /// The workgroup's LDS words: [0] +0.0 and [1] 1.0 (as bits), read after a workgroup barrier
-  /// that follows a phase's loads: the fma / matrix chains start from the zero and the split sums
-  /// from split 0 times the one, so the compiler can neither start a chain before the barrier nor
-  /// sink a (coherent) load below it: every load of the phase is in flight before the first use
-  /// (one round trip). [2] the arrival count thread 0 saw.
-  static NETRA_DEVICE u32* shared_words() {
-    NETRA_SHARED u32 words[4];
-    return words;
+  /// +0.0 read from LDS after a workgroup barrier that follows the operand loads: the fma / matrix
+  /// chains start from it, so the compiler can neither start a chain before the barrier nor sink
+  /// a (coherent) load below it: every load is in flight before the first use (one round trip).
+  static NETRA_DEVICE float& zero_slot() {
+    NETRA_SHARED float slot;
+    return slot;
   }
-  /// +0.0 and 1.0 as the compiler cannot know them (tokens >= 1 by admission).
-  static NETRA_DEVICE void set_constant_slots(const params& p, u32 thread) {
-    if (thread == 0) {
-      shared_words()[0] = bit_cast<u32>(static_cast<float>(p.tokens == 0));
-      shared_words()[1] = bit_cast<u32>(static_cast<float>(p.tokens != 0));
-    }
+  /// +0.0 as the compiler cannot know it (tokens >= 1 by admission), so it cannot fold the slot.
+  static NETRA_DEVICE void clear_zero_slot(const params& p, u32 thread) {
+    if (thread == 0) zero_slot() = static_cast<float>(p.tokens == 0);
   }
   template <class T> static NETRA_DEVICE float zero_after_loads() {
     workgroup_barrier<T>();
-    return bit_cast<float>(shared_words()[0]);
-  }
-  template <class T> static NETRA_DEVICE float one_after_loads() {
-    workgroup_barrier<T>();
-    return bit_cast<float>(shared_words()[1]);
+    return zero_slot();
   }
 
   static NETRA_DEVICE float bf16_lo(u32 w) { return bit_cast<float>(w << 16); }
@@ -259,7 +244,7 @@ NETRA_UNROLL
       else if (lane < 8 + Contract::token_tile && t0 + lane - 8 < p.tokens)
         prefetch_l2<target>(p.hidden + static_cast<i64>(t0 + lane - 8) * p.hidden_stride + group * 8 * g, bytes);
     }
-    set_constant_slots(p, thread);
+    clear_zero_slot(p, thread);
     launch_dependents<target>();
     wait_for_prerequisites<target>();
     u32x4 w[8], h[Contract::token_tile];
@@ -301,7 +286,7 @@ NETRA_UNROLL
     const u32 thread = thread_id<target>();
     const u32 lane = lane_id<target>(), wave = wave_id<target>();
     NETRA_SHARED u32x4 tiles[waves][16][tile_stride / 4];  // per wave 16 rows of tile_stride floats, 16-byte aligned
-    set_constant_slots(p, thread);
+    clear_zero_slot(p, thread);
     // Wave w: K [split * 512 + (512 / waves) w, + 512 / waves) = `chunks` chunks of 32 (sm90a: 8
     // warps, 2 chunks; gfx950: 4 waves, 4 chunks); all 64 experts = `n_tiles` instruction tiles
     // (sm90a 8 n8 tiles, gfx950 4 n16). Per chunk a lane loads `halves` 16-byte A vectors (sm90a:
@@ -393,8 +378,7 @@ NETRA_UNROLL
                         u32x4{bit_cast<u32>(s[0]), bit_cast<u32>(s[1]), bit_cast<u32>(s[2]), bit_cast<u32>(s[3])});
   }
 
-  /// Phase 1: this workgroup's partial logits into the workspace.
-  static NETRA_DEVICE void logits_phase(const params& p) {
+  static NETRA_DEVICE void run(const params& p) {
     if constexpr (Contract::exact) {
       partials_exact(p);
     } else {
@@ -416,58 +400,30 @@ NETRA_UNROLL
       partials_matrix(p, tile, expert_tile, split);
     }
   }
+};
 
-  /// Phase 2 entry: every wave releases its partial stores, then one thread counts the workgroup
-  /// in its token tile. True in every thread of the tile's last workgroup to arrive, which has
-  /// acquired every other workgroup's partials and sets the count back to zero for the next call.
-  static NETRA_DEVICE bool arrives_last(const params& p, u32 tile) {
-    fence_release<target>();
-    workgroup_barrier<target>();
-    if (thread_id<target>() == 0) shared_words()[2] = atomic_add_relaxed<target>(p.arrivals + tile, 1);
-    workgroup_barrier<target>();
-    if (shared_words()[2] != Contract::arrivals_per_tile - 1) return false;
-    fence_acquire<target>();
-    if (thread_id<target>() == 0) store_4B<target>(p.arrivals + tile, 0);  // read by no one in this call
-    return true;
-  }
+// ---- the route kernel ----------------------------------------------------------------------------
 
-  /// Phase 2: group grp routes tokens tile * token_tile + tokens_per_group * grp + i; lane l reads
-  /// experts 8l .. 8l + 7 of every split (two strong 16-byte loads each, all issued before a
-  /// barrier) and adds the splits in order.
-  static NETRA_DEVICE void route_phase(const params& p, u32 tile) {
-    const u32 thread = thread_id<target>();
-    const u32 lane = thread % group, grp = thread / group;
-    u32x4 v[tokens_per_group][Contract::k_splits][2];
-NETRA_UNROLL
-    for (u32 i = 0; i < tokens_per_group; ++i) {
-      const u32 token = route_token(tile, grp, i);
-NETRA_UNROLL
-      for (u32 s = 0; s < Contract::k_splits; ++s) {
-        const float* base = p.partials + router_partial_index<Contract>(s, token < p.tokens ? token : 0, 8 * lane);
-        v[i][s][0] = load_16B_after_acquire<target>(base);
-        v[i][s][1] = load_16B_after_acquire<target>(base + 4);
-      }
-    }
-    const float one = one_after_loads<target>();
-NETRA_UNROLL
-    for (u32 i = 0; i < tokens_per_group; ++i) {
-      const u32 token = route_token(tile, grp, i);
-      if (token >= p.tokens) return;  // uniform over the 32-lane group; later tokens are larger
-      float l[8];
-NETRA_UNROLL
-      for (u32 s = 0; s < Contract::k_splits; ++s)
-NETRA_UNROLL
-        for (u32 x = 0; x < 8; ++x) {
-          const float f = bit_cast<float>(v[i][s][x / 4][x % 4]);
-          l[x] = s == 0 ? mul_rn(f, one) : add_rn(l[x], f);
-        }
-      route(p, token, lane, l);
-    }
+template <class Contract> struct moe_router_route_kernel {
+  using target = typename Contract::target;
+  static constexpr const char* symbol = "netra_moe_router_route";
+  static constexpr u32 workgroup_size = Contract::route_workgroup_size;
+  static constexpr bool programmatic_dependent_launch = same_v<target, sm90a>;
+  static constexpr u32 group = 32;                                // lanes per routed token
+  static constexpr u32 tokens_per_workgroup = workgroup_size / group;
+
+  struct params {
+    const float* partials;  // workspace: FP32 [k_splits][padded_tokens][256], the logits kernel's
+    i32* ids;               // int32 [tokens, 9]
+    float* weights;         // FP32 [tokens, 9]
+    u32 tokens;
+  };
+
+  NETRA_HOST_DEVICE static constexpr launch_shape shape(u32 tokens) {
+    return {{ceil_div(tokens, tokens_per_workgroup), 1, 1}, workgroup_size, 0};
   }
-  /// Token `i` of group `grp` in the route phase of token tile `tile`.
-  NETRA_HOST_DEVICE static constexpr u32 route_token(u32 tile, u32 grp, u32 i) {
-    return tile * Contract::token_tile + tokens_per_group * grp + i;
-  }
+  /// Token of group `grp` of workgroup `workgroup`; lane l owns experts 8l .. 8l + 7.
+  NETRA_HOST_DEVICE static constexpr u32 token_of(u32 workgroup, u32 grp) { return workgroup * tokens_per_workgroup + grp; }
 
   static NETRA_DEVICE u64 shuffle_key(u64 v, u32 mask) { return xor_shuffle_u64<target>(v, mask); }
 
@@ -529,16 +485,43 @@ NETRA_UNROLL
   }
 
   static NETRA_DEVICE void run(const params& p) {
-    logits_phase(p);
-    const u32 tile = workgroup_id<target, 1>();
-    if (arrives_last(p, tile)) route_phase(p, tile);
+    const u32 thread = thread_id<target>();
+    const u32 lane = thread % group;
+    const u32 token = token_of(workgroup_id<target, 0>(), thread / group);
+    const bool live = token < p.tokens;  // uniform over the 32-lane group
+    NETRA_SHARED float one_slot;
+    if (thread == 0) one_slot = static_cast<float>(p.tokens != 0);  // 1.0 (tokens >= 1), unknown to the compiler
+    launch_dependents<target>();
+    wait_for_prerequisites<target>();  // the logits kernel has completed
+    u32x4 v[Contract::k_splits][2];
+NETRA_UNROLL
+    for (u32 s = 0; s < Contract::k_splits; ++s) {
+      const float* base = p.partials + router_partial_index<Contract>(s, live ? token : 0, 8 * lane);
+      v[s][0] = load_16B_after_acquire<target>(base);
+      v[s][1] = load_16B_after_acquire<target>(base + 4);
+    }
+    // Every load above is issued before the first addition: the sums start from split 0 times a
+    // 1.0 read from LDS after a barrier (x * 1 = x exactly), and strong loads stay above the
+    // barrier, so the compiler cannot trade registers for a second L2 round trip.
+    workgroup_barrier<target>();
+    const float one = one_slot;
+    if (!live) return;
+    float l[8];
+NETRA_UNROLL
+    for (u32 s = 0; s < Contract::k_splits; ++s)
+NETRA_UNROLL
+      for (u32 x = 0; x < 8; ++x) {
+        const float f = bit_cast<float>(v[s][x / 4][x % 4]);
+        l[x] = s == 0 ? mul_rn(f, one) : add_rn(l[x], f);
+      }
+    route(p, token, lane, l);
   }
 };
 
 template <class Target, u32 Tactic, u32 MaxTokens, u32 WaveSize>
 struct kernels_of<contracts::moe_router<Target, Tactic, MaxTokens, WaveSize>> {
   using contract = contracts::moe_router<Target, Tactic, MaxTokens, WaveSize>;
-  using type = type_list<moe_router_kernel<contract>>;
+  using type = type_list<moe_router_logits_kernel<contract>, moe_router_route_kernel<contract>>;
 };
 
 }  // namespace netra::kernels

@@ -1,6 +1,6 @@
 // netra/runtime/ops/moe_router.hpp — the host launch path of contracts::moe_router: validate the
-// call's signature, then record the one kernel on the caller's stream with the handle's persistent
-// workspace (the partial logits and the per-tile arrival counts, zero-filled by the handle).
+// call's signature, then record the two kernels (logits, route) on the caller's stream with the
+// handle's persistent workspace (the partial logits the route kernel reads).
 // Nothing is allocated, looked up or synchronised here (safe inside graph capture). One handle's
 // workspace serves one stream at a time.
 #pragma once
@@ -25,13 +25,13 @@ void moe_router(const handle<Contract>& h, stream_handle stream, const void* hid
   const decision d = Contract::admits(moe_router_call_signature(h.device().target, hidden, tokens, hidden_size, hidden_stride, gate_weight,
                                                                 experts, ids, weights, h.workspace(), h.workspace_bytes()));
   if (!d.admitted()) throw error(refusal_status(d), "netra::moe_router: " + to_string(d));
-  using router = kernels::moe_router_kernel<Contract>;
-  auto* workspace = static_cast<unsigned char*>(h.workspace());
+  using logits = kernels::moe_router_logits_kernel<Contract>;
+  using route = kernels::moe_router_route_kernel<Contract>;
+  auto* partials = static_cast<float*>(h.workspace());
   const auto m = static_cast<u32>(tokens);
-  h.template launch<router>(stream,
-                            {static_cast<const u16*>(hidden), hidden_stride, static_cast<const u16*>(gate_weight), reinterpret_cast<float*>(workspace),
-                             reinterpret_cast<u32*>(workspace + Contract::arrivals_offset), ids, weights, m},
-                            router::shape(m));
+  h.template launch<logits>(stream, {static_cast<const u16*>(hidden), hidden_stride, static_cast<const u16*>(gate_weight), partials, m},
+                            logits::shape(m));
+  h.template launch<route>(stream, {partials, ids, weights, m}, route::shape(m));
 }
 
 }  // namespace netra
