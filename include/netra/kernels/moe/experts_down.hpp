@@ -4,14 +4,15 @@
 // Contract: out[t] = bf16( sum_s weights[t][s] * (W2[ids[t*9+s]] * dequant(act[t*9+s])) ),
 // block FP8; act is act_quant's E4M3 + scales (Input 0) or gate_up's BF16 with act_quant
 // recomputed here with its exact semantics (Input 1).
-// Mapping: grid (128): workgroup x owns output rows [16x, 16x + 16) of every token; 9 waves per
-// workgroup (gfx950: 576 lanes; sm90a: 288 threads). Every wave loads the route metadata once
-// into registers (strong loads; every later route scan is register work: ballots, no memory).
-// Wave w takes the routes r = w, w + 9, ...: route r is a "unit" if it is its expert's
-// occurrence 0, 16, 32, .. in route order, and the unit serves r and the expert's next 15 routes
-// (16 columns; more than 16 routes per expert only with duplicate ids inside a token). For a
-// unit, every lane issues its W2 loads for the tile's 16 rows x all 512 K (4 scale blocks: 2
-// pieces per block on gfx950, 4 on sm90a; 16 B each, streaming_early), then per instruction tile
+// Mapping: grid (128): workgroup x owns output rows [16x, 16x + 16) of every token; 12 waves per
+// workgroup (Contract::waves; gfx950: 768 lanes; sm90a: 384 threads). The workgroup first builds
+// its unit schedule in LDS from the route ids (build_schedule: strong loads, three barriers): a
+// route is a "unit" if it is its expert's occurrence 0, 16, 32, .. in route order, and the unit
+// serves it and the expert's next 15 routes (16 columns; more than 16 routes per expert only
+// with duplicate ids inside a token); the units are listed in route order and dealt round-robin:
+// wave w takes units w, w + 12, ... For a unit, every lane issues its W2 loads for the tile's
+// 16 rows x all 512 K (4 scale blocks: 2 pieces per block on gfx950, 4 on sm90a; 16 B each,
+// streaming_early), then per instruction tile
 // fetches the E4M3 activation pieces of its column for all 4 blocks at once (Input 0: 16-byte
 // global loads of act_quant's output, in flight together with the weights; Input 1: LDS reads
 // of the prologue's output), runs the blocks' matrix instructions (1 MFMA 16x16x128 / 4
@@ -23,15 +24,15 @@
 // Weight stream: a wave computes one unit, then loads the next (sm90a: its rows were prefetched
 // into L2 two units ahead with cp.async.bulk.prefetch.L2, 8 KiB each; gfx950 has no L2
 // prefetch: the next unit's loads are a DRAM round trip).
-// Input 1 prologue (after the wait): wave w quantizes routes w, w + 9, ... of the gate_up output
+// Input 1 prologue (after the wait): wave w quantizes routes w, w + 12, ... of the gate_up output
 // into LDS (E4M3 [9M][512] + scales [9M][4]) with act_quant's exact operations; lane l owns
 // values [V l, V l + V), V = 8 (gfx950) / 16 (sm90a); a group's amax joins its 16 / 8 lanes
 // (xor butterfly). Every workgroup recomputes it (deterministic, so exact): worth it only for
 // few tokens, hence MaxTokens <= 4 for Input 1.
-// M = 1: 128 workgroups x 9 waves = 1152 waves, one unit each (the article's down stage: 256
-// waves). Lane maps: experts_fragment.hpp.
-// sm90a programmatic dependent launch: a wave reads ids (strong loads), issues its first unit's
-// W2 loads and the L2 prefetches of its next two *before* griddepcontrol.wait, so the weight
+// M = 1: 128 workgroups x 9 units = 1152 working waves, one unit each (the article's down stage:
+// 256 waves). Lane maps: experts_fragment.hpp.
+// sm90a programmatic dependent launch: the workgroup reads ids (strong loads), a wave issues its
+// first unit's W2 loads and the L2 prefetches of its next two *before* griddepcontrol.wait, so the weight
 // stream overlaps the predecessor's tail (streaming_early loads: ptxas keeps them before the
 // wait; it may sink read-only-path loads past it). Precondition: ids are complete when the
 // kernel preceding this one on the stream starts (in the decode block the router runs before
