@@ -109,6 +109,17 @@ def block_section(d) -> str:
                          "policy failures"]) + "\n")
 
 
+def fp8_accumulation_section(d) -> str:
+    if not d:
+        return "_not measured_\n"
+    rows = [[r["case"], r["use_fast_accum"], r["max_err_over_A"], r["median_err_over_A"], r["within_contract_bound"]] for r in d["records"]]
+    env = d["environment"]
+    return (f"{env['gpu']}, {env['date']}, revision `{env['git_revision']}`; {d['peer']}; one 128-K scale block "
+            f"({d['shape']['m']} x {d['shape']['k']} x {d['shape']['n']}); error of the block sum over A = sum |products|, "
+            f"against the expert contracts' {d['contract_ratio_bound']:.3g}.\n\n" +
+            table(rows, ["inputs", "fast accumulation", "max |D - P| / A", "median |D - P| / A", "within the contract's bound"]) + "\n")
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--results", default="bench/results")
@@ -122,7 +133,9 @@ def main() -> None:
              audit_section(load(os.path.join(a.results, "audit.json"))),
              "## argmax on the H200\n", argmax_section(load(os.path.join(a.results, "argmax_h200.json"))),
              "## MoE routing kernels on the H200\n", routing_section(load(os.path.join(a.results, "moe_routing_h200.json"))),
-             "## Decode MoE block on the H200\n", block_section(load(os.path.join(a.results, "moe_block_h200.json")))]
+             "## Decode MoE block on the H200\n", block_section(load(os.path.join(a.results, "moe_block_h200.json"))),
+             "## FP8 tensor-core accumulation on the H200 (wgmma through cuBLASLt)\n",
+             fp8_accumulation_section(load(os.path.join(a.results, "fp8_accumulation_h200.json")))]
     with open(a.out, "w") as f:
         f.write("\n".join(parts))
     print("wrote", a.out)

@@ -96,7 +96,7 @@ template <class Contract> struct moe_expert_down_kernel {
     float scale[fused ? Contract::max_routes : 1][blocks];
   };
 
-  /// Fused act_quant (Input 1): wave w quantizes routes w, w + 9, ...; lane l owns values
+  /// Fused act_quant (Input 1): wave w quantizes routes w, w + waves, ...; lane l owns values
   /// [V l, V l + V) of the row, V = 512 / wave size; act_quant's exact operations
   /// (kernels/moe/act_quant.hpp); the amax of a 128-value group joins its 128 / V lanes.
   static NETRA_DEVICE void fused_prologue(const params& p, lds_activations& a, u32 routes, u32 w, u32 lane) {

@@ -1,0 +1,95 @@
+"""How exactly the H200's FP8 tensor-core path (wgmma, reached through cuBLASLt by torch._scaled_mm)
+accumulates one scale block of the MoE expert GEMMs, measured against the bound the expert
+contracts state for the matrix-unit sum P of a 128-K block (contracts/moe/expert_weights.hpp):
+
+    |P_dev - P| <= 127 * 2^-23 * A,   A = sum_k |qa_k * qw_k|   (ratio bound 1.51e-5)
+
+netra's sm90a expert kernels use mma.sync m16n8k32 E4M3 (lowered by ptxas to FP16 HMMA with FP32
+accumulation); the issue asks whether native FP8 wgmma could replace it. This script answers the
+precision half: it runs D = A(64 x 128) x B(128 x 16) in E4M3 with unit scales and FP32 output,
+with and without cuBLAS's fast accumulation, on inputs built to expose alignment and truncation,
+and reports max |D - P| / A per case (P exact in FP64: every product of two E4M3 values and every
+partial sum of 128 of them is exact in binary64). Results: bench/results/fp8_accumulation_h200.json.
+
+usage: python3 bench/fp8_accumulation.py [--out PATH]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from bench import common  # noqa: E402
+
+BOUND = 127 * 2.0**-23
+M, K, N = 64, 128, 16
+
+
+def e4m3(x: torch.Tensor) -> torch.Tensor:
+    return x.clamp(-448, 448).to(torch.float8_e4m3fn)
+
+
+def case_inputs(name: str, g: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """A [M, K] and B [N, K] (row-major, K contiguous) in E4M3 on the GPU."""
+    a = torch.randn(M, K, generator=g)
+    b = torch.randn(N, K, generator=g)
+    if name == "random":
+        pass
+    elif name == "one_large_term":  # one product of 448 * 448, the other 127 of magnitude ~2^-4 .. 2^-2
+        a = a.abs() * 0.25 + 0.0625
+        b = b.abs() * 0.25 + 0.0625
+        a[:, 0] = 448.0
+        b[:, 0] = 448.0
+    elif name == "cancellation":  # +448*448 and -448*448 cancel; the small terms are the whole result
+        a = a * 0.125
+        b = b * 0.125
+        a[:, 0], a[:, 64] = 448.0, 448.0
+        b[:, 0], b[:, 64] = 448.0, -448.0
+    elif name == "wide_exponents":  # magnitudes spread over the whole E4M3 range
+        a = torch.sign(a) * torch.exp2(torch.randint(-9, 9, (M, K), generator=g).float())
+        b = torch.sign(b) * torch.exp2(torch.randint(-9, 9, (N, K), generator=g).float())
+    elif name == "small_after_large":  # large terms first in K, many small ones after them
+        a = a.abs() * 2.0**-6
+        b = b.abs() * 2.0**-6
+        a[:, :4] = 448.0
+        b[:, :4] = 240.0
+    else:
+        raise ValueError(name)
+    return e4m3(a).cuda(), e4m3(b).cuda()
+
+
+def measure(a8: torch.Tensor, b8: torch.Tensor, fast: bool) -> dict:
+    one = torch.ones((), device="cuda", dtype=torch.float32)
+    d = torch._scaled_mm(a8, b8.t(), scale_a=one, scale_b=one, out_dtype=torch.float32, use_fast_accum=fast)
+    a64, b64 = a8.double(), b8.double()
+    p = a64 @ b64.t()                # exact: products and 128-term sums of E4M3 values fit binary64
+    mag = a64.abs() @ b64.abs().t()  # A
+    err = (d.double() - p).abs()
+    ratio = torch.where(mag > 0, err / mag, torch.zeros_like(err))
+    return {"max_err_over_A": float(ratio.max()), "median_err_over_A": float(ratio.median()),
+            "within_contract_bound": bool(float(ratio.max()) <= BOUND)}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--out", default=None)
+    a = p.parse_args()
+    g = torch.Generator().manual_seed(7)
+    records = []
+    for name in ["random", "one_large_term", "cancellation", "wide_exponents", "small_after_large"]:
+        a8, b8 = case_inputs(name, g)
+        for fast in (False, True):
+            r = {"case": name, "use_fast_accum": fast, **measure(a8, b8, fast)}
+            records.append(r)
+            print(r)
+    path = a.out or "bench/results/fp8_accumulation_h200.json"
+    common.write_results(path, "fp8_accumulation", records,
+                         {"shape": {"m": M, "k": K, "n": N}, "contract_ratio_bound": BOUND,
+                          "peer": "torch._scaled_mm (cuBLASLt FP8 GEMM, wgmma on sm_90), unit scales, FP32 output"})
+
+
+if __name__ == "__main__":
+    main()
