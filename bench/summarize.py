@@ -109,6 +109,19 @@ def block_section(d) -> str:
                          "policy failures"]) + "\n")
 
 
+def timeline_section(d) -> str:
+    if not d:
+        return "_not measured_\n"
+    env = d["environment"]
+    text = (f"{env['gpu']}, {env['date']}, revision `{env['git_revision']}`; one CUDA graph of blocks replayed under the torch "
+            "profiler; times relative to the end of the previous block; a kernel's critical-path share is its end minus its "
+            "predecessor's end (with programmatic dependent launch it starts early and waits).\n")
+    for r in d["records"]:
+        rows = [[k["kernel"], k["start_us"], k["end_us"], k["critical_path_us"]] for k in r["kernels"]]
+        text += f"\nM = {r['tokens']}: block {r['block_us']:.2f} µs end to end.\n\n" + table(rows, ["kernel", "start µs", "end µs", "critical path µs"]) + "\n"
+    return text
+
+
 def fp8_accumulation_section(d) -> str:
     if not d:
         return "_not measured_\n"
@@ -134,6 +147,8 @@ def main() -> None:
              "## argmax on the H200\n", argmax_section(load(os.path.join(a.results, "argmax_h200.json"))),
              "## MoE routing kernels on the H200\n", routing_section(load(os.path.join(a.results, "moe_routing_h200.json"))),
              "## Decode MoE block on the H200\n", block_section(load(os.path.join(a.results, "moe_block_h200.json"))),
+             "## Where the decode block's time goes on the H200\n",
+             timeline_section(load(os.path.join(a.results, "moe_block_timeline_h200.json"))),
              "## FP8 tensor-core accumulation on the H200 (wgmma through cuBLASLt)\n",
              fp8_accumulation_section(load(os.path.join(a.results, "fp8_accumulation_h200.json")))]
     with open(a.out, "w") as f:

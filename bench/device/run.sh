@@ -18,5 +18,6 @@ step /usr/local/cuda/bin/nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_9
 step python3 bench/argmax.py --netra-bench "$build/tests/netra-bench-argmax" --read-floor "$build/argmax-read-floor" --out "$results/argmax_h200.json"
 step python3 bench/moe_routing.py --netra-bench "$build/tests/netra-bench-moe-routing" --out "$results/moe_routing_h200.json"
 step python3 bench/moe_block.py --out "$results/moe_block_h200.json"
+step python3 bench/moe_block_timeline.py --out "$results/moe_block_timeline_h200.json"
 step python3 bench/fp8_accumulation.py --out "$results/fp8_accumulation_h200.json"
 exit $status

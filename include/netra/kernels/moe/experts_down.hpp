@@ -35,9 +35,9 @@
 // first unit's W2 loads and the L2 prefetches of its next two *before* griddepcontrol.wait, so the weight
 // stream overlaps the predecessor's tail (streaming_early loads: ptxas keeps them before the
 // wait; it may sink read-only-path loads past it). Precondition: ids are complete when the
-// kernel preceding this one on the stream starts (in the decode block the router runs before
-// gate_up, which waits before it lets its dependents start). Activations, route weights and all
-// global stores come after the wait.
+// kernel preceding this one on the stream starts (in the decode block the shared gate and the
+// router run before gate_up, which waits before it lets its dependents start). Activations,
+// route weights and all global stores come after the wait.
 #pragma once
 #include "netra/contracts/moe/expert_down.hpp"
 #include "netra/dsl/entry.hpp"
