@@ -197,7 +197,7 @@ template <class C> void bench_router(const std::string& objects, const device_in
       return typename logits::params{static_cast<const u16*>(hidden.at(s)), 2048, static_cast<const u16*>(weight.at(s)), partials, tokens};
     };
     auto route_params = [&](int s) {
-      return typename route::params{partials, static_cast<i32*>(ids.at(s)), static_cast<float*>(weights.at(s)), tokens};
+      return typename route::params{partials, static_cast<i32*>(ids.at(s)), static_cast<float*>(weights.at(s)), tokens, nullptr, 0, nullptr};
     };
     auto logits_only = [&] {
       for (int s = 0; s < sets; ++s) h.template launch<logits>(stream, logits_params(s), logits::shape(tokens));

@@ -223,6 +223,45 @@ TEST_CASE("router admits the reference call and refuses each field by name") {
   CHECK(E::admits(s).admitted());
 }
 
+TEST_CASE("the decode block's router appends the shared gate: names, route workgroup, shared_gate_weight refused by name") {
+  using G = contracts::moe_router_exact_shared_gate<sm90a>;
+  using E = contracts::moe_router_exact<sm90a>;
+  CHECK(G::shared_gate);
+  CHECK_FALSE(E::shared_gate);
+  CHECK(instance_name<G>() == "moe-router-sm90a-0-32-1");
+  CHECK(instance_name<E>() == "moe-router-sm90a-0-32");  // SharedGate 0 keeps the name
+  CHECK(contract_spelling<G>() == "netra::contracts::moe_router<netra::sm90a, 0, 32, 1>");
+  CHECK(contract_spelling<contracts::moe_router_exact_shared_gate<gfx950>>() == "netra::contracts::moe_router<netra::gfx950, 0, 32, 1>");
+  // route kernel: 2 routing groups, then the same 2 tokens' gate groups (whole waves on gfx950)
+  using R = kernels::moe_router_route_kernel<G>;
+  CHECK(G::route_workgroup_size == 128);
+  CHECK(E::route_workgroup_size == 64);
+  CHECK(R::shape(3).grid[0] == 2);
+  for (u32 grp = 0; grp < 4; ++grp) {
+    CHECK(R::token_of(5, grp) == 10 + grp % 2);
+    CHECK(R::gates(grp) == (grp >= 2));
+  }
+  CHECK(contracts::moe_router_exact_shared_gate<gfx950>::route_workgroup_size % 64 == 0);
+  auto good = [] {
+    auto s = good_routing_call<moe_router_signature>(target_id::sm90a, 32);
+    s.experts = 256;
+    s.workspace = storage + 64;
+    s.workspace_bytes = G::workspace_bytes;
+    s.shared_gate_weight = storage + 32;
+    return s;
+  };
+  CHECK(G::admits(good()).admitted());
+  auto s = good();
+  s.shared_gate_weight = nullptr;
+  CHECK(field_of(G::admits(s)) == "shared_gate_weight");
+  CHECK(E::admits(s).admitted());  // the plain router never reads it
+  s.shared_gate_weight = storage + 34;
+  CHECK(field_of(G::admits(s)) == "shared_gate_weight");
+  s = good();
+  s.tokens = 33;
+  CHECK(field_of(G::admits(s)) == "tokens");  // the routing-call fields come first
+}
+
 TEST_CASE("shared gate admits the reference call and refuses each field by name") {
   using C = contracts::moe_shared_gate_reference<gfx950>;
   CHECK(C::workgroup_size == 64);

@@ -1,7 +1,8 @@
 // The shared-expert gate on the GPU (sm90a cubin built by CMake): slot 8 of the route layout
 // (id 256, weight sigmoid(dot)) bitwise equal to the oracle for 1..512 tokens, two strides and
 // adversarial tokens; slots 0..7 and the token after the last stay poisoned; with the exact router
-// on the same buffers every token's nine routes are complete; refused calls write nothing.
+// on the same buffers every token's nine routes are complete; the decode block's router, which
+// appends the gate itself, writes the same nine routes bit for bit; refused calls write nothing.
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -119,6 +120,64 @@ TEST_CASE("router + shared gate fill all nine routes of every token") {
     CHECK(oracles::bits_of(got_w[static_cast<std::size_t>(t * 9 + 8)]) ==
           oracles::bits_of(oracles::shared_gate_weight(host.data() + t * 2048, gw.data())));
   }
+}
+
+TEST_CASE("the router with the shared gate appended writes all nine routes: the oracle's, bit for bit") {
+  using G = contracts::moe_router_exact_shared_gate<sm90a>;
+  std::vector<std::uint16_t> gw(2048), rw(256 * 2048);
+  oracles::fill_normal(gw.data(), 2048, 0.03, 8);
+  oracles::fill_normal(rw.data(), 256 * 2048, 0.03, 9);
+  testing::gpu_array<std::uint16_t> gate_w(2048), router_w(rw.size());
+  gate_w.upload(gw);
+  router_w.upload(rw);
+  long tokens_checked = 0;
+  for (int repeat = 0; repeat < 2; ++repeat)
+    for (std::int64_t m : {1, 2, 3, 8, 9, 16, 31, 32})
+      for (std::int64_t stride : {2048, 2056}) {
+        const auto host = gate_hidden(m, stride, static_cast<std::uint64_t>(m * 3 + stride + repeat));
+        testing::gpu_array<std::uint16_t> hidden(host.size());
+        testing::gpu_array<std::int32_t> ids(static_cast<std::size_t>((m + 1) * 9));
+        testing::gpu_array<float> weights(static_cast<std::size_t>((m + 1) * 9));
+        hidden.upload(host);
+        ids.fill_bytes(0xAB);
+        weights.fill_bytes(0xAB);
+        moe_router(handle_of<G>(), nullptr, hidden.data(), m, 2048, stride, router_w.data(), 256, ids.data(), weights.data(), gate_w.data());
+        const auto got_ids = ids.download();
+        const auto got_w = weights.download();
+        long mismatches = 0, untouched_violations = 0;
+        for (std::int64_t t = 0; t < m; ++t) {
+          const std::uint16_t* h = host.data() + t * stride;
+          float l[256];
+          for (int e = 0; e < 256; ++e) l[e] = oracles::router_exact_logit(h, rw.data() + e * 2048);
+          const auto want = oracles::route_token(l);
+          for (int s = 0; s < 8; ++s) {
+            mismatches += got_ids[static_cast<std::size_t>(t * 9 + s)] != want.ids[s];
+            mismatches += oracles::bits_of(got_w[static_cast<std::size_t>(t * 9 + s)]) != oracles::bits_of(want.weights[s]);
+          }
+          mismatches += got_ids[static_cast<std::size_t>(t * 9 + 8)] != 256;
+          mismatches += oracles::bits_of(got_w[static_cast<std::size_t>(t * 9 + 8)]) != oracles::bits_of(oracles::shared_gate_weight(h, gw.data()));
+          ++tokens_checked;
+        }
+        for (int s = 0; s < 9; ++s)
+          untouched_violations += static_cast<std::uint32_t>(got_ids[static_cast<std::size_t>(m * 9 + s)]) != 0xABABABABu ||
+                                  oracles::bits_of(got_w[static_cast<std::size_t>(m * 9 + s)]) != 0xABABABABu;
+        INFO("tokens ", m, " stride ", stride, " repeat ", repeat);
+        CHECK(mismatches == 0);
+        CHECK(untouched_violations == 0);
+      }
+  MESSAGE(tokens_checked, " tokens' nine routes checked bitwise");
+  // a missing gate weight is refused by name before anything is launched
+  testing::gpu_array<std::int32_t> ids(9);
+  testing::gpu_array<float> weights(9);
+  testing::gpu_array<std::uint16_t> hidden(2048);
+  ids.fill_bytes(0xAB);
+  try {
+    moe_router(handle_of<G>(), nullptr, hidden.data(), 1, 2048, 2048, router_w.data(), 256, ids.data(), weights.data(), nullptr);
+    FAIL("a router call without the gate weight was admitted");
+  } catch (const error& e) {
+    CHECK(std::string(e.what()).find("shared_gate_weight") != std::string::npos);
+  }
+  for (std::int32_t v : ids.download()) CHECK(static_cast<std::uint32_t>(v) == 0xABABABABu);
 }
 
 TEST_CASE("a refused shared-gate call names the field and writes nothing") {

@@ -70,6 +70,11 @@
 // logits kernel prefetches its weight and hidden rows into L2 before its own wait, which never
 // changes results). The workspace needs no initial contents; one workspace serves one stream at
 // a time.
+// SharedGate 1 (the decode block's router): the route kernel also writes slot 8 exactly as
+// contracts::moe_shared_gate does (same order, same bits; kernels/moe/shared_gate.hpp
+// shared_gate_lane), on 32 more lanes per token that load the hidden row and the gate weight
+// when the routing lanes load the partials; the call then also takes the gate weight (BF16
+// [2048], 16-byte aligned) and writes all nine slots.
 #pragma once
 #include "netra/contracts/common.hpp"
 #include "netra/contracts/moe/route_layout.hpp"
@@ -77,11 +82,13 @@
 
 namespace netra {
 
-/// What a call to the router has: the routing call, the expert count and the workspace.
+/// What a call to the router has: the routing call, the expert count, the workspace and (for a
+/// contract with SharedGate 1) the shared-expert gate weight, BF16 [2048].
 struct moe_router_signature : moe_routing_call {
   i64 experts = 0;
   const void* workspace = nullptr;
   u64 workspace_bytes = 0;
+  const void* shared_gate_weight = nullptr;
 };
 
 /// Router tactics (the Tactic field of contracts::moe_router).
@@ -92,7 +99,16 @@ inline constexpr u32 matrix_bf16 = 1;  // BF16 matrix instructions: bounded poli
 
 namespace contracts {
 
-template <class Target, u32 Tactic, u32 MaxTokens, u32 WaveSize = Target::wave_size>
+/// The template arguments an instance is named and spelled by: SharedGate only when it is 1, so
+/// the instances without it keep their names.
+template <u32 Tactic, u32 MaxTokens, u32 SharedGate> struct moe_router_args {
+  static constexpr i64 value[] = {Tactic, MaxTokens, SharedGate};
+};
+template <u32 Tactic, u32 MaxTokens> struct moe_router_args<Tactic, MaxTokens, 0> {
+  static constexpr i64 value[] = {Tactic, MaxTokens};
+};
+
+template <class Target, u32 Tactic, u32 MaxTokens, u32 SharedGate = 0, u32 WaveSize = Target::wave_size>
 struct moe_router {
   static_assert(is_built_target_v<Target>,
                 "netra::contracts::moe_router: field Target is not supported; supported: netra::gfx950, netra::sm90a");
@@ -101,6 +117,8 @@ struct moe_router {
   static_assert(Tactic == router_tactic::exact_fp32 || Tactic == router_tactic::matrix_bf16,
                 "netra::contracts::moe_router: field Tactic must be 0 (exact_fp32) or 1 (matrix_bf16)");
   static_assert(MaxTokens >= 1 && MaxTokens <= 128, "netra::contracts::moe_router: field MaxTokens must be in [1, 128] (one fused kernel)");
+  static_assert(SharedGate == 0 || SharedGate == 1,
+                "netra::contracts::moe_router: field SharedGate must be 0 (slots 0..7) or 1 (the route kernel also writes slot 8)");
 
   using target = Target;
   static constexpr const char* family = "moe_router";
@@ -115,7 +133,11 @@ struct moe_router {
   /// Logits kernel: exact 2 x 32 lanes (two K groups of one 8-expert x 8-token tile), matrix 256
   /// (the 16 x 64 x 512 tile); route kernel: 64 threads, one 32-lane group per token.
   static constexpr u32 workgroup_size = exact ? 64 : 256;
-  static constexpr u32 route_workgroup_size = 64;
+  /// SharedGate 1: the route kernel also computes contracts::moe_shared_gate's slot 8, with that
+  /// contract's order and bits, on 32 more lanes per token (its workgroup: 2 tokens' routing
+  /// groups, then their 2 gate groups; on gfx950 one wave64 each).
+  static constexpr bool shared_gate = SharedGate == 1;
+  static constexpr u32 route_workgroup_size = shared_gate ? 128 : 64;
   static constexpr u32 token_tile = exact ? 8 : 16;
   static constexpr u32 expert_tile = exact ? 8 : 64;
   static constexpr u32 k_splits = exact ? 8 : 4;  // exact: the 8 K groups' sums G_g; matrix: 512-K splits
@@ -130,7 +152,7 @@ struct moe_router {
   static_assert(exact ? expert_tile * 4 == 32 : true,
                 "netra::contracts::moe_router: the exact tactic's 32-lane reduce-scatter needs 8 experts x 4 tokens");
 
-  static constexpr i64 template_args[] = {Tactic, MaxTokens};
+  static constexpr const auto& template_args = moe_router_args<Tactic, MaxTokens, SharedGate>::value;
 
   static decision admits(const moe_router_signature& s) {
     if (const decision d = admits_routing_call<moe_router>(s); !d.admitted()) return d;
@@ -138,6 +160,8 @@ struct moe_router {
     if (const decision d = require_pointer<16>("workspace", s.workspace); !d.admitted()) return d;
     if (s.workspace_bytes < workspace_bytes)
       return refuse("workspace_bytes", ">= the contract's workspace_bytes", static_cast<i64>(s.workspace_bytes));
+    if constexpr (shared_gate)
+      if (const decision d = require_pointer<16>("shared_gate_weight", s.shared_gate_weight); !d.admitted()) return d;
     return admit();
   }
 
@@ -172,6 +196,9 @@ struct moe_router {
 
 /// The decode router: exact FP32 order, up to 32 tokens.
 template <class Target> using moe_router_exact = moe_router<Target, router_tactic::exact_fp32, 32>;
+/// The decode block's router: moe_router_exact that also appends the shared-expert gate (slot 8,
+/// bitwise contracts::moe_shared_gate's), so the block needs no shared-gate kernel.
+template <class Target> using moe_router_exact_shared_gate = moe_router<Target, router_tactic::exact_fp32, 32, 1>;
 /// Up to 128 tokens on the matrix units, bounded policy.
 template <class Target> using moe_router_matrix = moe_router<Target, router_tactic::matrix_bf16, 128>;
 

@@ -20,8 +20,10 @@
 //   On sm90a the workgroup first asks L2 for its weight and hidden rows (cp.async.bulk.prefetch:
 //   a hint, it reads nothing into registers), then releases its successor and waits for its
 //   predecessor (programmatic dependent launch) before the first load.
-// route kernel: grid ceil(M / 2), 64 threads, one 32-lane group per token (a warp on sm90a, half a
-//   wave64 on gfx950, every shuffle inside the group); lane l owns experts 8l .. 8l + 7: two strong
+// route kernel: grid ceil(M / 2), 64 threads (SharedGate: 128, the last 64 computing the two
+//   tokens' shared gates with kernels/moe/shared_gate.hpp's shared_gate_lane: slot 8), one
+//   32-lane group per token (a warp on sm90a, half a wave64 on gfx950, every shuffle inside the
+//   group); lane l owns experts 8l .. 8l + 7: two strong
 //   16-byte loads per split (the logits kernel's completion is waited for, not its L1 state), all
 //   issued before a workgroup barrier, split partials added in split order, then route(): max and
 //   sums by 32-lane butterflies, top-8 by a bitonic selection of 64-bit keys (router_sort8 /
@@ -39,6 +41,7 @@
 #include "netra/dsl/vector_memory.hpp"
 #include "netra/dsl/wave_reduce.hpp"
 #include "netra/dsl/workgroup_barrier.hpp"
+#include "netra/kernels/moe/shared_gate.hpp"
 
 // Loops kept rolled on purpose (NETRA_* compiler names only, dsl/config.hpp).
 #if defined(NETRA_COMPILER_CUDA) || defined(NETRA_COMPILER_HIP)
@@ -410,20 +413,29 @@ template <class Contract> struct moe_router_route_kernel {
   static constexpr u32 workgroup_size = Contract::route_workgroup_size;
   static constexpr bool programmatic_dependent_launch = same_v<target, sm90a>;
   static constexpr u32 group = 32;                                // lanes per routed token
-  static constexpr u32 tokens_per_workgroup = workgroup_size / group;
+  static constexpr u32 tokens_per_workgroup = 2;                  // routing groups; then (SharedGate) as many gate groups
+  static_assert(workgroup_size == group * tokens_per_workgroup * (Contract::shared_gate ? 2 : 1),
+                "netra::kernels::moe_router: the route workgroup is 2 routing groups (+ 2 gate groups)");
+  using gate_part = shared_gate_lane<target>;
 
   struct params {
-    const float* partials;  // workspace: FP32 [k_splits][padded_tokens][256], the logits kernel's
-    i32* ids;               // int32 [tokens, 9]
-    float* weights;         // FP32 [tokens, 9]
+    const float* partials;     // workspace: FP32 [k_splits][padded_tokens][256], the logits kernel's
+    i32* ids;                  // int32 [tokens, 9]
+    float* weights;            // FP32 [tokens, 9]
     u32 tokens;
+    const u16* hidden;         // SharedGate: BF16 [tokens, hidden_stride]
+    i64 hidden_stride;         // elements
+    const u16* gate_weight;    // SharedGate: BF16 [2048]
   };
 
   NETRA_HOST_DEVICE static constexpr launch_shape shape(u32 tokens) {
     return {{ceil_div(tokens, tokens_per_workgroup), 1, 1}, workgroup_size, 0};
   }
-  /// Token of group `grp` of workgroup `workgroup`; lane l owns experts 8l .. 8l + 7.
-  NETRA_HOST_DEVICE static constexpr u32 token_of(u32 workgroup, u32 grp) { return workgroup * tokens_per_workgroup + grp; }
+  /// Token of group `grp` of workgroup `workgroup`: routing groups 0, 1 (lane l owns experts
+  /// 8l .. 8l + 7), then (SharedGate) gate groups 2, 3 for the same two tokens.
+  NETRA_HOST_DEVICE static constexpr u32 token_of(u32 workgroup, u32 grp) { return workgroup * tokens_per_workgroup + grp % tokens_per_workgroup; }
+  /// True for the groups that compute the shared gate (SharedGate only).
+  NETRA_HOST_DEVICE static constexpr bool gates(u32 grp) { return grp >= tokens_per_workgroup; }
 
   static NETRA_DEVICE u64 shuffle_key(u64 v, u32 mask) { return xor_shuffle_u64<target>(v, mask); }
 
@@ -486,13 +498,29 @@ NETRA_UNROLL
 
   static NETRA_DEVICE void run(const params& p) {
     const u32 thread = thread_id<target>();
-    const u32 lane = thread % group;
-    const u32 token = token_of(workgroup_id<target, 0>(), thread / group);
+    const u32 lane = thread % group, grp = thread / group;
+    const u32 token = token_of(workgroup_id<target, 0>(), grp);
     const bool live = token < p.tokens;  // uniform over the 32-lane group
     NETRA_SHARED float one_slot;
     if (thread == 0) one_slot = static_cast<float>(p.tokens != 0);  // 1.0 (tokens >= 1), unknown to the compiler
+    if constexpr (Contract::shared_gate && prefetch_ops<target>::has_l2_prefetch) {
+      // the gate weight (4 KiB) into L2 while the logits kernel runs (a hint): after the wait the
+      // gate lanes then meet L2, as the routing lanes do for the partials
+      if (grp == tokens_per_workgroup && lane == 0) prefetch_l2<target>(p.gate_weight, 2 * Contract::hidden_size);
+    }
     launch_dependents<target>();
     wait_for_prerequisites<target>();  // the logits kernel has completed
+    if constexpr (Contract::shared_gate) {
+      if (gates(grp)) {  // whole waves on both targets: groups 2, 3 are warps 2, 3 / the second wave64
+        const u64 t = live ? token : p.tokens - 1;
+        gate_part part;
+        part.load(p.hidden + static_cast<i64>(t) * p.hidden_stride, p.gate_weight, lane);
+        workgroup_barrier<target>();  // the routing groups' barrier (below)
+        const float g = part.value();
+        if (live && lane == 0) gate_part::store(p.ids, p.weights, t, g);
+        return;
+      }
+    }
     u32x4 v[Contract::k_splits][2];
 NETRA_UNROLL
     for (u32 s = 0; s < Contract::k_splits; ++s) {
@@ -518,9 +546,9 @@ NETRA_UNROLL
   }
 };
 
-template <class Target, u32 Tactic, u32 MaxTokens, u32 WaveSize>
-struct kernels_of<contracts::moe_router<Target, Tactic, MaxTokens, WaveSize>> {
-  using contract = contracts::moe_router<Target, Tactic, MaxTokens, WaveSize>;
+template <class Target, u32 Tactic, u32 MaxTokens, u32 SharedGate, u32 WaveSize>
+struct kernels_of<contracts::moe_router<Target, Tactic, MaxTokens, SharedGate, WaveSize>> {
+  using contract = contracts::moe_router<Target, Tactic, MaxTokens, SharedGate, WaveSize>;
   using type = type_list<moe_router_logits_kernel<contract>, moe_router_route_kernel<contract>>;
 };
 

@@ -1,15 +1,17 @@
 // netra/runtime/ops/moe_block.hpp — the whole decode MoE block of Qwen3.6-35B-A3B for 1..16
-// tokens on one stream: router -> shared-expert gate (route append) -> gate_up -> [act_quant] ->
-// down with the weighted route sum. Every kernel is recorded with its contract's launch path (on
-// sm90a all of them with programmatic dependent launch: each waits before it reads its
-// predecessor's output and releases its successor early). Nothing is allocated, looked up or
+// tokens on one stream: router with the shared-expert gate appended (all nine route slots) ->
+// gate_up -> [act_quant] -> down with the weighted route sum. Every kernel is recorded with its
+// contract's launch path (on sm90a all of them with programmatic dependent launch: each waits
+// before it reads its predecessor's output and releases its successor early). Nothing is allocated, looked up or
 // synchronised in run(): the block can be captured into one CUDA graph.
 //
-//   variant unfused: router, shared gate, gate_up, act_quant, down(E4M3)        5 kernels
-//   variant fused:   router, shared gate, gate_up, down(gate_up's BF16)         4 kernels, M <= 4
+//   variant unfused: router (logits, route + shared gate), gate_up, act_quant, down(E4M3)   5 kernels
+//   variant fused:   router (logits, route + shared gate), gate_up, down(gate_up's BF16)    4 kernels, M <= 4
 //
-// Kernels and contracts: contracts::moe_router_exact (routing helper), moe_shared_gate_reference,
-// moe_act_quant_decode (M = 1) / moe_act_quant_batch (M > 1), moe_expert_gate_up_decode,
+// Kernels and contracts: contracts::moe_router_exact_shared_gate (slots 0..7 bitwise
+// moe_router_exact's, slot 8 bitwise moe_shared_gate_reference's; one kernel fewer on the block's
+// critical path than the two contracts called in turn), moe_act_quant_decode (M = 1) /
+// moe_act_quant_batch (M > 1), moe_expert_gate_up_decode,
 // moe_expert_down_decode / moe_expert_down_fused_decode. The caller owns the intermediate
 // buffers (stable pointers across graph replays); the router's workspace is its handle's.
 #pragma once
@@ -22,7 +24,6 @@
 #include "netra/runtime/ops/moe_act_quant.hpp"
 #include "netra/runtime/ops/moe_experts.hpp"
 #include "netra/runtime/ops/moe_router.hpp"
-#include "netra/runtime/ops/moe_shared_gate.hpp"
 
 namespace netra {
 
@@ -45,8 +46,7 @@ struct moe_block_args {
 
 template <class Target> class moe_decode_block {
  public:
-  using router_c = contracts::moe_router_exact<Target>;
-  using shared_gate_c = contracts::moe_shared_gate_reference<Target>;
+  using router_c = contracts::moe_router_exact_shared_gate<Target>;
   using act_quant_one_c = contracts::moe_act_quant_decode<Target>;
   using act_quant_batch_c = contracts::moe_act_quant_batch<Target>;
   using gate_up_c = contracts::moe_expert_gate_up_decode<Target>;
@@ -59,7 +59,7 @@ template <class Target> class moe_decode_block {
   /// libnetra, or read from a build's code_objects/ directory).
   using loader = std::function<std::vector<std::byte>(const std::string&)>;
   moe_decode_block(const device_info& device, const loader& code_object)
-      : router_(code_object(instance_name<router_c>()), device), shared_gate_(code_object(instance_name<shared_gate_c>()), device),
+      : router_(code_object(instance_name<router_c>()), device),
         act_quant_one_(code_object(instance_name<act_quant_one_c>()), device),
         act_quant_batch_(code_object(instance_name<act_quant_batch_c>()), device), gate_up_(code_object(instance_name<gate_up_c>()), device),
         down_(code_object(instance_name<down_c>()), device), down_fused_(code_object(instance_name<down_fused_c>()), device) {}
@@ -72,8 +72,8 @@ template <class Target> class moe_decode_block {
       throw error(status::invalid_argument, "netra::moe_decode_block: tokens must be in [1, 16] ([1, 4] for the fused variant), got " +
                                                 std::to_string(a.tokens));
     const i64 h = moe::expert_weights::hidden;
-    moe_router(router_, stream, a.hidden, a.tokens, h, h, a.router_weight, moe::route_layout::routed_experts, a.ids, a.route_weights);
-    moe_shared_gate(shared_gate_, stream, a.hidden, a.tokens, h, h, a.shared_gate_weight, a.ids, a.route_weights);
+    moe_router(router_, stream, a.hidden, a.tokens, h, h, a.router_weight, moe::route_layout::routed_experts, a.ids, a.route_weights,
+               a.shared_gate_weight);
     moe_expert_gate_up(gate_up_, stream, a.hidden, a.ids, a.experts, a.gate_up, a.tokens);
     if (variant == moe_block_variant::fused) {
       moe_expert_down(down_fused_, stream, a.gate_up, nullptr, a.ids, a.route_weights, a.experts, a.out, a.tokens);
@@ -87,7 +87,6 @@ template <class Target> class moe_decode_block {
 
  private:
   handle<router_c> router_;
-  handle<shared_gate_c> shared_gate_;
   handle<act_quant_one_c> act_quant_one_;
   handle<act_quant_batch_c> act_quant_batch_;
   handle<gate_up_c> gate_up_;
