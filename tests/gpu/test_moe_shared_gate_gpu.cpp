@@ -48,6 +48,20 @@ std::vector<std::uint16_t> gate_hidden(std::int64_t m, std::int64_t stride, std:
   }
   return hidden;
 }
+
+/// The device buffers of one call on `m` tokens: the hidden rows uploaded, ids and weights for
+/// m + 1 tokens poisoned with 0xAB bytes (the row after the last must stay so).
+struct call_buffers {
+  testing::gpu_array<std::uint16_t> hidden;
+  testing::gpu_array<std::int32_t> ids;
+  testing::gpu_array<float> weights;
+  call_buffers(const std::vector<std::uint16_t>& host, std::int64_t m)
+      : hidden(host.size()), ids(static_cast<std::size_t>((m + 1) * 9)), weights(static_cast<std::size_t>((m + 1) * 9)) {
+    hidden.upload(host);
+    ids.fill_bytes(0xAB);
+    weights.fill_bytes(0xAB);
+  }
+};
 }  // namespace
 
 TEST_CASE("shared gate: slot 8 bitwise equal to the oracle, 1..512 tokens, two strides") {
@@ -60,15 +74,10 @@ TEST_CASE("shared gate: slot 8 bitwise equal to the oracle, 1..512 tokens, two s
   for (std::int64_t m : {1, 2, 3, 64, 511, 512})
     for (std::int64_t stride : {2048, 2064}) {
       const auto host = gate_hidden(m, stride, static_cast<std::uint64_t>(m + stride));
-      testing::gpu_array<std::uint16_t> hidden(host.size());
-      testing::gpu_array<std::int32_t> ids(static_cast<std::size_t>((m + 1) * 9));
-      testing::gpu_array<float> weights(static_cast<std::size_t>((m + 1) * 9));
-      hidden.upload(host);
-      ids.fill_bytes(0xAB);
-      weights.fill_bytes(0xAB);
-      moe_shared_gate(handle_of<C>(), nullptr, hidden.data(), m, 2048, stride, weight.data(), ids.data(), weights.data());
-      const auto got_ids = ids.download();
-      const auto got_w = weights.download();
+      call_buffers b(host, m);
+      moe_shared_gate(handle_of<C>(), nullptr, b.hidden.data(), m, 2048, stride, weight.data(), b.ids.data(), b.weights.data());
+      const auto got_ids = b.ids.download();
+      const auto got_w = b.weights.download();
       long mismatches = 0, untouched_violations = 0;
       for (std::int64_t t = 0; t <= m; ++t)
         for (int s = 0; s < 9; ++s) {
@@ -135,15 +144,11 @@ TEST_CASE("the router with the shared gate appended writes all nine routes: the 
     for (std::int64_t m : {1, 2, 3, 8, 9, 16, 31, 32})
       for (std::int64_t stride : {2048, 2056}) {
         const auto host = gate_hidden(m, stride, static_cast<std::uint64_t>(m * 3 + stride + repeat));
-        testing::gpu_array<std::uint16_t> hidden(host.size());
-        testing::gpu_array<std::int32_t> ids(static_cast<std::size_t>((m + 1) * 9));
-        testing::gpu_array<float> weights(static_cast<std::size_t>((m + 1) * 9));
-        hidden.upload(host);
-        ids.fill_bytes(0xAB);
-        weights.fill_bytes(0xAB);
-        moe_router(handle_of<G>(), nullptr, hidden.data(), m, 2048, stride, router_w.data(), 256, ids.data(), weights.data(), gate_w.data());
-        const auto got_ids = ids.download();
-        const auto got_w = weights.download();
+        call_buffers b(host, m);
+        moe_router(handle_of<G>(), nullptr, b.hidden.data(), m, 2048, stride, router_w.data(), 256, b.ids.data(), b.weights.data(),
+                   gate_w.data());
+        const auto got_ids = b.ids.download();
+        const auto got_w = b.weights.download();
         long mismatches = 0, untouched_violations = 0;
         for (std::int64_t t = 0; t < m; ++t) {
           const std::uint16_t* h = host.data() + t * stride;
