@@ -131,7 +131,7 @@ struct moe_router {
   static constexpr u32 max_tokens = MaxTokens;
   static constexpr u32 wave_size = WaveSize;
   /// Logits kernel: exact 2 x 32 lanes (two K groups of one 8-expert x 8-token tile), matrix 256
-  /// (the 16 x 64 x 512 tile); route kernel: 64 threads, one 32-lane group per token.
+  /// (the 16 x 64 x 512 tile); route kernel: route_workgroup_size, one 32-lane group per token.
   static constexpr u32 workgroup_size = exact ? 64 : 256;
   /// SharedGate 1: the route kernel also computes contracts::moe_shared_gate's slot 8, with that
   /// contract's order and bits, on 32 more lanes per token (its workgroup: 2 tokens' routing

@@ -8,19 +8,18 @@
 // workgroup (Contract::waves; gfx950: 768 lanes; sm90a: 384 threads). The workgroup first builds
 // its unit schedule in LDS from the route ids (build_schedule: strong loads, three barriers): a
 // route is a "unit" if it is its expert's occurrence 0, 16, 32, .. in route order, and the unit
-// serves it and the expert's next 15 routes (16 columns; more than 16 routes per expert only
-// with duplicate ids inside a token); the units are listed in route order and dealt round-robin:
-// wave w takes units w, w + 12, ... For a unit, every lane issues its W2 loads for the tile's
-// 16 rows x all 512 K (4 scale blocks: 2 pieces per block on gfx950, 4 on sm90a; 16 B each,
-// streaming_early), then per instruction tile
-// fetches the E4M3 activation pieces of its column for all 4 blocks at once (Input 0: 16-byte
-// global loads of act_quant's output, in flight together with the weights; Input 1: LDS reads
-// of the prologue's output), runs the blocks' matrix instructions (1 MFMA 16x16x128 / 4
-// mma.m16n8k32 per n8 tile) and writes q_b = P_b * (sa_b * sw_b) for every (route, block, row)
-// to LDS partial[9M][4][16] FP32 (36 KiB at M = 16). Routes with an invalid id get zeros there.
-// After a barrier, thread i < 16M takes token i / 16, row i % 16: y = ((q_0 + q_1) + q_2) + q_3
-// per route, acc = fma(w_s, y_s, acc) for s = 0..8, one BF16 store. No atomics, no workspace:
-// the result is independent of scheduling and of the other tokens of the batch.
+// serves it and the expert's next 15 routes (16 columns; more than 16 routes per expert only with
+// duplicate ids inside a token); the units are listed in route order and dealt round-robin: wave w
+// takes units w, w + 12, ... For a unit, every lane issues its W2 loads for the tile's 16 rows x
+// all 512 K (4 scale blocks: 2 pieces per block on gfx950, 4 on sm90a; 16 B each, streaming_early),
+// then per instruction tile fetches the E4M3 activation pieces of its column for all 4 blocks at
+// once (Input 0: 16-byte global loads of act_quant's output, in flight together with the weights;
+// Input 1: LDS reads of the prologue's output), runs the blocks' matrix instructions (1 MFMA
+// 16x16x128 / 4 mma.m16n8k32 per n8 tile) and writes q_b = P_b * (sa_b * sw_b) for every (route,
+// block, row) to LDS partial[9M][4][16] FP32 (36 KiB at M = 16). Routes with an invalid id get
+// zeros there. After a barrier, thread i < 16M takes token i / 16, row i % 16: y = ((q_0 + q_1) +
+// q_2) + q_3 per route, acc = fma(w_s, y_s, acc) for s = 0..8, one BF16 store. No atomics, no
+// workspace: the result is independent of scheduling and of the other tokens of the batch.
 // Weight stream: a wave computes one unit, then loads the next (sm90a: its rows were prefetched
 // into L2 two units ahead with cp.async.bulk.prefetch.L2, 8 KiB each; gfx950 has no L2
 // prefetch: the next unit's loads are a DRAM round trip).
@@ -32,12 +31,12 @@
 // M = 1: 128 workgroups x 9 units = 1152 working waves, one unit each (the article's down stage:
 // 256 waves). Lane maps: experts_fragment.hpp.
 // sm90a programmatic dependent launch: the workgroup reads ids (strong loads), a wave issues its
-// first unit's W2 loads and the L2 prefetches of its next two *before* griddepcontrol.wait, so the weight
-// stream overlaps the predecessor's tail (streaming_early loads: ptxas keeps them before the
-// wait; it may sink read-only-path loads past it). Precondition: ids are complete when the
-// kernel preceding this one on the stream starts (in the decode block the shared gate and the
-// router run before gate_up, which waits before it lets its dependents start). Activations,
-// route weights and all global stores come after the wait.
+// first unit's W2 loads and the L2 prefetches of its next two *before* griddepcontrol.wait, so the
+// weight stream overlaps the predecessor's tail (streaming_early loads: ptxas keeps them before the
+// wait; it may sink read-only-path loads past it). Precondition: ids are complete when the kernel
+// preceding this one on the stream starts (in the decode block the router, shared gate included,
+// runs before gate_up, which waits before it lets its dependents start). Activations, route
+// weights and all global stores come after the wait.
 #pragma once
 #include "netra/contracts/moe/expert_down.hpp"
 #include "netra/dsl/entry.hpp"
