@@ -96,9 +96,11 @@ std::vector<unsigned> columns_of(const std::vector<std::int32_t>& ids, unsigned 
 // ---- gate_up ------------------------------------------------------------------------------------
 
 /// The gate_up kernel's decomposition: the workgroup of the route at occurrence 0, 16, .. of its
-/// expert serves 16 columns; each wave quantizes its K range of those columns into an LDS image
-/// with the quantization pass's lane map (K::quant_k, the K::quant_mask butterfly), then reads
-/// its B words from the image through F::act_piece and the D items' scales by column.
+/// expert serves 16 columns; per instruction tile each wave quantizes the tile's used columns one
+/// at a time with the pass's lane map (lane l: values [V l, V l + V) of the wave's K range, the
+/// xor butterfly over K::pass_masks), then every lane gathers its B words (F::act_piece of its
+/// column) from the lanes that hold them and its column's block scales; the D items' scales come
+/// from the lane whose B column the item's column is.
 template <class Contract, k_order_16x16x128 Order>
 std::vector<std::uint16_t> gate_up_model(int tokens, const std::vector<std::uint16_t>& hidden, const std::vector<std::int32_t>& ids,
                                          const oracles::expert_weight_view& w, const std::vector<unsigned>& tiles) {
@@ -106,6 +108,7 @@ std::vector<std::uint16_t> gate_up_model(int tokens, const std::vector<std::uint
   using K = kernels::moe_expert_gate_up_kernel<Contract>;
   using F = typename K::F;
   constexpr unsigned W = F::wave;
+  constexpr unsigned V = K::pass_values;
   const unsigned routes = static_cast<unsigned>(tokens) * 9;
   std::vector<std::uint16_t> out(static_cast<std::size_t>(routes) * 1024, poison_bf16);
   long lane_values_across_blocks = 0, written_twice = 0;
@@ -124,37 +127,36 @@ std::vector<std::uint16_t> gate_up_model(int tokens, const std::vector<std::uint
       const auto cols = columns_of(ids, route, earlier);
       const unsigned columns = std::min<unsigned>(static_cast<unsigned>(cols.size()), K::chunk_columns);
       float partial[K::k_split][K::chunk_columns][K::tile_rows] = {};
-      for (unsigned wv = 0; wv < K::k_split; ++wv) {
-        // the wave's LDS image: E4M3 [columns][512] and scales [columns][4]
-        std::vector<std::array<std::uint8_t, K::k_per_wave>> act(K::chunk_columns);
-        std::vector<std::array<float, K::blocks_per_wave>> act_scale(K::chunk_columns);
-        for (auto& a : act) a.fill(0);
-        for (auto& a : act_scale) a.fill(0.0f);
-        for (unsigned c = 0; c < columns; ++c) {
-          const std::uint16_t* x = &hidden[(cols[c] / 9) * 2048 + wv * K::k_per_wave];
-          std::array<std::uint32_t, W> magnitude{};
-          for (unsigned l = 0; l < W; ++l)
-            for (unsigned j = 0; j < K::quant_values; ++j) magnitude[l] = std::max<std::uint32_t>(magnitude[l], x[K::quant_k(l) + j] & 0x7FFFu);
-          for (unsigned i = 0; i < K::quant_masks; ++i) {
-            const auto before = magnitude;
-            for (unsigned l = 0; l < W; ++l) magnitude[l] = std::max(before[l], before[l ^ K::quant_mask(i)]);
-          }
-          for (unsigned l = 0; l < W; ++l) {
-            const auto h = moe::hidden_block_quant::of(magnitude[l]);
-            for (unsigned j = 0; j < K::quant_values; ++j) {
-              const unsigned k = K::quant_k(l) + j;
-              lane_values_across_blocks += k / 128 != K::quant_k(l) / 128;  // a lane's values lie in one scale block
-              act[c][k] = h.poison ? 0x7F : (h.zero ? 0 : e4m3_from_f32_reference(mul_rn(f32_from_bf16(x[k]), h.reciprocal)));
-            }
-            if (l % K::quant_lanes == 0) act_scale[c][K::quant_k(l) / 128] = h.scale;
-          }
-        }
+      for (unsigned wv = 0; wv < K::k_split; ++wv)
         for (unsigned n = 0; n < F::tiles; ++n) {
           if (n * F::tile_columns >= columns) continue;
+          // the pass: held[c][l] = lane l's E4M3 words of column c, scale[c][l] its block's scale
+          std::vector<std::array<std::array<std::uint32_t, 4>, W>> held(K::chunk_columns);
+          std::vector<std::array<float, W>> scale(K::chunk_columns);
+          for (unsigned c = n * F::tile_columns; c < std::min(columns, (n + 1) * F::tile_columns); ++c) {
+            const std::uint16_t* x = &hidden[(cols[c] / 9) * 2048 + wv * K::k_per_wave];
+            std::array<std::uint32_t, W> magnitude{};
+            for (unsigned l = 0; l < W; ++l)
+              for (unsigned j = 0; j < V; ++j) magnitude[l] = std::max<std::uint32_t>(magnitude[l], x[V * l + j] & 0x7FFFu);
+            for (unsigned i = 0; i < K::pass_masks; ++i) {
+              const auto before = magnitude;
+              for (unsigned l = 0; l < W; ++l) magnitude[l] = std::max(before[l], before[l ^ (1u << i)]);
+            }
+            for (unsigned l = 0; l < W; ++l) {
+              const auto h = moe::hidden_block_quant::of(magnitude[l]);
+              scale[c][l] = h.scale;
+              lane_values_across_blocks += (V * l) / 128 != (V * l + V - 1) / 128;
+              std::uint8_t bytes[16] = {};
+              for (unsigned j = 0; j < V; ++j)
+                bytes[j] = h.poison ? 0x7F : (h.zero ? 0 : e4m3_from_f32_reference(mul_rn(f32_from_bf16(x[V * l + j]), h.reciprocal)));
+              for (unsigned i = 0; i < V / 4; ++i) held[c][l][i] = word_of(bytes + 4 * i);
+            }
+          }
           std::array<std::array<float, F::shape::d_items>, W> acc{};
           for (unsigned b = 0; b < K::blocks_per_wave; ++b) {
             const unsigned kb = wv * K::blocks_per_wave + b;  // global scale block
             pieces_t<target> wp{}, q{};
+            std::array<float, W> sx{};
             for (unsigned l = 0; l < W; ++l) {
               for (unsigned v = 0; v < F::weight_pieces; ++v) {
                 const auto pc = F::weight_piece(l, v);
@@ -162,17 +164,22 @@ std::vector<std::uint16_t> gate_up_model(int tokens, const std::vector<std::uint
                 for (unsigned i = 0; i < 16; ++i) bytes[i] = w.w13(e, static_cast<int>(row0 + pc.index), static_cast<int>(kb * 128 + pc.k + i));
                 for (unsigned j = 0; j < 4; ++j) wp[l][v][j] = word_of(bytes + 4 * j);
               }
-              for (unsigned v = 0; v < F::act_pieces; ++v) {
-                const auto pc = F::act_piece(l, n, v);
-                for (unsigned j = 0; j < 4; ++j) q[l][v][j] = word_of(&act[pc.index][b * 128 + pc.k + 4 * j]);
-              }
+              const unsigned c = K::lane_column(l, n);
+              if (c >= columns) continue;  // an unused column: zeros
+              for (unsigned v = 0; v < F::act_pieces; ++v)
+                for (unsigned j = 0; j < 4; ++j) {
+                  const unsigned k = b * 128 + F::act_piece(l, n, v).k + 4 * j;
+                  q[l][v][j] = held[c][k / V][(k % V) / 4];
+                }
+              sx[l] = scale[c][b * K::pass_lanes];
             }
             const auto d = block_d<target, Order>(wp, q);
             const float sw = w.s13(e, static_cast<int>(row0 / 128), static_cast<int>(kb));
             for (unsigned l = 0; l < W; ++l)
               for (unsigned i = 0; i < F::shape::d_items; ++i) {
-                const float s = mul_rn(sw, act_scale[F::d_element(l, n, i).col][b]);
-                acc[l][i] = fma_rn(d[l][i], s, acc[l][i]);
+                const auto el = F::d_element(l, n, i);
+                const unsigned src = F::d_column_is_b_column ? l : F::b_lane_of(el.col - n * F::tile_columns);
+                acc[l][i] = fma_rn(d[l][i], mul_rn(sw, sx[src]), acc[l][i]);
               }
           }
           for (unsigned l = 0; l < W; ++l)
@@ -181,7 +188,6 @@ std::vector<std::uint16_t> gate_up_model(int tokens, const std::vector<std::uint
               partial[wv][el.col][el.row] = acc[l][i];
             }
         }
-      }
       for (unsigned col = 0; col < columns; ++col)
         for (unsigned row = 0; row < K::tile_rows; ++row) {
           float s = partial[0][col][row];
@@ -190,7 +196,7 @@ std::vector<std::uint16_t> gate_up_model(int tokens, const std::vector<std::uint
           out[cols[col] * 1024 + row0 + row] = bf16_from_f32_reference(s);
         }
     }
-  CHECK(lane_values_across_blocks == 0);
+  CHECK(lane_values_across_blocks == 0);  // a lane's pass values lie in one scale block
   CHECK(written_twice == 0);
   return out;
 }
@@ -391,15 +397,39 @@ TEST_CASE_TEMPLATE("gate_up model, M = 2 and M = 16 (shared expert: 16 columns),
   }
 }
 
-TEST_CASE_TEMPLATE("gate_up: the quantization pass takes column c's route from the lane whose B column c is", Target, gfx950, sm90a) {
-  // column_route_of broadcasts scan.route[c / tile_columns] from lane b_lane_of(c % tile_columns):
-  // that lane's want for that tile must be column c.
+TEST_CASE_TEMPLATE("gate_up: the quantization pass's lanes and the B pieces' gather agree", Target, gfx950, sm90a) {
+  // Pass: lane l holds K [V l, V l + V) of the wave's range; 128 / V lanes per block, joined by
+  // xor 1 .. 128 / V / 2. Gather: word j of a lane's piece v, block b comes from lane
+  // (128 b + k + 4 j) / V, word (4 j % V) / 4 (the kernel's compile-time word index): it must hold
+  // exactly those 4 K, and the scale source lane b * 128 / V must lie in block b.
   using K = kernels::moe_expert_gate_up_kernel<contracts::moe_expert_gate_up_decode<Target>>;
   using F = typename K::F;
-  for (unsigned c = 0; c < K::chunk_columns; ++c) CHECK(K::lane_column(F::b_lane_of(c % F::tile_columns), c / F::tile_columns) == c);
-  CHECK(K::quant_lanes * K::quant_values == 128);
-  CHECK((1u << K::quant_masks) == K::quant_lanes);
+  constexpr unsigned V = K::pass_values;
+  CHECK(K::pass_lanes * V == 128);
+  CHECK((1u << K::pass_masks) == K::pass_lanes);
+  for (unsigned b = 0; b < K::blocks_per_wave; ++b) CHECK((b * K::pass_lanes * V) / 128 == b);
+  for (unsigned l = 0; l < F::wave; ++l)
+    for (unsigned n = 0; n < F::tiles; ++n)
+      for (unsigned v = 0; v < F::act_pieces; ++v)
+        for (unsigned b = 0; b < K::blocks_per_wave; ++b)
+          for (unsigned j = 0; j < 4; ++j) {
+            const unsigned k = b * 128 + F::act_piece(l, n, v).k + 4 * j;  // first K of the word
+            const unsigned src = k / V, word = (4 * j % V) / 4;
+            CHECK(src * V + 4 * word == k);
+          }
   CHECK(K::lds_bytes <= 48u * 1024);  // static shared memory, no opt-in
+  if constexpr (K::weights_in_lds) {
+    // a quarter-warp's 16-byte A reads: lanes 8j .. 8j + 7, one piece each, on 8 distinct 16-byte bank groups
+    for (unsigned v = 0; v < F::weight_pieces; ++v)
+      for (unsigned j = 0; j < F::wave / 8; ++j) {
+        std::array<int, 8> groups{};
+        for (unsigned l = 8 * j; l < 8 * j + 8; ++l) {
+          const auto pc = F::weight_piece(l, v);
+          ++groups[((pc.index * K::weight_row_stride + pc.k) / 16) % 8];
+        }
+        for (int g : groups) CHECK(g == 1);
+      }
+  }
 }
 
 TEST_CASE_TEMPLATE("gate_up model: more than 16 routes of one expert (duplicate ids): a workgroup per 16 of them", Target, gfx950, sm90a) {

@@ -211,7 +211,10 @@ class module {
     return load(bytes, expected, device);
   }
 
-  kernel_function function(const char* symbol) const {
+  /// Resolves `symbol`. `max_shared_memory`: (CUDA) the kernel prefers the SM's largest shared
+  /// memory carve-out over L1 (its residency is bound by shared memory; the driver's default
+  /// choice may leave fewer workgroups per SM). Ignored on HIP (LDS is not carved out of a cache).
+  kernel_function function(const char* symbol, bool max_shared_memory = false) const {
     kernel_function f;
     f.api = api_;
     f.symbol = symbol;
@@ -219,6 +222,8 @@ class module {
       const auto& d = cuda::driver::get();
       CUfunction fn = nullptr;
       d.check(d.cuModuleGetFunction(&fn, static_cast<CUmodule>(handle_), symbol), symbol);
+      if (max_shared_memory)
+        d.check(d.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, CU_SHAREDMEM_CARVEOUT_MAX_SHARED), symbol);
       f.handle = fn;
       return f;
     }

@@ -20,8 +20,14 @@
 // Each distinct expert's weights are read once per call: the workgroup of route r proceeds only
 // if r is the first route with its expert and then serves every route of that expert (with more
 // than 16 routes per expert, possible only with duplicate ids inside a token: once per 16).
+// Weight staging differs by target (field weights_in_lds): M = 1 streams 18 MiB of weights,
+// all of it in flight at once. sm90a keeps it in shared memory through the copy engine (in
+// registers, at the register cost of the FP8 mma.sync emulation, only 528 of the 576 workgroups
+// fit the SMs' register files); gfx950 keeps it in VGPRs (512 KiB per CU), as it has no wired
+// bulk copy (dsl/bulk_copy.hpp).
 #pragma once
 #include "netra/contracts/moe/expert_weights.hpp"
+#include "netra/dsl/bulk_copy.hpp"
 
 namespace netra {
 
@@ -62,6 +68,7 @@ template <class Target, u32 MaxTokens, u32 WaveSize = Target::wave_size> struct 
   static constexpr u32 max_routes = MaxTokens * moe::route_layout::slots;
   static constexpr u32 wave_size = WaveSize;
   static constexpr u32 k_split = 4;  // waves per workgroup, each owns 2048 / 4 = 512 of K
+  static constexpr bool weights_in_lds = has_bulk_copy_v<Target>;  // sm90a: copy engine -> LDS; gfx950: VGPRs
   static constexpr u64 workspace_bytes = 0;
   static constexpr i64 template_args[] = {MaxTokens};
 
@@ -88,16 +95,16 @@ template <class Target, u32 MaxTokens, u32 WaveSize = Target::wave_size> struct 
   static constexpr resource_budget budget() {
     if constexpr (same_v<Target, gfx950>) {
       resource_budget b;
-      b.max_vgprs = 128;  // 4 waves per SIMD (the LDS allows 4 workgroups per CU)
+      b.max_vgprs = 128;  // 4 waves per SIMD
       b.max_agprs = 0;
       b.max_sgprs = 102;
-      b.max_lds_bytes = 40960;  // quantized activations of a chunk, wave partials (4 workgroups per CU)
+      b.max_lds_bytes = 8192;  // wave partials (weights and quantized activations live in VGPRs)
       b.max_code_bytes = 24576;
       return b;
     } else if constexpr (same_v<Target, sm90a>) {
       resource_budget b;
-      b.max_registers = 128;    // 4 workgroups of 128 threads per SM (launch bounds)
-      b.max_lds_bytes = 44032;  // 42,112 static + the 1 KiB the SM reserves per block
+      b.max_registers = 96;     // 5 workgroups of 128 threads per SM (launch bounds)
+      b.max_lds_bytes = 38992;  // 37,968 static (33 KiB staged weights, 4 KiB partials) + the 1 KiB the SM reserves per block
       b.max_code_bytes = 49152;
       return b;
     } else {

@@ -11,31 +11,37 @@
 //   then once per 16 routes, concurrently). Routes with an invalid id write +0.0 to their 16 rows
 //   of the tile and exit.
 //   Wave w owns K [512w, 512w + 512) = scale blocks 4w .. 4w + 3. Order of work, so that one
-//   dependent round trip follows the route scan: every lane first issues all its weight loads
-//   (4 blocks x 2 pieces on gfx950, 4 x 4 on sm90a; 16 B each, streaming_early: ptxas keeps them
-//   there), then, while they are in flight, the wave quantizes its K range of the chunk's columns
-//   (hidden rows, L2-resident) into LDS: lane l takes values [V l, V l + V) of a column (V =
-//   512 / wave: 8 on gfx950, 16 on sm90a), the 128 / V lanes of a scale block join their
-//   magnitudes (xor butterfly 1, 2, ..) and apply moe::hidden_block_quant (experts_device.hpp),
-//   P columns per pass (4 / 2: four 16-byte loads in flight per lane). After a barrier, per
-//   instruction tile and block, each lane reads its B words from LDS (the act pieces of
-//   experts_fragment.hpp: 16 contiguous K of its column), runs the block's matrix instructions
-//   (1 MFMA 16x16x128 / 4 mma.m16n8k32 per n8 tile) and accumulates acc = fma(P_b, sw_b * sx_b,
-//   acc) in block order (sx_b of the D item's column, sw_b of the wave, both from LDS). The
-//   quantized values and scales are those of a lane-local quantization: the same bits.
+//   dependent round trip follows the route scan: first all weight bytes go in flight
+//   (Contract::weights_in_lds: sm90a, the copy engine copies the tile's 16 rows x 2048 K into
+//   LDS, one 2 KiB bulk copy per row, lanes 0..3 of each wave, completing on one barrier; gfx950:
+//   every lane loads its pieces of its wave's 4 blocks into VGPRs, 2 per block, 16 B each,
+//   streaming_early). Then per instruction tile (sm90a: 2 of 8 columns, gfx950: 1 of 16) the
+//   wave quantizes the tile's used columns one at a time: lane l loads the column's hidden values
+//   [V l, V l + V) of the wave's K range (V = 16 on sm90a, 8 on gfx950; the next column's loads
+//   in flight meanwhile), the 128 / V lanes of a scale block join their magnitudes (xor
+//   butterfly) and apply moe::hidden_block_quant (experts_device.hpp), and the lanes whose B
+//   column it is gather their pieces' words (experts_fragment.hpp: 16 contiguous K each) and the
+//   column's block scales by shuffle. (Quantizing in the B layout directly would quantize all 8
+//   or 16 columns of a tile however few are used; an LDS image of the chunk does not fit beside
+//   the staged weights.) Then per block the block's matrix instructions (1 MFMA 16x16x128 /
+//   4 mma.m16n8k32 per n8 tile; sm90a: A pieces read from LDS once the barrier's bytes have
+//   landed) and acc = fma(P_b, sw_b * sx_b, acc) in block order (sx_b of the D item's column, from
+//   the lane whose B column it is).
 //   The 4 wave partials go through LDS [4][16 columns][16 rows]; thread j < 32 takes column
 //   j / 2, rows 8 (j % 2) .. + 8, adds the partials in wave order, rounds to BF16 and stores 16
 //   bytes of out.
-// Occupancy (sm90a): 41 KiB of LDS and 128 registers per thread (launch bounds: 4 workgroups per
-// SM, no spills): 528 of M = 1's 576 workgroups resident at once, each lane's 256 weight bytes
-// in flight together. (5 per SM would need 96 registers: the mma.m16n8k32 emulation through FP16
-// then spills.) M = 16: 9216 workgroups of which about 6,600 (one per distinct expert and tile)
-// do work; the others exit after the scan.
+// Occupancy (sm90a): 37 KiB of LDS (33 KiB of it the staged weights) and at most 96 registers
+// per thread (launch bounds: 5 workgroups per SM, largest shared-memory carve-out): all 576
+// workgroups of M = 1 resident at once with every weight byte in flight. (With the weights in
+// registers, 128 per thread, 4 workgroups per SM fitted: 528, and the rest ran as a second
+// wave.) M = 16: 9216 workgroups of which about 6,600 (one per distinct expert and tile) do work;
+// the others exit after the scan.
 // sm90a programmatic dependent launch: griddepcontrol.wait before the first read;
 // launch_dependents once the workgroup knows it will work (the down kernel's prologue then
 // overlaps this kernel's tail).
 #pragma once
 #include "netra/contracts/moe/expert_gate_up.hpp"
+#include "netra/dsl/bulk_copy.hpp"
 #include "netra/dsl/entry.hpp"
 #include "netra/dsl/vector_memory.hpp"
 #include "netra/dsl/workgroup_barrier.hpp"
@@ -54,31 +60,45 @@ template <class Contract> struct moe_expert_gate_up_kernel {
   static constexpr u32 wave = target::wave_size;
   static constexpr u32 k_split = Contract::k_split;
   static constexpr u32 workgroup_size = wave * k_split;
-  /// Workgroups that must fit on one SM / CU at once (entry point's launch bounds): 4 on sm90a
-  /// (128 registers); gfx950 is LDS-bound at 4 per CU (160 KiB), no hint.
-  static constexpr u32 min_workgroups_per_processor = same_v<target, sm90a> ? 4 : 1;
+  /// Workgroups that must fit on one SM / CU at once (entry point's launch bounds): 5 on sm90a
+  /// (at most 96 registers); gfx950 needs no hint (576 workgroups on 256 CUs).
+  static constexpr u32 min_workgroups_per_processor = same_v<target, sm90a> ? 5 : 1;
+  static constexpr bool weights_in_lds = Contract::weights_in_lds;
+  /// sm90a: 5 x 38 KiB per SM needs the largest shared-memory carve-out (runtime/handle.hpp).
+  static constexpr bool prefers_max_lds = weights_in_lds;
   static constexpr u32 tile_rows = F::rows;
   static constexpr u32 tiles = weights::gate_up_rows / tile_rows;    // 64
   static constexpr u32 blocks = weights::hidden / weights::block;    // 16
   static constexpr u32 blocks_per_wave = blocks / k_split;           // 4
   static constexpr u32 k_per_wave = blocks_per_wave * weights::block;
   static constexpr u32 chunk_columns = F::chunk_columns;             // 16
-  // The wave's quantization of its K range of a column: V values per lane, 128 / V lanes per
-  // scale block, P columns per pass.
-  static constexpr u32 quant_values = k_per_wave / wave;              // 8 (gfx950) / 16 (sm90a)
-  static constexpr u32 quant_lanes = weights::block / quant_values;   // 16 / 8
-  static constexpr u32 quant_loads = quant_values / 8;                // 16-byte loads per lane and column
-  static constexpr u32 quant_words = quant_values / 4;                // E4M3 words per lane and column
-  static constexpr u32 quant_columns = 4 / quant_loads;               // 4 / 2
-  /// LDS bytes per column. sm90a: + 64, so that the 8 lanes of a quarter-warp's 16-byte B reads
-  /// (columns g, g + 1; K 16t) fall on 8 distinct 16-byte bank groups. gfx950: + 16 (4 workgroups
-  /// per CU in its 160 KiB).
-  static constexpr u32 act_stride = k_per_wave + (same_v<target, sm90a> ? 64 : 16);
+  /// LDS bytes per staged weight row (sm90a; the row's whole K): + 64, so that the two rows g,
+  /// g + 1 read by a quarter-warp's 16-byte A reads (4 lanes x 16 contiguous bytes each) fall on
+  /// different halves of the 32 banks.
+  static constexpr u32 weight_row_stride = weights::hidden + 64;
+  /// Rows each wave's lanes copy (lanes 0 .. copy_rows - 1, one 2 KiB copy each).
+  static constexpr u32 copy_rows = tile_rows / k_split;
+  // The quantization pass, one column at a time: lane l takes values [V l, V l + V) of the wave's
+  // K range (V = 512 / wave: 16 on sm90a, 8 on gfx950), 128 / V lanes per scale block.
+  static constexpr u32 pass_values = k_per_wave / wave;
+  static constexpr u32 pass_lanes = weights::block / pass_values;
+  static constexpr u32 pass_words = pass_values / 4;
+  static constexpr u32 pass_loads = pass_values / 8;
+  static constexpr u32 pass_masks = pass_lanes == 8 ? 3 : pass_lanes == 16 ? 4 : 0;
+  static_assert(pass_masks > 0 && pass_values % 8 == 0, "gate_up: 8 or 16 lanes per scale block, whole 16-byte loads");
+  static constexpr bool pieces_start_on_pass_lanes() {
+    for (u32 l = 0; l < wave; ++l)
+      for (u32 n = 0; n < F::tiles; ++n)
+        for (u32 v = 0; v < F::act_pieces; ++v)
+          if (F::act_piece(l, n, v).k % pass_values != 0) return false;
+    return true;
+  }
+  static_assert(pieces_start_on_pass_lanes(), "gate_up: every act piece starts on a quantization lane's first value");
   static_assert(blocks % k_split == 0, "gate_up: K splits into whole scale blocks per wave");
   static_assert(chunk_columns * (tile_rows / 8) <= workgroup_size, "gate_up: one storing thread per 8 output rows of a chunk");
   static_assert(tile_rows * 8 <= weights::block && weights::block % tile_rows == 0, "gate_up: a tile lies in one scale row block");
-  static_assert(quant_values % 8 == 0 && quant_lanes <= wave && quant_loads <= 4, "gate_up: quantization pieces are whole 16-byte loads");
-  static_assert(chunk_columns % quant_columns == 0, "gate_up: quantization passes tile the chunk");
+  static_assert(!weights_in_lds || (tile_rows % k_split == 0 && copy_rows <= wave), "gate_up: staged rows split over the waves' lanes");
+  static_assert(!weights_in_lds || has_bulk_copy_v<target>, "gate_up: weights_in_lds needs the target's bulk copy (dsl/bulk_copy.hpp)");
 
   struct params {
     const u16* hidden;  // BF16 [M, 2048]
@@ -89,12 +109,12 @@ template <class Contract> struct moe_expert_gate_up_kernel {
     u32 tokens;
   };
 
-  /// The workgroup's LDS (about 41 KiB).
+  /// The workgroup's LDS (sm90a about 37 KiB; gfx950, weights in VGPRs, about 4 KiB).
   struct shared_state {
-    alignas(16) u8 act[k_split][chunk_columns][act_stride];    // E4M3 of the chunk's columns, wave w's K range
-    float act_scale[k_split][chunk_columns][blocks_per_wave];  // their block scales sx
-    float partial[k_split][chunk_columns][tile_rows];          // wave partials
-    float weight_scale[k_split][blocks_per_wave];              // S13 of the tile's rows, wave w's blocks
+    // the tile's 16 rows x 2048 K (weights_in_lds; a 16-byte stand-in otherwise)
+    alignas(16) u8 weight[weights_in_lds ? tile_rows : 1][weights_in_lds ? weight_row_stride : 16];
+    float partial[k_split][chunk_columns][tile_rows];  // wave partials
+    lds_copy_barrier weight_ready;                     // the tile's copies landed (weights_in_lds)
     u32 column_route[chunk_columns];
   };
   static constexpr u32 lds_bytes = sizeof(shared_state);
@@ -105,75 +125,95 @@ template <class Contract> struct moe_expert_gate_up_kernel {
 
   /// Column (in the chunk) of the lane's act pieces in instruction tile `tile`.
   NETRA_HOST_DEVICE static constexpr u32 lane_column(u32 lane, u32 tile) { return F::act_piece(lane, tile, 0).index; }
-  /// First K (inside the wave's range) of the lane's V values in the quantization pass.
-  NETRA_HOST_DEVICE static constexpr u32 quant_k(u32 lane) { return lane * quant_values; }
-  /// xor masks of the quantization pass's amax butterfly: 1, 2, .., quant_lanes / 2.
-  NETRA_HOST_DEVICE static constexpr u32 quant_mask(u32 i) { return 1u << i; }
-  static constexpr u32 quant_masks = quant_lanes == 8 ? 3 : quant_lanes == 16 ? 4 : 0;
-  static_assert(quant_masks > 0, "gate_up: 8 or 16 lanes per scale block");
 
-  /// The route of chunk column `c` (every lane gets it): scan.route[c / tile_columns] of the lane
-  /// whose B column it is.
-  template <u32 Wants> static NETRA_DEVICE u32 column_route_of(const moe_experts::route_scan<Wants>& scan, u32 c) {
-    return target_ops<target>::broadcast(moe_experts::select(scan.route, c / F::tile_columns), F::b_lane_of(c % F::tile_columns));
-  }
-
-  /// Wave w quantizes K [512w, 512w + 512) of the chunk's `columns` columns into LDS.
-  template <u32 Wants>
-  static NETRA_DEVICE void quantize_columns(const params& p, shared_state& sh, const moe_experts::route_scan<Wants>& scan, u32 columns,
-                                            u32 w, u32 lane) {
-    const u32 k0 = w * k_per_wave + quant_k(lane);
-    NETRA_NO_UNROLL
-    for (u32 c0 = 0; c0 < columns; c0 += quant_columns) {
-      u32x4 raw[quant_columns][quant_loads];
-      NETRA_UNROLL
-      for (u32 j = 0; j < quant_columns; ++j) {
-        const u32 r = column_route_of(scan, c0 + j);
-        const bool live = c0 + j < columns;  // uniform
-        const u16* x = p.hidden + static_cast<u64>(live ? moe::route_layout::token_of(r) : 0) * weights::hidden + k0;
-        NETRA_UNROLL
-        for (u32 h = 0; h < quant_loads; ++h) raw[j][h] = live ? load_16B<target, cache_policy::streaming_early>(x + 8 * h) : u32x4{0, 0, 0, 0};
-      }
-      NETRA_UNROLL
-      for (u32 j = 0; j < quant_columns; ++j) {
-        const u32 c = c0 + j;
-        u32 magnitude = 0;
-        NETRA_UNROLL
-        for (u32 h = 0; h < quant_loads; ++h) magnitude = max_of(magnitude, moe_experts::bf16x8_magnitude(raw[j][h]));
-        NETRA_UNROLL
-        for (u32 i = 0; i < quant_masks; ++i) magnitude = max_of(magnitude, xor_shuffle_u32<target>(magnitude, quant_mask(i)));
-        if (c >= columns) continue;  // uniform
-        const moe::hidden_block_quant::block hb = moe::hidden_block_quant::of(magnitude);
-        u32 q[quant_words];
-        NETRA_UNROLL
-        for (u32 i = 0; i < quant_words; ++i) {
-          const u32x4& half = raw[j][i >> 1];
-          const u32 w0 = half[static_cast<int>(2 * (i & 1))], w1 = half[static_cast<int>(2 * (i & 1) + 1)];
-          q[i] = hb.poison ? 0x7F7F7F7Fu : (hb.zero ? 0u : moe_experts::e4m3x4_of_bf16_scaled<target>(w0, w1, hb.reciprocal));
-        }
-        u8* dst = &sh.act[w][c][quant_k(lane)];
-        if constexpr (quant_words == 4) {
-          *reinterpret_cast<u32x4*>(dst) = u32x4{q[0], q[1], q[2], q[3]};
-        } else {
-          NETRA_UNROLL
-          for (u32 i = 0; i < quant_words; ++i) reinterpret_cast<u32*>(dst)[i] = q[i];
-        }
-        if (lane % quant_lanes == 0) sh.act_scale[w][c][lane / quant_lanes] = hb.scale;
-      }
-    }
-  }
-
-  /// Issues the wave's 16 (sm90a) / 8 (gfx950) weight loads: rows [row0, row0 + 16) of
-  /// `expert`, K [512w, 512w + 512).
-  static NETRA_DEVICE void load_weights(const params& p, i32 expert, u32 row0, u32 w, u32 lane,
-                                        u32x4 (&wt)[blocks_per_wave][F::weight_pieces]) {
-    const u8* wrow = p.w13 + static_cast<u64>(expert) * weights::w13_expert_bytes + static_cast<u64>(row0) * weights::hidden + w * k_per_wave;
+  /// The wave's weight pieces of its 4 blocks into VGPRs (gfx950): 2 per block, 16 B each.
+  /// `rows` points at the tile's row 0, the wave's K 0.
+  static NETRA_DEVICE void load_weights(const u8* rows, u32 lane, u32x4 (&wt)[blocks_per_wave][F::weight_pieces]) {
     NETRA_UNROLL
     for (u32 b = 0; b < blocks_per_wave; ++b) {
       NETRA_UNROLL
       for (u32 v = 0; v < F::weight_pieces; ++v) {
         const moe_experts::piece pc = F::weight_piece(lane, v);
-        wt[b][v] = load_16B<target, cache_policy::streaming_early>(wrow + pc.index * weights::hidden + b * weights::block + pc.k);
+        wt[b][v] = load_16B<target, cache_policy::streaming_early>(rows + pc.index * weights::hidden + b * weights::block + pc.k);
+      }
+    }
+  }
+
+  /// The tile's rows into LDS by the copy engine (sm90a): lane i < 4 of wave w copies row
+  /// 4w + i (2 KiB). `rows` points at the tile's row 0, K 0. Every thread calls it.
+  static NETRA_DEVICE void stage_weights(shared_state& sh, const u8* rows, u32 w, u32 lane, u32 thread) {
+    using copy = bulk_copy_ops<target>;
+    if (thread == 0) copy::init(sh.weight_ready);
+    workgroup_barrier<target>();
+    if (thread == 0) copy::expect_bytes(sh.weight_ready, tile_rows * weights::hidden);
+    const u32 row = w * copy_rows + lane;
+    if (lane < copy_rows) copy::copy(&sh.weight[row][0], rows + static_cast<u64>(row) * weights::hidden, weights::hidden, sh.weight_ready);
+  }
+
+  /// The lane's B words of instruction tile n for the wave's 4 blocks (zeros for unused columns)
+  /// and sx, the blocks' scales of its column. One column at a time (so few columns cost little):
+  /// lane l loads the column's hidden values [V l, V l + V) of the wave's K range (the next
+  /// column's already in flight), the 128 / V lanes of a block join their magnitudes (xor
+  /// butterfly), quantize with moe::hidden_block_quant, and the lanes whose B column it is take
+  /// their pieces' words from the lanes that hold them. Every lane of the wave calls it.
+  template <u32 Wants>
+  static NETRA_DEVICE void quantize_tile(const params& p, const moe_experts::route_scan<Wants>& scan, u32 columns, u32 w, u32 lane, u32 n,
+                                         u32 (&q)[blocks_per_wave][F::act_pieces][4], float (&sx)[blocks_per_wave]) {
+    NETRA_UNROLL
+    for (u32 b = 0; b < blocks_per_wave; ++b) {
+      sx[b] = 0.0f;
+      NETRA_UNROLL
+      for (u32 v = 0; v < F::act_pieces; ++v) {
+        NETRA_UNROLL
+        for (u32 j = 0; j < 4; ++j) q[b][v][j] = 0;
+      }
+    }
+    const u32 first = n * F::tile_columns, end = min_of(columns, first + F::tile_columns);  // uniform
+    const u32 tile_route = moe_experts::select(scan.route, n);
+    const u32 my_column = lane_column(lane, n);
+    auto load_column = [&](u32 c, u32x4 (&raw)[pass_loads]) {
+      const u32 r = target_ops<target>::broadcast(tile_route, F::b_lane_of(c - first));
+      const u16* x = p.hidden + static_cast<u64>(moe::route_layout::token_of(r)) * weights::hidden + w * k_per_wave + lane * pass_values;
+      NETRA_UNROLL
+      for (u32 h = 0; h < pass_loads; ++h) raw[h] = load_16B<target, cache_policy::streaming_early>(x + 8 * h);
+    };
+    u32x4 next[pass_loads];
+    load_column(first, next);
+    NETRA_NO_UNROLL
+    for (u32 c = first; c < end; ++c) {
+      u32x4 raw[pass_loads];
+      NETRA_UNROLL
+      for (u32 h = 0; h < pass_loads; ++h) raw[h] = next[h];
+      if (c + 1 < end) load_column(c + 1, next);  // uniform
+      u32 magnitude = 0;
+      NETRA_UNROLL
+      for (u32 h = 0; h < pass_loads; ++h) magnitude = max_of(magnitude, moe_experts::bf16x8_magnitude(raw[h]));
+      NETRA_UNROLL
+      for (u32 i = 0; i < pass_masks; ++i) magnitude = max_of(magnitude, xor_shuffle_u32<target>(magnitude, 1u << i));
+      const moe::hidden_block_quant::block hb = moe::hidden_block_quant::of(magnitude);
+      u32 held[pass_words];
+      NETRA_UNROLL
+      for (u32 i = 0; i < pass_words; ++i) {
+        const u32x4& half = raw[i >> 1];
+        const u32 w0 = half[static_cast<int>(2 * (i & 1))], w1 = half[static_cast<int>(2 * (i & 1) + 1)];
+        held[i] = hb.poison ? 0x7F7F7F7Fu : (hb.zero ? 0u : moe_experts::e4m3x4_of_bf16_scaled<target>(w0, w1, hb.reciprocal));
+      }
+      // Word j of piece v, block b holds K = 128 b + k + 4 j (k = the piece's first K, a multiple
+      // of V): lane (128 b + k + 4 j) / V, its word (4 j % V) / 4.
+      const bool mine = my_column == c;
+      NETRA_UNROLL
+      for (u32 b = 0; b < blocks_per_wave; ++b) {
+        NETRA_UNROLL
+        for (u32 v = 0; v < F::act_pieces; ++v) {
+          const moe_experts::piece pc = F::act_piece(lane, n, v);
+          NETRA_UNROLL
+          for (u32 j = 0; j < 4; ++j) {
+            const u32 got = target_ops<target>::broadcast(held[(4 * j % pass_values) / 4], (b * weights::block + pc.k + 4 * j) / pass_values);
+            q[b][v][j] = mine ? got : q[b][v][j];
+          }
+        }
+        const float scale = bit_cast<float>(target_ops<target>::broadcast(bit_cast<u32>(hb.scale), b * pass_lanes));
+        sx[b] = mine ? scale : sx[b];
       }
     }
   }
@@ -204,75 +244,74 @@ template <class Contract> struct moe_expert_gate_up_kernel {
     if (scan.earlier_count % chunk_columns != 0) return;
     launch_dependents<target>();
 
-    // All weight loads of this wave's K range, before anything else.
-    u32x4 wt[blocks_per_wave][F::weight_pieces];
-    load_weights(p, expert, row0, w, lane, wt);
-    // The wave's 4 block scales (16 bytes, they arrive with the weights): every lane loads block
-    // lane % 4 now, lanes 0..3 store it to LDS after the quantization. (A store under the lane
-    // test right after the load made the wave wait for the scale's DRAM round trip before it
-    // started quantizing: the H200 profile showed that store as the kernel's top stall.)
+    // All weight bytes of this wave's K range in flight, before anything else.
+    const u8* tile_rows_k0 = p.w13 + static_cast<u64>(expert) * weights::w13_expert_bytes + static_cast<u64>(row0) * weights::hidden;
+    u32x4 wt[weights_in_lds ? 1 : blocks_per_wave][F::weight_pieces];
+    if constexpr (weights_in_lds) stage_weights(sh, tile_rows_k0, w, lane, thread);
+    else load_weights(tile_rows_k0 + w * k_per_wave, lane, wt);
+    // The wave's 4 block scales (they arrive with the weights): lane l holds block l % 4's, the
+    // block loop takes it from lane b (one register instead of four).
     const float* srow = p.s13 + static_cast<u64>(expert) * (weights::w13_scale_rows * weights::w13_scale_cols) +
                         (row0 / weights::block) * weights::w13_scale_cols + w * blocks_per_wave;
     const float weight_scale = srow[lane % blocks_per_wave];
 
-    {
-      const u32 columns = min_of(scan.count, chunk_columns);  // uniform
-      // The chunk's hidden rows, quantized into LDS while the weights are in flight.
-      quantize_columns(p, sh, scan, columns, w, lane);
-      if (lane < blocks_per_wave) sh.weight_scale[w][lane] = weight_scale;
-      workgroup_barrier<target>();
-      NETRA_NO_UNROLL
-      for (u32 n = 0; n < F::tiles; ++n) {
-        if (n * F::tile_columns >= columns) break;  // uniform: no column of this tile is used
-        float acc[S::d_items];
+    const u32 columns = min_of(scan.count, chunk_columns);  // uniform
+    NETRA_NO_UNROLL
+    for (u32 n = 0; n < F::tiles; ++n) {
+      if (n * F::tile_columns >= columns) break;  // uniform: no column of this tile is used
+      const u32 my_route = moe_experts::select(scan.route, n);  // the route of the lane's B column
+      u32 q[blocks_per_wave][F::act_pieces][4];
+      float sx[blocks_per_wave];
+      quantize_tile(p, scan, columns, w, lane, n, q, sx);
+      if constexpr (weights_in_lds) bulk_copy_ops<target>::wait(sh.weight_ready);
+      float acc[S::d_items];
+      NETRA_UNROLL
+      for (u32 i = 0; i < S::d_items; ++i) acc[i] = 0.0f;
+      NETRA_UNROLL
+      for (u32 b = 0; b < blocks_per_wave; ++b) {
+        u32x4 wb[F::weight_pieces];
         NETRA_UNROLL
-        for (u32 i = 0; i < S::d_items; ++i) acc[i] = 0.0f;
-        NETRA_UNROLL
-        for (u32 b = 0; b < blocks_per_wave; ++b) {
-          u32 q[F::act_pieces][4];
-          NETRA_UNROLL
-          for (u32 v = 0; v < F::act_pieces; ++v) {
-            const moe_experts::piece pc = F::act_piece(lane, n, v);
-            const u32x4 a = *reinterpret_cast<const u32x4*>(&sh.act[w][pc.index][b * weights::block + pc.k]);
-            q[v][0] = a.x, q[v][1] = a.y, q[v][2] = a.z, q[v][3] = a.w;
-          }
-          float d[S::d_items];
-          NETRA_UNROLL
-          for (u32 i = 0; i < S::d_items; ++i) d[i] = 0.0f;
-          moe_experts::block_product<target>(d, wt[b], q);
-          NETRA_UNROLL
-          for (u32 i = 0; i < S::d_items; ++i) {
-            const float s = mul_rn(sh.weight_scale[w][b], sh.act_scale[w][F::d_element(lane, n, i).col][b]);
-            acc[i] = fma_rn(d[i], s, acc[i]);
+        for (u32 v = 0; v < F::weight_pieces; ++v) {
+          if constexpr (weights_in_lds) {
+            const moe_experts::piece pc = F::weight_piece(lane, v);
+            wb[v] = *reinterpret_cast<const u32x4*>(&sh.weight[pc.index][w * k_per_wave + b * weights::block + pc.k]);
+          } else {
+            wb[v] = wt[b][v];
           }
         }
+        const float sw = bit_cast<float>(wave_broadcast<target>(bit_cast<u32>(weight_scale), b));
+        float d[S::d_items];
         NETRA_UNROLL
-        for (u32 i = 0; i < S::d_items; ++i) {
-          const fragment_element e = F::d_element(lane, n, i);
-          sh.partial[w][e.col][e.row] = acc[i];
-        }
-        const u32 my_route = moe_experts::select(scan.route, n);
-        if (my_route != moe_experts::no_route) sh.column_route[lane_column(lane, n)] = my_route;  // every lane of a column writes the same value
+        for (u32 i = 0; i < S::d_items; ++i) d[i] = 0.0f;
+        moe_experts::block_product<target>(d, wb, q[b]);
+        NETRA_UNROLL
+        for (u32 i = 0; i < S::d_items; ++i) acc[i] = fma_rn(d[i], mul_rn(sw, moe_experts::column_scale<target>(sx[b], lane, n, i)), acc[i]);
       }
-      workgroup_barrier<target>();
-      if (thread < columns * (tile_rows / 8)) {
-        const u32 column = thread / (tile_rows / 8), r0 = 8 * (thread % (tile_rows / 8));
-        u32 packed[4];
-        NETRA_UNROLL
-        for (u32 j = 0; j < 4; ++j) {
-          float v[2];
-          NETRA_UNROLL
-          for (u32 h = 0; h < 2; ++h) {
-            float s = sh.partial[0][column][r0 + 2 * j + h];
-            NETRA_UNROLL
-            for (u32 ww = 1; ww < k_split; ++ww) s = add_rn(s, sh.partial[ww][column][r0 + 2 * j + h]);
-            v[h] = s;
-          }
-          packed[j] = pack_bf16x2<target>(v[0], v[1]);
-        }
-        store_16B<target>(p.out + static_cast<u64>(sh.column_route[column]) * weights::gate_up_rows + row0 + r0,
-                          u32x4{packed[0], packed[1], packed[2], packed[3]});
+      NETRA_UNROLL
+      for (u32 i = 0; i < S::d_items; ++i) {
+        const fragment_element e = F::d_element(lane, n, i);
+        sh.partial[w][e.col][e.row] = acc[i];
       }
+      if (my_route != moe_experts::no_route) sh.column_route[lane_column(lane, n)] = my_route;  // every lane of a column writes the same value
+    }
+    workgroup_barrier<target>();
+    if (thread < columns * (tile_rows / 8)) {
+      const u32 column = thread / (tile_rows / 8), r0 = 8 * (thread % (tile_rows / 8));
+      u32 packed[4];
+      NETRA_UNROLL
+      for (u32 j = 0; j < 4; ++j) {
+        float v[2];
+        NETRA_UNROLL
+        for (u32 h = 0; h < 2; ++h) {
+          float s = sh.partial[0][column][r0 + 2 * j + h];
+          NETRA_UNROLL
+          for (u32 ww = 1; ww < k_split; ++ww) s = add_rn(s, sh.partial[ww][column][r0 + 2 * j + h]);
+          v[h] = s;
+        }
+        packed[j] = pack_bf16x2<target>(v[0], v[1]);
+      }
+      store_16B<target>(p.out + static_cast<u64>(sh.column_route[column]) * weights::gate_up_rows + row0 + r0,
+                        u32x4{packed[0], packed[1], packed[2], packed[3]});
     }
   }
 };
