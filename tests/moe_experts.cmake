@@ -8,13 +8,14 @@ target_compile_options(test_moe_experts_model PRIVATE -O2)
 netra_add_gpu_test(test_moe_experts_gpu gpu/test_moe_experts_gpu.cpp)
 
 # The DSL's sm90a matrix fragments on the hardware (mma.sync through the DSL; wgmma with a
-# shared-memory descriptor): test kernels compiled to their own cubin.
+# shared-memory descriptor; the bulk copy into shared memory): test kernels compiled to their own cubin.
 if(NETRA_NVCC AND TARGET test_moe_experts_gpu)
   set(_netra_fragment_cubin ${CMAKE_CURRENT_BINARY_DIR}/moe_fragments_kernels.cubin)
   add_custom_command(OUTPUT ${_netra_fragment_cubin}
     COMMAND ${NETRA_NVCC} -std=c++20 -O3 -cubin -gencode=arch=compute_90a,code=sm_90a -I${PROJECT_SOURCE_DIR}/include
             ${CMAKE_CURRENT_SOURCE_DIR}/gpu/moe_fragments_kernels.cu -o ${_netra_fragment_cubin}
     DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/gpu/moe_fragments_kernels.cu ${PROJECT_SOURCE_DIR}/include/netra/dsl/arch/sm90a/mma.hpp
+            ${PROJECT_SOURCE_DIR}/include/netra/dsl/bulk_copy.hpp ${PROJECT_SOURCE_DIR}/include/netra/dsl/arch/sm90a/bulk_copy.hpp
             ${PROJECT_SOURCE_DIR}/include/netra/dsl/matrix_fragment.hpp
     COMMENT "netra: sm90a fragment test kernels" VERBATIM)
   add_custom_target(netra_moe_fragment_kernels DEPENDS ${_netra_fragment_cubin})

@@ -7,7 +7,14 @@
 //     B (N x 32, K-major) is staged from b_smem_image (the host laid it out as core matrices of
 //     8 rows x 16 bytes: core matrix (n / 8, k / 16) at offset (n / 8) * sbo + (k / 16) * lbo)
 //     into shared memory; one wgmma with the descriptor (lbo, sbo); thread i writes its D items.
+//   netra_test_bulk_copy: one workgroup of 128 threads, the gate_up staging pattern of
+//     dsl/bulk_copy.hpp: LDS rows of 2048 + 64 bytes pre-filled with 0xA5, thread 0 initialises
+//     the barrier, a workgroup barrier, thread 0 announces rows x 2048 bytes, lanes 0 .. rows / 4
+//     - 1 of each warp copy one row (source row stride `stride` bytes), every thread waits, then
+//     the workgroup writes the whole LDS image (padding included) to out.
 #include "netra/dsl/arch/sm90a/mma.hpp"
+#include "netra/dsl/bulk_copy.hpp"
+#include "netra/dsl/workgroup_barrier.hpp"
 #include "netra/dsl/matrix_fragment.hpp"
 
 using namespace netra;
@@ -45,4 +52,20 @@ extern "C" __global__ void netra_test_wgmma_m64n8k32(const u32* a, const u8* b, 
 }
 extern "C" __global__ void netra_test_wgmma_m64n16k32(const u32* a, const u8* b, u32 bytes, u32 lbo, u32 sbo, float* d) {
   wgmma_test<16>(a, b, bytes, lbo, sbo, d);
+}
+
+extern "C" __global__ void netra_test_bulk_copy(const u8* src, u32 stride, u32 rows, u8* out) {
+  constexpr u32 row_bytes = 2048, lds_stride = row_bytes + 64, max_rows = 16;
+  __shared__ alignas(16) u8 image[max_rows][lds_stride];
+  __shared__ lds_copy_barrier ready;
+  using copy = bulk_copy_ops<sm90a>;
+  const u32 t = threadIdx.x, lane = t % 32, w = t / 32;
+  for (u32 i = t; i < max_rows * lds_stride; i += 128) image[i / lds_stride][i % lds_stride] = 0xA5;
+  if (t == 0) copy::init(ready);
+  workgroup_barrier<sm90a>();
+  if (t == 0) copy::expect_bytes(ready, rows * row_bytes);
+  const u32 per_wave = rows / 4, row = w * per_wave + lane;
+  if (lane < per_wave) copy::copy(&image[row][0], src + static_cast<u64>(row) * stride, row_bytes, ready);
+  copy::wait(ready);
+  for (u32 i = t; i < max_rows * lds_stride; i += 128) out[i] = image[i / lds_stride][i % lds_stride];
 }

@@ -5,6 +5,8 @@
 // no-swizzle descriptor (core matrices 8 rows x 16 bytes; leading byte offset = stride between
 // core matrices along K, stride byte offset = along N, as dsl/arch/sm90a/mma.hpp documents [I])
 // equals the matmul. On a mismatch the test says whether the swapped LBO/SBO reading matches.
+// dsl/bulk_copy.hpp (cp.async.bulk into shared memory + mbarrier), as gate_up stages its weights:
+// every copied byte in place once the wait returns, nothing written outside the copied rows.
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -138,4 +140,31 @@ TEST_CASE_TEMPLATE("wgmma.m64nNk32 e4m3, A from registers, B by no-swizzle descr
             swapped == 0 ? " (the swapped reading is right: fix dsl/arch/sm90a/mma.hpp)" : "");
   }
   CHECK(bad == 0);
+}
+
+TEST_CASE("dsl/bulk_copy: rows copied into padded LDS rows, complete when the barrier's wait returns") {
+  constexpr unsigned row_bytes = 2048, lds_stride = row_bytes + 64, max_rows = 16, stride = 4096;
+  oracles::xorshift r{29};
+  std::vector<std::uint8_t> src(max_rows * stride);
+  for (auto& v : src) v = static_cast<std::uint8_t>(r.next());
+  testing::gpu_array<std::uint8_t> d_src(src.size()), d_out(max_rows * lds_stride);
+  d_src.upload(src);
+  for (unsigned rows : {16u, 8u, 4u}) {
+    d_out.fill_bytes(0);
+    const std::uint8_t* s = d_src.data();
+    std::uint8_t* o = d_out.data();
+    unsigned st = stride, n = rows;
+    launch(function("netra_test_bulk_copy"), 128, {&s, &st, &n, &o});
+    const auto out = d_out.download();
+    long wrong = 0, touched = 0;
+    for (unsigned row = 0; row < max_rows; ++row)
+      for (unsigned i = 0; i < lds_stride; ++i) {
+        const std::uint8_t got = out[row * lds_stride + i];
+        if (row < rows && i < row_bytes) wrong += got != src[row * stride + i];
+        else touched += got != 0xA5;
+      }
+    INFO("rows ", rows);
+    CHECK(wrong == 0);
+    CHECK(touched == 0);
+  }
 }
