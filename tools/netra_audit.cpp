@@ -32,6 +32,7 @@
 #include "netra/runtime/code_object.hpp"
 #include "netra/runtime/elf.hpp"
 #include "netra/runtime/instance.hpp"
+#include "netra/runtime/kernel_traits.hpp"
 
 namespace fs = std::filesystem;
 namespace hana = boost::hana;
@@ -307,6 +308,7 @@ template <class Contract> void audit_contract(const options& o, std::vector<figu
       } else {
         check(f, "registers", f.registers, budget.max_registers);
       }
+      f.lds += static_cast<long>(netra::dynamic_lds_bytes_of<kernel>());  // a launch's dynamic LDS on top of the object's static
       check(f, "lds/shared bytes", f.lds, budget.max_lds_bytes);
       check(f, "scratch/stack bytes", f.scratch, budget.max_scratch_bytes);
       check(f, "spills", f.spills, budget.max_spills);

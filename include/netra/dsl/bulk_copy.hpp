@@ -7,9 +7,10 @@
 //   gfx950: not provided (has_bulk_copy_v is false). A kernel there keeps its bytes in flight in
 //           VGPRs (512 KiB of them per CU); global_load_lds (16 bytes per lane) would be the
 //           instruction, not wired here.
-// Use, per barrier (one phase): one thread calls init(), then the threads that use the barrier
-// synchronise (workgroup_barrier), one thread calls expect_bytes(total), any threads issue
-// copy() for ranges summing to total, every reader calls wait() before it reads the bytes.
+// Use, per barrier and phase: one thread calls init() once, then the threads that use the barrier
+// synchronise (workgroup_barrier); per phase one thread calls expect_bytes(total), any threads
+// issue copy() for ranges summing to total, every reader calls wait(parity) before it reads the
+// bytes; before a buffer is refilled its readers call release_for_copy().
 // Copies are issued one at a time per wave (sm90a: a uniform-operand instruction, looped over
 // the active lanes): a few large copies cost less than many small ones.
 #pragma once
@@ -36,7 +37,15 @@ template <> struct bulk_copy_ops<sm90a> {
   static NETRA_DEVICE void copy(void* lds, const void* global, u32 bytes, lds_copy_barrier& b) {
     sm90a_isa::cp_async_bulk_shared_global(lds, global, bytes, &b.state);
   }
-  static NETRA_DEVICE void wait(lds_copy_barrier& b) { sm90a_isa::mbarrier_wait_parity(&b.state, 0); }
+  /// Waits for the barrier's phase of parity `parity` (its n-th use has parity n % 2).
+  static NETRA_DEVICE void wait(lds_copy_barrier& b, u32 parity = 0) { sm90a_isa::mbarrier_wait_parity(&b.state, parity); }
+  /// Every lane of a wave calls this after its last read of a buffer and before one of them
+  /// issues a copy into it again: the wave's shared-memory reads are ordered before the copy
+  /// engine's writes (proxy fence, then a wave barrier).
+  static NETRA_DEVICE void release_for_copy() {
+    sm90a_isa::fence_proxy_async_shared_cta();
+    __syncwarp();
+  }
 };
 #endif
 /// Whether the target has the bulk copy (a compile-time fact, the same in every compiler).

@@ -14,8 +14,12 @@
 /// static variable.
 #if defined(NETRA_COMPILER_CUDA) || defined(NETRA_COMPILER_HIP)
 #define NETRA_SHARED __shared__
+/// The workgroup's dynamic LDS / shared memory (the launch's dynamic_lds_bytes) as bytes, 128-byte
+/// aligned.
+#define NETRA_DYNAMIC_SHARED_BYTES(NAME) extern __shared__ __attribute__((aligned(128))) ::netra::u8 NAME[]
 #else
 #define NETRA_SHARED static
+#define NETRA_DYNAMIC_SHARED_BYTES(NAME) static ::netra::u8 NAME[1]
 #endif
 
 namespace netra {

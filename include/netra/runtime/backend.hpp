@@ -213,8 +213,10 @@ class module {
 
   /// Resolves `symbol`. `max_shared_memory`: (CUDA) the kernel prefers the SM's largest shared
   /// memory carve-out over L1 (its residency is bound by shared memory; the driver's default
-  /// choice may leave fewer workgroups per SM). Ignored on HIP (LDS is not carved out of a cache).
-  kernel_function function(const char* symbol, bool max_shared_memory = false) const {
+  /// choice may leave fewer workgroups per SM). `dynamic_lds_bytes`: (CUDA) the dynamic shared
+  /// memory its launches ask for, allowed past the 48 KiB default. Both ignored on HIP (LDS is
+  /// not carved out of a cache; the launch's size is enough).
+  kernel_function function(const char* symbol, bool max_shared_memory = false, u32 dynamic_lds_bytes = 0) const {
     kernel_function f;
     f.api = api_;
     f.symbol = symbol;
@@ -224,6 +226,8 @@ class module {
       d.check(d.cuModuleGetFunction(&fn, static_cast<CUmodule>(handle_), symbol), symbol);
       if (max_shared_memory)
         d.check(d.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, CU_SHAREDMEM_CARVEOUT_MAX_SHARED), symbol);
+      if (dynamic_lds_bytes > 48u * 1024u)
+        d.check(d.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(dynamic_lds_bytes)), symbol);
       f.handle = fn;
       return f;
     }

@@ -11,6 +11,7 @@
 
 #include "netra/runtime/backend.hpp"
 #include "netra/runtime/device_memory.hpp"
+#include "netra/runtime/kernel_traits.hpp"
 
 namespace netra {
 
@@ -26,14 +27,10 @@ template <class List> struct kernel_symbols;
 template <class... Kernels> struct kernel_symbols<type_list<Kernels...>> {
   static constexpr std::array<const char*, sizeof...(Kernels)> value = {Kernels::symbol...};
 };
-/// Whether a kernel declares `prefers_max_lds = true` (residency bound by LDS / shared memory).
-template <class Kernel> constexpr bool prefers_max_lds() {
-  if constexpr (requires { Kernel::prefers_max_lds; }) return Kernel::prefers_max_lds;
-  else return false;
-}
 template <class List> struct kernel_lds_preferences;
 template <class... Kernels> struct kernel_lds_preferences<type_list<Kernels...>> {
   static constexpr std::array<bool, sizeof...(Kernels)> value = {prefers_max_lds<Kernels>()...};
+  static constexpr std::array<u32, sizeof...(Kernels)> dynamic_bytes = {dynamic_lds_bytes_of<Kernels>()...};
 };
 
 template <class Contract> class handle {
@@ -46,7 +43,8 @@ template <class Contract> class handle {
         workspace_(device.api, Contract::workspace_bytes) {
     const auto& symbols = kernel_symbols<kernels>::value;
     const auto& max_lds = kernel_lds_preferences<kernels>::value;
-    for (std::size_t i = 0; i < symbols.size(); ++i) functions_[i] = module_.function(symbols[i], max_lds[i]);
+    const auto& dynamic_lds = kernel_lds_preferences<kernels>::dynamic_bytes;
+    for (std::size_t i = 0; i < symbols.size(); ++i) functions_[i] = module_.function(symbols[i], max_lds[i], dynamic_lds[i]);
     workspace_.fill_zero();  // contracts require a zero-filled workspace before the first call
   }
   handle(const std::string& path, const device_info& device) : handle(read_file_bytes(path), device) {}

@@ -28,6 +28,7 @@
 // route with its expert, which serves every route of that expert.
 #pragma once
 #include "netra/contracts/moe/expert_weights.hpp"
+#include "netra/dsl/bulk_copy.hpp"
 
 namespace netra {
 
@@ -84,6 +85,9 @@ template <class Target, u32 MaxTokens, u32 Input, u32 WaveSize = Target::wave_si
   static constexpr bool fused_act_quant = Input == moe_down_input_gate_up;
   static constexpr u32 wave_size = WaveSize;
   static constexpr u32 waves = 12;  // per workgroup: the workgroup's units are dealt round-robin to its waves
+  /// sm90a: each wave's next two units staged in LDS by the copy engine (192 KiB of dynamic LDS
+  /// per workgroup); gfx950: the current unit in VGPRs (no wired bulk copy).
+  static constexpr bool weights_in_lds = has_bulk_copy_v<Target>;
   static constexpr u64 workspace_bytes = 0;
   static constexpr i64 template_args[] = {MaxTokens, Input};
 
@@ -125,7 +129,9 @@ template <class Target, u32 MaxTokens, u32 Input, u32 WaveSize = Target::wave_si
     } else if constexpr (same_v<Target, sm90a>) {
       resource_budget b;
       b.max_registers = 168;  // 12 warps: 3 per sub-partition, 16384 / (3 x 32) registers each
-      b.max_lds_bytes = 40960;
+      // 192 KiB of staged units (dynamic) + partials, schedule, barriers (+ Input 1's activations)
+      // + the 1 KiB the SM reserves per block: within the 227 KiB a workgroup may have
+      b.max_lds_bytes = 221184;
       b.max_code_bytes = 65536;
       return b;
     } else {

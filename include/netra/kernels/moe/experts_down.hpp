@@ -10,19 +10,21 @@
 // route is a "unit" if it is its expert's occurrence 0, 16, 32, .. in route order, and the unit
 // serves it and the expert's next 15 routes (16 columns; more than 16 routes per expert only with
 // duplicate ids inside a token); the units are listed in route order and dealt round-robin: wave w
-// takes units w, w + 12, ... For a unit, every lane issues its W2 loads for the tile's 16 rows x
-// all 512 K (4 scale blocks: 2 pieces per block on gfx950, 4 on sm90a; 16 B each, streaming_early),
-// then per instruction tile fetches the E4M3 activation pieces of its column for all 4 blocks at
-// once (Input 0: 16-byte global loads of act_quant's output, in flight together with the weights;
-// Input 1: LDS reads of the prologue's output), runs the blocks' matrix instructions (1 MFMA
-// 16x16x128 / 4 mma.m16n8k32 per n8 tile) and writes q_b = P_b * (sa_b * sw_b) for every (route,
-// block, row) to LDS partial[9M][4][16] FP32 (36 KiB at M = 16). Routes with an invalid id get
-// zeros there. After a barrier, thread i < 16M takes token i / 16, row i % 16: y = ((q_0 + q_1) +
-// q_2) + q_3 per route, acc = fma(w_s, y_s, acc) for s = 0..8, one BF16 store. No atomics, no
-// workspace: the result is independent of scheduling and of the other tokens of the batch.
-// Weight stream: a wave computes one unit, then loads the next (sm90a: its rows were prefetched
-// into L2 two units ahead with cp.async.bulk.prefetch.L2, 8 KiB each; gfx950 has no L2
-// prefetch: the next unit's loads are a DRAM round trip).
+// takes units w, w + 12, ... A unit's weights are the tile's 16 rows x all 512 K (4 scale
+// blocks, 8 KiB contiguous): Contract::weights_in_lds (sm90a), one bulk copy into the wave's LDS
+// stage (two stages per wave in 192 KiB of dynamic LDS: the unit it computes and the next one in
+// flight; lane 0 issues, the unit's mbarrier phase completes when the bytes land); gfx950, every
+// lane's pieces in VGPRs (2 per block, 16 B each, streaming_early). Per instruction tile a lane
+// fetches the E4M3 activation pieces of its column for all 4 blocks at once (Input 0: 16-byte
+// global loads of act_quant's output; Input 1: LDS reads of the prologue's output) — on sm90a the
+// next unit's tile-0 activations before the current unit computes — then runs the blocks'
+// matrix instructions (1 MFMA 16x16x128 / 4 mma.m16n8k32 per n8 tile) and writes
+// y = ((q_0 + q_1) + q_2) + q_3, q_b = P_b * (sa_b * sw_b), for every (route, row) to LDS
+// partial[9M][16] FP32. Routes with an invalid id get y = +0.0. After a barrier, thread i < 16M
+// takes token i / 16, row i % 16: acc = fma(w_s, y_s, acc) for s = 0..8, one BF16 store. No
+// atomics, no workspace: the result is independent of scheduling and of the other tokens.
+// Weight stream: besides the units it holds, a wave asks L2 for the rows of its next two
+// (sm90a, cp.async.bulk.prefetch.L2, 8 KiB each; gfx950 has no L2 prefetch).
 // Input 1 prologue (after the wait): wave w quantizes routes w, w + 12, ... of the gate_up output
 // into LDS (E4M3 [9M][512] + scales [9M][4]) with act_quant's exact operations; lane l owns
 // values [V l, V l + V), V = 8 (gfx950) / 16 (sm90a); a group's amax joins its 16 / 8 lanes
@@ -30,8 +32,8 @@
 // few tokens, hence MaxTokens <= 4 for Input 1.
 // M = 1: 128 workgroups x 9 units = 1152 working waves, one unit each (the article's down stage:
 // 256 waves). Lane maps: experts_fragment.hpp.
-// sm90a programmatic dependent launch: the workgroup reads ids (strong loads), a wave issues its
-// first unit's W2 loads and the L2 prefetches of its next two *before* griddepcontrol.wait, so the
+// sm90a programmatic dependent launch: the workgroup reads ids (strong loads), a wave puts its
+// first units' W2 in flight and the L2 prefetches of the next two *before* griddepcontrol.wait, so the
 // weight stream overlaps the predecessor's tail (streaming_early loads: ptxas keeps them before the
 // wait; it may sink read-only-path loads past it). Precondition: ids are complete when the kernel
 // preceding this one on the stream starts (in the decode block the router, shared gate included,
@@ -39,6 +41,7 @@
 // weights and all global stores come after the wait.
 #pragma once
 #include "netra/contracts/moe/expert_down.hpp"
+#include "netra/dsl/bulk_copy.hpp"
 #include "netra/dsl/entry.hpp"
 #include "netra/dsl/prefetch.hpp"
 #include "netra/dsl/vector_memory.hpp"
@@ -64,7 +67,14 @@ template <class Contract> struct moe_expert_down_kernel {
   static constexpr u32 blocks = weights::intermediate / weights::block;  // 4
   static constexpr u32 chunk_columns = F::chunk_columns;
   static constexpr bool fused = Contract::fused_act_quant;
-  /// Units whose W2 rows a wave prefetches into L2 ahead of the one it computes (sm90a; a no-op on
+  /// Contract::weights_in_lds (sm90a): a wave's units are staged into LDS by the copy engine,
+  /// `stages` of them in flight (the one it computes and the next), 8 KiB each, in dynamic LDS.
+  static constexpr bool weights_in_lds = Contract::weights_in_lds;
+  static constexpr u32 stages = weights_in_lds ? 2 : 1;
+  static constexpr u32 unit_bytes = tile_rows * weights::intermediate;  // 16 W2 rows: 8 KiB, contiguous
+  static constexpr u32 dynamic_lds_bytes = weights_in_lds ? waves * stages * unit_bytes : 0;
+  static constexpr bool prefers_max_lds = weights_in_lds;
+  /// Units whose W2 rows a wave prefetches into L2 beyond those it holds (sm90a; a no-op on
   /// gfx950). 128 workgroups x 12 waves x 2 x 8 KiB = 24 MiB in flight at most: within the L2.
   static constexpr u32 prefetch_units = 2;
   // Fused prologue: wave-per-route rows, V values per lane, a 128-value group on 128 / V lanes.
@@ -84,7 +94,7 @@ template <class Contract> struct moe_expert_down_kernel {
     u32 tokens;
   };
 
-  NETRA_HOST_DEVICE static constexpr launch_shape shape(u32) { return {{tiles, 1, 1}, workgroup_size, 0}; }
+  NETRA_HOST_DEVICE static constexpr launch_shape shape(u32) { return {{tiles, 1, 1}, workgroup_size, dynamic_lds_bytes}; }
 
   NETRA_HOST_DEVICE static constexpr u32 lane_column(u32 lane, u32 tile) { return F::act_piece(lane, tile, 0).index; }
 
@@ -211,7 +221,7 @@ template <class Contract> struct moe_expert_down_kernel {
     i32 expert;
     u32 columns;          // uniform
     u32 route[F::tiles];  // the route of the lane's column in instruction tile n, or no_route
-    u32x4 wt[blocks][F::weight_pieces];
+    u32x4 wt[weights_in_lds ? 1 : blocks][F::weight_pieces];  // the lane's weight pieces (registers mode)
     float sw[blocks];
   };
 
@@ -232,14 +242,24 @@ template <class Contract> struct moe_expert_down_kernel {
     return p.w2 + static_cast<u64>(expert) * weights::w2_expert_bytes + static_cast<u64>(row0) * weights::intermediate;
   }
 
-  static NETRA_DEVICE void load_unit(const params& p, unit& un, u32 row0, u32 lane) {
+  /// Puts the unit's weights in flight: into the lane's registers, or (weights_in_lds) into the
+  /// wave's LDS stage `staged` by one bulk copy completing on `ready` (lane 0 issues it). Then
+  /// every lane loads the unit's 4 block scales.
+  static NETRA_DEVICE void load_unit(const params& p, unit& un, u32 row0, u32 lane, u8* staged, lds_copy_barrier* ready) {
     const u8* wrow = unit_rows(p, un.expert, row0);
-    NETRA_UNROLL
-    for (u32 b = 0; b < blocks; ++b) {
+    if constexpr (weights_in_lds) {
+      if (lane == 0) {
+        bulk_copy_ops<target>::expect_bytes(*ready, unit_bytes);
+        bulk_copy_ops<target>::copy(staged, wrow, unit_bytes, *ready);
+      }
+    } else {
       NETRA_UNROLL
-      for (u32 v = 0; v < F::weight_pieces; ++v) {
-        const moe_experts::piece pc = F::weight_piece(lane, v);
-        un.wt[b][v] = load_16B<target, cache_policy::streaming_early>(wrow + pc.index * weights::intermediate + b * weights::block + pc.k);
+      for (u32 b = 0; b < blocks; ++b) {
+        NETRA_UNROLL
+        for (u32 v = 0; v < F::weight_pieces; ++v) {
+          const moe_experts::piece pc = F::weight_piece(lane, v);
+          un.wt[b][v] = load_16B<target, cache_policy::streaming_early>(wrow + pc.index * weights::intermediate + b * weights::block + pc.k);
+        }
       }
     }
     const float* srow =
@@ -253,56 +273,91 @@ template <class Contract> struct moe_expert_down_kernel {
     if (k < units && lane == 0) prefetch_l2<target>(unit_rows(p, static_cast<i32>(s.key[s.unit_route[k]]), row0), tile_rows * weights::intermediate);
   }
 
-  /// Runs unit `un`: per instruction tile, the activation words of all 4 blocks are fetched
-  /// first (Input 0: global loads, in flight with the unit's weights; Input 1: LDS), then the
-  /// blocks' matrix instructions; q_b = P_b * (sa_b * sw_b) -> partial.
-  static NETRA_DEVICE void run_unit(const params& p, const lds_activations& a, const unit& un, u32 lane, float (*partial)[blocks][tile_rows]) {
-    const u32 columns = un.columns;  // uniform
+  /// The activation words of one instruction tile of a unit, all 4 blocks, and their scales.
+  struct tile_acts {
+    u32 q[blocks][F::act_pieces][4];
+    float sa[blocks];
+  };
+
+  /// Fetches tile n's activations of unit `un` for the lane's column (zeros for no route):
+  /// Input 0, act_quant's output (global, after the wait: coherent loads, which stay there);
+  /// Input 1, the prologue's LDS image.
+  static NETRA_DEVICE void load_tile_acts(const params& p, const lds_activations& a, const unit& un, u32 n, u32 lane, tile_acts& t) {
+    const u32 my_route = moe_experts::select(un.route, n);
+    const bool live = my_route != moe_experts::no_route;
+    const u32 r = live ? my_route : 0;
+    NETRA_UNROLL
+    for (u32 b = 0; b < blocks; ++b) {
+      NETRA_UNROLL
+      for (u32 v = 0; v < F::act_pieces; ++v) {
+        const u32 k = b * weights::block + F::act_piece(lane, n, v).k;
+        u32x4 wv = u32x4{0, 0, 0, 0};
+        if constexpr (fused) {
+          if (live) wv = *reinterpret_cast<const u32x4*>(&a.q[r][k]);
+        } else {
+          if (live) wv = load_16B<target, cache_policy::streaming_early>(static_cast<const u8*>(p.act) + static_cast<u64>(r) * weights::intermediate + k);
+        }
+        t.q[b][v][0] = wv.x, t.q[b][v][1] = wv.y, t.q[b][v][2] = wv.z, t.q[b][v][3] = wv.w;
+      }
+      if constexpr (fused) t.sa[b] = live ? a.scale[r][b] : 0.0f;
+      else t.sa[b] = live ? p.act_scales[static_cast<u64>(r) * blocks + b] : 0.0f;
+    }
+  }
+
+  /// Tile n of unit `un`: the blocks' matrix instructions (weights_in_lds: A pieces from the
+  /// unit's LDS stage `staged`); q_b = P_b * (sa_b * sw_b), y = ((q_0 + q_1) + q_2) + q_3 ->
+  /// partial[route][row].
+  static NETRA_DEVICE void run_tile(const unit& un, const u8* staged, u32 lane, u32 n, const tile_acts& t, float (*partial)[tile_rows]) {
+    const u32 my_route = moe_experts::select(un.route, n);
+    float y[S::d_items];
+    NETRA_UNROLL
+    for (u32 b = 0; b < blocks; ++b) {
+      u32x4 wb[F::weight_pieces];
+      NETRA_UNROLL
+      for (u32 v = 0; v < F::weight_pieces; ++v) {
+        if constexpr (weights_in_lds) {
+          const moe_experts::piece pc = F::weight_piece(lane, v);
+          wb[v] = *reinterpret_cast<const u32x4*>(staged + pc.index * weights::intermediate + b * weights::block + pc.k);
+        } else {
+          wb[v] = un.wt[b][v];
+        }
+      }
+      float d[S::d_items];
+      NETRA_UNROLL
+      for (u32 i = 0; i < S::d_items; ++i) d[i] = 0.0f;
+      moe_experts::block_product<target>(d, wb, t.q[b]);
+      NETRA_UNROLL
+      for (u32 i = 0; i < S::d_items; ++i) {
+        const float q_b = mul_rn(d[i], mul_rn(moe_experts::column_scale<target>(t.sa[b], lane, n, i), un.sw[b]));
+        y[i] = b == 0 ? q_b : add_rn(y[i], q_b);
+      }
+    }
+    NETRA_UNROLL
+    for (u32 i = 0; i < S::d_items; ++i) {
+      const u32 rr = moe_experts::from_column_lane<target>(my_route, lane, n, i);
+      if (rr != moe_experts::no_route) partial[rr][F::d_element(lane, n, i).row] = y[i];
+    }
+  }
+
+  /// Runs unit `un` whose tile-0 activations `first` the caller fetched; later tiles fetch theirs.
+  static NETRA_DEVICE void run_unit(const params& p, const lds_activations& a, const unit& un, const u8* staged, u32 lane, const tile_acts& first,
+                                    float (*partial)[tile_rows]) {
+    run_tile(un, staged, lane, 0, first, partial);
     NETRA_NO_UNROLL
-    for (u32 n = 0; n < F::tiles; ++n) {
-      if (n * F::tile_columns >= columns) break;  // uniform
-      const u32 my_route = moe_experts::select(un.route, n);
-      const bool live = my_route != moe_experts::no_route;
-      const u32 r = live ? my_route : 0;
-      u32 q[blocks][F::act_pieces][4];
-      float sa[blocks];
-      NETRA_UNROLL
-      for (u32 b = 0; b < blocks; ++b) {
-        NETRA_UNROLL
-        for (u32 v = 0; v < F::act_pieces; ++v) {
-          const u32 k = b * weights::block + F::act_piece(lane, n, v).k;
-          u32x4 wv = u32x4{0, 0, 0, 0};
-          if constexpr (fused) {
-            if (live) wv = *reinterpret_cast<const u32x4*>(&a.q[r][k]);
-          } else {
-            // act_quant's output, after the wait: a coherent load, which stays there
-            if (live) wv = load_16B<target, cache_policy::streaming_early>(static_cast<const u8*>(p.act) + static_cast<u64>(r) * weights::intermediate + k);
-          }
-          q[b][v][0] = wv.x, q[b][v][1] = wv.y, q[b][v][2] = wv.z, q[b][v][3] = wv.w;
-        }
-        if constexpr (fused) sa[b] = live ? a.scale[r][b] : 0.0f;
-        else sa[b] = live ? p.act_scales[static_cast<u64>(r) * blocks + b] : 0.0f;
-      }
-      NETRA_UNROLL
-      for (u32 b = 0; b < blocks; ++b) {
-        float d[S::d_items];
-        NETRA_UNROLL
-        for (u32 i = 0; i < S::d_items; ++i) d[i] = 0.0f;
-        moe_experts::block_product<target>(d, un.wt[b], q[b]);
-        NETRA_UNROLL
-        for (u32 i = 0; i < S::d_items; ++i) {
-          const float s = mul_rn(moe_experts::column_scale<target>(sa[b], lane, n, i), un.sw[b]);
-          const u32 rr = moe_experts::from_column_lane<target>(my_route, lane, n, i);
-          if (rr != moe_experts::no_route) partial[rr][b][F::d_element(lane, n, i).row] = mul_rn(d[i], s);
-        }
-      }
+    for (u32 n = 1; n < F::tiles; ++n) {
+      if (n * F::tile_columns >= un.columns) break;  // uniform
+      tile_acts t;
+      load_tile_acts(p, a, un, n, lane, t);
+      run_tile(un, staged, lane, n, t, partial);
     }
   }
 
   static NETRA_DEVICE void run(const params& p) {
-    NETRA_SHARED float partial[Contract::max_routes][blocks][tile_rows];
+    NETRA_SHARED float partial[Contract::max_routes][tile_rows];
     NETRA_SHARED lds_activations activations;
     NETRA_SHARED schedule sched;
+    NETRA_SHARED lds_copy_barrier unit_ready[weights_in_lds ? waves : 1][stages];
+    NETRA_DYNAMIC_SHARED_BYTES(staged_units);  // weights_in_lds: [waves][stages][unit_bytes]
 
     const u32 tile = workgroup_id<target, 0>();
     const u32 thread = thread_id<target>();
@@ -310,35 +365,64 @@ template <class Contract> struct moe_expert_down_kernel {
     const u32 w = wave_id<target>();
     const u32 routes = p.tokens * moe::route_layout::slots;
     const u32 row0 = tile * tile_rows;
+    auto stage = [&](u32 j) { return staged_units + (w * stages + j % stages) * unit_bytes; };
+    auto ready = [&](u32 j) { return &unit_ready[weights_in_lds ? w : 0][j % stages]; };
 
     // Before the wait: the schedule (ids are complete when the predecessor starts), this wave's
-    // first unit's weight loads, and the L2 prefetch of its next one.
+    // first units' weights in flight (weights_in_lds: the first two, into LDS), and the L2
+    // prefetch of the ones after them.
+    if constexpr (weights_in_lds) {
+      if (lane == 0)
+        for (u32 s = 0; s < stages; ++s) bulk_copy_ops<target>::init(unit_ready[w][s]);  // build_schedule's barriers publish them
+    }
     build_schedule(p, sched, routes, thread, lane, w);
     const u32 units = sched.units;
-    u32 k = w;  // wave w takes units w, w + waves, ...
-    unit cur;
-    if (k < units) {
-      find_unit(sched, cur, k, lane);
-      load_unit(p, cur, row0, lane);
-      NETRA_UNROLL
-      for (u32 j = 1; j <= prefetch_units; ++j) prefetch_unit(p, sched, k + j * waves, units, row0, lane);
+    u32 k = w;  // wave w takes units w, w + waves, ...; j counts them
+    unit cur, next;
+    NETRA_UNROLL
+    for (u32 j = 0; j < stages; ++j) {
+      unit& un = j == 0 ? cur : next;
+      if (k + j * waves < units) {
+        find_unit(sched, un, k + j * waves, lane);
+        load_unit(p, un, row0, lane, stage(j), ready(j));
+      }
     }
+    NETRA_UNROLL
+    for (u32 j = stages; j < stages + prefetch_units; ++j) prefetch_unit(p, sched, k + j * waves, units, row0, lane);
     wait_for_prerequisites<target>();  // activations are the predecessor's output
     launch_dependents<target>();
     if constexpr (fused) {
       fused_prologue(p, activations, routes, w, lane);
       workgroup_barrier<target>();
     }
-    // Unit by unit: compute the current one, then load the next one (its rows were prefetched
-    // into L2) and prefetch the one after it.
-    while (k < units) {
-      run_unit(p, activations, cur, lane, partial);
-      k += waves;
-      if (k < units) {
-        find_unit(sched, cur, k, lane);
-        load_unit(p, cur, row0, lane);
-        prefetch_unit(p, sched, k + prefetch_units * waves, units, row0, lane);
+    // Unit by unit: compute the current one, then put the one `stages` ahead in flight (its rows
+    // were prefetched into L2) and prefetch the one after the prefetched ones. weights_in_lds:
+    // the next unit's tile-0 activations are fetched before the current one computes, so that
+    // their round trip overlaps it.
+    tile_acts acts, acts_next;
+    if (k < units) load_tile_acts(p, activations, cur, 0, lane, acts);
+    for (u32 j = 0; k < units; ++j) {
+      if constexpr (weights_in_lds) {
+        if (k + waves < units) load_tile_acts(p, activations, next, 0, lane, acts_next);
+        bulk_copy_ops<target>::wait(*ready(j), (j / stages) & 1u);
       }
+      run_unit(p, activations, cur, stage(j), lane, acts, partial);
+      k += waves;
+      if (k >= units) break;  // uniform
+      if constexpr (weights_in_lds) {
+        bulk_copy_ops<target>::release_for_copy();  // stage(j) is refilled below
+        cur = next;
+        acts = acts_next;
+        if (k + waves < units) {
+          find_unit(sched, next, k + waves, lane);
+          load_unit(p, next, row0, lane, stage(j), ready(j));
+        }
+      } else {
+        find_unit(sched, cur, k, lane);
+        load_unit(p, cur, row0, lane, nullptr, nullptr);
+        load_tile_acts(p, activations, cur, 0, lane, acts);
+      }
+      prefetch_unit(p, sched, k + (stages - 1 + prefetch_units) * waves, units, row0, lane);
     }
     workgroup_barrier<target>();
 
@@ -348,10 +432,7 @@ template <class Contract> struct moe_expert_down_kernel {
       NETRA_UNROLL
       for (u32 s = 0; s < moe::route_layout::slots; ++s) {
         const u32 r = t * moe::route_layout::slots + s;
-        // an invalid id: y = +0.0 (no unit wrote its partials)
-        const float y = sched.key[r] == invalid_key
-                            ? 0.0f
-                            : add_rn(add_rn(add_rn(partial[r][0][row], partial[r][1][row]), partial[r][2][row]), partial[r][3][row]);
+        const float y = sched.key[r] == invalid_key ? 0.0f : partial[r][row];  // an invalid id: y = +0.0 (no unit wrote it)
         acc = fma_rn(p.route_weights[r], y, acc);
       }
       p.out[static_cast<u64>(t) * weights::hidden + row0 + row] = static_cast<u16>(pack_bf16x2<target>(acc, 0.0f) & 0xFFFFu);

@@ -5,6 +5,7 @@
 #include "netra/dsl/config.hpp"
 
 #if defined(NETRA_COMPILER_CUDA)
+#include "netra/dsl/arch/sm90a/sync.hpp"
 namespace netra::sm90a_isa {
 NETRA_DEVICE u32 shared_address(const void* p) { return static_cast<u32>(__cvta_generic_to_shared(p)); }
 

@@ -22,6 +22,7 @@
 #include "netra/dsl/config.hpp"
 
 #if defined(NETRA_COMPILER_CUDA)
+#include "netra/dsl/arch/sm90a/sync.hpp"
 namespace netra::sm90a_isa {
 
 /// mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32: d = A(16x32) * B(32x8) + c.
@@ -42,9 +43,6 @@ template <u32 N> NETRA_DEVICE void wgmma_wait_group_sync_aligned() {
   static_assert(N <= 7, "netra::sm90a_isa::wgmma_wait_group_sync_aligned: N is a small immediate (0..7 here)");
   asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
 }
-/// fence.proxy.async.shared::cta: makes this thread's generic-proxy shared-memory writes visible
-/// to the async proxy (wgmma operand reads, bulk copies).
-NETRA_DEVICE void fence_proxy_async_shared_cta() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 
 /// The 64-bit shared-memory matrix descriptor of wgmma (PTX ISA "Matrix Descriptor Format"):
 /// bits 0..13 start address >> 4, 16..29 leading-dimension byte offset >> 4, 32..45

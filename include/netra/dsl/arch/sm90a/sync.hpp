@@ -5,6 +5,9 @@
 #include "netra/dsl/vector_types.hpp"
 
 namespace netra::sm90a_isa {
+/// fence.proxy.async.shared::cta: orders this thread's generic-proxy shared-memory accesses with
+/// the async proxy's (wgmma operand reads, bulk copies into shared memory).
+NETRA_DEVICE void fence_proxy_async_shared_cta() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 /// fence.acq_rel.gpu
 NETRA_DEVICE void fence_acq_rel_gpu() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
 /// atom.relaxed.gpu.global.add.u32: returns the previous value.
