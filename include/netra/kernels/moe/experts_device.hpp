@@ -1,6 +1,6 @@
 // netra/kernels/moe/experts_device.hpp — device steps the decode expert kernels share: the
 // route scan (which routes share an expert, in route order), the block-tile matrix product on
-// the lane maps of experts_fragment.hpp, and the per-block quantization of activation pieces.
+// the lane maps of experts_fragment.hpp, and the BF16 -> E4M3 helpers of the hidden quantization.
 #pragma once
 #include "netra/dsl/convert.hpp"
 #include "netra/dsl/strong_load.hpp"
@@ -135,31 +135,6 @@ template <class Target> NETRA_DEVICE u32 e4m3x4_of_bf16_scaled(u32 w0, u32 w1, f
   const u32 p0 = pack_e4m3x2<Target>(mul_rn(bit_cast<float>(w0 << 16), r), mul_rn(bit_cast<float>(w0 & 0xFFFF0000u), r));
   const u32 p1 = pack_e4m3x2<Target>(mul_rn(bit_cast<float>(w1 << 16), r), mul_rn(bit_cast<float>(w1 & 0xFFFF0000u), r));
   return p0 | (p1 << 16);
-}
-
-/// Quantizes the lane's activation pieces of one block (16 BF16 values per piece, two 16-byte
-/// halves each) with moe::hidden_block_quant; the lanes holding the same column's block join
-/// their magnitudes first. Returns the block's scale; q receives 4 E4M3 words per piece.
-template <class Target>
-NETRA_DEVICE float quantize_hidden_block(const u32x4 (&raw)[block_fragment<Target>::act_pieces][2],
-                                         u32 (&q)[block_fragment<Target>::act_pieces][4]) {
-  using F = block_fragment<Target>;
-  u32 magnitude = 0;
-  NETRA_UNROLL
-  for (u32 p = 0; p < F::act_pieces; ++p) magnitude = max_of(magnitude, max_of(bf16x8_magnitude(raw[p][0]), bf16x8_magnitude(raw[p][1])));
-  NETRA_UNROLL
-  for (u32 i = 0; i < F::amax_masks; ++i) magnitude = max_of(magnitude, xor_shuffle_u32<Target>(magnitude, F::amax_mask(i)));
-  const moe::hidden_block_quant::block h = moe::hidden_block_quant::of(magnitude);
-  NETRA_UNROLL
-  for (u32 p = 0; p < F::act_pieces; ++p) {
-    NETRA_UNROLL
-    for (u32 j = 0; j < 4; ++j) {
-      const u32x4& half = raw[p][j >> 1];
-      const u32 w0 = half[static_cast<int>(2 * (j & 1))], w1 = half[static_cast<int>(2 * (j & 1) + 1)];
-      q[p][j] = h.poison ? 0x7F7F7F7Fu : (h.zero ? 0u : e4m3x4_of_bf16_scaled<Target>(w0, w1, h.reciprocal));
-    }
-  }
-  return h.scale;
 }
 
 /// The value `own` of the lane whose B column is the column of D item `item` (tile `tile`): on

@@ -64,7 +64,7 @@ template <class Contract> struct moe_expert_gate_up_kernel {
   /// (at most 96 registers); gfx950 needs no hint (576 workgroups on 256 CUs).
   static constexpr u32 min_workgroups_per_processor = same_v<target, sm90a> ? 5 : 1;
   static constexpr bool weights_in_lds = Contract::weights_in_lds;
-  /// sm90a: 5 x 38 KiB per SM needs the largest shared-memory carve-out (runtime/handle.hpp).
+  /// sm90a: 5 x 38 KiB per SM needs the largest shared-memory carve-out (runtime/kernel_traits.hpp).
   static constexpr bool prefers_max_lds = weights_in_lds;
   static constexpr u32 tile_rows = F::rows;
   static constexpr u32 tiles = weights::gate_up_rows / tile_rows;    // 64
