@@ -15,8 +15,7 @@
 //   (Contract::weights_in_lds: sm90a, the copy engine copies the tile's 16 rows x 2048 K into
 //   LDS, one 2 KiB bulk copy per row, lanes 0..3 of each wave, completing on one barrier; gfx950:
 //   every lane loads its pieces of its wave's 4 blocks into VGPRs, 2 per block, 16 B each,
-//   streaming_early; on sm90a the workgroups of route 8 stage the shared expert's tile before
-//   the wait, speculatively: see run()). Then per instruction tile (sm90a: 2 of 8 columns, gfx950: 1 of 16) the
+//   streaming_early). Then per instruction tile (sm90a: 2 of 8 columns, gfx950: 1 of 16) the
 //   wave quantizes the tile's used columns one at a time: lane l loads the column's hidden values
 //   [V l, V l + V) of the wave's K range (V = 16 on sm90a, 8 on gfx950; the next column's loads
 //   in flight meanwhile), the 128 / V lanes of a scale block join their magnitudes (xor
@@ -141,10 +140,11 @@ template <class Contract> struct moe_expert_gate_up_kernel {
   }
 
   /// The tile's rows into LDS by the copy engine (sm90a): lane i < 4 of wave w copies row
-  /// 4w + i (2 KiB), completing the weight barrier's next phase. `rows` points at the tile's
-  /// row 0, K 0. Every thread calls it.
+  /// 4w + i (2 KiB). `rows` points at the tile's row 0, K 0. Every thread calls it.
   static NETRA_DEVICE void stage_weights(shared_state& sh, const u8* rows, u32 w, u32 lane, u32 thread) {
     using copy = bulk_copy_ops<target>;
+    if (thread == 0) copy::init(sh.weight_ready);
+    workgroup_barrier<target>();
     if (thread == 0) copy::expect_bytes(sh.weight_ready, tile_rows * weights::hidden);
     const u32 row = w * copy_rows + lane;
     if (lane < copy_rows) copy::copy(&sh.weight[row][0], rows + static_cast<u64>(row) * weights::hidden, weights::hidden, sh.weight_ready);
@@ -218,14 +218,10 @@ template <class Contract> struct moe_expert_gate_up_kernel {
     }
   }
 
-  /// The tile's rows of `expert`, K 0.
-  static NETRA_DEVICE const u8* tile_rows_of(const params& p, i32 expert, u32 row0) {
-    return p.w13 + static_cast<u64>(expert) * weights::w13_expert_bytes + static_cast<u64>(row0) * weights::hidden;
-  }
-
   static NETRA_DEVICE void run(const params& p) {
     NETRA_SHARED shared_state sh;
 
+    wait_for_prerequisites<target>();
     const u32 tile = workgroup_id<target, 0>();
     const u32 route = workgroup_id<target, 1>();
     const u32 thread = thread_id<target>();
@@ -233,64 +229,26 @@ template <class Contract> struct moe_expert_gate_up_kernel {
     const u32 w = wave_id<target>();
     const u32 routes = p.tokens * moe::route_layout::slots;
     const u32 row0 = tile * tile_rows;
-    // weights_in_lds: the workgroups of route 8 (token 0's shared slot, where the decode block's
-    // router writes the shared expert) stage the shared expert's tile before the wait: the
-    // weights are not the predecessor's output, and with programmatic dependent launch they then
-    // stream while the router runs. Checked after the scan; on any other id the workgroup waits
-    // for the speculative bytes and stages its own (the barrier's second phase).
-    const bool speculative = weights_in_lds && route == moe::route_layout::shared_slot;  // uniform
-    if constexpr (weights_in_lds) {
-      if (thread == 0) bulk_copy_ops<target>::init(sh.weight_ready);
-      workgroup_barrier<target>();
-      if (speculative) stage_weights(sh, tile_rows_of(p, moe::route_layout::shared_expert_id, row0), w, lane, thread);
-    }
-    wait_for_prerequisites<target>();
 
     u32 want[F::tiles];
     NETRA_UNROLL
     for (u32 n = 0; n < F::tiles; ++n) want[n] = lane_column(lane, n);
     const moe_experts::route_scan<F::tiles> scan = moe_experts::scan_routes<target, Contract::max_routes>(p.ids, routes, route, want);
     const i32 expert = scan.expert;
-    // (A speculative copy still in flight must land before the workgroup leaves or re-stages.)
     if (!weights::valid_expert(expert)) {
-      if constexpr (weights_in_lds) {
-        if (speculative) bulk_copy_ops<target>::wait(sh.weight_ready, 0);
-      }
       if (thread < tile_rows / 8) store_16B<target>(p.out + static_cast<u64>(route) * weights::gate_up_rows + row0 + 8 * thread, u32x4{0, 0, 0, 0});
       return;
     }
     // The route at occurrence 0, 16, 32, .. of its expert serves that occurrence and the next 15
     // (more than 16 routes per expert only with duplicate ids inside a token).
-    if (scan.earlier_count % chunk_columns != 0) {
-      if constexpr (weights_in_lds) {
-        if (speculative) bulk_copy_ops<target>::wait(sh.weight_ready, 0);
-      }
-      return;
-    }
+    if (scan.earlier_count % chunk_columns != 0) return;
     launch_dependents<target>();
 
     // All weight bytes of this wave's K range in flight, before anything else.
+    const u8* tile_rows_k0 = p.w13 + static_cast<u64>(expert) * weights::w13_expert_bytes + static_cast<u64>(row0) * weights::hidden;
     u32x4 wt[weights_in_lds ? 1 : blocks_per_wave][F::weight_pieces];
-    if constexpr (weights_in_lds) {
-      if (!speculative) {
-        stage_weights(sh, tile_rows_of(p, expert, row0), w, lane, thread);
-      } else if (expert != moe::route_layout::shared_expert_id) {
-        // Missed speculation (ids outside the block's route layout): the speculative bytes land
-        // (phase 0), the tile is staged and awaited here (phase 1), and thread 0 completes an
-        // empty phase 2, so that the loop's wait for parity 0 finds it complete. The workgroup
-        // barriers keep every thread's wait on a phase before the next phase can complete (a
-        // parity wait on a barrier two phases ahead would never return).
-        using copy = bulk_copy_ops<target>;
-        copy::wait(sh.weight_ready, 0);
-        workgroup_barrier<target>();
-        stage_weights(sh, tile_rows_of(p, expert, row0), w, lane, thread);
-        copy::wait(sh.weight_ready, 1);
-        workgroup_barrier<target>();
-        if (thread == 0) copy::expect_bytes(sh.weight_ready, 0);
-      }
-    } else {
-      load_weights(tile_rows_of(p, expert, row0) + w * k_per_wave, lane, wt);
-    }
+    if constexpr (weights_in_lds) stage_weights(sh, tile_rows_k0, w, lane, thread);
+    else load_weights(tile_rows_k0 + w * k_per_wave, lane, wt);
     // The wave's 4 block scales (they arrive with the weights): lane l holds block l % 4's, the
     // block loop takes it from lane b (one register instead of four).
     const float* srow = p.s13 + static_cast<u64>(expert) * (weights::w13_scale_rows * weights::w13_scale_cols) +
@@ -305,7 +263,7 @@ template <class Contract> struct moe_expert_gate_up_kernel {
       u32 q[blocks_per_wave][F::act_pieces][4];
       float sx[blocks_per_wave];
       quantize_tile(p, scan, columns, w, lane, n, q, sx);
-      if constexpr (weights_in_lds) bulk_copy_ops<target>::wait(sh.weight_ready, 0);
+      if constexpr (weights_in_lds) bulk_copy_ops<target>::wait(sh.weight_ready);
       float acc[S::d_items];
       NETRA_UNROLL
       for (u32 i = 0; i < S::d_items; ++i) acc[i] = 0.0f;
