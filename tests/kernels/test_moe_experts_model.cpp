@@ -20,6 +20,7 @@
 #include "netra/kernels/moe/act_quant.hpp"
 #include "netra/kernels/moe/experts_down.hpp"
 #include "netra/kernels/moe/experts_gate_up.hpp"
+#include "netra/runtime/kernel_traits.hpp"
 #include "oracles/moe_experts.hpp"
 #include "oracles/moe_routing.hpp"
 
@@ -671,4 +672,27 @@ TEST_CASE_TEMPLATE("down: the schedule (pass 1 per route, then units in route or
     }
   }
   CHECK(K::waves * K::wave >= 16 * K::tile_rows);
+}
+
+TEST_CASE("expert kernels: weight staging per target, and what the runtime reads of it") {
+  // sm90a stages weights in LDS (bulk copy): gate_up asks for the largest carve-out and fits 5
+  // workgroups of static LDS per SM; down's launches ask for 12 waves x 2 stages x 8 KiB of
+  // dynamic LDS, which with its static LDS stays within the 227 KiB a workgroup may have.
+  // gfx950 keeps weights in VGPRs: no dynamic LDS, no carve-out request.
+  using gu_nv = kernels::moe_expert_gate_up_kernel<contracts::moe_expert_gate_up_decode<sm90a>>;
+  using gu_amd = kernels::moe_expert_gate_up_kernel<contracts::moe_expert_gate_up_decode<gfx950>>;
+  using dn_nv = kernels::moe_expert_down_kernel<contracts::moe_expert_down_decode<sm90a>>;
+  using dn_amd = kernels::moe_expert_down_kernel<contracts::moe_expert_down_decode<gfx950>>;
+  static_assert(gu_nv::weights_in_lds && dn_nv::weights_in_lds && !gu_amd::weights_in_lds && !dn_amd::weights_in_lds);
+  CHECK(prefers_max_lds<gu_nv>());
+  CHECK(prefers_max_lds<dn_nv>());
+  CHECK_FALSE(prefers_max_lds<gu_amd>());
+  CHECK_FALSE(prefers_max_lds<dn_amd>());
+  CHECK(5 * (gu_nv::lds_bytes + 1024) <= 228u * 1024);
+  CHECK(dynamic_lds_bytes_of<dn_nv>() == 12u * 2 * 8192);
+  CHECK(dn_nv::shape(16).dynamic_lds_bytes == dynamic_lds_bytes_of<dn_nv>());
+  CHECK(dynamic_lds_bytes_of<dn_amd>() == 0);
+  CHECK(dn_amd::shape(16).dynamic_lds_bytes == 0);
+  CHECK(dynamic_lds_bytes_of<gu_nv>() == 0);
+  CHECK(gu_nv::shape(1).dynamic_lds_bytes == 0);
 }
