@@ -236,6 +236,8 @@ def main() -> None:
         }
         if fam == "router":
             r["tactic"] = o["tactic"]
+            r["kernels"] = o["kernels"]          # 2: logits + route; 1: the cluster kernel
+            r["shared_gate"] = o["shared_gate"]  # also writes slot 8 (the peers route without the gate)
         records.append(r)
 
     common.print_table(records, ["family", "instance", "size", "netra_graph_us", "netra_eager_us", "torch_graph_us", "compile_graph_us",

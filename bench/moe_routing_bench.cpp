@@ -163,16 +163,52 @@ template <class C> void dump_act_quant(const std::string& objects, const device_
 }
 
 // ---- router ------------------------------------------------------------------------------------
-template <class C> void bench_router(const std::string& objects, const device_info& device, CUstream stream, int l2,
-                                     std::initializer_list<long> token_counts, std::initializer_list<long> diagnose = {}) {
-  const std::string path = objects + "/" + instance_name<C>() + ".cubin";
-  const handle<C> h(path, device);
+/// Where a two-kernel call's time goes: each kernel alone (the route kernel re-reads the
+/// workspace the last call left), and the call with both kernels launched without programmatic
+/// dependent launch.
+template <class C>
+void diagnose_router(const handle<C>& h, const std::string& path, const device_info& device, CUstream stream, long m, int sets, rotated& hidden,
+                     rotated& weight, rotated& ids, rotated& weights, double graph_us) {
   const raw_kernels<C> raw(path, device);
   using logits = kernels::moe_router_logits_kernel<C>;
   using route = kernels::moe_router_route_kernel<C>;
   auto* partials = static_cast<float*>(h.workspace());
-  std::vector<std::uint16_t> w(256 * 2048);
+  const auto tokens = static_cast<u32>(m);
+  auto logits_params = [&](int s) {
+    return typename logits::params{static_cast<const u16*>(hidden.at(s)), 2048, static_cast<const u16*>(weight.at(s)), partials, tokens};
+  };
+  auto route_params = [&](int s) {
+    return typename route::params{partials, static_cast<i32*>(ids.at(s)), static_cast<float*>(weights.at(s)), tokens, nullptr, 0, nullptr};
+  };
+  auto logits_only = [&] {
+    for (int s = 0; s < sets; ++s) h.template launch<logits>(stream, logits_params(s), logits::shape(tokens));
+  };
+  auto route_only = [&] {
+    for (int s = 0; s < sets; ++s) h.template launch<route>(stream, route_params(s), route::shape(tokens));
+  };
+  auto plain = [&] {
+    for (int s = 0; s < sets; ++s) {
+      raw.template launch<logits>(stream, logits_params(s), logits::shape(tokens), false);
+      raw.template launch<route>(stream, route_params(s), route::shape(tokens), false);
+    }
+  };
+  const double logits_us = time_graph(stream, sets, logits_only), route_us = time_graph(stream, sets, route_only);
+  const double plain_us = time_graph(stream, sets, plain);
+  std::printf("{\"family\": \"diagnostic\", \"kernel\": \"router\", \"instance\": \"%s\", \"size\": %ld, \"graph_us\": %.3f, "
+              "\"no_pdl_graph_us\": %.3f, \"logits_alone_graph_us\": %.3f, \"route_alone_graph_us\": %.3f}\n",
+              instance_name<C>().c_str(), m, graph_us, plain_us, logits_us, route_us);
+  std::fflush(stdout);
+}
+
+template <class C> void bench_router(const std::string& objects, const device_info& device, CUstream stream, int l2,
+                                     std::initializer_list<long> token_counts, std::initializer_list<long> diagnose = {}) {
+  const std::string path = objects + "/" + instance_name<C>() + ".cubin";
+  const handle<C> h(path, device);
+  std::vector<std::uint16_t> w(256 * 2048), gate_host(2048);
   oracles::fill_normal(w.data(), 256 * 2048, 0.03, 3);
+  oracles::fill_normal(gate_host.data(), 2048, 0.03, 4);
+  device_buffer gate(backend_api::cuda, gate_host.size() * 2);  // SharedGate: the gate weight (L2-resident, 4 KiB)
+  drv().check(drv().cuMemcpyHtoD(reinterpret_cast<CUdeviceptr>(gate.data()), gate_host.data(), gate_host.size() * 2), "upload");
   for (long m : token_counts) {
     const std::size_t hidden_bytes = static_cast<std::size_t>(m) * 4096, weight_bytes = 256 * 4096, out_bytes = static_cast<std::size_t>(m) * 72;
     const int sets = input_sets(hidden_bytes + weight_bytes + out_bytes, l2);
@@ -181,42 +217,18 @@ template <class C> void bench_router(const std::string& objects, const device_in
     weight.fill(w, sets);
     auto burst = [&] {
       for (int s = 0; s < sets; ++s)
-        moe_router(h, stream, hidden.at(s), m, 2048, 2048, weight.at(s), 256, static_cast<i32*>(ids.at(s)), static_cast<float*>(weights.at(s)));
+        moe_router(h, stream, hidden.at(s), m, 2048, 2048, weight.at(s), 256, static_cast<i32*>(ids.at(s)), static_cast<float*>(weights.at(s)),
+                   C::shared_gate ? gate.data() : nullptr);
     };
     const timing t = time_eager_and_graph(stream, sets, burst);
-    std::printf("{\"family\": \"router\", \"instance\": \"%s\", \"tactic\": \"%s\", \"tokens\": %ld, \"input_sets\": %d, \"bytes\": %zu, "
-                "\"netra_eager_us\": %.3f, \"netra_graph_us\": %.3f}\n",
-                instance_name<C>().c_str(), C::exact ? "exact_fp32" : "matrix_bf16", m, sets, hidden_bytes + weight_bytes + out_bytes,
-                t.eager_us, t.graph_us);
+    std::printf("{\"family\": \"router\", \"instance\": \"%s\", \"tactic\": \"%s\", \"kernels\": %u, \"shared_gate\": %s, \"tokens\": %ld, "
+                "\"input_sets\": %d, \"bytes\": %zu, \"netra_eager_us\": %.3f, \"netra_graph_us\": %.3f}\n",
+                instance_name<C>().c_str(), C::exact ? "exact_fp32" : "matrix_bf16", C::cluster ? 1u : 2u, C::shared_gate ? "true" : "false", m, sets,
+                hidden_bytes + weight_bytes + out_bytes, t.eager_us, t.graph_us);
     std::fflush(stdout);
-    if (!listed(diagnose, m)) continue;
-    // Where the call's time goes: each kernel alone (the route kernel re-reads the workspace the
-    // last call left), and the call with both kernels launched without programmatic dependent launch.
-    const auto tokens = static_cast<u32>(m);
-    auto logits_params = [&](int s) {
-      return typename logits::params{static_cast<const u16*>(hidden.at(s)), 2048, static_cast<const u16*>(weight.at(s)), partials, tokens};
-    };
-    auto route_params = [&](int s) {
-      return typename route::params{partials, static_cast<i32*>(ids.at(s)), static_cast<float*>(weights.at(s)), tokens, nullptr, 0, nullptr};
-    };
-    auto logits_only = [&] {
-      for (int s = 0; s < sets; ++s) h.template launch<logits>(stream, logits_params(s), logits::shape(tokens));
-    };
-    auto route_only = [&] {
-      for (int s = 0; s < sets; ++s) h.template launch<route>(stream, route_params(s), route::shape(tokens));
-    };
-    auto plain = [&] {
-      for (int s = 0; s < sets; ++s) {
-        raw.template launch<logits>(stream, logits_params(s), logits::shape(tokens), false);
-        raw.template launch<route>(stream, route_params(s), route::shape(tokens), false);
-      }
-    };
-    const double logits_us = time_graph(stream, sets, logits_only), route_us = time_graph(stream, sets, route_only);
-    const double plain_us = time_graph(stream, sets, plain);
-    std::printf("{\"family\": \"diagnostic\", \"kernel\": \"router\", \"instance\": \"%s\", \"size\": %ld, \"graph_us\": %.3f, "
-                "\"no_pdl_graph_us\": %.3f, \"logits_alone_graph_us\": %.3f, \"route_alone_graph_us\": %.3f}\n",
-                instance_name<C>().c_str(), m, t.graph_us, plain_us, logits_us, route_us);
-    std::fflush(stdout);
+    if constexpr (C::cluster == 0) {
+      if (listed(diagnose, m)) diagnose_router(h, path, device, stream, m, sets, hidden, weight, ids, weights, t.graph_us);
+    }
   }
 }
 
@@ -322,6 +334,9 @@ int main(int argc, char** argv) {
   bench_act_quant<contracts::moe_act_quant_decode<sm90a>>(objects, device, stream, l2, {9}, {9});
   bench_act_quant<contracts::moe_act_quant_batch<sm90a>>(objects, device, stream, l2, {9, 144, 1152, 4608}, {1152, 4608});
   bench_router<contracts::moe_router_exact<sm90a>>(objects, device, stream, l2, {1, 4, 16, 32}, {1, 32});
+  bench_router<contracts::moe_router<sm90a, router_tactic::exact_fp32, 32, 0, 16>>(objects, device, stream, l2, {1, 4, 16, 32});
+  bench_router<contracts::moe_router_exact_shared_gate<sm90a>>(objects, device, stream, l2, {1, 4, 16});
+  bench_router<contracts::moe_router<sm90a, router_tactic::exact_fp32, 16, 1>>(objects, device, stream, l2, {1, 4, 16});
   bench_router<contracts::moe_router_matrix<sm90a>>(objects, device, stream, l2, {1, 16, 32, 64, 128}, {1, 128});
   bench_router<contracts::moe_router<sm90a, router_tactic::exact_fp32, 128>>(objects, device, stream, l2, {64, 128}, {128});
   bench_shared_gate<contracts::moe_shared_gate_reference<sm90a>>(objects, device, stream, l2, {1, 16, 128, 512}, {512});

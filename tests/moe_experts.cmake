@@ -16,6 +16,7 @@ if(NETRA_NVCC AND TARGET test_moe_experts_gpu)
             ${CMAKE_CURRENT_SOURCE_DIR}/gpu/moe_fragments_kernels.cu -o ${_netra_fragment_cubin}
     DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/gpu/moe_fragments_kernels.cu ${PROJECT_SOURCE_DIR}/include/netra/dsl/arch/sm90a/mma.hpp
             ${PROJECT_SOURCE_DIR}/include/netra/dsl/bulk_copy.hpp ${PROJECT_SOURCE_DIR}/include/netra/dsl/arch/sm90a/bulk_copy.hpp
+            ${PROJECT_SOURCE_DIR}/include/netra/dsl/cluster.hpp ${PROJECT_SOURCE_DIR}/include/netra/dsl/arch/sm90a/cluster.hpp
             ${PROJECT_SOURCE_DIR}/include/netra/dsl/matrix_fragment.hpp
     COMMENT "netra: sm90a fragment test kernels" VERBATIM)
   add_custom_target(netra_moe_fragment_kernels DEPENDS ${_netra_fragment_cubin})

@@ -31,6 +31,10 @@ netra_add_compile_fail_test(negative_moe_router_max_tokens negative/moe_routing_
   "netra::contracts::moe_router: field MaxTokens must be in \\[1, 128\\]")
 netra_add_compile_fail_test(negative_moe_router_target negative/moe_routing_router_target.cpp
   "netra::contracts::moe_router: field Target is not supported; supported: netra::gfx950, netra::sm90a")
+netra_add_compile_fail_test(negative_moe_router_cluster_target negative/moe_routing_router_cluster_target.cpp
+  "netra::contracts::moe_router: field Cluster must be 0 on a target without workgroup clusters \\(gfx950\\)")
+netra_add_compile_fail_test(negative_moe_router_cluster_tactic negative/moe_routing_router_cluster_tactic.cpp
+  "netra::contracts::moe_router: field Cluster: only Tactic 0 \\(exact_fp32\\) has a cluster mapping")
 netra_add_compile_fail_test(negative_moe_shared_gate_whole_waves negative/moe_routing_shared_gate_whole_waves.cpp
   "netra::contracts::moe_shared_gate: field TokensPerWorkgroup must make whole waves")
 netra_add_compile_fail_test(negative_moe_shared_gate_max_tokens negative/moe_routing_shared_gate_max_tokens.cpp

@@ -8,9 +8,10 @@
 #include "netra/contracts/moe/route_layout.hpp"
 #include "netra/contracts/moe/router.hpp"
 #include "netra/contracts/moe/shared_gate.hpp"
-#include "netra/kernels/moe/router.hpp"
+#include "netra/kernels/moe/router_cluster.hpp"
 #include "netra/runtime/decision_text.hpp"
 #include "netra/runtime/instance.hpp"
+#include "netra/runtime/kernel_traits.hpp"
 
 using namespace netra;
 
@@ -152,7 +153,7 @@ TEST_CASE("act_quant admits the reference call and refuses each field by name") 
 }
 
 TEST_CASE("router contracts: tiles, workspace layout and grid") {
-  using E = contracts::moe_router_exact<sm90a>;
+  using E = contracts::moe_router<sm90a, router_tactic::exact_fp32, 32>;  // the two-kernel mapping
   using M = contracts::moe_router_matrix<gfx950>;
   CHECK(E::token_tile == 8);
   CHECK(E::expert_tile == 8);
@@ -214,7 +215,7 @@ TEST_CASE("router admits the reference call and refuses each field by name") {
   s.workspace_bytes = C::workspace_bytes - 16;
   CHECK(field_of(C::admits(s)) == "workspace_bytes");
   CHECK(refusal_status(C::admits(s)) == status::workspace_too_small);
-  using E = contracts::moe_router_exact<sm90a>;
+  using E = contracts::moe_router<sm90a, router_tactic::exact_fp32, 32>;
   s = good();
   s.tokens = 33;
   s.workspace_bytes = E::workspace_bytes;
@@ -224,14 +225,14 @@ TEST_CASE("router admits the reference call and refuses each field by name") {
 }
 
 TEST_CASE("the decode block's router appends the shared gate: names, route workgroup, shared_gate_weight refused by name") {
-  using G = contracts::moe_router_exact_shared_gate<sm90a>;
+  using G = contracts::moe_router<sm90a, router_tactic::exact_fp32, 16, 1>;  // the two-kernel mapping
   using E = contracts::moe_router_exact<sm90a>;
   CHECK(G::shared_gate);
   CHECK_FALSE(E::shared_gate);
-  CHECK(instance_name<G>() == "moe-router-sm90a-0-32-1");
+  CHECK(instance_name<G>() == "moe-router-sm90a-0-16-1");
   CHECK(instance_name<E>() == "moe-router-sm90a-0-32");  // SharedGate 0 keeps the name
-  CHECK(contract_spelling<G>() == "netra::contracts::moe_router<netra::sm90a, 0, 32, 1>");
-  CHECK(contract_spelling<contracts::moe_router_exact_shared_gate<gfx950>>() == "netra::contracts::moe_router<netra::gfx950, 0, 32, 1>");
+  CHECK(contract_spelling<G>() == "netra::contracts::moe_router<netra::sm90a, 0, 16, 1>");
+  CHECK(contract_spelling<contracts::moe_router_exact_shared_gate<gfx950>>() == "netra::contracts::moe_router<netra::gfx950, 0, 16, 1>");
   // route kernel: 2 routing groups, then the same 2 tokens' gate groups (whole waves on gfx950)
   using R = kernels::moe_router_route_kernel<G>;
   CHECK(G::route_workgroup_size == 128);
@@ -243,7 +244,7 @@ TEST_CASE("the decode block's router appends the shared gate: names, route workg
   }
   CHECK(contracts::moe_router_exact_shared_gate<gfx950>::route_workgroup_size % 64 == 0);
   auto good = [] {
-    auto s = good_routing_call<moe_router_signature>(target_id::sm90a, 32);
+    auto s = good_routing_call<moe_router_signature>(target_id::sm90a, 16);
     s.experts = 256;
     s.workspace = storage + 64;
     s.workspace_bytes = G::workspace_bytes;
@@ -254,12 +255,66 @@ TEST_CASE("the decode block's router appends the shared gate: names, route workg
   auto s = good();
   s.shared_gate_weight = nullptr;
   CHECK(field_of(G::admits(s)) == "shared_gate_weight");
+  s.workspace_bytes = E::workspace_bytes;
   CHECK(E::admits(s).admitted());  // the plain router never reads it
+  s.workspace_bytes = G::workspace_bytes;
   s.shared_gate_weight = storage + 34;
   CHECK(field_of(G::admits(s)) == "shared_gate_weight");
   s = good();
-  s.tokens = 33;
+  s.tokens = 17;
   CHECK(field_of(G::admits(s)) == "tokens");  // the routing-call fields come first
+}
+
+TEST_CASE("the cluster router (Cluster 16): names, no workspace, every (K group, expert) owned once, every routed token's logits pushed once") {
+  using C = contracts::moe_router<sm90a, router_tactic::exact_fp32, 32, 0, 16>;
+  using G = contracts::moe_router_exact_shared_gate<sm90a>;
+  using K = kernels::moe_router_cluster_kernel<C>;
+  static_assert(G::cluster == 16, "sm90a's block router is the cluster kernel");
+  static_assert(contracts::moe_router_exact_shared_gate<gfx950>::cluster == 0, "gfx950 has no clusters: two kernels");
+  static_assert(contracts::moe_router_exact<sm90a>::cluster == 0, "the standalone decode router stays two kernels (measured)");
+  CHECK(std::string(C::family) == "moe_router_cluster");
+  CHECK(instance_name<C>() == "moe-router-cluster-sm90a-0-32-0-16");
+  CHECK(instance_name<G>() == "moe-router-cluster-sm90a-0-16-1-16");
+  CHECK(contract_spelling<G>() == "netra::contracts::moe_router<netra::sm90a, 0, 16, 1, 16>");
+  CHECK(instance_name<contracts::moe_router_exact_shared_gate<gfx950>>() == "moe-router-gfx950-0-16-1");
+  CHECK(C::workspace_bytes == 0);
+  CHECK(K::workgroup_size == 512);
+  CHECK(K::cluster_size == 16);
+  CHECK(cluster_size_of<K>() == 16);
+  CHECK(K::shape(1).grid[0] == 16);
+  CHECK(K::shape(1).grid[1] == 1);
+  CHECK(K::shape(32).grid[1] == 8);
+  CHECK(K::shape(5).grid[1] == 2);
+  // the logits: (K group, expert) -> exactly one wave of one workgroup, 32 lanes (slices) each
+  int owners[8][256] = {};
+  for (u32 c = 0; c < K::cluster_size; ++c)
+    for (u32 w = 0; w < K::waves; ++w)
+      for (u32 e = 0; e < 8; ++e) ++owners[K::k_group_of(w)][K::expert_tile_of(c, w) * 8 + e];
+  for (auto& g : owners)
+    for (int n : g) CHECK(n == 1);
+  // the pushes: token t of a tile receives each of its 256 logits once, in 16-byte pieces, 1 KiB
+  // in all (the bytes its mbarrier expects)
+  for (u32 t = 0; t < K::T; ++t) {
+    int received[256] = {};
+    u32 bytes = 0;
+    for (u32 c = 0; c < K::cluster_size; ++c)
+      for (u32 lane = 0; lane < K::pushers; ++lane)
+        if (K::push_token(lane) == t) {
+          for (u32 j = 0; j < 4; ++j) ++received[K::push_first_expert(c, lane) + j];
+          bytes += 16;
+          CHECK(K::push_first_expert(c, lane) % 4 == 0);  // 16-byte aligned in the receiver's logits
+        }
+    for (int n : received) CHECK(n == 1);
+    CHECK(bytes == C::experts * 4);
+  }
+  CHECK(sizeof(typename K::lds_layout) <= C::lds_bytes);
+  // admitted without a workspace (it has none); the gate weight still refused by name
+  auto s = good_routing_call<moe_router_signature>(target_id::sm90a, 16);
+  s.experts = 256;
+  CHECK(C::admits(s).admitted());
+  CHECK(field_of(G::admits(s)) == "shared_gate_weight");
+  s.shared_gate_weight = storage + 32;
+  CHECK(G::admits(s).admitted());
 }
 
 TEST_CASE("shared gate admits the reference call and refuses each field by name") {

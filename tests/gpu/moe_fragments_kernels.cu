@@ -12,8 +12,13 @@
 //     the barrier, a workgroup barrier, thread 0 announces rows x 2048 bytes, lanes 0 .. rows / 4
 //     - 1 of each warp copy one row (source row stride `stride` bytes), every thread waits, then
 //     the workgroup writes the whole LDS image (padding included) to out.
+//   netra_test_cluster_push: one cluster of C workgroups of 32 threads (dsl/cluster.hpp, as the
+//     cluster router pushes its logits): thread 0 initialises its barrier for C x 16 bytes, every
+//     thread arrives, waits; lane j < C pushes {rank, j, 0xC0DE, 100 rank + j} into workgroup j's
+//     slot `rank`; after its own barrier's wait lane j writes slot j to out[rank][j].
 #include "netra/dsl/arch/sm90a/mma.hpp"
 #include "netra/dsl/bulk_copy.hpp"
+#include "netra/dsl/cluster.hpp"
 #include "netra/dsl/workgroup_barrier.hpp"
 #include "netra/dsl/matrix_fragment.hpp"
 
@@ -68,4 +73,22 @@ extern "C" __global__ void netra_test_bulk_copy(const u8* src, u32 stride, u32 r
   if (lane < per_wave) copy::copy(&image[row][0], src + static_cast<u64>(row) * stride, row_bytes, ready);
   copy::wait(ready);
   for (u32 i = t; i < max_rows * lds_stride; i += 128) out[i] = image[i / lds_stride][i % lds_stride];
+}
+
+extern "C" __global__ void netra_test_cluster_push(u32x4* out) {
+  constexpr u32 max_cluster = 16;
+  __shared__ u32x4 slots[max_cluster];
+  __shared__ lds_copy_barrier arrived;
+  using cluster = cluster_ops<sm90a>;
+  using copy = bulk_copy_ops<sm90a>;
+  const u32 lane = threadIdx.x, rank = cluster::rank(), size = gridDim.x;
+  if (lane == 0) {
+    copy::init(arrived);
+    copy::expect_bytes(arrived, size * 16);
+  }
+  cluster::arrive();
+  cluster::wait();
+  if (lane < size) cluster::push_16B(&slots[rank], lane, u32x4{rank, lane, 0xC0DEu, 100 * rank + lane}, arrived);
+  copy::wait(arrived);
+  if (lane < size) out[rank * max_cluster + lane] = slots[lane];
 }

@@ -7,6 +7,8 @@
 // equals the matmul. On a mismatch the test says whether the swapped LBO/SBO reading matches.
 // dsl/bulk_copy.hpp (cp.async.bulk into shared memory + mbarrier), as gate_up stages its weights:
 // every copied byte in place once the wait returns, nothing written outside the copied rows.
+// dsl/cluster.hpp (st.async pushes into other workgroups' shared memory, counted on their
+// mbarriers), as the cluster router pushes its logits: every push lands once, in its slot.
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -164,6 +166,43 @@ TEST_CASE("dsl/bulk_copy: rows copied into padded LDS rows, complete when the ba
         else touched += got != 0xA5;
       }
     INFO("rows ", rows);
+    CHECK(wrong == 0);
+    CHECK(touched == 0);
+  }
+}
+
+TEST_CASE("dsl/cluster: every workgroup of a cluster receives each push once, complete when its barrier's wait returns") {
+  constexpr unsigned max_cluster = 16;
+  CUfunction f = function("netra_test_cluster_push");
+  testing::drv().check(testing::drv().cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1), "non-portable cluster");
+  testing::gpu_array<std::uint32_t> d_out(max_cluster * max_cluster * 4);
+  for (unsigned size : {2u, 8u, 16u}) {
+    d_out.fill_bytes(0xAB);
+    std::uint32_t* o = d_out.data();
+    void* args[] = {&o};
+    CUlaunchAttribute attribute{};
+    attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attribute.value.clusterDim.x = size;
+    attribute.value.clusterDim.y = 1;
+    attribute.value.clusterDim.z = 1;
+    CUlaunchConfig config{};
+    config.gridDimX = size;
+    config.gridDimY = config.gridDimZ = 1;
+    config.blockDimX = 32;
+    config.blockDimY = config.blockDimZ = 1;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+    testing::drv().check(testing::drv().cuLaunchKernelEx(&config, f, args, nullptr), "cuLaunchKernelEx");
+    testing::drv().check(testing::drv().cuCtxSynchronize(), "cuCtxSynchronize");
+    const auto out = d_out.download();
+    long wrong = 0, touched = 0;
+    for (unsigned rank = 0; rank < max_cluster; ++rank)
+      for (unsigned j = 0; j < max_cluster; ++j) {
+        const std::uint32_t* v = &out[(rank * max_cluster + j) * 4];
+        if (rank < size && j < size) wrong += v[0] != j || v[1] != rank || v[2] != 0xC0DEu || v[3] != 100 * j + rank;
+        else touched += v[0] != 0xABABABABu;
+      }
+    INFO("cluster of ", size);
     CHECK(wrong == 0);
     CHECK(touched == 0);
   }

@@ -235,35 +235,43 @@ TEST_CASE("matrix tactic LDS tiles: sm90a pair stores and vector reads hit each 
 // ---- exact tactic: the documented order --------------------------------------------------------
 
 namespace {
-/// The exact tactic's K group sums G_g of logits workgroup x, group grp, 4-token chunk c of token
-/// tile y: per-lane slices, the 32-lane reduce-scatter by the kernel's rule (keep the half of lane
-/// bit D); lane l's result belongs to (token exact_token_of(l), expert exact_expert_of(l)).
-template <class Contract> std::array<float, 32> exact_chunk_model(const router_problem& pr, u32 x, u32 grp, u32 y, u32 c) {
+/// The exact tactic's K group sums G_g of expert tile et, K group g, for the P tokens of a pass
+/// starting at token `first`: per-lane slices, the 32-lane reduce-scatter by the kernel's rule
+/// (while a lane holds several values it keeps the half lane bit D picks, then adds its
+/// partner's one value); lane l's result belongs to (token exact_token_of<P>(l), expert
+/// exact_expert_of<P>(l)) of the pass.
+template <class Contract, u32 P> std::array<float, 32> exact_pass_model(const router_problem& pr, u32 et, u32 g, u32 first) {
   using K = kernels::moe_router_logits_kernel<Contract>;
-  const u32 et = K::exact_expert_tile(x), g = K::exact_k_group(x, grp);
-  std::array<std::array<float, 32>, 32> v{};  // [lane][value]
+  constexpr u32 N = 8 * P;
+  std::array<std::array<float, N>, 32> v{};  // [lane][value]
   for (u32 lane = 0; lane < 32; ++lane) {
     const u32 k0 = K::exact_first_k(g, lane);
-    for (u32 t = 0; t < K::chunk_tokens; ++t)
+    for (u32 t = 0; t < P; ++t)
       for (u32 e = 0; e < 8; ++e) {
-        const int token = static_cast<int>(y * Contract::token_tile + c * K::chunk_tokens + t);
+        const int token = static_cast<int>(first + t);
         float acc = 0.0f;
         for (u32 k = k0; k < k0 + 8; ++k)
           acc = fma_rn(token < pr.tokens ? f32_from_bf16(pr.h(token)[k]) : 0.0f, f32_from_bf16(pr.w(static_cast<int>(et * 8 + e))[k]), acc);
         v[lane][K::exact_value(t, e)] = acc;
       }
   }
+  u32 held = N;
   for (u32 d = 16; d >= 1; d >>= 1) {
     auto next = v;
     for (u32 lane = 0; lane < 32; ++lane) {
-      const bool upper = (lane & d) != 0, partner_upper = !upper;
-      for (u32 j = 0; j < d; ++j) {
-        const float keep = upper ? v[lane][j + d] : v[lane][j];
-        const float send_of_partner = partner_upper ? v[lane ^ d][j] : v[lane ^ d][j + d];
-        next[lane][j] = add_rn(keep, send_of_partner);
+      if (held > 1) {
+        const bool upper = (lane & d) != 0, partner_upper = !upper;
+        for (u32 j = 0; j < held / 2; ++j) {
+          const float keep = upper ? v[lane][j + held / 2] : v[lane][j];
+          const float send_of_partner = partner_upper ? v[lane ^ d][j] : v[lane ^ d][j + held / 2];
+          next[lane][j] = add_rn(keep, send_of_partner);
+        }
+      } else {
+        next[lane][0] = add_rn(v[lane][0], v[lane ^ d][0]);
       }
     }
     v = next;
+    if (held > 1) held /= 2;
   }
   std::array<float, 32> out{};
   for (u32 lane = 0; lane < 32; ++lane) out[lane] = v[lane][0];
@@ -271,9 +279,51 @@ template <class Contract> std::array<float, 32> exact_chunk_model(const router_p
 }
 }  // namespace
 
-TEST_CASE("exact tactic: slices, reduce-scatter and the route kernel's group order are the oracle's, bitwise") {
+namespace {
+/// G[g][token][expert] as exact_sums stores it with P tokens per pass, for a few expert tiles and
+/// every token of `pr`, then the logits as the route kernel adds them (K groups in order), against
+/// the oracle bit for bit. Returns the logits checked.
+template <u32 P> long check_exact_passes(const router_problem& pr) {
   using C = contracts::moe_router_exact<sm90a>;
   using K = kernels::moe_router_logits_kernel<C>;
+  const u32 tiles[] = {0u, 1u, 17u, 31u};
+  const auto m = static_cast<u32>(pr.tokens);
+  std::vector<float> G(8 * m * 256, 0.0f);
+  std::vector<int> stored(8 * m * 256, 0);
+  for (u32 et : tiles)
+    for (u32 g = 0; g < C::k_splits; ++g)
+      for (u32 t0 = 0; t0 < m; t0 += C::token_tile)
+        for (u32 c = 0; c < C::token_tile / P; ++c) {
+          if (t0 + c * P >= m) break;
+          const auto got = exact_pass_model<C, P>(pr, et, g, t0 + c * P);
+          for (u32 lane = 0; lane < 32; ++lane) {
+            const u32 token = t0 + c * P + K::template exact_token_of<P>(lane);
+            if (!K::template exact_stores<P>(lane) || token >= m) continue;
+            const std::size_t j = (g * m + token) * 256 + et * 8 + K::template exact_expert_of<P>(lane);
+            G[j] = got[lane];
+            ++stored[j];
+          }
+        }
+  long checked = 0, mismatches = 0;
+  for (u32 t = 0; t < m; ++t)
+    for (u32 et : tiles)
+      for (u32 e = 0; e < 8; ++e) {
+        const int expert = static_cast<int>(et * 8 + e);
+        float l = 0.0f;
+        for (u32 g = 0; g < C::k_splits; ++g) {  // the route kernel: splits (K groups) in order
+          const std::size_t j = (g * m + t) * 256 + static_cast<std::size_t>(expert);
+          CHECK(stored[j] == 1);
+          l = g == 0 ? G[j] : add_rn(l, G[j]);
+        }
+        ++checked;
+        mismatches += oracles::bits_of(oracles::router_exact_logit(pr.h(static_cast<int>(t)), pr.w(expert))) != oracles::bits_of(l);
+      }
+  CHECK(mismatches == 0);
+  return checked;
+}
+}  // namespace
+
+TEST_CASE("exact tactic: slices, reduce-scatter (4-token and 1-token passes) and the route kernel's group order are the oracle's, bitwise") {
   router_problem pr(19, 5);
   // adversarial values in a few tokens: huge and tiny magnitudes, exact cancellations
   oracles::rng r(3);
@@ -282,46 +332,20 @@ TEST_CASE("exact tactic: slices, reduce-scatter and the route kernel's group ord
     pr.hidden[2 * 2048 + k] = oracles::bf16_of(k % 2 ? 1e20f : -1e20f);
     pr.hidden[3 * 2048 + k] = oracles::bf16_of(static_cast<float>(std::ldexp(1.0, -120)) * (k % 3 ? 1.0f : -1.0f));
   }
-  // G[g][token][expert] as the logits kernel stores it, for a few expert tiles, every token
-  const u32 tiles[] = {0u, 1u, 17u, 31u};
-  std::vector<float> G(8 * 19 * 256, 0.0f);
-  std::vector<int> stored(8 * 19 * 256, 0);
+  using K = kernels::moe_router_logits_kernel<contracts::moe_router_exact<sm90a>>;
   const launch_shape s = K::shape(19);
   CHECK(s.grid[0] == 128);
   CHECK(s.grid[1] == 3);
-  for (u32 x = 0; x < s.grid[0]; ++x) {
-    if (std::find(std::begin(tiles), std::end(tiles), K::exact_expert_tile(x)) == std::end(tiles)) continue;
-    for (u32 y = 0; y < s.grid[1]; ++y)
-      for (u32 grp = 0; grp < K::groups; ++grp)
-        for (u32 c = 0; c < K::chunks; ++c) {
-          if (y * C::token_tile + c * K::chunk_tokens >= 19) break;
-          const auto got = exact_chunk_model<C>(pr, x, grp, y, c);
-          for (u32 lane = 0; lane < 32; ++lane) {
-            const u32 token = y * C::token_tile + c * K::chunk_tokens + K::exact_token_of(lane);
-            if (token >= 19) continue;
-            const u64 i = kernels::router_partial_index<C>(K::exact_k_group(x, grp), token, K::exact_expert_tile(x) * 8 + K::exact_expert_of(lane));
-            const std::size_t j = (i / (C::padded_tokens * 256)) * 19 * 256 + (i % (C::padded_tokens * 256));
-            G[j] = got[lane];
-            ++stored[j];
-          }
-        }
+  CHECK(check_exact_passes<4>(pr) == 19 * 4 * 8);  // the logits kernel's passes
+  CHECK(check_exact_passes<1>(pr) == 19 * 4 * 8);  // the cluster kernel's
+  // the 1-token pass's lane map: lanes 4e .. 4e + 3 hold expert e, lane 4e stores it
+  for (u32 lane = 0; lane < 32; ++lane) {
+    CHECK(K::exact_expert_of<1>(lane) == lane / 4);
+    CHECK(K::exact_token_of<1>(lane) == 0);
+    CHECK(K::exact_stores<1>(lane) == (lane % 4 == 0));
+    CHECK(K::exact_expert_of<4>(lane) == lane % 8);
+    CHECK(K::exact_token_of<4>(lane) == lane / 8);
   }
-  long checked = 0, mismatches = 0;
-  for (int t = 0; t < 19; ++t)
-    for (u32 et : tiles)
-      for (u32 e = 0; e < 8; ++e) {
-        const int expert = static_cast<int>(et * 8 + e);
-        float l = 0.0f;
-        for (u32 g = 0; g < C::k_splits; ++g) {  // the route kernel: splits (K groups) in order
-          const std::size_t j = (g * 19 + static_cast<std::size_t>(t)) * 256 + static_cast<std::size_t>(expert);
-          CHECK(stored[j] == 1);
-          l = g == 0 ? G[j] : add_rn(l, G[j]);
-        }
-        ++checked;
-        mismatches += oracles::bits_of(oracles::router_exact_logit(pr.h(t), pr.w(expert))) != oracles::bits_of(l);
-      }
-  CHECK(checked == 19 * 4 * 8);
-  CHECK(mismatches == 0);
 }
 
 // ---- the routing step --------------------------------------------------------------------------

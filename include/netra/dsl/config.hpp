@@ -55,6 +55,13 @@ template <class A, class B> inline constexpr bool same_v = false;
 template <class A> inline constexpr bool same_v<A, A> = true;
 template <class...> inline constexpr bool dependent_false_v = false;
 template <auto...> inline constexpr bool dependent_false_value_v = false;
+template <bool B, class T, class F> struct conditional {
+  using type = T;
+};
+template <class T, class F> struct conditional<false, T, F> {
+  using type = F;
+};
+template <bool B, class T, class F> using conditional_t = typename conditional<B, T, F>::type;
 
 // Loop unrolling hint for the GPU compilers (host compilers do not know the pragma).
 #if defined(NETRA_COMPILER_CUDA) || defined(NETRA_COMPILER_HIP)

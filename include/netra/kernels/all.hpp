@@ -2,7 +2,7 @@
 #pragma once
 #include "netra/kernels/sampling/argmax.hpp"
 #include "netra/kernels/moe/act_quant.hpp"
-#include "netra/kernels/moe/router.hpp"
+#include "netra/kernels/moe/router_cluster.hpp"
 #include "netra/kernels/moe/shared_gate.hpp"
 #include "netra/kernels/moe/experts_gate_up.hpp"
 #include "netra/kernels/moe/experts_down.hpp"

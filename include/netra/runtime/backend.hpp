@@ -140,15 +140,25 @@ struct kernel_function {
 /// `programmatic_dependent`: (CUDA) launch with programmatic stream serialisation, so the kernel
 /// may start while its predecessor on the stream drains; it must griddepcontrol.wait before
 /// reading what the predecessor writes. Captured into graphs as a programmatic edge. Ignored on HIP.
+/// `cluster_size`: (CUDA) workgroups per cluster along x (the grid's x a multiple of it); HIP: 1.
 inline void launch(const kernel_function& f, const launch_shape& s, stream_handle stream, void* params,
-                   bool programmatic_dependent = false) {
+                   bool programmatic_dependent = false, u32 cluster_size = 1) {
   if (f.api == backend_api::cuda) {
     const auto& d = cuda::driver::get();
     void* args[] = {params};
-    if (programmatic_dependent) {
-      CUlaunchAttribute attribute{};
-      attribute.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-      attribute.value.programmaticStreamSerializationAllowed = 1;
+    if (programmatic_dependent || cluster_size > 1) {
+      CUlaunchAttribute attributes[2]{};
+      unsigned count = 0;
+      if (programmatic_dependent) {
+        attributes[count].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        attributes[count++].value.programmaticStreamSerializationAllowed = 1;
+      }
+      if (cluster_size > 1) {
+        attributes[count].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        attributes[count].value.clusterDim.x = cluster_size;
+        attributes[count].value.clusterDim.y = 1;
+        attributes[count++].value.clusterDim.z = 1;
+      }
       CUlaunchConfig config{};
       config.gridDimX = s.grid[0];
       config.gridDimY = s.grid[1];
@@ -158,8 +168,8 @@ inline void launch(const kernel_function& f, const launch_shape& s, stream_handl
       config.blockDimZ = 1;
       config.sharedMemBytes = s.dynamic_lds_bytes;
       config.hStream = static_cast<CUstream>(stream);
-      config.attrs = &attribute;
-      config.numAttrs = 1;
+      config.attrs = attributes;
+      config.numAttrs = count;
       d.check(d.cuLaunchKernelEx(&config, static_cast<CUfunction>(f.handle), args, nullptr), f.symbol ? f.symbol : "cuLaunchKernelEx");
       return;
     }
@@ -168,6 +178,7 @@ inline void launch(const kernel_function& f, const launch_shape& s, stream_handl
             f.symbol ? f.symbol : "cuLaunchKernel");
     return;
   }
+  if (cluster_size != 1) throw error(status::not_supported, std::string("netra: ") + (f.symbol ? f.symbol : "kernel") + ": workgroup clusters need CUDA");
   const auto& r = hip::runtime::get();
   void* args[] = {params};
   r.check(r.hipModuleLaunchKernel(static_cast<hip::hipFunction_t>(f.handle), s.grid[0], s.grid[1], s.grid[2], s.workgroup_size, 1, 1,
@@ -215,8 +226,9 @@ class module {
   /// memory carve-out over L1 (its residency is bound by shared memory; the driver's default
   /// choice may leave fewer workgroups per SM). `dynamic_lds_bytes`: (CUDA) the dynamic shared
   /// memory its launches ask for, allowed past the 48 KiB default. Both ignored on HIP (LDS is
-  /// not carved out of a cache; the launch's size is enough).
-  kernel_function function(const char* symbol, bool max_shared_memory = false, u32 dynamic_lds_bytes = 0) const {
+  /// not carved out of a cache; the launch's size is enough). `cluster_size` > 8: (CUDA) the
+  /// non-portable cluster size is allowed.
+  kernel_function function(const char* symbol, bool max_shared_memory = false, u32 dynamic_lds_bytes = 0, u32 cluster_size = 1) const {
     kernel_function f;
     f.api = api_;
     f.symbol = symbol;
@@ -228,6 +240,7 @@ class module {
         d.check(d.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, CU_SHAREDMEM_CARVEOUT_MAX_SHARED), symbol);
       if (dynamic_lds_bytes > 48u * 1024u)
         d.check(d.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(dynamic_lds_bytes)), symbol);
+      if (cluster_size > 8) d.check(d.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1), symbol);
       f.handle = fn;
       return f;
     }

@@ -31,6 +31,7 @@ template <class List> struct kernel_lds_preferences;
 template <class... Kernels> struct kernel_lds_preferences<type_list<Kernels...>> {
   static constexpr std::array<bool, sizeof...(Kernels)> value = {prefers_max_lds<Kernels>()...};
   static constexpr std::array<u32, sizeof...(Kernels)> dynamic_bytes = {dynamic_lds_bytes_of<Kernels>()...};
+  static constexpr std::array<u32, sizeof...(Kernels)> cluster_sizes = {cluster_size_of<Kernels>()...};
 };
 
 template <class Contract> class handle {
@@ -44,14 +45,16 @@ template <class Contract> class handle {
     const auto& symbols = kernel_symbols<kernels>::value;
     const auto& max_lds = kernel_lds_preferences<kernels>::value;
     const auto& dynamic_lds = kernel_lds_preferences<kernels>::dynamic_bytes;
-    for (std::size_t i = 0; i < symbols.size(); ++i) functions_[i] = module_.function(symbols[i], max_lds[i], dynamic_lds[i]);
+    const auto& clusters = kernel_lds_preferences<kernels>::cluster_sizes;
+    for (std::size_t i = 0; i < symbols.size(); ++i) functions_[i] = module_.function(symbols[i], max_lds[i], dynamic_lds[i], clusters[i]);
     workspace_.fill_zero();  // contracts require a zero-filled workspace before the first call
   }
   handle(const std::string& path, const device_info& device) : handle(read_file_bytes(path), device) {}
 
   /// Records `Kernel` with `params` on `stream`. No allocation, lookup or synchronisation.
   template <class Kernel> void launch(stream_handle stream, typename Kernel::params params, const launch_shape& shape) const {
-    netra::launch(functions_[kernel_index<Kernel, kernels>::value], shape, stream, &params, Kernel::programmatic_dependent_launch);
+    netra::launch(functions_[kernel_index<Kernel, kernels>::value], shape, stream, &params, Kernel::programmatic_dependent_launch,
+                  cluster_size_of<Kernel>());
   }
 
   void* workspace() const { return workspace_.data(); }

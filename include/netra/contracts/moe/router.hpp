@@ -70,6 +70,16 @@
 // logits kernel prefetches its weight and hidden rows into L2 before its own wait, which never
 // changes results). The workspace needs no initial contents; one workspace serves one stream at
 // a time.
+// Cluster 16 (exact_fp32 only; targets with workgroup clusters, dsl/cluster.hpp: sm90a): one
+//   kernel instead of two, the same bits. A cluster of 16 workgroups owns a token tile (4
+//   tokens); workgroup c of it owns experts 16c .. 16c + 15 over all of K: 16 waves, wave w the K
+//   group w % 8 of expert tile 2c + w / 8 with the logits kernel's lane code (the same G_g), the
+//   sums into LDS; then wave 0 adds G_0 .. G_7 in order (the route kernel's l) and pushes token
+//   t's 16 logits into workgroup t's LDS (16-byte st.async, counted on an mbarrier there), and
+//   workgroup t (t < the tile's tokens) routes token t with the route kernel's lane code once its
+//   256 logits have landed. No workspace, no global round trip between logits and routes.
+//   SharedGate 1: wave 1 of workgroup t computes token t's gate after its G_g (its operands
+//   asked into L2 at the start), while wave 0 pushes and routes.
 // SharedGate 1 (the decode block's router): the route kernel also writes slot 8 exactly as
 // contracts::moe_shared_gate does (same order, same bits; kernels/moe/shared_gate.hpp
 // shared_gate_lane), on 32 more lanes per token that load the hidden row and the gate weight
@@ -79,6 +89,7 @@
 #include "netra/contracts/common.hpp"
 #include "netra/contracts/moe/route_layout.hpp"
 #include "netra/contracts/moe/routing_call.hpp"
+#include "netra/dsl/cluster.hpp"
 
 namespace netra {
 
@@ -101,14 +112,22 @@ namespace contracts {
 
 /// The template arguments an instance is named and spelled by: SharedGate only when it is 1, so
 /// the instances without it keep their names.
-template <u32 Tactic, u32 MaxTokens, u32 SharedGate> struct moe_router_args {
+/// The template arguments an instance is named and spelled by: SharedGate only when it or Cluster
+/// is not 0, Cluster only when it is not 0, so the instances without them keep their names.
+template <u32 Tactic, u32 MaxTokens, u32 SharedGate, u32 Cluster> struct moe_router_args {
+  static constexpr i64 value[] = {Tactic, MaxTokens, SharedGate, Cluster};
+};
+template <u32 Tactic, u32 MaxTokens, u32 SharedGate> struct moe_router_args<Tactic, MaxTokens, SharedGate, 0> {
   static constexpr i64 value[] = {Tactic, MaxTokens, SharedGate};
 };
-template <u32 Tactic, u32 MaxTokens> struct moe_router_args<Tactic, MaxTokens, 0> {
+template <u32 Tactic, u32 MaxTokens> struct moe_router_args<Tactic, MaxTokens, 0, 0> {
   static constexpr i64 value[] = {Tactic, MaxTokens};
 };
 
-template <class Target, u32 Tactic, u32 MaxTokens, u32 SharedGate = 0, u32 WaveSize = Target::wave_size>
+/// The router's Cluster field where a target has workgroup clusters (one kernel), else 0.
+template <class Target> inline constexpr u32 router_cluster_default = has_clusters_v<Target> ? 16 : 0;
+
+template <class Target, u32 Tactic, u32 MaxTokens, u32 SharedGate = 0, u32 Cluster = 0, u32 WaveSize = Target::wave_size>
 struct moe_router {
   static_assert(is_built_target_v<Target>,
                 "netra::contracts::moe_router: field Target is not supported; supported: netra::gfx950, netra::sm90a");
@@ -119,9 +138,16 @@ struct moe_router {
   static_assert(MaxTokens >= 1 && MaxTokens <= 128, "netra::contracts::moe_router: field MaxTokens must be in [1, 128] (one fused kernel)");
   static_assert(SharedGate == 0 || SharedGate == 1,
                 "netra::contracts::moe_router: field SharedGate must be 0 (slots 0..7) or 1 (the route kernel also writes slot 8)");
+  static_assert(Cluster == 0 || Cluster == 16,
+                "netra::contracts::moe_router: field Cluster must be 0 (two kernels) or 16 (one kernel: a cluster of 16 workgroups per token tile)");
+  static_assert(Cluster == 0 || has_clusters_v<Target>,
+                "netra::contracts::moe_router: field Cluster must be 0 on a target without workgroup clusters (gfx950)");
+  static_assert(Cluster == 0 || Tactic == router_tactic::exact_fp32,
+                "netra::contracts::moe_router: field Cluster: only Tactic 0 (exact_fp32) has a cluster mapping");
 
   using target = Target;
-  static constexpr const char* family = "moe_router";
+  /// Cluster contracts are their own kernel family (one kernel, instantiate/moe_router_cluster.hpp).
+  static constexpr const char* family = Cluster ? "moe_router_cluster" : "moe_router";
   static constexpr const char* template_name = "netra::contracts::moe_router";
   static constexpr u32 tactic = Tactic;
   static constexpr bool exact = Tactic == router_tactic::exact_fp32;
@@ -138,6 +164,15 @@ struct moe_router {
   /// groups, then their 2 gate groups; on gfx950 one wave64 each).
   static constexpr bool shared_gate = SharedGate == 1;
   static constexpr u32 route_workgroup_size = shared_gate ? 128 : 64;
+  /// Cluster: workgroups per cluster (0: the two-kernel mapping), the experts one workgroup owns
+  /// and its workgroup: 16 waves of 32 lanes (2 expert tiles x 8 K groups).
+  static constexpr u32 cluster = Cluster;
+  static constexpr u32 cluster_experts = Cluster ? moe::route_layout::routed_experts / Cluster : 0;
+  static constexpr u32 cluster_workgroup_size = (cluster_experts / 8) * 8 * 32;
+  /// Cluster: tokens per cluster: 4, not the logits kernel's 8 (with 4-token passes a lane's 8
+  /// hidden vectors spill at 16 waves' 128 registers). H200: 32 tokens, 8 clusters of 16, took a
+  /// second wave (9.78 us against 5.18 at 16 tokens), so the cluster router serves M <= 16.
+  static constexpr u32 cluster_token_tile = 4;
   static constexpr u32 token_tile = exact ? 8 : 16;
   static constexpr u32 expert_tile = exact ? 8 : 64;
   static constexpr u32 k_splits = exact ? 8 : 4;  // exact: the 8 K groups' sums G_g; matrix: 512-K splits
@@ -148,16 +183,17 @@ struct moe_router {
   /// Workspace: partial logits FP32 [k_splits][padded_tokens][256], written by the logits kernel
   /// and read by the route kernel of the same call (no initial contents needed).
   static constexpr u64 partials_bytes = static_cast<u64>(k_splits) * padded_tokens * experts * sizeof(float);
-  static constexpr u64 workspace_bytes = partials_bytes;
+  static constexpr u64 workspace_bytes = Cluster ? 0 : partials_bytes;  // Cluster: none
   static_assert(exact ? expert_tile * 4 == 32 : true,
                 "netra::contracts::moe_router: the exact tactic's 32-lane reduce-scatter needs 8 experts x 4 tokens");
 
-  static constexpr const auto& template_args = moe_router_args<Tactic, MaxTokens, SharedGate>::value;
+  static constexpr const auto& template_args = moe_router_args<Tactic, MaxTokens, SharedGate, Cluster>::value;
 
   static decision admits(const moe_router_signature& s) {
     if (const decision d = admits_routing_call<moe_router>(s); !d.admitted()) return d;
     if (s.experts != experts) return refuse("experts", "== 256", s.experts);
-    if (const decision d = require_pointer<16>("workspace", s.workspace); !d.admitted()) return d;
+    if constexpr (workspace_bytes > 0)
+      if (const decision d = require_pointer<16>("workspace", s.workspace); !d.admitted()) return d;
     if (s.workspace_bytes < workspace_bytes)
       return refuse("workspace_bytes", ">= the contract's workspace_bytes", static_cast<i64>(s.workspace_bytes));
     if constexpr (shared_gate)
@@ -171,7 +207,10 @@ struct moe_router {
   /// LDS of one logits workgroup: the matrix tactic's per-wave partial tiles (16 rows of 64 floats
   /// per wave, matrix_tile_stride apart), plus (both tactics) the +0.0 that chains start from
   /// after the loads' barrier; the route kernel has none.
-  static constexpr u32 lds_bytes = (exact ? 0 : (workgroup_size / WaveSize) * 16 * matrix_tile_stride * 4) + 16;
+  /// Cluster: the one kernel's G_g [8 groups][8 tokens][16 experts], the routed token's 256
+  /// logits, their mbarrier and the +0.0.
+  static constexpr u32 lds_bytes = Cluster ? k_splits * cluster_token_tile * cluster_experts * 4 + experts * 4 + 16
+                                           : (exact ? 0 : (workgroup_size / WaveSize) * 16 * matrix_tile_stride * 4) + 16;
 
   static constexpr resource_budget budget() {
     if constexpr (same_v<Target, gfx950>) {
@@ -186,7 +225,7 @@ struct moe_router {
       resource_budget b;
       b.max_registers = 128;
       b.max_lds_bytes = lds_bytes + 1024;  // sm_90 reserves 1 KiB of shared memory per block (counted by the cubin)
-      b.max_code_bytes = 32768;
+      b.max_code_bytes = exact ? 49152 : 32768;  // exact: two pass sizes (and, Cluster, both kernels' code in one)
       return b;  // no stack, no spills
     } else {
       static_assert(dependent_false_v<Target>, "netra::contracts::moe_router: no resource budget for this target");
@@ -194,11 +233,16 @@ struct moe_router {
   }
 };
 
-/// The decode router: exact FP32 order, up to 32 tokens.
+/// The decode router: exact FP32 order, up to 32 tokens, two kernels (on the H200 the cluster
+/// kernel was no faster without the gate: M = 1 4.64 against 4.52 us, M = 16 5.18 against 4.80,
+/// and M = 32 9.78 against 5.89, its 8 clusters of 16 not resident at once).
 template <class Target> using moe_router_exact = moe_router<Target, router_tactic::exact_fp32, 32>;
-/// The decode block's router: moe_router_exact that also appends the shared-expert gate (slot 8,
-/// bitwise contracts::moe_shared_gate's), so the block needs no shared-gate kernel.
-template <class Target> using moe_router_exact_shared_gate = moe_router<Target, router_tactic::exact_fp32, 32, 1>;
+/// The decode block's router (up to the block's 16 tokens): moe_router_exact's slots 0..7 and the
+/// shared-expert gate appended (slot 8, bitwise contracts::moe_shared_gate's), so the block needs
+/// no shared-gate kernel; one cluster kernel where the target has clusters (4 clusters of 16
+/// workgroups at 16 tokens: all resident at once).
+template <class Target>
+using moe_router_exact_shared_gate = moe_router<Target, router_tactic::exact_fp32, 16, 1, router_cluster_default<Target>>;
 /// Up to 128 tokens on the matrix units, bounded policy.
 template <class Target> using moe_router_matrix = moe_router<Target, router_tactic::matrix_bf16, 128>;
 

@@ -130,8 +130,14 @@ template <class Contract> struct moe_router_logits_kernel {
   static constexpr u32 groups = workgroup_size / group;  // exact 2, matrix 8
   static constexpr u32 waves = workgroup_size / target::wave_size;
   static constexpr u32 E = Contract::experts;
-  static constexpr u32 chunk_tokens = 4;  // exact: tokens per reduce-scatter (8 experts x 4 tokens = 32 values)
-  static constexpr u32 chunks = Contract::token_tile / chunk_tokens;
+  /// exact: tokens per reduce-scatter (exact_passes): 4 (8 experts x 4 tokens = 32 values per
+  /// lane), or 1 (8 values) when the tile has one token. H200 (two kernels, graph-replayed): 4-token
+  /// passes only, M = 1 4.52 us; 1-token passes only, M = 1 3.89 but M = 16 7.31 (4.80) and M = 32
+  /// 10.17 (5.89): one token's 8 chains and 5 dependent shuffles per pass serialise.
+  static constexpr u32 pass_tokens = 4;
+  /// 1-token passes for one-token tiles on sm90a only: on gfx950 the second path takes the logits
+  /// kernel from 125 to 172 VGPRs (over the contract's 128), and its gain is measured on the H200 only.
+  static constexpr bool one_token_passes = same_v<target, sm90a>;
 
   struct params {
     const u16* hidden;  // BF16 [tokens, hidden_stride]
@@ -157,9 +163,13 @@ template <class Contract> struct moe_router_logits_kernel {
   NETRA_HOST_DEVICE static constexpr u32 exact_expert_tile(u32 x) { return x / (Contract::k_splits / groups); }
   NETRA_HOST_DEVICE static constexpr u32 exact_k_group(u32 x, u32 grp) { return groups * (x % (Contract::k_splits / groups)) + grp; }
   NETRA_HOST_DEVICE static constexpr u32 exact_first_k(u32 k_group, u32 lane) { return 8 * (group * k_group + lane); }
+  /// A pass of P tokens (1 or 4): a lane's 8 P values, value 8t + e for (token t of the pass,
+  /// expert e); after the reduce-scatter the 32 / (8 P) lanes l with value l / (4 / P) hold it.
   NETRA_HOST_DEVICE static constexpr u32 exact_value(u32 token, u32 expert) { return 8 * token + expert; }
-  NETRA_HOST_DEVICE static constexpr u32 exact_token_of(u32 lane) { return lane / 8; }
-  NETRA_HOST_DEVICE static constexpr u32 exact_expert_of(u32 lane) { return lane % 8; }
+  template <u32 P = pass_tokens> NETRA_HOST_DEVICE static constexpr u32 exact_token_of(u32 lane) { return lane / (4 / P) / 8; }
+  template <u32 P = pass_tokens> NETRA_HOST_DEVICE static constexpr u32 exact_expert_of(u32 lane) { return lane / (4 / P) % 8; }
+  /// The lane of each value group that stores it.
+  template <u32 P = pass_tokens> NETRA_HOST_DEVICE static constexpr bool exact_stores(u32 lane) { return lane % (4 / P) == 0; }
 
   /// matrix_bf16 lane maps (host models compose them with the instruction models):
   /// the first K of the 16-byte vector lane `lane` of wave `wave` loads for chunk `chunk` (A and B
@@ -217,18 +227,78 @@ template <class Contract> struct moe_router_logits_kernel {
     return p.hidden + static_cast<i64>(token < p.tokens ? token : p.tokens - 1) * p.hidden_stride;
   }
 
-  /// One stage of the 32-lane reduce-scatter and the stages after it (D = 16, 8, 4, 2, 1): lane
-  /// bit D selects the half of the D * 2 values the lane keeps; the other half goes to lane ^ D.
-  /// After the last stage v[0] of lane l holds value l summed over the 32 lanes (the halving tree).
-  template <u32 D> static NETRA_DEVICE void reduce_scatter(float (&v)[32], u32 lane) {
-    const bool upper = (lane & D) != 0;
+  /// One stage of the 32-lane reduce-scatter of N values and the stages after it (D = 16, 8, 4,
+  /// 2, 1): while a lane holds N > 1 values, lane bit D selects the half it keeps (the other half
+  /// goes to lane ^ D); with one value left it adds lane ^ D's. Every value is summed over the
+  /// 32 lanes pairing l with l ^ 16, then ^ 8, ^ 4, ^ 2, ^ 1: the halving tree. After the last
+  /// stage v[0] of lane l holds value l / (32 / N).
+  template <u32 D, u32 N> static NETRA_DEVICE void reduce_scatter(float (&v)[N], u32 lane) {
+    if constexpr (N > 1) {
+      const bool upper = (lane & D) != 0;
 NETRA_UNROLL
-    for (u32 j = 0; j < D; ++j) {
-      const float send = upper ? v[j] : v[j + D];
-      const float keep = upper ? v[j + D] : v[j];
-      v[j] = add_rn(keep, xor_shuffle_f32<target>(send, D));
+      for (u32 j = 0; j < N / 2; ++j) {
+        const float send = upper ? v[j] : v[j + N / 2];
+        const float keep = upper ? v[j + N / 2] : v[j];
+        v[j] = add_rn(keep, xor_shuffle_f32<target>(send, D));
+      }
+      if constexpr (D > 1) reduce_scatter<D / 2, N / 2>(reinterpret_cast<float (&)[N / 2]>(v), lane);
+    } else {
+      v[0] = add_rn(v[0], xor_shuffle_f32<target>(v[0], D));
+      if constexpr (D > 1) reduce_scatter<D / 2, 1>(v, lane);
     }
-    if constexpr (D > 1) reduce_scatter<D / 2>(v, lane);
+  }
+
+  /// exact_fp32: one lane's operands of a K group: the 16-byte vectors at k0 = exact_first_k(g,
+  /// lane) of the 8 expert rows from `w0` and of tokens t0 .. t0 + Tokens - 1 (past `tokens`: 0).
+  template <u32 Tokens = Contract::token_tile> struct exact_operands {
+    u32x4 w[8], h[Tokens];
+  };
+  template <u32 Tokens>
+  static NETRA_DEVICE void exact_load(exact_operands<Tokens>& o, const u16* w0, const u16* hidden, i64 hidden_stride, u32 tokens, u32 t0, u32 k0) {
+NETRA_UNROLL
+    for (u32 e = 0; e < 8; ++e) o.w[e] = load_16B<target, cache_policy::streaming_early>(w0 + static_cast<u64>(e) * Contract::hidden_size + k0);
+NETRA_UNROLL
+    for (u32 t = 0; t < Tokens; ++t)
+      o.h[t] = t0 + t < tokens ? load_16B<target, cache_policy::streaming_early>(hidden + static_cast<i64>(t0 + t) * hidden_stride + k0)
+                               : u32x4{0, 0, 0, 0};
+  }
+  /// exact_fp32: the K group sums G_g of the 8 experts x the tile's tokens below `tokens`, from a
+  /// 32-lane group's operands, P tokens per pass (passes past `tokens` skipped): 8 P fma chains
+  /// from `zero`, the reduce-scatter, then store(token, expert in the tile, G_g) in the lanes
+  /// exact_stores<P> for (token exact_token_of<P>, expert exact_expert_of<P>) of the pass. The
+  /// bits do not depend on P (the same pairs are added in the same order).
+  template <u32 P, u32 Tokens, class Store>
+  static NETRA_DEVICE void exact_sums(const exact_operands<Tokens>& o, float zero, u32 lane, u32 t0, u32 tokens, Store store) {
+    static_assert(P == 1 || P == 4, "netra::kernels::moe_router: a pass is 1 or 4 tokens (8 or 32 values per lane)");
+NETRA_UNROLL
+    for (u32 c = 0; c < Tokens / P; ++c) {
+      if (t0 + c * P >= tokens) break;  // uniform over the group
+      float v[8 * P];
+NETRA_UNROLL
+      for (u32 t = 0; t < P; ++t)
+NETRA_UNROLL
+        for (u32 e = 0; e < 8; ++e) {
+          const u32x4 hv = o.h[c * P + t];
+          float acc = zero;
+NETRA_UNROLL
+          for (u32 j = 0; j < 4; ++j) {
+            acc = fma_rn(bf16_lo(hv[j]), bf16_lo(o.w[e][j]), acc);
+            acc = fma_rn(bf16_hi(hv[j]), bf16_hi(o.w[e][j]), acc);
+          }
+          v[exact_value(t, e)] = acc;
+        }
+      reduce_scatter<16>(v, lane);
+      const u32 token = t0 + c * P + exact_token_of<P>(lane);
+      if (exact_stores<P>(lane) && token < tokens) store(token, exact_expert_of<P>(lane), v[0]);
+    }
+  }
+
+  /// exact_sums with 1-token passes for a tile of one token (a quarter of the fmas of a 4-token
+  /// pass; one_token_passes), else 4-token passes. The bits are the same either way.
+  template <u32 Tokens, class Store>
+  static NETRA_DEVICE void exact_passes(const exact_operands<Tokens>& o, float zero, u32 lane, u32 t0, u32 tokens, Store store) {
+    if (one_token_passes && tokens - t0 == 1) exact_sums<1>(o, zero, lane, t0, tokens, store);
+    else exact_sums<pass_tokens>(o, zero, lane, t0, tokens, store);
   }
 
   /// exact_fp32: group grp's K group sums G_g of 8 experts x up to 8 tokens into the workspace.
@@ -238,7 +308,6 @@ NETRA_UNROLL
     const u32 x = workgroup_id<target, 0>();
     const u32 et = exact_expert_tile(x), g = exact_k_group(x, grp);
     const u32 t0 = workgroup_id<target, 1>() * Contract::token_tile;
-    const u32 k0 = exact_first_k(g, lane);
     const u16* w0 = p.weight + static_cast<u64>(et * Contract::expert_tile) * Contract::hidden_size;
     if constexpr (prefetch_ops<target>::has_l2_prefetch) {
       // lanes 0..7: the 8 weight rows' 512 bytes of this K group; lanes 8..15: the hidden rows'
@@ -250,35 +319,11 @@ NETRA_UNROLL
     clear_zero_slot(p, thread);
     launch_dependents<target>();
     wait_for_prerequisites<target>();
-    u32x4 w[8], h[Contract::token_tile];
-NETRA_UNROLL
-    for (u32 e = 0; e < 8; ++e) w[e] = load_16B<target, cache_policy::streaming_early>(w0 + static_cast<u64>(e) * Contract::hidden_size + k0);
-NETRA_UNROLL
-    for (u32 t = 0; t < Contract::token_tile; ++t)
-      h[t] = t0 + t < p.tokens ? load_16B<target, cache_policy::streaming_early>(p.hidden + static_cast<i64>(t0 + t) * p.hidden_stride + k0)
-                               : u32x4{0, 0, 0, 0};
+    exact_operands<> o;
+    exact_load(o, w0, p.hidden, p.hidden_stride, p.tokens, t0, exact_first_k(g, lane));
     const float zero = zero_after_loads<target>();
-NETRA_UNROLL
-    for (u32 c = 0; c < chunks; ++c) {
-      if (t0 + c * chunk_tokens >= p.tokens) break;  // uniform over the workgroup
-      float v[32];
-NETRA_UNROLL
-      for (u32 t = 0; t < chunk_tokens; ++t)
-NETRA_UNROLL
-        for (u32 e = 0; e < 8; ++e) {
-          const u32x4 hv = h[c * chunk_tokens + t];
-          float acc = zero;
-NETRA_UNROLL
-          for (u32 j = 0; j < 4; ++j) {
-            acc = fma_rn(bf16_lo(hv[j]), bf16_lo(w[e][j]), acc);
-            acc = fma_rn(bf16_hi(hv[j]), bf16_hi(w[e][j]), acc);
-          }
-          v[exact_value(t, e)] = acc;
-        }
-      reduce_scatter<16>(v, lane);
-      const u32 token = t0 + c * chunk_tokens + exact_token_of(lane);
-      if (token < p.tokens) p.partials[partial_index(g, token, et * Contract::expert_tile + exact_expert_of(lane))] = v[0];
-    }
+    exact_passes(o, zero, lane, t0, p.tokens,
+               [&](u32 token, u32 e, float v) { p.partials[partial_index(g, token, et * Contract::expert_tile + e)] = v; });
   }
 
   /// matrix_bf16: the workgroup's 16 x 64 partial logits over its 512-K split into the workspace.
@@ -439,8 +484,9 @@ template <class Contract> struct moe_router_route_kernel {
 
   static NETRA_DEVICE u64 shuffle_key(u64 v, u32 mask) { return xor_shuffle_u64<target>(v, mask); }
 
-  /// Routes one token from its 256 logits (lane l of the group holds experts 8l .. 8l + 7).
-  static NETRA_DEVICE void route(const params& p, u32 token, u32 lane, const float (&l)[8]) {
+  /// Routes one token from its 256 logits (lane l of the group holds experts 8l .. 8l + 7):
+  /// slots 0..7 of `token` in ids / weights.
+  static NETRA_DEVICE void route(i32* ids, float* weights, u32 token, u32 lane, const float (&l)[8]) {
     u32 nan = 0;
     float m = bit_cast<float>(0xFF800000u);  // -inf
 NETRA_UNROLL
@@ -491,8 +537,8 @@ NETRA_UNROLL
     }
     if (lane < Contract::top_k) {
       const u64 index = moe::route_layout::index(token, lane);
-      store_4B<target>(p.ids + index, static_cast<u32>(my_id));
-      store_4B<target>(p.weights + index, bit_cast<u32>(my_weight));
+      store_4B<target>(ids + index, static_cast<u32>(my_id));
+      store_4B<target>(weights + index, bit_cast<u32>(my_weight));
     }
   }
 
@@ -542,14 +588,8 @@ NETRA_UNROLL
         const float f = bit_cast<float>(v[s][x / 4][x % 4]);
         l[x] = s == 0 ? mul_rn(f, one) : add_rn(l[x], f);
       }
-    route(p, token, lane, l);
+    route(p.ids, p.weights, token, lane, l);
   }
-};
-
-template <class Target, u32 Tactic, u32 MaxTokens, u32 SharedGate, u32 WaveSize>
-struct kernels_of<contracts::moe_router<Target, Tactic, MaxTokens, SharedGate, WaveSize>> {
-  using contract = contracts::moe_router<Target, Tactic, MaxTokens, SharedGate, WaveSize>;
-  using type = type_list<moe_router_logits_kernel<contract>, moe_router_route_kernel<contract>>;
 };
 
 }  // namespace netra::kernels

@@ -15,13 +15,15 @@ inline constexpr auto moe_act_quant =
     boost::hana::tuple_t<contracts::moe_act_quant_decode<gfx950>, contracts::moe_act_quant_decode<sm90a>,
                          contracts::moe_act_quant_batch<gfx950>, contracts::moe_act_quant_batch<sm90a>>;
 /// The router: exact FP32 order up to 32 tokens (decode), BF16 matrix units up to 128 tokens, for
-/// both targets; the decode block's exact router that also appends the shared gate (slot 8), for
-/// both targets; plus the exact tactic at 128 tokens on sm90a, which the benchmark measures to
-/// show where the exact order stops paying (tactics/moe_routing.hpp).
+/// both targets; the decode block's exact router that also appends the shared gate (slot 8; on
+/// sm90a one cluster kernel), for both targets; plus, on sm90a, what the benchmark measures them
+/// against: the block's router as two kernels, the decode router as one cluster kernel, and the
+/// exact tactic at 128 tokens (where the exact order stops paying; tactics/moe_routing.hpp).
 inline constexpr auto moe_router =
     boost::hana::tuple_t<contracts::moe_router_exact<gfx950>, contracts::moe_router_exact<sm90a>,
                          contracts::moe_router_matrix<gfx950>, contracts::moe_router_matrix<sm90a>,
                          contracts::moe_router_exact_shared_gate<gfx950>, contracts::moe_router_exact_shared_gate<sm90a>,
+                         contracts::moe_router<sm90a, router_tactic::exact_fp32, 16, 1>, contracts::moe_router<sm90a, router_tactic::exact_fp32, 32, 0, 16>,
                          contracts::moe_router<sm90a, router_tactic::exact_fp32, 128>>;
 /// The shared-expert gate with route append, up to 512 tokens.
 inline constexpr auto moe_shared_gate =

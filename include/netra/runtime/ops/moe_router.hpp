@@ -1,10 +1,11 @@
 // netra/runtime/ops/moe_router.hpp — the host launch path of contracts::moe_router: validate the
 // call's signature, then record the two kernels (logits, route) on the caller's stream with the
-// handle's persistent workspace (the partial logits the route kernel reads).
+// handle's persistent workspace (the partial logits the route kernel reads), or for a contract
+// with Cluster 16 its one cluster kernel (no workspace).
 // Nothing is allocated, looked up or synchronised here (safe inside graph capture). One handle's
 // workspace serves one stream at a time.
 #pragma once
-#include "netra/kernels/moe/router.hpp"
+#include "netra/kernels/moe/router_cluster.hpp"
 #include "netra/runtime/decision_text.hpp"
 #include "netra/runtime/handle.hpp"
 
@@ -29,15 +30,23 @@ void moe_router(const handle<Contract>& h, stream_handle stream, const void* hid
   const decision d = Contract::admits(moe_router_call_signature(h.device().target, hidden, tokens, hidden_size, hidden_stride, gate_weight,
                                                                 experts, ids, weights, h.workspace(), h.workspace_bytes(), shared_gate_weight));
   if (!d.admitted()) throw error(refusal_status(d), "netra::moe_router: " + to_string(d));
-  using logits = kernels::moe_router_logits_kernel<Contract>;
-  using route = kernels::moe_router_route_kernel<Contract>;
-  auto* partials = static_cast<float*>(h.workspace());
   const auto m = static_cast<u32>(tokens);
-  h.template launch<logits>(stream, {static_cast<const u16*>(hidden), hidden_stride, static_cast<const u16*>(gate_weight), partials, m},
-                            logits::shape(m));
-  h.template launch<route>(stream,
-                           {partials, ids, weights, m, static_cast<const u16*>(hidden), hidden_stride, static_cast<const u16*>(shared_gate_weight)},
-                           route::shape(m));
+  if constexpr (Contract::cluster != 0) {
+    using one = kernels::moe_router_cluster_kernel<Contract>;
+    h.template launch<one>(stream,
+                           {static_cast<const u16*>(hidden), hidden_stride, static_cast<const u16*>(gate_weight), ids, weights, m,
+                            static_cast<const u16*>(shared_gate_weight)},
+                           one::shape(m));
+  } else {
+    using logits = kernels::moe_router_logits_kernel<Contract>;
+    using route = kernels::moe_router_route_kernel<Contract>;
+    auto* partials = static_cast<float*>(h.workspace());
+    h.template launch<logits>(stream, {static_cast<const u16*>(hidden), hidden_stride, static_cast<const u16*>(gate_weight), partials, m},
+                              logits::shape(m));
+    h.template launch<route>(stream,
+                             {partials, ids, weights, m, static_cast<const u16*>(hidden), hidden_stride, static_cast<const u16*>(shared_gate_weight)},
+                             route::shape(m));
+  }
 }
 
 }  // namespace netra

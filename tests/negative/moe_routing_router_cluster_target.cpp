@@ -1,0 +1,2 @@
+#include <netra/contracts/moe/router.hpp>
+template struct netra::contracts::moe_router<netra::gfx950, 0, 32, 0, 16>;
