@@ -44,6 +44,8 @@ inline constexpr auto moe_act_quant =
 /// graph-replayed: exact 4.53 / 4.78 / 5.88 us at M = 1 / 16 / 32, matrix 4.67 / 5.21 / 5.57; at 64
 /// and 128 the exact order (the <0, 128> instance) takes 7.91 and 13.57 us, matrix 5.83 and 7.57.
 /// The exact tactic stays the decode choice up to 32 tokens (bitwise, within 0.3 us of matrix).
+/// At ecd7995 (one-token passes for M = 1): exact 3.98 / 5.04 / 5.89 us at M = 1 / 16 / 32; its
+/// one-kernel cluster mapping (Cluster 16) 3.86 / 5.16 / 9.74, so it is not listed.
 inline constexpr auto moe_router =
     boost::hana::tuple_t<moe_router_strict<contracts::moe_router_exact<gfx950>>, moe_router_strict<contracts::moe_router_exact<sm90a>>,
                          moe_router_strict<contracts::moe_router_matrix<gfx950>>, moe_router_strict<contracts::moe_router_matrix<sm90a>>>;
