@@ -24,7 +24,8 @@
 //     one K group g (256 k), 8 experts and up to 8 tokens; lane l owns slice 32g + l (one 16-byte
 //     load per expert and per token), 32 exact-product fma chains per 4 tokens, then a 32-lane
 //     reduce-scatter (xor 16, 8, 4, 2, 1: the halving tree; lane l ends with the pair
-//     (token l / 8, expert l % 8)) and one store of G_g. Workgroup = 2 groups (K groups 2j,
+//     (token l / 8, expert l % 8)) and one store of G_g. On sm90a a tile of one token runs one
+//     pass of 8 chains instead (the same pairs in the same order: the same bits). Workgroup = 2 groups (K groups 2j,
 //     2j + 1); grid (128, ceil(M / 8)). The route kernel adds G_0 .. G_7 in order.
 //     FP32-FMA bound: meant for M <= 32.
 //   matrix_bf16 (Tactic 1): logits from BF16 matrix instructions with FP32 accumulation

@@ -10,7 +10,8 @@
 //     + 7): 8 weight + up to 8 hidden 16-byte loads, all issued before the first use; per 4 tokens
 //     32 chains of 8 exact-product fmas (value 8t + e), a 32-lane reduce-scatter (xor 16 .. 1: the
 //     halving tree) leaves G_g of (token l / 8, expert l % 8) in lane l, which stores it at
-//     partials[g][token][expert]. No LDS, no barrier.
+//     partials[g][token][expert]; on sm90a a tile of one token takes one 8-value pass instead
+//     (lanes 4e .. 4e + 3 end with expert e; exact_passes). No LDS, no barrier.
 //   matrix_bf16: grid (16, ceil(M / 16)), 256 threads: workgroup (x, y) owns tokens 16y .. 16y + 15,
 //     experts 64 (x % 4) .., K split x / 4; see partials_matrix (per target); the waves' partial
 //     tiles meet in LDS (rows Contract::matrix_tile_stride floats apart: on sm90a 72, so the 8-byte
