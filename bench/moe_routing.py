@@ -247,7 +247,7 @@ def main() -> None:
         print("diagnostics (graph-replayed us per call; no_pdl: every kernel launched without programmatic dependent launch;"
               " router: each kernel alone):")
         common.print_table(diagnostics, ["kernel", "instance", "size", "graph_us", "no_pdl_graph_us", "logits_alone_graph_us",
-                                         "route_alone_graph_us"])
+                                         "route_alone_graph_us", "resident_clusters"])
     print(f"copy bandwidth {bandwidth / 1e12:.3f} TB/s (read + write)")
     path = a.out or f"bench/results/moe_routing_{torch.cuda.get_device_name().replace(' ', '_').lower()}.json"
     common.write_results(path, "moe_routing", records, {

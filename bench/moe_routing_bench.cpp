@@ -200,6 +200,31 @@ void diagnose_router(const handle<C>& h, const std::string& path, const device_i
   std::fflush(stdout);
 }
 
+/// How many of the cluster kernel's clusters the device holds at once (each serves C's 4-token
+/// tile; a call with more tiles runs them in waves).
+template <class C> void report_resident_clusters(const std::string& path, const device_info& device) {
+  using K = kernels::moe_router_cluster_kernel<C>;
+  const module m = module::load_file(path, C::target::id, device);
+  const kernel_function f = m.function(K::symbol, false, 0, K::cluster_size, K::workgroup_size);
+  CUlaunchAttribute attribute{};
+  attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  attribute.value.clusterDim.x = K::cluster_size;
+  attribute.value.clusterDim.y = attribute.value.clusterDim.z = 1;
+  CUlaunchConfig config{};
+  config.gridDimX = K::cluster_size;
+  config.gridDimY = config.gridDimZ = 1;
+  config.blockDimX = K::workgroup_size;
+  config.blockDimY = config.blockDimZ = 1;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  int clusters = 0;
+  drv().check(drv().cuOccupancyMaxActiveClusters(&clusters, static_cast<CUfunction>(f.handle), &config), "cuOccupancyMaxActiveClusters");
+  std::printf("{\"family\": \"diagnostic\", \"kernel\": \"router\", \"instance\": \"%s\", \"cluster_size\": %u, \"resident_clusters\": %d, "
+              "\"tokens_per_cluster\": %u}\n",
+              instance_name<C>().c_str(), K::cluster_size, clusters, C::cluster_token_tile);
+  std::fflush(stdout);
+}
+
 template <class C> void bench_router(const std::string& objects, const device_info& device, CUstream stream, int l2,
                                      std::initializer_list<long> token_counts, std::initializer_list<long> diagnose = {}) {
   const std::string path = objects + "/" + instance_name<C>() + ".cubin";
@@ -230,6 +255,7 @@ template <class C> void bench_router(const std::string& objects, const device_in
       if (listed(diagnose, m)) diagnose_router(h, path, device, stream, m, sets, hidden, weight, ids, weights, t.graph_us);
     }
   }
+  if constexpr (C::cluster != 0) report_resident_clusters<C>(path, device);
 }
 
 template <class C> void dump_router(const std::string& objects, const device_info& device, const std::string& dir, long m) {

@@ -80,7 +80,11 @@ def routing_section(d) -> str:
             "A peer is exact only if it reproduces netra's contract byte for byte.\n\n" +
             table(rows, ["kernel", "instance", "size", "netra graph µs", "netra eager µs", "torch graph µs", "compile graph µs",
                          "torch exact", "compile exact", "target µs", "meets"]) + "\n")
-    diagnostics = d.get("diagnostics")
+    diagnostics = [r for r in d.get("diagnostics", []) if "graph_us" in r]
+    for r in d.get("diagnostics", []):
+        if "resident_clusters" in r:
+            text += (f"\n`{r['instance']}`: the GPU holds {r['resident_clusters']} of its clusters of {r['cluster_size']} workgroups "
+                     f"at once ({r['tokens_per_cluster']} tokens each; more tiles run in waves).\n")
     if diagnostics:
         drows = [[r["kernel"], r["instance"], r["size"], r["graph_us"], r.get("no_pdl_graph_us"), r.get("logits_alone_graph_us"),
                   r.get("route_alone_graph_us")] for r in diagnostics]

@@ -226,9 +226,12 @@ class module {
   /// memory carve-out over L1 (its residency is bound by shared memory; the driver's default
   /// choice may leave fewer workgroups per SM). `dynamic_lds_bytes`: (CUDA) the dynamic shared
   /// memory its launches ask for, allowed past the 48 KiB default. Both ignored on HIP (LDS is
-  /// not carved out of a cache; the launch's size is enough). `cluster_size` > 8: (CUDA) the
-  /// non-portable cluster size is allowed.
-  kernel_function function(const char* symbol, bool max_shared_memory = false, u32 dynamic_lds_bytes = 0, u32 cluster_size = 1) const {
+  /// not carved out of a cache; the launch's size is enough). `cluster_size` > 1: (CUDA) the
+  /// non-portable size is allowed past 8, and a device that cannot hold one cluster of
+  /// `workgroup_size`-thread workgroups is refused here (status::not_supported), not at a launch;
+  /// HIP refuses clusters.
+  kernel_function function(const char* symbol, bool max_shared_memory = false, u32 dynamic_lds_bytes = 0, u32 cluster_size = 1,
+                           u32 workgroup_size = 0) const {
     kernel_function f;
     f.api = api_;
     f.symbol = symbol;
@@ -241,9 +244,11 @@ class module {
       if (dynamic_lds_bytes > 48u * 1024u)
         d.check(d.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(dynamic_lds_bytes)), symbol);
       if (cluster_size > 8) d.check(d.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1), symbol);
+      if (cluster_size > 1) require_one_cluster(fn, symbol, cluster_size, workgroup_size, dynamic_lds_bytes);
       f.handle = fn;
       return f;
     }
+    if (cluster_size != 1) throw error(status::not_supported, std::string("netra: ") + symbol + ": workgroup clusters need CUDA");
     const auto& r = hip::runtime::get();
     hip::hipFunction_t fn = nullptr;
     r.check(r.hipModuleGetFunction(&fn, static_cast<hip::hipModule_t>(handle_), symbol), symbol);
@@ -267,6 +272,29 @@ class module {
   }
 
  private:
+  /// Throws unless the device can hold at least one cluster of `cluster_size` workgroups.
+  static void require_one_cluster(CUfunction fn, const char* symbol, u32 cluster_size, u32 workgroup_size, u32 dynamic_lds_bytes) {
+    const auto& d = cuda::driver::get();
+    CUlaunchAttribute attribute{};
+    attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attribute.value.clusterDim.x = cluster_size;
+    attribute.value.clusterDim.y = 1;
+    attribute.value.clusterDim.z = 1;
+    CUlaunchConfig config{};
+    config.gridDimX = cluster_size;
+    config.gridDimY = config.gridDimZ = 1;
+    config.blockDimX = workgroup_size;
+    config.blockDimY = config.blockDimZ = 1;
+    config.sharedMemBytes = dynamic_lds_bytes;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+    int clusters = 0;
+    d.check(d.cuOccupancyMaxActiveClusters(&clusters, fn, &config), symbol);
+    if (clusters < 1)
+      throw error(status::not_supported, std::string("netra: ") + symbol + ": this device cannot hold one cluster of " + std::to_string(cluster_size) +
+                                             " workgroups of " + std::to_string(workgroup_size) + " threads");
+  }
+
   backend_api api_ = backend_api::cuda;
   void* handle_ = nullptr;
 };

@@ -27,11 +27,13 @@ template <class List> struct kernel_symbols;
 template <class... Kernels> struct kernel_symbols<type_list<Kernels...>> {
   static constexpr std::array<const char*, sizeof...(Kernels)> value = {Kernels::symbol...};
 };
-template <class List> struct kernel_lds_preferences;
-template <class... Kernels> struct kernel_lds_preferences<type_list<Kernels...>> {
-  static constexpr std::array<bool, sizeof...(Kernels)> value = {prefers_max_lds<Kernels>()...};
+/// What loading a contract's kernels needs to know about each (runtime/kernel_traits.hpp).
+template <class List> struct kernel_load_traits;
+template <class... Kernels> struct kernel_load_traits<type_list<Kernels...>> {
+  static constexpr std::array<bool, sizeof...(Kernels)> max_lds = {prefers_max_lds<Kernels>()...};
   static constexpr std::array<u32, sizeof...(Kernels)> dynamic_bytes = {dynamic_lds_bytes_of<Kernels>()...};
   static constexpr std::array<u32, sizeof...(Kernels)> cluster_sizes = {cluster_size_of<Kernels>()...};
+  static constexpr std::array<u32, sizeof...(Kernels)> workgroup_sizes = {Kernels::workgroup_size...};
 };
 
 template <class Contract> class handle {
@@ -43,10 +45,9 @@ template <class Contract> class handle {
       : device_(device), module_(module::load(code_object, Contract::target::id, device)),
         workspace_(device.api, Contract::workspace_bytes) {
     const auto& symbols = kernel_symbols<kernels>::value;
-    const auto& max_lds = kernel_lds_preferences<kernels>::value;
-    const auto& dynamic_lds = kernel_lds_preferences<kernels>::dynamic_bytes;
-    const auto& clusters = kernel_lds_preferences<kernels>::cluster_sizes;
-    for (std::size_t i = 0; i < symbols.size(); ++i) functions_[i] = module_.function(symbols[i], max_lds[i], dynamic_lds[i], clusters[i]);
+    using load = kernel_load_traits<kernels>;
+    for (std::size_t i = 0; i < symbols.size(); ++i)
+      functions_[i] = module_.function(symbols[i], load::max_lds[i], load::dynamic_bytes[i], load::cluster_sizes[i], load::workgroup_sizes[i]);
     workspace_.fill_zero();  // contracts require a zero-filled workspace before the first call
   }
   handle(const std::string& path, const device_info& device) : handle(read_file_bytes(path), device) {}
