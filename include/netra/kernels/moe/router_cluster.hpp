@@ -112,8 +112,8 @@ template <class Contract> struct moe_router_cluster_kernel {
       typename logits::template exact_operands<T> o;
       logits::exact_load(o, w0, p.hidden, p.hidden_stride, p.tokens, t0, logits::exact_first_k(g, lane));
       workgroup_barrier<target>();  // every load issued before the first use (see logits::zero_after_loads)
-      float* sums = &lds.sums[g][0][(et % (experts / 8)) * 8] - static_cast<i64>(t0) * experts;  // indexed by token
-      logits::exact_passes(o, lds.zero, lane, t0, p.tokens, [&](u32 token, u32 e, float v) { sums[token * experts + e] = v; });
+      float* sums = &lds.sums[g][0][(et % (experts / 8)) * 8];  // [token - t0][expert]: rows `experts` apart
+      logits::exact_passes(o, lds.zero, lane, t0, p.tokens, [&](u32 token, u32 e, float v) { sums[(token - t0) * experts + e] = v; });
     }
     workgroup_barrier<target>();  // every G_g in LDS
     cluster::wait();
