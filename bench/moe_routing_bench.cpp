@@ -206,19 +206,9 @@ template <class C> void report_resident_clusters(const std::string& path, const 
   using K = kernels::moe_router_cluster_kernel<C>;
   const module m = module::load_file(path, C::target::id, device);
   const kernel_function f = m.function(K::symbol, false, 0, K::cluster_size, K::workgroup_size);
-  CUlaunchAttribute attribute{};
-  attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-  attribute.value.clusterDim.x = K::cluster_size;
-  attribute.value.clusterDim.y = attribute.value.clusterDim.z = 1;
-  CUlaunchConfig config{};
-  config.gridDimX = K::cluster_size;
-  config.gridDimY = config.gridDimZ = 1;
-  config.blockDimX = K::workgroup_size;
-  config.blockDimY = config.blockDimZ = 1;
-  config.attrs = &attribute;
-  config.numAttrs = 1;
+  const cuda_launch_config c({{K::cluster_size, 1, 1}, K::workgroup_size, 0}, nullptr, false, K::cluster_size);
   int clusters = 0;
-  drv().check(drv().cuOccupancyMaxActiveClusters(&clusters, static_cast<CUfunction>(f.handle), &config), "cuOccupancyMaxActiveClusters");
+  drv().check(drv().cuOccupancyMaxActiveClusters(&clusters, static_cast<CUfunction>(f.handle), &c.config), "cuOccupancyMaxActiveClusters");
   std::printf("{\"family\": \"diagnostic\", \"kernel\": \"router\", \"instance\": \"%s\", \"cluster_size\": %u, \"resident_clusters\": %d, "
               "\"tokens_per_cluster\": %u}\n",
               instance_name<C>().c_str(), K::cluster_size, clusters, C::cluster_token_tile);

@@ -135,6 +135,39 @@ struct kernel_function {
   const char* symbol = nullptr;
 };
 
+/// A CUDA launch configuration (cuLaunchKernelEx, cuOccupancyMaxActiveClusters) for shape `s` on
+/// `stream`, with programmatic stream serialisation if asked and clusters of `cluster_size`
+/// workgroups along x when it is above 1. `config` points into the object: neither copied nor moved.
+struct cuda_launch_config {
+  CUlaunchAttribute attributes[2]{};
+  CUlaunchConfig config{};
+  cuda_launch_config(const launch_shape& s, stream_handle stream, bool programmatic_dependent, u32 cluster_size) {
+    unsigned count = 0;
+    if (programmatic_dependent) {
+      attributes[count].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+      attributes[count++].value.programmaticStreamSerializationAllowed = 1;
+    }
+    if (cluster_size > 1) {
+      attributes[count].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+      attributes[count].value.clusterDim.x = cluster_size;
+      attributes[count].value.clusterDim.y = 1;
+      attributes[count++].value.clusterDim.z = 1;
+    }
+    config.gridDimX = s.grid[0];
+    config.gridDimY = s.grid[1];
+    config.gridDimZ = s.grid[2];
+    config.blockDimX = s.workgroup_size;
+    config.blockDimY = 1;
+    config.blockDimZ = 1;
+    config.sharedMemBytes = s.dynamic_lds_bytes;
+    config.hStream = static_cast<CUstream>(stream);
+    config.attrs = attributes;
+    config.numAttrs = count;
+  }
+  cuda_launch_config(const cuda_launch_config&) = delete;
+  cuda_launch_config& operator=(const cuda_launch_config&) = delete;
+};
+
 /// Records one launch on `stream`. `params` points at the kernel's params struct (its only
 /// argument). Graph-capture safe: only the launch call itself reaches the driver.
 /// `programmatic_dependent`: (CUDA) launch with programmatic stream serialisation, so the kernel
@@ -147,30 +180,8 @@ inline void launch(const kernel_function& f, const launch_shape& s, stream_handl
     const auto& d = cuda::driver::get();
     void* args[] = {params};
     if (programmatic_dependent || cluster_size > 1) {
-      CUlaunchAttribute attributes[2]{};
-      unsigned count = 0;
-      if (programmatic_dependent) {
-        attributes[count].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-        attributes[count++].value.programmaticStreamSerializationAllowed = 1;
-      }
-      if (cluster_size > 1) {
-        attributes[count].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-        attributes[count].value.clusterDim.x = cluster_size;
-        attributes[count].value.clusterDim.y = 1;
-        attributes[count++].value.clusterDim.z = 1;
-      }
-      CUlaunchConfig config{};
-      config.gridDimX = s.grid[0];
-      config.gridDimY = s.grid[1];
-      config.gridDimZ = s.grid[2];
-      config.blockDimX = s.workgroup_size;
-      config.blockDimY = 1;
-      config.blockDimZ = 1;
-      config.sharedMemBytes = s.dynamic_lds_bytes;
-      config.hStream = static_cast<CUstream>(stream);
-      config.attrs = attributes;
-      config.numAttrs = count;
-      d.check(d.cuLaunchKernelEx(&config, static_cast<CUfunction>(f.handle), args, nullptr), f.symbol ? f.symbol : "cuLaunchKernelEx");
+      const cuda_launch_config c(s, stream, programmatic_dependent, cluster_size);
+      d.check(d.cuLaunchKernelEx(&c.config, static_cast<CUfunction>(f.handle), args, nullptr), f.symbol ? f.symbol : "cuLaunchKernelEx");
       return;
     }
     d.check(d.cuLaunchKernel(static_cast<CUfunction>(f.handle), s.grid[0], s.grid[1], s.grid[2], s.workgroup_size, 1, 1,
@@ -275,21 +286,9 @@ class module {
   /// Throws unless the device can hold at least one cluster of `cluster_size` workgroups.
   static void require_one_cluster(CUfunction fn, const char* symbol, u32 cluster_size, u32 workgroup_size, u32 dynamic_lds_bytes) {
     const auto& d = cuda::driver::get();
-    CUlaunchAttribute attribute{};
-    attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    attribute.value.clusterDim.x = cluster_size;
-    attribute.value.clusterDim.y = 1;
-    attribute.value.clusterDim.z = 1;
-    CUlaunchConfig config{};
-    config.gridDimX = cluster_size;
-    config.gridDimY = config.gridDimZ = 1;
-    config.blockDimX = workgroup_size;
-    config.blockDimY = config.blockDimZ = 1;
-    config.sharedMemBytes = dynamic_lds_bytes;
-    config.attrs = &attribute;
-    config.numAttrs = 1;
+    const cuda_launch_config c({{cluster_size, 1, 1}, workgroup_size, dynamic_lds_bytes}, nullptr, false, cluster_size);
     int clusters = 0;
-    d.check(d.cuOccupancyMaxActiveClusters(&clusters, fn, &config), symbol);
+    d.check(d.cuOccupancyMaxActiveClusters(&clusters, fn, &c.config), symbol);
     if (clusters < 1)
       throw error(status::not_supported, std::string("netra: ") + symbol + ": this device cannot hold one cluster of " + std::to_string(cluster_size) +
                                              " workgroups of " + std::to_string(workgroup_size) + " threads");
