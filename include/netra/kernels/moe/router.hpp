@@ -298,8 +298,10 @@ NETRA_UNROLL
   /// pass; one_token_passes), else 4-token passes. The bits are the same either way.
   template <u32 Tokens, class Store>
   static NETRA_DEVICE void exact_passes(const exact_operands<Tokens>& o, float zero, u32 lane, u32 t0, u32 tokens, Store store) {
-    if (one_token_passes && tokens - t0 == 1) exact_sums<1>(o, zero, lane, t0, tokens, store);
-    else exact_sums<pass_tokens>(o, zero, lane, t0, tokens, store);
+    if constexpr (one_token_passes) {
+      if (tokens - t0 == 1) return exact_sums<1>(o, zero, lane, t0, tokens, store);
+    }
+    exact_sums<pass_tokens>(o, zero, lane, t0, tokens, store);
   }
 
   /// exact_fp32: group grp's K group sums G_g of 8 experts x up to 8 tokens into the workspace.
