@@ -12,7 +12,11 @@ such (mismatch counts are recorded), never as the baseline.
 Targets (issue 4, H200, graph-replayed): act_quant R = 9 <= 1.6 us and R = 4608 <= 4 us;
 router <= 3 us for M <= 128.
 
-usage: python3 bench/moe_routing.py --netra-bench build/tests/netra-bench-moe-routing [--out FILE]
+With --copy-floor, also runs bench/act_quant_copy_floor.cu (built by bench/device/run.sh): a kernel
+that only moves act_quant's bytes, timed the same way; each act_quant record gets the fastest
+variant's time at its R (copy_floor_graph_us), the measured floor under any act_quant here.
+
+usage: python3 bench/moe_routing.py --netra-bench build/tests/netra-bench-moe-routing [--copy-floor BIN] [--out FILE]
 """
 from __future__ import annotations
 
@@ -167,6 +171,7 @@ def shared_gate_calls(fn, m: int):
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--netra-bench", required=True)
+    p.add_argument("--copy-floor", default=None, help="act-quant-copy-floor binary (bench/act_quant_copy_floor.cu)")
     p.add_argument("--out", default=None)
     a = p.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False  # the contracts accumulate in FP32
@@ -178,6 +183,11 @@ def main() -> None:
         if line.startswith("{"):
             record = json.loads(line)
             (diagnostics if record["family"] == "diagnostic" else ours).append(record)
+
+    copy_floor = []
+    if a.copy_floor:
+        floor_out = subprocess.run([a.copy_floor], check=True, capture_output=True, text=True).stdout
+        copy_floor = [json.loads(line) for line in floor_out.splitlines() if line.startswith("{")]
 
     dump = tempfile.mkdtemp(prefix="netra_moe_routing_")
     subprocess.run([a.netra_bench, "--dump", dump], check=True)
@@ -234,6 +244,8 @@ def main() -> None:
             "target_graph_us": target,
             "meets_target": (o["netra_graph_us"] <= target) if target else None,
         }
+        if fam == "act_quant":
+            r["copy_floor_graph_us"] = min((f["graph_us"] for f in copy_floor if f["rows"] == size), default=None)
         if fam == "router":
             r["tactic"] = o["tactic"]
             r["kernels"] = o["kernels"]          # 2: logits + route; 1: the cluster kernel
@@ -241,7 +253,7 @@ def main() -> None:
         records.append(r)
 
     common.print_table(records, ["family", "instance", "size", "netra_graph_us", "netra_eager_us", "torch_graph_us", "compile_graph_us",
-                                 "roofline_us", "torch_exact", "compile_exact", "target_graph_us", "meets_target"])
+                                 "roofline_us", "copy_floor_graph_us", "torch_exact", "compile_exact", "target_graph_us", "meets_target"])
     print(json.dumps(exactness, indent=1))
     if diagnostics:
         print("diagnostics (graph-replayed us per call; no_pdl: every kernel launched without programmatic dependent launch;"
@@ -254,6 +266,7 @@ def main() -> None:
         "copy_bandwidth_bytes_per_s": bandwidth,
         "peer_exactness": exactness,
         "diagnostics": diagnostics,
+        "act_quant_copy_floor": copy_floor,
         "method": "median per call over 30 bursts; each call reads its own input set, sets cover >= 1.5x L2 (3x when a set "
                   "exceeds 50 KiB); graph = burst captured once and replayed; peers checked bitwise against netra's outputs "
                   "on random and adversarial inputs (netra's outputs are checked against the oracles by ctest -L gpu)",
