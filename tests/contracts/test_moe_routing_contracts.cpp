@@ -88,6 +88,10 @@ TEST_CASE("act_quant contracts: mappings and constants") {
   CHECK(d950::workspace_bytes == 0);
   CHECK(instance_name<d950>() == "moe-act-quant-gfx950-9-1-1");
   CHECK(contract_spelling<b90>() == "netra::contracts::moe_act_quant<netra::sm90a, 4608, 1, 4>");
+  // The decode block's act_quant calls (9 M rows, M <= 16) release the down kernel at once, so its
+  // prologue overlaps them; larger calls release after their stores.
+  CHECK(b90::release_at_start_max_rows == 9 * 16);
+  CHECK(d90::release_at_start_max_rows >= d90::max_rows);
 }
 
 TEST_CASE("act_quant admits the reference call and refuses each field by name") {

@@ -25,6 +25,22 @@ template <class Target> NETRA_DEVICE u32x4 load_16B_after_acquire(const void* ad
 template <class Target> NETRA_DEVICE void launch_dependents() { target_ops<Target>::launch_dependents(); }
 template <class Target> NETRA_DEVICE void wait_for_prerequisites() { target_ops<Target>::wait_for_prerequisites(); }
 
+/// When a kernel lets its successor start, decided once per launch (uniform): at construction,
+/// before the kernel's own wait (`at_start`), or at after_stores(), once the thread's last store
+/// is issued. Releasing at once lets the successor's workgroups launch and run their prologue
+/// while a short, latency-bound grid works; for a grid with work on every SM it measured slower
+/// on the H200 than releasing after the stores (act_quant R = 1152: 4.0 against 2.9 us;
+/// docs/moe-routing.md), so kernels choose by the size of the call.
+template <class Target> struct successor_release {
+  bool at_start;
+  NETRA_DEVICE explicit successor_release(bool release_at_start) : at_start(release_at_start) {
+    if (at_start) launch_dependents<Target>();
+  }
+  NETRA_DEVICE void after_stores() const {
+    if (!at_start) launch_dependents<Target>();
+  }
+};
+
 /// Every lane of the wave receives `value` of lane `source_lane`.
 template <class Target> NETRA_DEVICE u32 wave_broadcast(u32 value, u32 source_lane) {
   return target_ops<Target>::broadcast(value, source_lane);

@@ -14,7 +14,8 @@
 // takes part in the shuffles. gfx950: one wave64 per row at VectorsPerLane 1; sm90a: two warps per
 // row at VectorsPerLane 1, one warp per row at 2 (see the contract). On sm90a the kernel is
 // launched with programmatic dependent launch: it lets its successor start at once and waits for
-// its predecessor before the first load.
+// its predecessor before the first load; for more than Contract::release_at_start_max_rows rows
+// it lets its successor start only after its stores (dsl/sync.hpp successor_release).
 #pragma once
 #include "netra/contracts/moe/act_quant.hpp"
 #include "netra/dsl/convert.hpp"
@@ -127,7 +128,7 @@ template <class Contract> struct moe_act_quant_kernel {
     const bool live = row < p.rows;
     const u64 r = live ? row : p.rows - 1;
     const u16* in = p.in + static_cast<i64>(r) * p.row_stride + first_value(thread, 0);  // addresses before the wait
-    launch_dependents<target>();       // our successor may start; it waits for our completion
+    const successor_release<target> release(p.rows <= Contract::release_at_start_max_rows);  // it waits for our completion
     wait_for_prerequisites<target>();  // the producer of `in` has completed (and our outputs' readers)
 
     u32x4 gate[vectors], up[vectors];
@@ -174,6 +175,7 @@ NETRA_UNROLL
         if (stores_scale(thread)) store_4B<target>(p.scales + r * Contract::groups + group_of(thread, c), bit_cast<u32>(scale));
       }
     }
+    release.after_stores();
   }
 };
 
