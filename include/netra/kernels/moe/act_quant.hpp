@@ -128,7 +128,9 @@ template <class Contract> struct moe_act_quant_kernel {
     const bool live = row < p.rows;
     const u64 r = live ? row : p.rows - 1;
     const u16* in = p.in + static_cast<i64>(r) * p.row_stride + first_value(thread, 0);  // addresses before the wait
-    const successor_release<target> release(p.rows <= Contract::release_at_start_max_rows);  // it waits for our completion
+    // at once for every call of the decode contract (known at compile time), else by the call's rows
+    constexpr bool always_at_start = Contract::max_rows <= Contract::release_at_start_max_rows;
+    const successor_release<target> release(always_at_start || p.rows <= Contract::release_at_start_max_rows);
     wait_for_prerequisites<target>();  // the producer of `in` has completed (and our outputs' readers)
 
     u32x4 gate[vectors], up[vectors];
