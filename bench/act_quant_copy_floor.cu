@@ -12,6 +12,8 @@
 // as netra's kernel). Prints one JSON object per (variant, rows, pdl) on stdout.
 #include <cuda_runtime.h>
 
+#include "cuda_graph_timing.cuh"
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -19,12 +21,7 @@
 
 namespace {
 
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) {
-    std::fprintf(stderr, "act-quant-copy-floor: %s: %s\n", what, cudaGetErrorString(e));
-    std::exit(1);
-  }
-}
+using floor_bench::check;
 
 template <int Vectors, int RowsPerBlock>
 __global__ void __launch_bounds__(RowsPerBlock * 64 / Vectors) copy_rows(const uint4* in, uint2* out, unsigned* scales, int rows) {
@@ -50,11 +47,6 @@ __global__ void __launch_bounds__(RowsPerBlock * 64 / Vectors) copy_rows(const u
   if (j % 16 == 0)
 #pragma unroll
     for (int c = 0; c < Vectors; ++c) scales[row * 4 + (j + lanes * c) / 16] = s + c;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 int input_sets(size_t bytes_per_set, int l2) {  // netra-bench-moe-routing's rule
@@ -89,34 +81,11 @@ void measure(copy_kernel kernel, int vectors, int rows_per_block, int rows, bool
       check(cudaLaunchKernelEx(&config, kernel, static_cast<const uint4*>(in[s]), static_cast<uint2*>(out[s]), static_cast<unsigned*>(scales[s]), rows),
             "launch");
   };
-  cudaGraph_t graph;
-  cudaGraphExec_t exec;
-  check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), "capture");
-  burst();
-  check(cudaStreamEndCapture(stream, &graph), "capture");
-  check(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
-  cudaEvent_t start, stop;
-  check(cudaEventCreate(&start), "event");
-  check(cudaEventCreate(&stop), "event");
-  for (int w = 0; w < 3; ++w) check(cudaGraphLaunch(exec, stream), "replay");
-  std::vector<double> us;
-  for (int r = 0; r < 30; ++r) {
-    check(cudaEventRecord(start, stream), "event");
-    check(cudaGraphLaunch(exec, stream), "replay");
-    check(cudaEventRecord(stop, stream), "event");
-    check(cudaEventSynchronize(stop), "sync");
-    float ms = 0;
-    check(cudaEventElapsedTime(&ms, start, stop), "elapsed");
-    us.push_back(ms * 1000.0 / sets);
-  }
+  const double us = floor_bench::graph_median_us(stream, sets, burst);
   std::printf("{\"kernel\": \"act_quant_copy_floor\", \"vectors_per_lane\": %d, \"rows_per_block\": %d, \"rows\": %d, \"pdl\": %s, "
               "\"input_sets\": %d, \"bytes\": %zu, \"graph_us\": %.3f}\n",
-              vectors, rows_per_block, rows, pdl ? "true" : "false", sets, in_bytes + out_bytes + scale_bytes, median(us));
+              vectors, rows_per_block, rows, pdl ? "true" : "false", sets, in_bytes + out_bytes + scale_bytes, us);
   std::fflush(stdout);
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
   cudaStreamDestroy(stream);
   for (int s = 0; s < sets; ++s) cudaFree(in[s]), cudaFree(out[s]), cudaFree(scales[s]);
 }

@@ -20,22 +20,19 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
+#include "cuda_graph_timing.cuh"
+
 #include <algorithm>
 #include <cstdio>
 #include <vector>
 
 namespace {
 
+using floor_bench::check;
+
 constexpr int n = 248320;
 constexpr int vectors_per_row = n / 4;
 constexpr int warps_per_block = 4;
-
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) {
-    std::fprintf(stderr, "argmax-read-floor: %s: %s\n", what, cudaGetErrorString(e));
-    std::exit(1);
-  }
-}
 
 template <int Chunks> __global__ void __launch_bounds__(128) read_max(const float4* x, float* out) {
   constexpr int chunk_vectors = (vectors_per_row + Chunks - 1) / Chunks;
@@ -104,11 +101,6 @@ template <int Blocks, int Threads, bool Cluster> __global__ void __launch_bounds
   }
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 /// One variant: `kernel` on grid (blocks_per_row, rows) of `threads` threads (clusters of
 /// blocks_per_row blocks when `cluster`), timed as described above; one JSON line unless `print` is false.
 using read_kernel = void (*)(const float4*, float*);
@@ -145,34 +137,11 @@ void measure(const char* name, read_kernel kernel, int blocks_per_row, int chunk
     for (int s = 0; s < sets; ++s)
       check(cudaLaunchKernelEx(&config, kernel, static_cast<const float4*>(static_cast<const void*>(in[s])), out[s]), "launch");
   };
-  cudaGraph_t graph;
-  cudaGraphExec_t exec;
-  check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), "capture");
-  burst();
-  check(cudaStreamEndCapture(stream, &graph), "capture");
-  check(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
-  cudaEvent_t start, stop;
-  check(cudaEventCreate(&start), "event");
-  check(cudaEventCreate(&stop), "event");
-  for (int w = 0; w < 3; ++w) check(cudaGraphLaunch(exec, stream), "replay");
-  std::vector<double> us;
-  for (int r = 0; r < 30; ++r) {
-    check(cudaEventRecord(start, stream), "event");
-    check(cudaGraphLaunch(exec, stream), "replay");
-    check(cudaEventRecord(stop, stream), "event");
-    check(cudaEventSynchronize(stop), "sync");
-    float ms = 0;
-    check(cudaEventElapsedTime(&ms, start, stop), "elapsed");
-    us.push_back(ms * 1000.0 / sets);
-  }
+  const double us = floor_bench::graph_median_us(stream, sets, burst);
   if (print)
     std::printf("{\"kernel\": \"%s\", \"chunks\": %d, \"threads\": %d, \"rows\": %d, \"pdl\": %s, \"input_sets\": %d, \"bytes\": %zu, "
                 "\"graph_us\": %.3f}\n",
-                name, chunks, threads, rows, pdl ? "true" : "false", sets, bytes, median(us));
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
+                name, chunks, threads, rows, pdl ? "true" : "false", sets, bytes, us);
   cudaStreamDestroy(stream);
   for (int s = 0; s < sets; ++s) cudaFree(in[s]), cudaFree(out[s]);
 }
