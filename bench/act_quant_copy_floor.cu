@@ -8,8 +8,10 @@
 // on the same GPU and launch path.
 // Variants: act_quant's own mapping family (L = 64 / V threads per row, thread j of a row owns the
 // V chunks of 8 values at 8j + 8Lc; RowsPerBlock rows per block), V = 1, 2, 4 with 1 to 16 rows per
-// block, each with and without programmatic dependent launch (launch_dependents, then wait, first:
-// as netra's kernel). Prints one JSON object per (variant, rows, pdl) on stdout.
+// block, each with and without programmatic dependent launch (with it the successor is released
+// at once, before the wait, as netra's act_quant does for calls of up to 144 rows; a variant that
+// releases after its stores, as act_quant does above, is not measured here). Prints one JSON
+// object per (variant, rows, pdl) on stdout.
 #include <cuda_runtime.h>
 
 #include "cuda_graph_timing.cuh"
