@@ -8,10 +8,10 @@
 // on the same GPU and launch path.
 // Variants: act_quant's own mapping family (L = 64 / V threads per row, thread j of a row owns the
 // V chunks of 8 values at 8j + 8Lc; RowsPerBlock rows per block), V = 1, 2, 4 with 1 to 16 rows per
-// block, each with and without programmatic dependent launch (with it the successor is released
-// at once, before the wait, as netra's act_quant does for calls of up to 144 rows; a variant that
-// releases after its stores, as act_quant does above, is not measured here). Prints one JSON
-// object per (variant, rows, pdl) on stdout.
+// block, each in three launch modes: programmatic dependent launch releasing the successor at once,
+// before the wait (as netra's act_quant does for calls of up to 144 rows), releasing it after the
+// thread's stores (as act_quant does above 144 rows), and no programmatic dependent launch. Prints
+// one JSON object per (variant, rows, mode) on stdout.
 #include <cuda_runtime.h>
 
 #include "cuda_graph_timing.cuh"
@@ -25,13 +25,19 @@ namespace {
 
 using floor_bench::check;
 
-template <int Vectors, int RowsPerBlock>
+enum class release { at_start, after_stores, none };  // none: launched without the attribute
+const char* name(release r) { return r == release::at_start ? "at_start" : r == release::after_stores ? "after_stores" : "none"; }
+
+template <int Vectors, int RowsPerBlock, bool ReleaseAtStart>
 __global__ void __launch_bounds__(RowsPerBlock * 64 / Vectors) copy_rows(const uint4* in, uint2* out, unsigned* scales, int rows) {
   constexpr int lanes = 64 / Vectors;  // threads per row
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  if (ReleaseAtStart) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   asm volatile("griddepcontrol.wait;" ::: "memory");
   const int row = blockIdx.x * RowsPerBlock + threadIdx.x / lanes;
-  if (row >= rows) return;
+  if (row >= rows) {
+    if (!ReleaseAtStart) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+    return;
+  }
   const int j = threadIdx.x % lanes;
   const uint4* x = in + static_cast<long>(row) * 128;  // 1024 BF16 = 128 vectors of 16 bytes
   uint4 gate[Vectors], up[Vectors];
@@ -49,6 +55,7 @@ __global__ void __launch_bounds__(RowsPerBlock * 64 / Vectors) copy_rows(const u
   if (j % 16 == 0)
 #pragma unroll
     for (int c = 0; c < Vectors; ++c) scales[row * 4 + (j + lanes * c) / 16] = s + c;
+  if (!ReleaseAtStart) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 }
 
 int input_sets(size_t bytes_per_set, int l2) {  // netra-bench-moe-routing's rule
@@ -57,7 +64,7 @@ int input_sets(size_t bytes_per_set, int l2) {  // netra-bench-moe-routing's rul
 }
 
 using copy_kernel = void (*)(const uint4*, uint2*, unsigned*, int);
-void measure(copy_kernel kernel, int vectors, int rows_per_block, int rows, bool pdl, int l2, const std::vector<uint16_t>& host) {
+void measure(copy_kernel kernel, int vectors, int rows_per_block, int rows, release mode, int l2, const std::vector<uint16_t>& host) {
   const size_t in_bytes = static_cast<size_t>(rows) * 2048, out_bytes = static_cast<size_t>(rows) * 512, scale_bytes = static_cast<size_t>(rows) * 16;
   const int sets = input_sets(in_bytes + out_bytes + scale_bytes, l2);
   std::vector<void*> in(sets), out(sets), scales(sets);
@@ -77,7 +84,7 @@ void measure(copy_kernel kernel, int vectors, int rows_per_block, int rows, bool
   config.blockDim = dim3(rows_per_block * 64 / vectors, 1, 1);
   config.stream = stream;
   config.attrs = &attribute;
-  config.numAttrs = pdl ? 1 : 0;
+  config.numAttrs = mode == release::none ? 0 : 1;
   auto burst = [&] {
     for (int s = 0; s < sets; ++s)
       check(cudaLaunchKernelEx(&config, kernel, static_cast<const uint4*>(in[s]), static_cast<uint2*>(out[s]), static_cast<unsigned*>(scales[s]), rows),
@@ -85,15 +92,17 @@ void measure(copy_kernel kernel, int vectors, int rows_per_block, int rows, bool
   };
   const double us = floor_bench::graph_median_us(stream, sets, burst);
   std::printf("{\"kernel\": \"act_quant_copy_floor\", \"vectors_per_lane\": %d, \"rows_per_block\": %d, \"rows\": %d, \"pdl\": %s, "
-              "\"input_sets\": %d, \"bytes\": %zu, \"graph_us\": %.3f}\n",
-              vectors, rows_per_block, rows, pdl ? "true" : "false", sets, in_bytes + out_bytes + scale_bytes, us);
+              "\"release\": \"%s\", \"input_sets\": %d, \"bytes\": %zu, \"graph_us\": %.3f}\n",
+              vectors, rows_per_block, rows, mode == release::none ? "false" : "true", name(mode), sets, in_bytes + out_bytes + scale_bytes, us);
   std::fflush(stdout);
   cudaStreamDestroy(stream);
   for (int s = 0; s < sets; ++s) cudaFree(in[s]), cudaFree(out[s]), cudaFree(scales[s]);
 }
 
 template <int Vectors, int RowsPerBlock> void measure_mapping(int rows, int l2, const std::vector<uint16_t>& host) {
-  for (bool pdl : {true, false}) measure(copy_rows<Vectors, RowsPerBlock>, Vectors, RowsPerBlock, rows, pdl, l2, host);
+  measure(copy_rows<Vectors, RowsPerBlock, true>, Vectors, RowsPerBlock, rows, release::at_start, l2, host);
+  measure(copy_rows<Vectors, RowsPerBlock, false>, Vectors, RowsPerBlock, rows, release::after_stores, l2, host);
+  measure(copy_rows<Vectors, RowsPerBlock, true>, Vectors, RowsPerBlock, rows, release::none, l2, host);
 }
 
 }  // namespace

@@ -9,15 +9,23 @@ accumulation); the issue asks whether native FP8 wgmma could replace it. This sc
 precision half: it runs D = A(64 x 128) x B(128 x 16) in E4M3 with unit scales and FP32 output,
 with and without cuBLAS's fast accumulation, on inputs built to expose alignment and truncation,
 and reports max |D - P| / A per case (P exact in FP64: every product of two E4M3 values and every
-partial sum of 128 of them is exact in binary64). Results: bench/results/fp8_accumulation_h200.json.
+partial sum of 128 of them is exact in binary64). With --block-sum (bench/fp8_block_sum.cu, built by
+bench/device/run.sh) the same inputs also go through netra's own instructions: the shipped
+mma.sync chain, and wgmma with the block's four k32 instructions chained in the tensor core (as
+cuBLASLt), in two chains of two, or each alone with the partial sums added in FP32 registers (how
+often a wgmma kernel would have to promote to FP32 to stay within the bound, if any promotion
+frequency does); and the E4M3 values converted exactly to FP16 through the FP16 wgmma (the
+tensor-core path mma.sync's emulation takes, on the warpgroup instruction). Results: bench/results/fp8_accumulation_h200.json.
 
-usage: python3 bench/fp8_accumulation.py [--out PATH]
+usage: python3 bench/fp8_accumulation.py [--block-sum BIN] [--out PATH]
 """
 from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
+import tempfile
 
 import torch
 
@@ -61,9 +69,28 @@ def case_inputs(name: str, g: torch.Generator) -> tuple[torch.Tensor, torch.Tens
     return e4m3(a).cuda(), e4m3(b).cuda()
 
 
-def measure(a8: torch.Tensor, b8: torch.Tensor, fast: bool) -> dict:
+# bench/fp8_block_sum.cu's results, in its output order
+BLOCK_SUM_WAYS = ["netra mma.sync m16n8k32 x4 (shipped)", "netra wgmma m64n16k32 x4 chained", "netra wgmma 2 chains of 2, FP32 add",
+                  "netra wgmma each k32 alone, FP32 add", "netra wgmma m64n16k16 f16 x8 chained (E4M3 -> FP16 exact)"]
+
+
+def scaled_mm(a8: torch.Tensor, b8: torch.Tensor, fast: bool) -> torch.Tensor:
     one = torch.ones((), device="cuda", dtype=torch.float32)
-    d = torch._scaled_mm(a8, b8.t(), scale_a=one, scale_b=one, out_dtype=torch.float32, use_fast_accum=fast)
+    return torch._scaled_mm(a8, b8.t(), scale_a=one, scale_b=one, out_dtype=torch.float32, use_fast_accum=fast)
+
+
+def block_sums(binary: str, a8: torch.Tensor, b8: torch.Tensor) -> list[torch.Tensor]:
+    """D of every way of bench/fp8_block_sum.cu on these inputs."""
+    with tempfile.TemporaryDirectory() as tmp:
+        src, dst = os.path.join(tmp, "in.bin"), os.path.join(tmp, "out.bin")
+        with open(src, "wb") as f:
+            f.write(a8.view(torch.uint8).cpu().numpy().tobytes() + b8.view(torch.uint8).cpu().numpy().tobytes())
+        subprocess.run([binary, src, dst], check=True)
+        d = torch.frombuffer(bytearray(open(dst, "rb").read()), dtype=torch.float32).reshape(len(BLOCK_SUM_WAYS), M, N)
+    return [d[i].cuda() for i in range(len(BLOCK_SUM_WAYS))]
+
+
+def measure(d: torch.Tensor, a8: torch.Tensor, b8: torch.Tensor) -> dict:
     a64, b64 = a8.double(), b8.double()
     p = a64 @ b64.t()                # exact: products and 128-term sums of E4M3 values fit binary64
     mag = a64.abs() @ b64.abs().t()  # A
@@ -76,19 +103,23 @@ def measure(a8: torch.Tensor, b8: torch.Tensor, fast: bool) -> dict:
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--out", default=None)
+    p.add_argument("--block-sum", default=None, help="fp8-block-sum binary (bench/fp8_block_sum.cu)")
     a = p.parse_args()
     g = torch.Generator().manual_seed(7)
     records = []
     for name in ["random", "one_large_term", "cancellation", "wide_exponents", "small_after_large"]:
         a8, b8 = case_inputs(name, g)
-        for fast in (False, True):
-            r = {"case": name, "use_fast_accum": fast, **measure(a8, b8, fast)}
+        results = [(f"torch._scaled_mm, fast accumulation {'on' if fast else 'off'}", scaled_mm(a8, b8, fast)) for fast in (False, True)]
+        if a.block_sum:
+            results += list(zip(BLOCK_SUM_WAYS, block_sums(a.block_sum, a8, b8)))
+        for path, d in results:
+            r = {"case": name, "path": path, **measure(d, a8, b8)}
             records.append(r)
             print(r)
     path = a.out or "bench/results/fp8_accumulation_h200.json"
     common.write_results(path, "fp8_accumulation", records,
                          {"shape": {"m": M, "k": K, "n": N}, "contract_ratio_bound": BOUND,
-                          "peer": "torch._scaled_mm (cuBLASLt FP8 GEMM, wgmma on sm_90), unit scales, FP32 output"})
+                          "peer": "torch._scaled_mm (cuBLASLt FP8 GEMM, wgmma on sm_90) and netra's own instructions (bench/fp8_block_sum.cu), unit scales, FP32 output"})
 
 
 if __name__ == "__main__":

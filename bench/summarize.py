@@ -130,12 +130,12 @@ def timeline_section(d) -> str:
 def fp8_accumulation_section(d) -> str:
     if not d:
         return "_not measured_\n"
-    rows = [[r["case"], r["use_fast_accum"], r["max_err_over_A"], r["median_err_over_A"], r["within_contract_bound"]] for r in d["records"]]
+    rows = [[r["case"], r.get("path") or f"torch._scaled_mm, fast accumulation {'on' if r['use_fast_accum'] else 'off'}", r["max_err_over_A"], r["median_err_over_A"], r["within_contract_bound"]] for r in d["records"]]
     env = d["environment"]
     return (f"{env['gpu']}, {env['date']}, revision `{env['git_revision']}`; {d['peer']}; one 128-K scale block "
             f"({d['shape']['m']} x {d['shape']['k']} x {d['shape']['n']}); error of the block sum over A = sum |products|, "
             f"against the expert contracts' {d['contract_ratio_bound']:.3g}.\n\n" +
-            table(rows, ["inputs", "fast accumulation", "max |D - P| / A", "median |D - P| / A", "within the contract's bound"]) + "\n")
+            table(rows, ["inputs", "path", "max |D - P| / A", "median |D - P| / A", "within the contract's bound"]) + "\n")
 
 
 def main() -> None:

@@ -20,5 +20,6 @@ step /usr/local/cuda/bin/nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_9
 step python3 bench/moe_routing.py --netra-bench "$build/tests/netra-bench-moe-routing" --copy-floor "$build/act-quant-copy-floor" --out "$results/moe_routing_h200.json"
 step python3 bench/moe_block.py --out "$results/moe_block_h200.json"
 step python3 bench/moe_block_timeline.py --out "$results/moe_block_timeline_h200.json"
-step python3 bench/fp8_accumulation.py --out "$results/fp8_accumulation_h200.json"
+step /usr/local/cuda/bin/nvcc -O3 -std=c++20 -Iinclude -gencode=arch=compute_90a,code=sm_90a bench/fp8_block_sum.cu -o "$build/fp8-block-sum"
+step python3 bench/fp8_accumulation.py --block-sum "$build/fp8-block-sum" --out "$results/fp8_accumulation_h200.json"
 exit $status

@@ -7,6 +7,10 @@
 //     B (N x 32, K-major) is staged from b_smem_image (the host laid it out as core matrices of
 //     8 rows x 16 bytes: core matrix (n / 8, k / 16) at offset (n / 8) * sbo + (k / 16) * lbo)
 //     into shared memory; one wgmma with the descriptor (lbo, sbo); thread i writes its D items.
+//   netra_test_wgmma_m64n16k16_f16: one warpgroup; thread i reads its 4 FP16-pair A words from
+//     a[i] (its warp's 16 rows in the m16n8k16 A layout), B (16 x 16 FP16, K-major) staged like
+//     the E4M3 case (core matrix (n / 8, k / 8) of 8 rows x 8 values at (n / 8) * sbo + (k / 8) *
+//     lbo); one wgmma.m64n16k16.f32.f16.f16; thread i writes its 8 D items.
 //   netra_test_bulk_copy: one workgroup of 128 threads, the gate_up staging pattern of
 //     dsl/bulk_copy.hpp: LDS rows of 2048 + 64 bytes pre-filled with 0xA5, thread 0 initialises
 //     the barrier, a workgroup barrier, thread 0 announces rows x 2048 bytes, lanes 0 .. rows / 4
@@ -57,6 +61,23 @@ extern "C" __global__ void netra_test_wgmma_m64n8k32(const u32* a, const u8* b, 
 }
 extern "C" __global__ void netra_test_wgmma_m64n16k32(const u32* a, const u8* b, u32 bytes, u32 lbo, u32 sbo, float* d) {
   wgmma_test<16>(a, b, bytes, lbo, sbo, d);
+}
+
+extern "C" __global__ void netra_test_wgmma_m64n16k16_f16(const u32* a, const u8* b_smem_image, u32 image_bytes, u32 lbo, u32 sbo, float* d) {
+  __shared__ alignas(128) u8 smem[1024];
+  const u32 t = threadIdx.x;
+  for (u32 i = t; i < image_bytes; i += 128) smem[i] = b_smem_image[i];
+  sm90a_isa::fence_proxy_async_shared_cta();
+  __syncthreads();
+  const u32 ra[4] = {a[4 * t], a[4 * t + 1], a[4 * t + 2], a[4 * t + 3]};
+  const u64 desc = sm90a_isa::wgmma_descriptor_no_swizzle(sm90a_isa::shared_address_of(smem), lbo, sbo);
+  float rd[8];
+  for (u32 i = 0; i < 8; ++i) rd[i] = 0.0f;
+  sm90a_isa::wgmma_fence_sync_aligned();
+  sm90a_isa::wgmma_mma_async_sync_aligned_m64n16k16_f32_f16_f16<false>(rd, ra, desc);
+  sm90a_isa::wgmma_commit_group_sync_aligned();
+  sm90a_isa::wgmma_wait_group_sync_aligned<0>();
+  for (u32 i = 0; i < 8; ++i) d[8 * t + i] = rd[i];
 }
 
 extern "C" __global__ void netra_test_bulk_copy(const u8* src, u32 stride, u32 rows, u8* out) {

@@ -5,6 +5,8 @@
 // no-swizzle descriptor (core matrices 8 rows x 16 bytes; leading byte offset = stride between
 // core matrices along K, stride byte offset = along N, as dsl/arch/sm90a/mma.hpp documents [I])
 // equals the matmul. On a mismatch the test says whether the swapped LBO/SBO reading matches.
+// wgmma.m64n16k16 .f16 (E4M3 values converted to FP16, as bench/fp8_block_sum.cu uses it): A from
+// registers in the m16n8k16 A layout per warp, B by the same descriptor geometry, equals the matmul.
 // dsl/bulk_copy.hpp (cp.async.bulk into shared memory + mbarrier), as gate_up stages its weights:
 // every copied byte in place once the wait returns, nothing written outside the copied rows.
 // dsl/cluster.hpp (st.async pushes into other workgroups' shared memory, counted on their
@@ -141,6 +143,59 @@ TEST_CASE_TEMPLATE("wgmma.m64nNk32 e4m3, A from registers, B by no-swizzle descr
     MESSAGE("wgmma m64n", N, ": ", bad, " mismatches with LBO = K stride; with LBO/SBO swapped: ", swapped,
             swapped == 0 ? " (the swapped reading is right: fix dsl/arch/sm90a/mma.hpp)" : "");
   }
+  CHECK(bad == 0);
+}
+
+TEST_CASE("wgmma.m64n16k16 f16, A from registers (m16n8k16 layout per warp), B by no-swizzle descriptor == matmul") {
+  oracles::xorshift r{41};
+  constexpr unsigned N = 16, K = 16;
+  std::vector<std::uint8_t> A(64 * K), B(K * N);  // E4M3 values; B[k][n]
+  for (auto& v : A) v = small_e4m3(r);
+  for (auto& v : B) v = small_e4m3(r);
+  auto f16 = [](std::uint8_t v) {  // small integers: exact in FP16 (sign, 5-bit exponent, 10-bit mantissa)
+    const double x = value(v);
+    if (x == 0) return std::uint16_t{0};
+    const double m = x < 0 ? -x : x;
+    int e = 0;
+    while ((1 << (e + 1)) <= m) ++e;
+    const auto mant = static_cast<std::uint16_t>((m / (1 << e) - 1.0) * 1024.0);
+    return static_cast<std::uint16_t>((x < 0 ? 0x8000u : 0u) | static_cast<unsigned>(e + 15) << 10 | mant);
+  };
+  std::vector<std::uint32_t> a(128 * 4, 0);
+  for (unsigned t = 0; t < 128; ++t) {
+    const unsigned w = t / 32, l = t % 32, g = l >> 2, q = l & 3;
+    for (unsigned i = 0; i < 4; ++i) {
+      const unsigned row = 16 * w + g + 8 * (i & 1), k = 2 * q + 8 * (i >> 1);
+      a[t * 4 + i] = f16(A[row * K + k]) | static_cast<std::uint32_t>(f16(A[row * K + k + 1])) << 16;
+    }
+  }
+  std::vector<std::uint8_t> image(1024, 0);
+  for (unsigned n = 0; n < N; ++n)
+    for (unsigned k = 0; k < K; ++k) {
+      const std::uint16_t h = f16(B[k * N + n]);
+      const unsigned at = (n / 8) * 256 + (k / 8) * 128 + (n % 8) * 16 + (k % 8) * 2;
+      image[at] = static_cast<std::uint8_t>(h & 0xFF), image[at + 1] = static_cast<std::uint8_t>(h >> 8);
+    }
+  testing::gpu_array<std::uint32_t> da(a.size());
+  testing::gpu_array<std::uint8_t> db(image.size());
+  testing::gpu_array<float> dd(128 * 8);
+  da.upload(a);
+  db.upload(image);
+  void* pa = da.data();
+  void* pb = db.data();
+  std::uint32_t bytes = 1024, lbo = 128, sbo = 256;
+  void* pd = dd.data();
+  launch(function("netra_test_wgmma_m64n16k16_f16"), 128, {&pa, &pb, &bytes, &lbo, &sbo, &pd});
+  const auto d = dd.download();
+  int bad = 0;
+  for (unsigned t = 0; t < 128; ++t)
+    for (unsigned i = 0; i < 8; ++i) {
+      const unsigned w = t / 32, l = t % 32, g = l >> 2, q = l & 3;
+      const unsigned row = 16 * w + g + 8 * ((i >> 1) & 1), col = 8 * (i >> 2) + 2 * q + (i & 1);
+      double s = 0;
+      for (unsigned k = 0; k < K; ++k) s += value(A[row * K + k]) * value(B[k * N + col]);
+      bad += d[t * 8 + i] != s;
+    }
   CHECK(bad == 0);
 }
 

@@ -1,5 +1,5 @@
-// netra/dsl/arch/sm90a/mma.hpp — FP8 matrix instructions of sm_90a, one raw wrapper per PTX
-// instruction, named after it.
+// netra/dsl/arch/sm90a/mma.hpp — the matrix instructions of sm_90a netra uses (E4M3, and FP16 for E4M3 values
+// converted exactly), one raw wrapper per PTX instruction, named after it.
 //
 // mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 (warp32, registers only). On Hopper ptxas
 //   expands it to F2FP.F16.E4M3.UNPACK_B x12 + 2 x HMMA.16816.F32 (target notes §7: emulated
@@ -84,6 +84,24 @@ NETRA_DEVICE void wgmma_mma_async_sync_aligned_m64n16k32_f32_e4m3_e4m3(float (&d
   asm volatile(
       "{ .reg .pred p; setp.ne.b32 p, %13, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n16k32.f32.e4m3.e4m3 {%0,%1,%2,%3,%4,%5,%6,%7}, {%8,%9,%10,%11}, %12, p, 1, 1; }"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_descriptor), "r"(AccumulateD ? 1u : 0u)
+      : "memory");
+}
+
+/// wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 with A from registers (E4M3 converted
+/// exactly to FP16 is its use here: every E4M3 value is an FP16 value):
+/// d(64x16) = A(64x16) * B(16x16) + (ScaleD ? d : 0). Per thread a[4] = FP16 pairs of its warp's
+/// 16 rows in the m16n8k16 A layout (a[0]: row g, k 2t, 2t + 1; a[1]: row g + 8, same k; a[2],
+/// a[3]: k + 8), B K-major through the descriptor (core matrices of 8 rows x 8 FP16), d as for
+/// m64n16k32. Layout checked by tests/gpu/test_moe_fragments_gpu.cpp; its accumulation of a
+/// 128-K scale block stays within the expert contracts' FP32 bound where FP8 wgmma does not
+/// (bench/fp8_accumulation.py, bench/results/fp8_accumulation_h200.json).
+template <bool AccumulateD>
+NETRA_DEVICE void wgmma_mma_async_sync_aligned_m64n16k16_f32_f16_f16(float (&d)[8], const u32 (&a)[4], u64 b_descriptor) {
+  asm volatile(
+      "{ .reg .pred p; setp.ne.b32 p, %13, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7}, {%8,%9,%10,%11}, %12, p, 1, 1, 0; }"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_descriptor), "r"(AccumulateD ? 1u : 0u)
       : "memory");
