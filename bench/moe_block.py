@@ -8,7 +8,8 @@ is one call per "layer", LAYERS layers each with its own 257-expert weights (771
 every call streams cold weights (no call finds the previous call's experts in the 60 MB L2). The
 roofline of a call is the bytes it must read once: 3 MiB per distinct expert it routes to (2 MiB
 W13 + 1 MiB W2, 9 experts at M = 1), the router weight (1 MiB) and the small tensors, over the
-measured device-to-device copy bandwidth.
+measured device-to-device copy bandwidth. The hidden states are seeded per token count, so every run
+routes the same tokens to the same experts (and has the same roofline).
 
 Exactness: for the first call of every M, netra's gate_up and down outputs (given netra's own
 route metadata and act_quant output) and the torch peers' outputs on the same inputs are checked
@@ -144,7 +145,8 @@ def main() -> None:
     for m in [int(x) for x in a.tokens.split(",")]:
         started = time.time()
         n = len(layers)
-        hs = [torch.randn(m, 2048, device="cuda").to(torch.bfloat16) for _ in range(n)]
+        g = torch.Generator(device="cuda").manual_seed(1000 + m)  # the same tokens, so the same routes, in every run
+        hs = [torch.randn(m, 2048, device="cuda", generator=g).to(torch.bfloat16) for _ in range(n)]
         bufs = [block.buffers(m) for _ in range(n)]
         tids = [torch.empty(m, 9, dtype=torch.int32, device="cuda") for _ in range(n)]
         trw = [torch.empty(m, 9, dtype=torch.float32, device="cuda") for _ in range(n)]
