@@ -154,7 +154,7 @@ def main() -> None:
              "## Decode MoE block on the H200\n", block_section(load(os.path.join(a.results, "moe_block_h200.json"))),
              "## Where the decode block's time goes on the H200\n",
              timeline_section(load(os.path.join(a.results, "moe_block_timeline_h200.json"))),
-             "## FP8 tensor-core accumulation on the H200 (wgmma through cuBLASLt)\n",
+             "## FP8 tensor-core accumulation on the H200 (cuBLASLt and netra's own instructions)\n",
              fp8_accumulation_section(load(os.path.join(a.results, "fp8_accumulation_h200.json")))]
     with open(a.out, "w") as f:
         f.write("\n".join(parts))
