@@ -19,9 +19,11 @@ fails is reported as inexact.
 
 Targets (H200, graph-replayed): block M = 1 <= 10 us; block M = 16 <= 1.15 x its roofline.
 
-Run time: torch.compile of the block is the slowest part (one compile per token count in
---compile-tokens: 1 by default; with 1,16 the run took about 3.5 minutes on the H200); the
-per-kernel torch peers are timed graph-replayed only. Each M records its wall time (wall_s).
+Run time: torch.compile is the slowest part (the block, gate_up and down each compiled once per
+token count in --compile-tokens: 1 by default). The per-kernel peers (torch and, at the compile
+token counts, torch.compile of gate_up and down) are timed eager and graph-replayed and checked
+against the policy on call 0 with netra's route metadata and act_quant output. Each M records
+its wall time (wall_s).
 
 usage: python3 bench/moe_block.py [--out FILE] [--layers 8] [--tokens 1,2,4,8,16] [--compile-tokens 1]
        (libnetra: $NETRA_LIBRARY or the newest build*/libnetra.so of this tree)
@@ -139,6 +141,8 @@ def main() -> None:
     layers = [make_layer(1000 + i) for i in range(a.layers)]
     block, experts = MoeBlock(), MoeExperts()
     compiled = torch.compile(torch_block, dynamic=False)
+    compiled_gate_up = torch.compile(gate_up_torch, dynamic=False)
+    compiled_down = torch.compile(down_torch, dynamic=False)
     compile_tokens = {int(x) for x in a.compile_tokens.split(",") if x}
     records = []
 
@@ -176,13 +180,18 @@ def main() -> None:
                                                                       layers[i]["w2"], layers[i]["s2"], out=bufs[i]["out"])
                                              for i in range(n)])
         rec["torch_block"] = timed([lambda i=i: torch_block(hs[i], layers[i], tids[i], trw[i]) for i in range(n)])
-        rec["torch_gate_up"] = timed([lambda i=i: gate_up_torch(hs[i], bufs[i]["ids"], layers[i]["w13"], layers[i]["s13"]) for i in range(n)],
-                                     eager=False)
-        rec["torch_down"] = timed([lambda i=i: down_torch(bufs[i]["act"].view(torch.float8_e4m3fn), bufs[i]["act_scales"], bufs[i]["ids"],
-                                                          bufs[i]["route_weights"], layers[i]["w2"], layers[i]["s2"]) for i in range(n)],
-                                  eager=False)
+        def gate_up_peer(fn):
+            return [lambda i=i: fn(hs[i], bufs[i]["ids"], layers[i]["w13"], layers[i]["s13"]) for i in range(n)]
+
+        def down_peer(fn):
+            return [lambda i=i: fn(bufs[i]["act"].view(torch.float8_e4m3fn), bufs[i]["act_scales"], bufs[i]["ids"], bufs[i]["route_weights"],
+                                   layers[i]["w2"], layers[i]["s2"]) for i in range(n)]
+        rec["torch_gate_up"] = timed(gate_up_peer(gate_up_torch))
+        rec["torch_down"] = timed(down_peer(down_torch))
         if m in compile_tokens:
             rec["compile_block"] = timed([lambda i=i: compiled(hs[i], layers[i], tids[i], trw[i]) for i in range(n)])
+            rec["compile_gate_up"] = timed(gate_up_peer(compiled_gate_up))
+            rec["compile_down"] = timed(down_peer(compiled_down))
 
         # exactness on call 0 (netra's own route metadata and act_quant output)
         L, b, h = layers[0], bufs[0], hs[0]
@@ -190,10 +199,13 @@ def main() -> None:
         torch.cuda.synchronize()
         gref, gmag = gate_up_ref64(h, b["ids"], L)
         rec["check_netra_gate_up"] = policy(b["gate_up"], gref, gmag)
-        rec["check_torch_gate_up"] = policy(gate_up_torch(h, b["ids"], L["w13"], L["s13"]), gref, gmag)
+        rec["check_torch_gate_up"] = policy(gate_up_peer(gate_up_torch)[0](), gref, gmag)
         dref, dmag = down_ref64(b["act"], b["act_scales"], b["ids"], b["route_weights"], L)
         rec["check_netra_down"] = policy(b["out"], dref, dmag)
-        rec["check_torch_down"] = policy(down_torch(b["act"], b["act_scales"], b["ids"], b["route_weights"], L["w2"], L["s2"]), dref, dmag)
+        rec["check_torch_down"] = policy(down_peer(down_torch)[0](), dref, dmag)
+        if m in compile_tokens:
+            rec["check_compile_gate_up"] = policy(gate_up_peer(compiled_gate_up)[0](), gref, gmag)
+            rec["check_compile_down"] = policy(down_peer(compiled_down)[0](), dref, dmag)
         if m <= 4:
             unfused_out = b["out"].clone()
             netra_call(0, True)()
@@ -216,19 +228,21 @@ def main() -> None:
     for r in records:
         row = {"M": r["tokens"], "experts": r["distinct_experts_per_call"], "roofline_us": r["roofline_us"]}
         for k in ("netra_block", "netra_block_fused", "torch_block", "compile_block", "netra_gate_up", "netra_down", "netra_down_fused",
-                  "torch_gate_up", "torch_down"):
+                  "torch_gate_up", "torch_down", "compile_gate_up", "compile_down"):
             if k in r:
                 row[k + "_graph"] = r[k].get("graph_us")
                 row[k + "_eager"] = r[k].get("eager_us")
         rows.append(row)
     common.print_table(rows, ["M", "experts", "roofline_us", "netra_block_graph", "netra_block_fused_graph", "torch_block_graph",
                               "compile_block_graph", "netra_block_eager", "netra_gate_up_graph", "netra_down_graph",
-                              "netra_down_fused_graph", "torch_gate_up_graph", "torch_down_graph"])
+                              "netra_down_fused_graph", "torch_gate_up_graph", "torch_down_graph", "compile_gate_up_graph",
+                              "compile_down_graph"])
     for r in records:
         if "target" in r:
             print(r["target"])
-        for k in ("check_netra_gate_up", "check_netra_down", "check_torch_gate_up", "check_torch_down"):
-            if r[k]["failures"]:
+        for k in ("check_netra_gate_up", "check_netra_down", "check_torch_gate_up", "check_torch_down", "check_compile_gate_up",
+                  "check_compile_down"):
+            if k in r and r[k]["failures"]:
                 print(f"M={r['tokens']} {k}: {r[k]['failures']} of {r[k]['elements']} outside the policy")
     print(f"copy bandwidth {bandwidth / 1e12:.3f} TB/s (read + write)")
     path = a.out or f"bench/results/moe_block_{torch.cuda.get_device_name().replace(' ', '_').lower()}.json"

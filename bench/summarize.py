@@ -111,7 +111,25 @@ def block_section(d) -> str:
             "(gate_up / down) vs the FP64 reference.\n\n" +
             table(rows, ["M", "experts", "roofline µs", "block graph µs", "block (fused down) graph µs", "block eager µs",
                          "gate_up graph µs", "down graph µs", "torch block graph µs", "compile block graph µs", "× roofline",
-                         "policy failures"]) + "\n")
+                         "policy failures"]) + "\n" + expert_peers_table(d))
+
+
+def expert_peers_table(d) -> str:
+    """gate_up and down alone against their torch and torch.compile peers (graph / eager µs), with
+    each peer's elements outside the policy on call 0."""
+    def t(r, k):
+        v = r.get(k)
+        return f'{v["graph_us"]:.2f} / {v["eager_us"]:.2f}' if v and "eager_us" in v else (f'{v["graph_us"]:.2f}' if v else None)
+    def f(r, k):
+        v = r.get("check_" + k)
+        return v["failures"] if v else None
+    rows = [[r["tokens"], t(r, "netra_gate_up"), t(r, "torch_gate_up"), f(r, "torch_gate_up"), t(r, "compile_gate_up"),
+             f(r, "compile_gate_up"), t(r, "netra_down"), t(r, "torch_down"), f(r, "torch_down"), t(r, "compile_down"),
+             f(r, "compile_down")] for r in d["records"]]
+    return ("\nThe expert kernels alone against their peers (graph / eager µs; failures: the peer's elements outside the "
+            "policy on call 0, given netra's route metadata and act_quant output):\n\n" +
+            table(rows, ["M", "netra gate_up", "torch gate_up", "failures", "compile gate_up", "failures", "netra down", "torch down",
+                         "failures", "compile down", "failures"]) + "\n")
 
 
 def timeline_section(d) -> str:
