@@ -3,7 +3,7 @@ torch.compile) for M in {1, 16, 64, 128} rows of N = 248320 FP32 logits, with th
 bandwidth as the roofline. netra is timed by the C++ driver `netra-bench-argmax` (same GPU, same
 run); torch peers here. Writes bench/results/argmax_<gpu>.json.
 
-With --read-floor, also runs bench/argmax_read_floor.cu (built by bench/device/run.sh): a kernel
+With --read-floor, also runs bench/argmax_read_floor.cu (built by the CMake build as <build>/tests/argmax-read-floor): a kernel
 that only reads the same rows and writes one max per chunk, timed the same way — the measured
 floor under any single-pass argmax on this GPU (per M: the best of its variants).
 

@@ -9,8 +9,8 @@ accumulation); the issue asks whether native FP8 wgmma could replace it. This sc
 precision half: it runs D = A(64 x 128) x B(128 x 16) in E4M3 with unit scales and FP32 output,
 with and without cuBLAS's fast accumulation, on inputs built to expose alignment and truncation,
 and reports max |D - P| / A per case (P exact in FP64: every product of two E4M3 values and every
-partial sum of 128 of them is exact in binary64). With --block-sum (bench/fp8_block_sum.cu, built by
-bench/device/run.sh) the same inputs also go through netra's own instructions: the shipped
+partial sum of 128 of them is exact in binary64). With --block-sum (bench/fp8_block_sum.cu, built
+by the CMake build as <build>/tests/fp8-block-sum) the same inputs also go through netra's own instructions: the shipped
 mma.sync chain, and wgmma with the block's four k32 instructions chained in the tensor core (as
 cuBLASLt), in two chains of two, or each alone with the partial sums added in FP32 registers (how
 often a wgmma kernel would have to promote to FP32 to stay within the bound, if any promotion

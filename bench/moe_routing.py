@@ -12,7 +12,7 @@ such (mismatch counts are recorded), never as the baseline.
 Targets (issue 4, H200, graph-replayed): act_quant R = 9 <= 1.6 us and R = 4608 <= 4 us;
 router <= 3 us for M <= 128.
 
-With --copy-floor, also runs bench/act_quant_copy_floor.cu (built by bench/device/run.sh): a kernel
+With --copy-floor, also runs bench/act_quant_copy_floor.cu (built by the CMake build as <build>/tests/act-quant-copy-floor): a kernel
 that only moves act_quant's bytes, timed the same way; each act_quant record gets the fastest
 variant's time at its R (copy_floor_graph_us), the measured floor under any act_quant here.
 

@@ -14,12 +14,9 @@ step() { echo "== $*"; "$@" || { echo "!! FAILED: $*"; status=1; }; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv || true
 step ctest --test-dir "$build" -L gpu -LE python --output-on-failure
 step python3 -m pytest -q -rs tests/python
-step /usr/local/cuda/bin/nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a bench/argmax_read_floor.cu -o "$build/argmax-read-floor"
-step python3 bench/argmax.py --netra-bench "$build/tests/netra-bench-argmax" --read-floor "$build/argmax-read-floor" --out "$results/argmax_h200.json"
-step /usr/local/cuda/bin/nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a bench/act_quant_copy_floor.cu -o "$build/act-quant-copy-floor"
-step python3 bench/moe_routing.py --netra-bench "$build/tests/netra-bench-moe-routing" --copy-floor "$build/act-quant-copy-floor" --out "$results/moe_routing_h200.json"
+step python3 bench/argmax.py --netra-bench "$build/tests/netra-bench-argmax" --read-floor "$build/tests/argmax-read-floor" --out "$results/argmax_h200.json"
+step python3 bench/moe_routing.py --netra-bench "$build/tests/netra-bench-moe-routing" --copy-floor "$build/tests/act-quant-copy-floor" --out "$results/moe_routing_h200.json"
 step python3 bench/moe_block.py --out "$results/moe_block_h200.json"
 step python3 bench/moe_block_timeline.py --out "$results/moe_block_timeline_h200.json"
-step /usr/local/cuda/bin/nvcc -O3 -std=c++20 -Iinclude -gencode=arch=compute_90a,code=sm_90a bench/fp8_block_sum.cu -o "$build/fp8-block-sum"
-step python3 bench/fp8_accumulation.py --block-sum "$build/fp8-block-sum" --out "$results/fp8_accumulation_h200.json"
+step python3 bench/fp8_accumulation.py --block-sum "$build/tests/fp8-block-sum" --out "$results/fp8_accumulation_h200.json"
 exit $status
