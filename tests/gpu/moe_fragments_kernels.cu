@@ -38,7 +38,10 @@ extern "C" __global__ void netra_test_mma_m16n8k32(const u32* a, const u32* b, c
   for (int i = 0; i < 4; ++i) d[4 * l + i] = rd[i];
 }
 
-template <u32 N> __device__ void wgmma_test(const u32* a, const u8* b_smem_image, u32 image_bytes, u32 lbo, u32 sbo, float* d) {
+/// One warpgroup, one wgmma issued by `issue(d, a, descriptor)` with A from a[] and B staged from
+/// the host's shared-memory image; thread t writes its Items D items to d[Items t ..].
+template <u32 Items, class Issue>
+__device__ void wgmma_test(const u32* a, const u8* b_smem_image, u32 image_bytes, u32 lbo, u32 sbo, float* d, Issue issue) {
   __shared__ alignas(128) u8 smem[1024];
   const u32 t = threadIdx.x;
   for (u32 i = t; i < image_bytes; i += 128) smem[i] = b_smem_image[i];
@@ -46,38 +49,29 @@ template <u32 N> __device__ void wgmma_test(const u32* a, const u8* b_smem_image
   __syncthreads();
   const u32 ra[4] = {a[4 * t], a[4 * t + 1], a[4 * t + 2], a[4 * t + 3]};
   const u64 desc = sm90a_isa::wgmma_descriptor_no_swizzle(sm90a_isa::shared_address_of(smem), lbo, sbo);
-  float rd[N / 2];
-  for (u32 i = 0; i < N / 2; ++i) rd[i] = 0.0f;
+  float rd[Items];
+  for (u32 i = 0; i < Items; ++i) rd[i] = 0.0f;
   sm90a_isa::wgmma_fence_sync_aligned();
-  if constexpr (N == 8) sm90a_isa::wgmma_mma_async_sync_aligned_m64n8k32_f32_e4m3_e4m3<false>(rd, ra, desc);
-  else sm90a_isa::wgmma_mma_async_sync_aligned_m64n16k32_f32_e4m3_e4m3<false>(rd, ra, desc);
+  issue(rd, ra, desc);
   sm90a_isa::wgmma_commit_group_sync_aligned();
   sm90a_isa::wgmma_wait_group_sync_aligned<0>();
-  for (u32 i = 0; i < N / 2; ++i) d[(N / 2) * t + i] = rd[i];
+  for (u32 i = 0; i < Items; ++i) d[Items * t + i] = rd[i];
 }
 
 extern "C" __global__ void netra_test_wgmma_m64n8k32(const u32* a, const u8* b, u32 bytes, u32 lbo, u32 sbo, float* d) {
-  wgmma_test<8>(a, b, bytes, lbo, sbo, d);
+  wgmma_test<4>(a, b, bytes, lbo, sbo, d, [](float (&rd)[4], const u32 (&ra)[4], u64 desc) {
+    sm90a_isa::wgmma_mma_async_sync_aligned_m64n8k32_f32_e4m3_e4m3<false>(rd, ra, desc);
+  });
 }
 extern "C" __global__ void netra_test_wgmma_m64n16k32(const u32* a, const u8* b, u32 bytes, u32 lbo, u32 sbo, float* d) {
-  wgmma_test<16>(a, b, bytes, lbo, sbo, d);
+  wgmma_test<8>(a, b, bytes, lbo, sbo, d, [](float (&rd)[8], const u32 (&ra)[4], u64 desc) {
+    sm90a_isa::wgmma_mma_async_sync_aligned_m64n16k32_f32_e4m3_e4m3<false>(rd, ra, desc);
+  });
 }
-
-extern "C" __global__ void netra_test_wgmma_m64n16k16_f16(const u32* a, const u8* b_smem_image, u32 image_bytes, u32 lbo, u32 sbo, float* d) {
-  __shared__ alignas(128) u8 smem[1024];
-  const u32 t = threadIdx.x;
-  for (u32 i = t; i < image_bytes; i += 128) smem[i] = b_smem_image[i];
-  sm90a_isa::fence_proxy_async_shared_cta();
-  __syncthreads();
-  const u32 ra[4] = {a[4 * t], a[4 * t + 1], a[4 * t + 2], a[4 * t + 3]};
-  const u64 desc = sm90a_isa::wgmma_descriptor_no_swizzle(sm90a_isa::shared_address_of(smem), lbo, sbo);
-  float rd[8];
-  for (u32 i = 0; i < 8; ++i) rd[i] = 0.0f;
-  sm90a_isa::wgmma_fence_sync_aligned();
-  sm90a_isa::wgmma_mma_async_sync_aligned_m64n16k16_f32_f16_f16<false>(rd, ra, desc);
-  sm90a_isa::wgmma_commit_group_sync_aligned();
-  sm90a_isa::wgmma_wait_group_sync_aligned<0>();
-  for (u32 i = 0; i < 8; ++i) d[8 * t + i] = rd[i];
+extern "C" __global__ void netra_test_wgmma_m64n16k16_f16(const u32* a, const u8* b, u32 bytes, u32 lbo, u32 sbo, float* d) {
+  wgmma_test<8>(a, b, bytes, lbo, sbo, d, [](float (&rd)[8], const u32 (&ra)[4], u64 desc) {
+    sm90a_isa::wgmma_mma_async_sync_aligned_m64n16k16_f32_f16_f16<false>(rd, ra, desc);
+  });
 }
 
 extern "C" __global__ void netra_test_bulk_copy(const u8* src, u32 stride, u32 rows, u8* out) {
