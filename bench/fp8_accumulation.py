@@ -10,12 +10,13 @@ precision half: it runs D = A(64 x 128) x B(128 x 16) in E4M3 with unit scales a
 with and without cuBLAS's fast accumulation, on inputs built to expose alignment and truncation,
 and reports max |D - P| / A per case (P exact in FP64: every product of two E4M3 values and every
 partial sum of 128 of them is exact in binary64). With --block-sum (bench/fp8_block_sum.cu, built
-by the CMake build as <build>/tests/fp8-block-sum) the same inputs also go through netra's own instructions: the shipped
-mma.sync chain, and wgmma with the block's four k32 instructions chained in the tensor core (as
-cuBLASLt), in two chains of two, or each alone with the partial sums added in FP32 registers (how
-often a wgmma kernel would have to promote to FP32 to stay within the bound, if any promotion
-frequency does); and the E4M3 values converted exactly to FP16 through the FP16 wgmma (the
-tensor-core path mma.sync's emulation takes, on the warpgroup instruction). Results: bench/results/fp8_accumulation_h200.json.
+by the CMake build as <build>/tests/fp8-block-sum) the same inputs also go through netra's own
+instructions: the shipped mma.sync chain; FP8 wgmma with the block's four k32 instructions chained
+in the tensor core (as cuBLASLt), in two chains of two, or each alone with the partial sums added
+in FP32 registers (how often a wgmma kernel would have to promote to FP32 to stay within the
+bound, if any promotion frequency does); and FP16 wgmma on the E4M3 values converted exactly (the
+tensor-core path of mma.sync's emulation, on the warpgroup instruction).
+Results: bench/results/fp8_accumulation_h200.json.
 
 usage: python3 bench/fp8_accumulation.py [--block-sum BIN] [--out PATH]
 """
