@@ -23,8 +23,9 @@
 // partial[9M][16] FP32. Routes with an invalid id get y = +0.0. After a barrier, thread i < 16M
 // takes token i / 16, row i % 16: acc = fma(w_s, y_s, acc) for s = 0..8, one BF16 store. No
 // atomics, no workspace: the result is independent of scheduling and of the other tokens.
-// Weight stream: besides the units it holds, a wave asks L2 for the rows of its next two
-// (sm90a, cp.async.bulk.prefetch.L2, 8 KiB each; gfx950 has no L2 prefetch).
+// Weight stream: only the units a wave holds (no L2 prefetch beyond them: asking L2 for each
+// wave's next two units measured slower at every M on the H200, M = 16 down 36.4 -> 33.0 us
+// without; docs/moe-experts.md).
 // Input 1 prologue (after the wait): wave w quantizes routes w, w + 12, ... of the gate_up output
 // into LDS (E4M3 [9M][512] + scales [9M][4]) with act_quant's exact operations; lane l owns
 // values [V l, V l + V), V = 8 (gfx950) / 16 (sm90a); a group's amax joins its 16 / 8 lanes
@@ -33,8 +34,7 @@
 // M = 1: 128 workgroups x 9 units = 1152 working waves, one unit each (the article's down stage:
 // 256 waves). Lane maps: experts_fragment.hpp.
 // sm90a programmatic dependent launch: the workgroup reads ids (strong loads), a wave puts its
-// first units' W2 in flight and the L2 prefetches of the next two *before* griddepcontrol.wait, so the
-// weight stream overlaps the predecessor's tail (streaming_early loads: ptxas keeps them before the
+// first units' W2 in flight *before* griddepcontrol.wait, so the weight stream overlaps the predecessor's tail (streaming_early loads: ptxas keeps them before the
 // wait; it may sink read-only-path loads past it). Precondition: ids are complete when the kernel
 // preceding this one on the stream starts (in the decode block the router, shared gate included,
 // runs before gate_up, which waits before it lets its dependents start). Activations, route
@@ -43,7 +43,6 @@
 #include "netra/contracts/moe/expert_down.hpp"
 #include "netra/dsl/bulk_copy.hpp"
 #include "netra/dsl/entry.hpp"
-#include "netra/dsl/prefetch.hpp"
 #include "netra/dsl/vector_memory.hpp"
 #include "netra/dsl/workgroup_barrier.hpp"
 #include "netra/kernels/moe/act_quant.hpp"
@@ -74,9 +73,6 @@ template <class Contract> struct moe_expert_down_kernel {
   static constexpr u32 unit_bytes = tile_rows * weights::intermediate;  // 16 W2 rows: 8 KiB, contiguous
   static constexpr u32 dynamic_lds_bytes = weights_in_lds ? waves * stages * unit_bytes : 0;
   static constexpr bool prefers_max_lds = weights_in_lds;
-  /// Units whose W2 rows a wave prefetches into L2 beyond those it holds (sm90a; a no-op on
-  /// gfx950). 128 workgroups x 12 waves x 2 x 8 KiB = 24 MiB in flight at most: within the L2.
-  static constexpr u32 prefetch_units = 2;
   // Fused prologue: wave-per-route rows, V values per lane, a 128-value group on 128 / V lanes.
   static constexpr u32 prologue_values = weights::intermediate / wave;  // 8 (gfx950) / 16 (sm90a)
   static constexpr u32 prologue_group_lanes = weights::block / prologue_values;
@@ -268,11 +264,6 @@ template <class Contract> struct moe_expert_down_kernel {
     for (u32 b = 0; b < blocks; ++b) un.sw[b] = srow[b];
   }
 
-  /// L2 prefetch (sm90a; a no-op on gfx950) of unit k's rows, if there is a unit k.
-  static NETRA_DEVICE void prefetch_unit(const params& p, const schedule& s, u32 k, u32 units, u32 row0, u32 lane) {
-    if (k < units && lane == 0) prefetch_l2<target>(unit_rows(p, static_cast<i32>(s.key[s.unit_route[k]]), row0), tile_rows * weights::intermediate);
-  }
-
   /// The activation words of one instruction tile of a unit, all 4 blocks, and their scales.
   struct tile_acts {
     u32 q[blocks][F::act_pieces][4];
@@ -368,9 +359,8 @@ template <class Contract> struct moe_expert_down_kernel {
     auto stage = [&](u32 j) { return staged_units + (w * stages + j % stages) * unit_bytes; };
     auto ready = [&](u32 j) { return &unit_ready[weights_in_lds ? w : 0][j % stages]; };
 
-    // Before the wait: the schedule (ids are complete when the predecessor starts), this wave's
-    // first units' weights in flight (weights_in_lds: the first two, into LDS), and the L2
-    // prefetch of the ones after them.
+    // Before the wait: the schedule (ids are complete when the predecessor starts) and this
+    // wave's first units' weights in flight (weights_in_lds: the first two, into LDS).
     if constexpr (weights_in_lds) {
       if (lane == 0)
         for (u32 s = 0; s < stages; ++s) bulk_copy_ops<target>::init(unit_ready[w][s]);  // build_schedule's barriers publish them
@@ -387,16 +377,13 @@ template <class Contract> struct moe_expert_down_kernel {
         load_unit(p, un, row0, lane, stage(j), ready(j));
       }
     }
-    NETRA_UNROLL
-    for (u32 j = stages; j < stages + prefetch_units; ++j) prefetch_unit(p, sched, k + j * waves, units, row0, lane);
     wait_for_prerequisites<target>();  // activations are the predecessor's output
     launch_dependents<target>();
     if constexpr (fused) {
       fused_prologue(p, activations, routes, w, lane);
       workgroup_barrier<target>();
     }
-    // Unit by unit: compute the current one, then put the one `stages` ahead in flight (its rows
-    // were prefetched into L2) and prefetch the one after the prefetched ones. weights_in_lds:
+    // Unit by unit: compute the current one, then put the one `stages` ahead in flight. weights_in_lds:
     // the next unit's tile-0 activations are fetched before the current one computes, so that
     // their round trip overlaps it.
     tile_acts acts, acts_next;
@@ -422,7 +409,6 @@ template <class Contract> struct moe_expert_down_kernel {
         load_unit(p, cur, row0, lane, nullptr, nullptr);
         load_tile_acts(p, activations, cur, 0, lane, acts);
       }
-      prefetch_unit(p, sched, k + (stages - 1 + prefetch_units) * waves, units, row0, lane);
     }
     workgroup_barrier<target>();
 
