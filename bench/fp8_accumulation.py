@@ -15,14 +15,17 @@ instructions: the shipped mma.sync chain; FP8 wgmma with the block's four k32 in
 in the tensor core (as cuBLASLt), in two chains of two, or each alone with the partial sums added
 in FP32 registers (how often a wgmma kernel would have to promote to FP32 to stay within the
 bound, if any promotion frequency does); and FP16 wgmma on the E4M3 values converted exactly (the
-tensor-core path of mma.sync's emulation, on the warpgroup instruction).
+tensor-core path of mma.sync's emulation, on the warpgroup instruction). With --matrix-rate
+(bench/fp8_matrix_rate.cu, <build>/tests/fp8-matrix-rate) it also records how many weight bytes per
+second each of those paths can consume from shared memory over all SMs (the rate half).
 Results: bench/results/fp8_accumulation_h200.json.
 
-usage: python3 bench/fp8_accumulation.py [--block-sum BIN] [--out PATH]
+usage: python3 bench/fp8_accumulation.py [--block-sum BIN] [--matrix-rate BIN] [--out PATH]
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -105,6 +108,7 @@ def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--out", default=None)
     p.add_argument("--block-sum", default=None, help="fp8-block-sum binary (bench/fp8_block_sum.cu)")
+    p.add_argument("--matrix-rate", default=None, help="fp8-matrix-rate binary (bench/fp8_matrix_rate.cu)")
     a = p.parse_args()
     g = torch.Generator().manual_seed(7)
     records = []
@@ -117,10 +121,17 @@ def main() -> None:
             r = {"case": name, "path": path, **measure(d, a8, b8)}
             records.append(r)
             print(r)
+    rates = []
+    if a.matrix_rate:
+        out = subprocess.run([a.matrix_rate], check=True, capture_output=True, text=True).stdout
+        rates = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+        for r in rates:
+            print(r)
     path = a.out or "bench/results/fp8_accumulation_h200.json"
     common.write_results(path, "fp8_accumulation", records,
                          {"shape": {"m": M, "k": K, "n": N}, "contract_ratio_bound": BOUND,
-                          "peer": "torch._scaled_mm (cuBLASLt FP8 GEMM, wgmma on sm_90) and netra's own instructions (bench/fp8_block_sum.cu), unit scales, FP32 output"})
+                          "peer": "torch._scaled_mm (cuBLASLt FP8 GEMM, wgmma on sm_90) and netra's own instructions (bench/fp8_block_sum.cu), unit scales, FP32 output",
+                          "matrix_rate": rates})
 
 
 if __name__ == "__main__":

@@ -5,7 +5,10 @@
 // Paths (one 16 KiB weight tile per workgroup of 4 warps, every warp reading 16-byte pieces, the
 // activation operand of 16 columns fixed, each workgroup sweeping its tile `iterations` times):
 //   mma_sync_e4m3      mma.sync m16n8k32 e4m3 x 2 n8 tiles (the shipped kernels' instruction; ptxas
-//                      expands it to FP8 -> FP16 conversions of both operands and two HMMA each)
+//                      expands it to FP8 -> FP16 conversions and two HMMA each; the activations
+//                      are loop-invariant here, so their conversions leave the loop: H200 SASS
+//                      20 F2FP per 4 instructions, weights converted once for both tiles)
+//   The wgmma paths wait for each instruction group before the next (no pipelining across steps).
 //   cvt_mma_sync_f16   the weights converted once per piece (cvt.rn.f16x2.e4m3x2), the activations
 //                      kept in FP16, mma.sync m16n8k16 f16 x 2 n8 tiles (the same arithmetic)
 //   wgmma_f16          the weights converted in registers, wgmma m64n16k16 f16 with A from

@@ -153,7 +153,18 @@ def fp8_accumulation_section(d) -> str:
     return (f"{env['gpu']}, {env['date']}, revision `{env['git_revision']}`; {d['peer']}; one 128-K scale block "
             f"({d['shape']['m']} x {d['shape']['k']} x {d['shape']['n']}); error of the block sum over A = sum |products|, "
             f"against the expert contracts' {d['contract_ratio_bound']:.3g}.\n\n" +
-            table(rows, ["inputs", "path", "max |D - P| / A", "median |D - P| / A", "within the contract's bound"]) + "\n")
+            table(rows, ["inputs", "path", "max |D - P| / A", "median |D - P| / A", "within the contract's bound"]) + "\n" +
+            matrix_rate_table(d.get("matrix_rate")))
+
+
+def matrix_rate_table(rates) -> str:
+    """bench/fp8_matrix_rate.cu: weight bytes per second each path consumes from shared memory, all SMs."""
+    if not rates:
+        return ""
+    rows = [[r["path"], r["workgroups_per_sm"], r["warps_per_sm"], r["weight_bytes_per_s"] / 1e12] for r in rates]
+    return ("\nThe rate half (`bench/fp8_matrix_rate.cu`): FP8 weight bytes each matrix path consumes from shared memory, "
+            "summed over all SMs, against the DRAM copy bandwidth it would have to keep up with (about 4.2 TB/s):\n\n" +
+            table(rows, ["path", "workgroups per SM", "warps per SM", "weight TB/s"]) + "\n")
 
 
 def main() -> None:

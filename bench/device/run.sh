@@ -18,5 +18,5 @@ step python3 bench/argmax.py --netra-bench "$build/tests/netra-bench-argmax" --r
 step python3 bench/moe_routing.py --netra-bench "$build/tests/netra-bench-moe-routing" --copy-floor "$build/tests/act-quant-copy-floor" --out "$results/moe_routing_h200.json"
 step python3 bench/moe_block.py --out "$results/moe_block_h200.json"
 step python3 bench/moe_block_timeline.py --out "$results/moe_block_timeline_h200.json"
-step python3 bench/fp8_accumulation.py --block-sum "$build/tests/fp8-block-sum" --out "$results/fp8_accumulation_h200.json"
+step python3 bench/fp8_accumulation.py --block-sum "$build/tests/fp8-block-sum" --matrix-rate "$build/tests/fp8-matrix-rate" --out "$results/fp8_accumulation_h200.json"
 exit $status
