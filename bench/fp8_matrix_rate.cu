@@ -21,9 +21,9 @@
 
 #include "cuda_graph_timing.cuh"
 #include "netra/dsl/arch/sm90a/mma.hpp"
-#include "netra/dsl/matrix_fragment.hpp"
 
 #include <cstdio>
+#include <vector>
 
 namespace {
 
@@ -98,7 +98,7 @@ template <path P> __global__ void __launch_bounds__(128) sweep(const u8* weights
 template <path P> void measure(int sms, int per_sm, const u8* weights, float* sink) {
   const u32 iterations = 4000;
   const int grid = sms * per_sm;
-  cudaFuncSetAttribute(sweep<P>, cudaFuncAttributePreferredSharedMemoryCarveout, 100);
+  floor_bench::check(cudaFuncSetAttribute(sweep<P>, cudaFuncAttributePreferredSharedMemoryCarveout, 100), "carveout");
   sweep<P><<<grid, 128>>>(weights, 16, sink);  // warm
   floor_bench::check(cudaDeviceSynchronize(), "warm-up");
   cudaEvent_t start, stop;

@@ -34,8 +34,9 @@
 // M = 1: 128 workgroups x 9 units = 1152 working waves, one unit each (the article's down stage:
 // 256 waves). Lane maps: experts_fragment.hpp.
 // sm90a programmatic dependent launch: the workgroup reads ids (strong loads), a wave puts its
-// first units' W2 in flight *before* griddepcontrol.wait, so the weight stream overlaps the predecessor's tail (streaming_early loads: ptxas keeps them before the
-// wait; it may sink read-only-path loads past it). Precondition: ids are complete when the kernel
+// first units' W2 in flight *before* griddepcontrol.wait, so the weight stream overlaps the
+// predecessor's tail (streaming_early loads: ptxas keeps them before the wait; it may sink
+// read-only-path loads past it). Precondition: ids are complete when the kernel
 // preceding this one on the stream starts (in the decode block the router, shared gate included,
 // runs before gate_up, which waits before it lets its dependents start). Activations, route
 // weights and all global stores come after the wait.
