@@ -1,0 +1,44 @@
+"""Collects decode-block benchmark runs of measured variants (bench/variants/*.patch) into one
+JSON: per variant and token count, the graph-replayed medians of gate_up alone, down alone and
+the whole block, with each run's environment (GPU, date, revision of the base tree).
+
+usage: python3 bench/variants/collect.py NAME[@CALL]=moe_block.json ... > bench/results/moe_expert_variants_h200.json
+       NAME is the variant (shipped = the base tree unchanged); CALL numbers the device calls (a call that
+       timed a variant twice kept the last pass in its file).
+"""
+from __future__ import annotations
+
+import json
+import sys
+
+
+def main(argv: list[str]) -> None:
+    runs = []
+    for arg in argv:
+        label, path = arg.split("=", 1)
+        name, _, call = label.partition("@")
+        with open(path) as f:
+            data = json.load(f)
+        runs.append({
+            "variant": name,
+            "device_call": int(call or 1),
+            "environment": data["environment"],
+            "copy_bandwidth_bytes_per_s": data["copy_bandwidth_bytes_per_s"],
+            "tokens": {
+                str(r["tokens"]): {
+                    "distinct_experts": r["distinct_experts_per_call"],
+                    "roofline_us": r["roofline_us"],
+                    "gate_up_graph_us": r["netra_gate_up"]["graph_us"],
+                    "down_graph_us": r["netra_down"]["graph_us"],
+                    "block_graph_us": r["netra_block"]["graph_us"],
+                }
+                for r in data["records"]
+            },
+        })
+    json.dump({"benchmark": "moe_expert_variants", "method": "bench/moe_block.py per variant library (bench/variants/README.md)",
+               "runs": runs}, sys.stdout, indent=2)
+    sys.stdout.write("\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
