@@ -167,6 +167,19 @@ def matrix_rate_table(rates) -> str:
             table(rows, ["path", "workgroups per SM", "warps per SM", "weight TB/s"]) + "\n")
 
 
+def variants_section(d) -> str:
+    """bench/variants: timing probes of the expert kernels (patches, not shipped), per device call."""
+    if not d:
+        return "_not measured_\n"
+    runs = d["runs"]
+    env = runs[0]["environment"]
+    rows = [[r["variant"], r["device_call"], m, r["tokens"][m]["gate_up_graph_us"], r["tokens"][m]["down_graph_us"],
+             r["tokens"][m]["block_graph_us"]] for r in runs for m in sorted(r["tokens"], key=int)]
+    return (f"{env['gpu']}, {env['date'][:10]}; `bench/variants/README.md` says what each variant changes (several compute "
+            "wrong values on purpose: timing only); graph-replayed µs.\n\n" +
+            table(rows, ["variant", "device call", "M", "gate_up µs", "down µs", "block µs"]) + "\n")
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--results", default="bench/results")
@@ -184,7 +197,9 @@ def main() -> None:
              "## Where the decode block's time goes on the H200\n",
              timeline_section(load(os.path.join(a.results, "moe_block_timeline_h200.json"))),
              "## FP8 tensor-core accumulation on the H200 (cuBLASLt and netra's own instructions)\n",
-             fp8_accumulation_section(load(os.path.join(a.results, "fp8_accumulation_h200.json")))]
+             fp8_accumulation_section(load(os.path.join(a.results, "fp8_accumulation_h200.json"))),
+             "## Timing probes of the expert kernels on the H200\n",
+             variants_section(load(os.path.join(a.results, "moe_expert_variants_h200.json")))]
     with open(a.out, "w") as f:
         f.write("\n".join(parts))
     print("wrote", a.out)
