@@ -26,6 +26,7 @@ using namespace netra;
 namespace {
 
 using gate_up_c = contracts::moe_expert_gate_up_decode<sm90a>;
+using gate_up_units_c = contracts::moe_expert_gate_up_units_decode<sm90a>;
 using down_c = contracts::moe_expert_down_decode<sm90a>;
 using down_fused_c = contracts::moe_expert_down_fused_decode<sm90a>;
 using act_quant_c = contracts::moe_act_quant_batch<sm90a>;
@@ -109,7 +110,10 @@ expert_store& store() {
   return s;
 }
 
-/// gate_up on the device: out BF16 [9M, 1024], poisoned first (0xFFFF: a NaN no kernel writes).
+/// gate_up on the device with both schedules: out BF16 [9M, 1024], poisoned first (0xFFFF: a NaN
+/// no kernel writes). The unit-list schedule must give the route scan's bits (a row does not
+/// depend on which workgroup computes it), and the list its units kernel left in the workspace
+/// must be the oracle's. Returns the route scan's output.
 std::vector<std::uint16_t> run_gate_up(int tokens, const std::vector<std::uint16_t>& hidden, const std::vector<std::int32_t>& ids) {
   testing::gpu_array<std::uint16_t> x(hidden.size()), out(static_cast<std::size_t>(tokens) * 9 * 1024);
   testing::gpu_array<std::int32_t> id(ids.size());
@@ -118,7 +122,22 @@ std::vector<std::uint16_t> run_gate_up(int tokens, const std::vector<std::uint16
   out.fill_bytes(0xFF);
   moe_expert_gate_up(handle_of<gate_up_c>(), test_stream(), x.data(), id.data(), store().device(), out.data(), tokens);
   sync();
-  return out.download();
+  const auto scanned = out.download();
+  out.fill_bytes(0xFF);
+  const auto& units = handle_of<gate_up_units_c>();
+  moe_expert_gate_up(units, test_stream(), x.data(), id.data(), store().device(), out.data(), tokens);
+  sync();
+  const auto listed = out.download();
+  long differ = 0;
+  for (std::size_t i = 0; i < listed.size(); ++i) differ += listed[i] != scanned[i];
+  INFO("tokens ", tokens);
+  CHECK(differ == 0);
+  std::vector<std::uint32_t> words(units.workspace_bytes() / 4);
+  testing::drv().check(testing::drv().cuMemcpyDtoH(words.data(), reinterpret_cast<CUdeviceptr>(units.workspace()), units.workspace_bytes()),
+                       "cuMemcpyDtoH");
+  CHECK(words[0] == oracles::unit_list(ids).size());
+  CHECK(oracles::read_unit_list(words, ids.size()) == oracles::unit_list(ids));
+  return scanned;
 }
 
 struct down_inputs {
@@ -402,7 +421,7 @@ TEST_CASE("the whole decode block (router, shared gate, gate_up, [act_quant], do
   const moe_decode_block<sm90a> block(current_cuda_device(), [](const std::string& instance) {
     return read_file_bytes(std::string(NETRA_CODE_OBJECT_DIR) + "/" + instance + ".cubin");
   });
-  for (int tokens : {1, 4, 16}) {
+  for (int tokens : {1, 4, 8, 16}) {  // from 8 tokens gate_up runs with its unit list
     INFO("tokens ", tokens);
     const auto hidden = oracles::hidden_rows(tokens, 500 + tokens);
     std::vector<std::uint16_t> router_w(256 * 2048), shared_w(2048);

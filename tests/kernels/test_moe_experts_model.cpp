@@ -365,6 +365,55 @@ oracles::policy_report check_down(const down_case& c, const oracles::expert_weig
   return oracles::check_policy(ref, got, [&](std::size_t i) { return selected[i % 2048]; });
 }
 
+/// The units kernel (kernels/moe/expert_units.hpp) lane by lane for a wave of W lanes: the rows
+/// of ids in route order, each lane's key peers (match), occurrence, the running unit count, a
+/// route's unit from its row peer or its key's latest unit, then the stores into the list layout.
+template <unsigned W> std::vector<std::uint32_t> unit_list_model(const std::vector<std::int32_t>& ids) {
+  using list = moe::expert_unit_list;
+  const unsigned routes = static_cast<unsigned>(ids.size()), rows = (routes + W - 1) / W;
+  std::vector<std::uint32_t> words(list::bytes(routes) / 4, 0xDEADBEEFu), count(list::keys, 0), latest(list::keys, 0xDEADBEEFu);
+  std::vector<std::uint32_t> occurrence(rows * W), unit(rows * W);
+  std::uint32_t units = 0;
+  for (unsigned it = 0; it < rows; ++it) {
+    std::uint32_t key[W], occ[W], own[W];
+    std::uint64_t peers[W], starters = 0;
+    for (unsigned l = 0; l < W; ++l) {
+      const unsigned i = it * W + l;
+      key[l] = i < routes ? list::key_of(ids[i]) : list::keys;
+    }
+    for (unsigned l = 0; l < W; ++l) {
+      peers[l] = 0;
+      for (unsigned m = 0; m < W; ++m) peers[l] |= static_cast<std::uint64_t>(key[m] == key[l]) << m;
+      const std::uint32_t slot = it * W + l < routes ? key[l] : 0;
+      occ[l] = count[slot] + bit_count_u64(peers[l] & lanes_below(l));
+      starters |= static_cast<std::uint64_t>(it * W + l < routes && occ[l] % 16 == 0) << l;
+    }
+    for (unsigned l = 0; l < W; ++l) own[l] = units + bit_count_u64(starters & lanes_below(l));
+    for (unsigned l = 0; l < W; ++l) {
+      const std::uint32_t slot = it * W + l < routes ? key[l] : 0, before = count[slot], first = occ[l] - occ[l] % 16;
+      const bool in_row = first >= before;
+      unit[it * W + l] = in_row ? own[nth_set_bit(peers[l], first - before)] : latest[slot];
+      occurrence[it * W + l] = occ[l];
+    }
+    units += bit_count_u64(starters);
+    for (unsigned l = 0; l < W; ++l)
+      if (it * W + l < routes && (peers[l] >> l) == 1) {
+        count[key[l]] = occ[l] + 1;
+        latest[key[l]] = unit[it * W + l];
+      }
+  }
+  for (unsigned i = 0; i < routes; ++i) {
+    const std::uint32_t column = occurrence[i] % 16;
+    words[list::unit_word(unit[i], list::first_route_word + column)] = i;
+    if (column == 0) {
+      words[list::unit_word(unit[i], list::expert_word)] = static_cast<std::uint32_t>(ids[i]);
+      words[list::unit_word(unit[i], list::columns_word)] = std::min(16u, count[list::key_of(ids[i])] - occurrence[i]);
+    }
+  }
+  words[0] = units;
+  return words;
+}
+
 }  // namespace
 
 // ---- gate_up ------------------------------------------------------------------------------------
@@ -695,4 +744,67 @@ TEST_CASE("expert kernels: weight staging per target, and what the runtime reads
   CHECK(dn_amd::shape(16).dynamic_lds_bytes == 0);
   CHECK(dynamic_lds_bytes_of<gu_nv>() == 0);
   CHECK(gu_nv::shape(1).dynamic_lds_bytes == 0);
+}
+
+// ---- gate_up's unit list (Schedule unit_list) ------------------------------------------------------
+
+TEST_CASE("gate_up unit list oracle: a hand-checked call") {
+  // routes: 0:5 1:7 2:5 3:300 4:5 5:-1 ; keys 5, 7, invalid
+  const auto u = oracles::unit_list({5, 7, 5, 300, 5, -1});
+  REQUIRE(u.size() == 3);
+  CHECK(u[0] == oracles::expert_unit{5, {0, 2, 4}});
+  CHECK(u[1] == oracles::expert_unit{7, {1}});
+  CHECK(u[2] == oracles::expert_unit{300, {3, 5}});
+  // 40 routes of one expert: units at occurrences 0, 16, 32
+  const auto many = oracles::unit_list(std::vector<std::int32_t>(40, 9));
+  REQUIRE(many.size() == 3);
+  CHECK(many[1].routes.front() == 16);
+  CHECK(many[2].routes.size() == 8);
+}
+
+TEST_CASE_TEMPLATE("gate_up unit list: the units kernel's lane model equals the oracle (wave64 and warp32)", Wave, std::integral_constant<unsigned, 64>,
+                   std::integral_constant<unsigned, 32>) {
+  constexpr unsigned W = Wave::value;
+  std::vector<std::vector<std::int32_t>> calls;
+  for (int tokens : {1, 2, 3, 7, 8, 15, 16})
+    for (int pool : {256, 64, 12, 8}) calls.push_back(oracles::routed_ids(tokens, 500 + tokens * 7 + pool, pool));
+  calls.push_back(std::vector<std::int32_t>(144, 42));  // 9 units of one expert, spread over rows
+  std::vector<std::int32_t> mixed(144);
+  oracles::xorshift r{99};
+  for (auto& v : mixed) v = static_cast<std::int32_t>(r.next() % 5) - 1 + (r.next() % 3 == 0 ? 256 : 0);  // -1, 0..3, 255..259
+  calls.push_back(mixed);
+  std::vector<std::int32_t> ramps(144);
+  for (std::size_t i = 0; i < ramps.size(); ++i) ramps[i] = static_cast<std::int32_t>(i % 17 == 0 ? 300 + i : i / 20);  // runs crossing rows
+  calls.push_back(ramps);
+  for (const auto& ids : calls) {
+    const auto words = unit_list_model<W>(ids);
+    const auto want = oracles::unit_list(ids);
+    CHECK(words[0] == want.size());
+    CHECK(oracles::read_unit_list(words, ids.size()) == want);
+  }
+}
+
+TEST_CASE("gate_up unit_list contract: its own family, two kernels, and a workspace the call must bind") {
+  using C = contracts::moe_expert_gate_up_units_decode<sm90a>;
+  using S = contracts::moe_expert_gate_up_decode<sm90a>;
+  CHECK(std::string(C::family) == "moe_experts_gate_up_units");
+  CHECK(std::string(S::family) == "moe_experts_gate_up");
+  static_assert(C::workspace_bytes == 4 * (32 + 32 * 144) && S::workspace_bytes == 0);
+  static_assert(std::is_same_v<kernels::kernels_of<C>::type,
+                               type_list<kernels::moe_expert_units_kernel<C>, kernels::moe_expert_gate_up_kernel<C>>>);
+  moe_gate_up_signature s{};
+  s.target = target_id::sm90a;
+  s.tokens = 16;
+  s.hidden_size = 2048;
+  s.intermediate = 512;
+  s.experts = 257;
+  const auto* p = reinterpret_cast<const void*>(std::uintptr_t{0x10000});
+  s.hidden = s.ids = s.w13 = s.s13 = s.out = p;
+  CHECK(S::admits(s).admitted());
+  CHECK(std::string(C::admits(s).field) == "workspace");  // no workspace bound
+  s.workspace = p;
+  s.workspace_bytes = C::workspace_bytes - 4;
+  CHECK(std::string(C::admits(s).field) == "workspace_bytes");
+  s.workspace_bytes = C::workspace_bytes;
+  CHECK(C::admits(s).admitted());
 }

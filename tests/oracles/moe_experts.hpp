@@ -5,6 +5,7 @@
 // Weights are reached through accessors so that tests can back them with a full [257, ...]
 // array (GPU tests) or with only the experts a test uses (host models).
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -60,6 +61,47 @@ struct reference {
 inline bool valid_expert(std::int32_t e) { return e >= 0 && e < 257; }
 
 inline bool every_row(int) { return true; }
+
+/// One unit of a gate_up call: up to 16 routes of one key, in route order; `expert` is the id of
+/// its first route.
+struct expert_unit {
+  std::int32_t expert = 0;
+  std::vector<std::uint32_t> routes;
+  bool operator==(const expert_unit&) const = default;
+};
+
+/// The unit list of a gate_up call (contracts/moe/expert_unit_list.hpp), written plainly: walk the
+/// routes in order; a route's key is its id if valid, else one shared invalid key; the route at
+/// occurrence 16 u of its key opens a new unit (appended to the list), every route joins its
+/// key's open unit.
+inline std::vector<expert_unit> unit_list(const std::vector<std::int32_t>& ids) {
+  std::vector<expert_unit> units;
+  std::vector<std::size_t> open(258, 0);
+  std::vector<std::uint32_t> seen(258, 0);
+  for (std::uint32_t r = 0; r < ids.size(); ++r) {
+    const std::size_t key = valid_expert(ids[r]) ? static_cast<std::size_t>(ids[r]) : 257;
+    if (seen[key]++ % 16 == 0) {
+      open[key] = units.size();
+      units.push_back({ids[r], {}});
+    }
+    units[open[key]].routes.push_back(r);
+  }
+  return units;
+}
+
+/// The unit list as the kernels store it (expert_unit_list.hpp layout) -> the oracle's form.
+/// Throws nothing: a malformed list (bad count or columns) comes back as what it says, clipped.
+inline std::vector<expert_unit> read_unit_list(const std::vector<std::uint32_t>& words, std::size_t max_units) {
+  std::vector<expert_unit> units;
+  const std::size_t count = std::min<std::size_t>(words[0], max_units);
+  for (std::size_t j = 0; j < count; ++j) {
+    const std::uint32_t* u = &words[32 + 32 * j];
+    expert_unit e{static_cast<std::int32_t>(u[0]), {}};
+    for (std::uint32_t c = 0; c < std::min<std::uint32_t>(u[1], 16); ++c) e.routes.push_back(u[2 + c]);
+    units.push_back(e);
+  }
+  return units;
+}
 
 /// gate_up: ref[r * 1024 + n] for all routes r < 9M (rows of routes with an invalid id are 0);
 /// only rows n with `rows(n)` are computed (the others stay 0).

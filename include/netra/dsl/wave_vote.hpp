@@ -4,6 +4,7 @@
 #include "netra/dsl/target.hpp"
 
 #if defined(NETRA_COMPILER_HIP)
+#include "netra/dsl/arch/amdgcn/cross_lane.hpp"
 #include "netra/dsl/arch/amdgcn/vote.hpp"
 #endif
 #if defined(NETRA_COMPILER_CUDA)
@@ -18,6 +19,19 @@ template <class Target> struct wave_vote_ops {
 template <> struct wave_vote_ops<gfx950> {
   static NETRA_DEVICE u64 ballot(bool p) { return amdgcn_isa::ballot_w64(p); }
   static NETRA_DEVICE u32 popcount(u64 m) { return amdgcn_isa::bcnt_u64(m); }
+  /// No match instruction on CDNA: one ballot per distinct value, leader = lowest lane not yet
+  /// matched (its value read by ds_bpermute).
+  static NETRA_DEVICE u64 match(u32 value) {
+    u64 todo = amdgcn_isa::ballot_w64(true), mine = 0;
+    while (todo != 0) {  // uniform
+      const u32 leader = amdgcn_isa::bcnt_u64(todo ^ (todo - 1)) - 1;  // lowest set bit
+      const u32 v = amdgcn_isa::ds_bpermute_b32(leader << 2, value);
+      const u64 same = amdgcn_isa::ballot_w64(v == value);
+      mine = v == value ? same : mine;
+      todo &= ~same;
+    }
+    return mine;
+  }
   /// Binary search on prefix counts (v_bcnt): 6 steps over 64 bits.
   static NETRA_DEVICE u32 nth_set(u64 mask, u32 n) {
     u32 base = 0;
@@ -37,6 +51,7 @@ template <> struct wave_vote_ops<gfx950> {
 template <> struct wave_vote_ops<sm90a> {
   static NETRA_DEVICE u64 ballot(bool p) { return sm90a_isa::vote_sync_ballot_b32(p); }
   static NETRA_DEVICE u32 popcount(u64 m) { return sm90a_isa::popc_b32(static_cast<u32>(m)); }
+  static NETRA_DEVICE u64 match(u32 value) { return sm90a_isa::match_any_sync_b32(value); }
   /// Binary search on prefix counts (popc.b32): 5 steps over the warp's 32 bits.
   static NETRA_DEVICE u32 nth_set(u64 mask64, u32 n) {
     u32 mask = static_cast<u32>(mask64), base = 0;
@@ -55,6 +70,10 @@ template <> struct wave_vote_ops<sm90a> {
 
 /// Bit i set when `predicate` is true in lane i (all lanes of the wave must call it).
 template <class Target> NETRA_DEVICE u64 wave_ballot(bool predicate) { return wave_vote_ops<Target>::ballot(predicate); }
+/// The lanes whose `value` equals this lane's, as a wave mask (all lanes of the wave must call it).
+template <class Target> NETRA_DEVICE u64 wave_match(u32 value) { return wave_vote_ops<Target>::match(value); }
+/// Lanes below `lane` as a wave mask.
+NETRA_HOST_DEVICE constexpr u64 lanes_below(u32 lane) { return (u64{1} << lane) - 1; }
 /// Number of set bits of a wave mask.
 template <class Target> NETRA_DEVICE u32 mask_popcount(u64 mask) { return wave_vote_ops<Target>::popcount(mask); }
 /// Position of the set bit of a wave mask with exactly n set bits below it (n < popcount);

@@ -17,15 +17,26 @@
 // Comparison policy: expert_weights.hpp (|out - ref| <= 2^-8 |ref| + 2^-15 E + 2^-120 vs the
 // FP64 reference of the dequantized math, NaN where the reference is NaN).
 //
-// Each distinct expert's weights are read once per call: the workgroup of route r proceeds only
-// if r is the first route with its expert and then serves every route of that expert (with more
-// than 16 routes per expert, possible only with duplicate ids inside a token: once per 16).
+// Each distinct expert's weights are read once per call: a workgroup serves a unit, up to 16
+// routes of one expert (more than 16 routes per expert only with duplicate ids inside a token:
+// then one unit per 16). Field Schedule says how a workgroup finds its unit; the results are the
+// same bits either way (each output row is computed by the same operations whoever computes it):
+//   route_scan (0): one kernel, grid (64, 9M): workgroup (x, r) reads the call's ids and works
+//                   only if route r begins a unit (the route at occurrence 0, 16, .. of its
+//                   expert); the others exit after that read.
+//   unit_list  (1): two kernels: one workgroup lists the call's units (expert_unit_list.hpp) into
+//                   the contract's workspace, then workgroup (x, j) reads unit j (its expert and
+//                   column routes) in one read, and the workgroups past the last unit, which
+//                   launch last, exit. For calls with many shared experts (the block uses it from
+//                   moe_block's unit_list_min_tokens): no workgroup pays a read only to exit
+//                   among the working ones, and none scans the ids.
 // Weight staging differs by target (field weights_in_lds): M = 1 streams 18 MiB of weights,
 // all of it in flight at once. sm90a keeps it in shared memory through the copy engine (in
 // registers, at the register cost of the FP8 mma.sync emulation, only 528 of the 576 workgroups
 // fit the SMs' register files); gfx950 keeps it in VGPRs (512 KiB per CU), as it has no wired
 // bulk copy (dsl/bulk_copy.hpp).
 #pragma once
+#include "netra/contracts/moe/expert_unit_list.hpp"
 #include "netra/contracts/moe/expert_weights.hpp"
 #include "netra/dsl/bulk_copy.hpp"
 
@@ -48,29 +59,53 @@ struct moe_gate_up_signature {
   const void* w13 = nullptr;
   const void* s13 = nullptr;
   const void* out = nullptr;
+  const void* workspace = nullptr;  // Schedule unit_list: the unit list (the handle's)
+  u64 workspace_bytes = 0;
 };
+
+/// How gate_up's workgroups find their units (the Schedule field of contracts::moe_expert_gate_up).
+namespace gate_up_schedule {
+inline constexpr u32 route_scan = 0;  // each workgroup scans the call's ids (one kernel)
+inline constexpr u32 unit_list = 1;   // one workgroup lists the units first (two kernels, workspace)
+}  // namespace gate_up_schedule
 
 namespace contracts {
 
-template <class Target, u32 MaxTokens, u32 WaveSize = Target::wave_size> struct moe_expert_gate_up {
+/// The template arguments an instance is named and spelled by: Schedule only when it is not
+/// route_scan, so the route-scan instances keep their names.
+template <u32 MaxTokens, u32 Schedule> struct moe_gate_up_args {
+  static constexpr i64 value[] = {MaxTokens, Schedule};
+};
+template <u32 MaxTokens> struct moe_gate_up_args<MaxTokens, gate_up_schedule::route_scan> {
+  static constexpr i64 value[] = {MaxTokens};
+};
+
+template <class Target, u32 MaxTokens, u32 Schedule = gate_up_schedule::route_scan, u32 WaveSize = Target::wave_size>
+struct moe_expert_gate_up {
   static_assert(is_built_target_v<Target>,
                 "netra::contracts::moe_expert_gate_up: field Target is not supported; supported: netra::gfx950, netra::sm90a");
   static_assert(WaveSize == Target::wave_size,
                 "netra::contracts::moe_expert_gate_up: field WaveSize must equal the target's wave size (gfx950: 64; sm90a: 32)");
   static_assert(MaxTokens >= 1 && MaxTokens <= 16,
                 "netra::contracts::moe_expert_gate_up: field MaxTokens must be in [1, 16] (decode: at most 16 tokens, 144 routes)");
+  static_assert(Schedule == gate_up_schedule::route_scan || Schedule == gate_up_schedule::unit_list,
+                "netra::contracts::moe_expert_gate_up: field Schedule must be 0 (route_scan) or 1 (unit_list)");
 
   using target = Target;
   using weights = moe::expert_weights;
-  static constexpr const char* family = "moe_experts_gate_up";
+  /// unit_list contracts are their own kernel family (two kernels, instantiate/moe_experts_gate_up_units.hpp).
+  static constexpr const char* family = Schedule == gate_up_schedule::unit_list ? "moe_experts_gate_up_units" : "moe_experts_gate_up";
   static constexpr const char* template_name = "netra::contracts::moe_expert_gate_up";
   static constexpr u32 max_tokens = MaxTokens;
   static constexpr u32 max_routes = MaxTokens * moe::route_layout::slots;
   static constexpr u32 wave_size = WaveSize;
+  static constexpr u32 schedule = Schedule;
+  static constexpr bool unit_list = Schedule == gate_up_schedule::unit_list;
   static constexpr u32 k_split = 4;  // waves per workgroup, each owns 2048 / 4 = 512 of K
   static constexpr bool weights_in_lds = has_bulk_copy_v<Target>;  // sm90a: copy engine -> LDS; gfx950: VGPRs
-  static constexpr u64 workspace_bytes = 0;
-  static constexpr i64 template_args[] = {MaxTokens};
+  /// unit_list: the call's unit list, rewritten by every call (no initial contents needed).
+  static constexpr u64 workspace_bytes = unit_list ? moe::expert_unit_list::bytes(max_routes) : 0;
+  static constexpr const auto& template_args = moe_gate_up_args<MaxTokens, Schedule>::value;
 
   static decision admits(const moe_gate_up_signature& s) {
     if (s.target != Target::id) return refuse("target", Target::name, static_cast<i64>(s.target));
@@ -88,6 +123,11 @@ template <class Target, u32 MaxTokens, u32 WaveSize = Target::wave_size> struct 
     if (const decision d = require_pointer<16>("w13", s.w13); !d.admitted()) return d;
     if (const decision d = require_pointer<4>("s13", s.s13); !d.admitted()) return d;
     if (const decision d = require_pointer<16>("out", s.out); !d.admitted()) return d;
+    if constexpr (unit_list) {
+      if (const decision d = require_pointer<16>("workspace", s.workspace); !d.admitted()) return d;
+      if (s.workspace_bytes < workspace_bytes)
+        return refuse("workspace_bytes", ">= the contract's workspace_bytes", static_cast<i64>(s.workspace_bytes));
+    }
     return admit();
   }
 
@@ -115,6 +155,8 @@ template <class Target, u32 MaxTokens, u32 WaveSize = Target::wave_size> struct 
 
 /// The decode contract of the article's model: up to 16 tokens (M = 1 is the same instance).
 template <class Target> using moe_expert_gate_up_decode = moe_expert_gate_up<Target, 16>;
+/// The same with the unit list made first (the decode block's gate_up for calls of many tokens).
+template <class Target> using moe_expert_gate_up_units_decode = moe_expert_gate_up<Target, 16, gate_up_schedule::unit_list>;
 
 }  // namespace contracts
 }  // namespace netra

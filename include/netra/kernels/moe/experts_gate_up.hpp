@@ -3,13 +3,18 @@
 // Contract: out[r] = bf16( W13[ids[r]] * dequant(quant(hidden[r / 9])) ) for every route r of
 // M <= 16 tokens, block FP8 (per-128 hidden quantization fused, moe::hidden_block_quant).
 // Mapping: grid (64, 9M), KSplit = 4 waves per workgroup (gfx950: 4 x wave64 = 256 lanes;
-// sm90a: 4 warps = 128 threads).
-//   Workgroup (x, r) owns W13 rows [16x, 16x + 16) of e = ids[r]. It exits at once unless r is
-//   the route at occurrence 0, 16, 32, .. of expert e (route order); then it serves that route
-//   and the next 15 routes of e (its "chunk": 16 columns). So each distinct expert's 2 MiB
-//   stream once per call (more than 16 routes per expert only with duplicate ids inside a token:
-//   then once per 16 routes, concurrently). Routes with an invalid id write +0.0 to their 16 rows
-//   of the tile and exit.
+// sm90a: 4 warps = 128 threads). Workgroup (x, y) owns W13 rows [16x, 16x + 16) of the expert
+// of one unit (up to 16 routes of an expert, the unit's "columns"), which it finds by Schedule:
+//   route_scan: y = route r, e = ids[r]; the workgroup reads every id and exits at once unless r
+//     is the route at occurrence 0, 16, 32, .. of expert e (route order); then it serves that
+//     route and the next 15 routes of e. A route with an invalid id writes +0.0 to its 16 rows
+//     of the tile and exits.
+//   unit_list: y = unit j of the list the units kernel wrote (expert_units.hpp); every lane reads
+//     word lane % 32 of the unit's line and the unit count at once; workgroups past the count
+//     exit (they launch after every working one); an invalid-id unit writes +0.0 to the 16 rows
+//     of each of its routes.
+//   So each distinct expert's 2 MiB stream once per call (more than 16 routes per expert only
+//   with duplicate ids inside a token: then once per 16 routes, concurrently).
 //   Wave w owns K [512w, 512w + 512) = scale blocks 4w .. 4w + 3. Order of work, so that one
 //   dependent round trip follows the route scan: first all weight bytes go in flight
 //   (Contract::weights_in_lds: sm90a, the copy engine copies the tile's 16 rows x 2048 K into
@@ -45,6 +50,7 @@
 #include "netra/dsl/entry.hpp"
 #include "netra/dsl/vector_memory.hpp"
 #include "netra/dsl/workgroup_barrier.hpp"
+#include "netra/kernels/moe/expert_units.hpp"
 #include "netra/kernels/moe/experts_device.hpp"
 
 namespace netra::kernels {
@@ -107,6 +113,7 @@ template <class Contract> struct moe_expert_gate_up_kernel {
     const float* s13;   // FP32 [257, 8, 16]
     u16* out;           // BF16 [9M, 1024]
     u32 tokens;
+    const u32* units;   // unit_list: the list the units kernel wrote (expert_unit_list.hpp)
   };
 
   /// The workgroup's LDS (sm90a about 37 KiB; gfx950, weights in VGPRs, about 4 KiB).
@@ -223,24 +230,46 @@ template <class Contract> struct moe_expert_gate_up_kernel {
 
     wait_for_prerequisites<target>();
     const u32 tile = workgroup_id<target, 0>();
-    const u32 route = workgroup_id<target, 1>();
+    const u32 y = workgroup_id<target, 1>();  // route_scan: the route; unit_list: the unit
     const u32 thread = thread_id<target>();
     const u32 lane = lane_id<target>();
     const u32 w = wave_id<target>();
-    const u32 routes = p.tokens * moe::route_layout::slots;
     const u32 row0 = tile * tile_rows;
 
     u32 want[F::tiles];
     NETRA_UNROLL
     for (u32 n = 0; n < F::tiles; ++n) want[n] = lane_column(lane, n);
-    const moe_experts::route_scan<F::tiles> scan = moe_experts::scan_routes<target, Contract::max_routes>(p.ids, routes, route, want);
+    // The unit in route-scan form (count = its columns, route[n] = the route of want[n]) and the
+    // route of the storing thread's column for an invalid-id unit.
+    moe_experts::route_scan<F::tiles> scan;
+    u32 zero_route;
+    if constexpr (Contract::unit_list) {
+      using list = moe::expert_unit_list;
+      const u32 word = load_u32_strong<target>(p.units + list::unit_word(y, lane % list::unit_words));
+      const u32 units = load_u32_strong<target>(p.units);
+      if (y >= units) return;  // uniform: past the list
+      scan.expert = static_cast<i32>(wave_broadcast<target>(word, list::expert_word));
+      scan.count = wave_broadcast<target>(word, list::columns_word);
+      scan.earlier_count = 0;
+      NETRA_UNROLL
+      for (u32 n = 0; n < F::tiles; ++n) {
+        const u32 route = target_ops<target>::broadcast(word, list::first_route_word + min_of(want[n], list::max_columns - 1));
+        scan.route[n] = want[n] < scan.count ? route : moe_experts::no_route;
+      }
+      zero_route = target_ops<target>::broadcast(word, list::first_route_word + min_of(thread / (tile_rows / 8), list::max_columns - 1));
+    } else {
+      scan = moe_experts::scan_routes<target, Contract::max_routes>(p.ids, p.tokens * moe::route_layout::slots, y, want);
+      scan.count = weights::valid_expert(scan.expert) ? scan.count : 1;  // an invalid id: its own route only
+      zero_route = y;
+    }
     const i32 expert = scan.expert;
     if (!weights::valid_expert(expert)) {
-      if (thread < tile_rows / 8) store_16B<target>(p.out + static_cast<u64>(route) * weights::gate_up_rows + row0 + 8 * thread, u32x4{0, 0, 0, 0});
+      if (thread < min_of(scan.count, chunk_columns) * (tile_rows / 8))
+        store_16B<target>(p.out + static_cast<u64>(zero_route) * weights::gate_up_rows + row0 + 8 * (thread % (tile_rows / 8)), u32x4{0, 0, 0, 0});
       return;
     }
-    // The route at occurrence 0, 16, 32, .. of its expert serves that occurrence and the next 15
-    // (more than 16 routes per expert only with duplicate ids inside a token).
+    // route_scan: the route at occurrence 0, 16, 32, .. of its expert serves that occurrence and
+    // the next 15 (more than 16 routes per expert only with duplicate ids inside a token).
     if (scan.earlier_count % chunk_columns != 0) return;
     launch_dependents<target>();
 
@@ -316,9 +345,11 @@ template <class Contract> struct moe_expert_gate_up_kernel {
   }
 };
 
-template <class Target, u32 MaxTokens, u32 WaveSize> struct kernels_of<contracts::moe_expert_gate_up<Target, MaxTokens, WaveSize>> {
-  using contract = contracts::moe_expert_gate_up<Target, MaxTokens, WaveSize>;
-  using type = type_list<moe_expert_gate_up_kernel<contract>>;
+template <class Target, u32 MaxTokens, u32 Schedule, u32 WaveSize>
+struct kernels_of<contracts::moe_expert_gate_up<Target, MaxTokens, Schedule, WaveSize>> {
+  using contract = contracts::moe_expert_gate_up<Target, MaxTokens, Schedule, WaveSize>;
+  using type = conditional_t<contract::unit_list, type_list<moe_expert_units_kernel<contract>, moe_expert_gate_up_kernel<contract>>,
+                             type_list<moe_expert_gate_up_kernel<contract>>>;
 };
 
 }  // namespace netra::kernels

@@ -7,13 +7,16 @@
 //
 //   variant unfused: router (logits, route + shared gate), gate_up, act_quant, down(E4M3)   5 kernels
 //   variant fused:   router (logits, route + shared gate), gate_up, down(gate_up's BF16)    4 kernels, M <= 4
+//   (on sm90a the router is one cluster kernel; from M = 8 gate_up is two kernels, units list + gate_up)
 //
 // Kernels and contracts: contracts::moe_router_exact_shared_gate (slots 0..7 bitwise
 // moe_router_exact's, slot 8 bitwise moe_shared_gate_reference's; one kernel fewer on the block's
 // critical path than the two contracts called in turn), moe_act_quant_decode (M = 1) /
-// moe_act_quant_batch (M > 1), moe_expert_gate_up_decode,
+// moe_act_quant_batch (M > 1), moe_expert_gate_up_decode (M < tactics::unit_list_min_tokens) /
+// moe_expert_gate_up_units_decode (from it: its unit list lives in its handle's workspace),
 // moe_expert_down_decode / moe_expert_down_fused_decode. The caller owns the intermediate
-// buffers (stable pointers across graph replays); the router's workspace is its handle's.
+// buffers (stable pointers across graph replays); the router's and the unit list's workspaces
+// are their handles' (one block handle serves one stream at a time).
 #pragma once
 #include <functional>
 #include <span>
@@ -24,6 +27,7 @@
 #include "netra/runtime/ops/moe_act_quant.hpp"
 #include "netra/runtime/ops/moe_experts.hpp"
 #include "netra/runtime/ops/moe_router.hpp"
+#include "netra/runtime/tactics/moe_experts.hpp"
 
 namespace netra {
 
@@ -50,6 +54,7 @@ template <class Target> class moe_decode_block {
   using act_quant_one_c = contracts::moe_act_quant_decode<Target>;
   using act_quant_batch_c = contracts::moe_act_quant_batch<Target>;
   using gate_up_c = contracts::moe_expert_gate_up_decode<Target>;
+  using gate_up_units_c = contracts::moe_expert_gate_up_units_decode<Target>;
   using down_c = contracts::moe_expert_down_decode<Target>;
   using down_fused_c = contracts::moe_expert_down_fused_decode<Target>;
   static constexpr i64 max_tokens = 16;
@@ -62,6 +67,7 @@ template <class Target> class moe_decode_block {
       : router_(code_object(instance_name<router_c>()), device),
         act_quant_one_(code_object(instance_name<act_quant_one_c>()), device),
         act_quant_batch_(code_object(instance_name<act_quant_batch_c>()), device), gate_up_(code_object(instance_name<gate_up_c>()), device),
+        gate_up_units_(code_object(instance_name<gate_up_units_c>()), device),
         down_(code_object(instance_name<down_c>()), device), down_fused_(code_object(instance_name<down_fused_c>()), device) {}
 
   /// Records the block on `stream`. Throws status::invalid_argument (nothing launched) for a
@@ -74,7 +80,8 @@ template <class Target> class moe_decode_block {
     const i64 h = moe::expert_weights::hidden;
     moe_router(router_, stream, a.hidden, a.tokens, h, h, a.router_weight, moe::route_layout::routed_experts, a.ids, a.route_weights,
                a.shared_gate_weight);
-    moe_expert_gate_up(gate_up_, stream, a.hidden, a.ids, a.experts, a.gate_up, a.tokens);
+    if (a.tokens >= tactics::unit_list_min_tokens) moe_expert_gate_up(gate_up_units_, stream, a.hidden, a.ids, a.experts, a.gate_up, a.tokens);
+    else moe_expert_gate_up(gate_up_, stream, a.hidden, a.ids, a.experts, a.gate_up, a.tokens);
     if (variant == moe_block_variant::fused) {
       moe_expert_down(down_fused_, stream, a.gate_up, nullptr, a.ids, a.route_weights, a.experts, a.out, a.tokens);
       return;
@@ -90,6 +97,7 @@ template <class Target> class moe_decode_block {
   handle<act_quant_one_c> act_quant_one_;
   handle<act_quant_batch_c> act_quant_batch_;
   handle<gate_up_c> gate_up_;
+  handle<gate_up_units_c> gate_up_units_;
   handle<down_c> down_;
   handle<down_fused_c> down_fused_;
 };

@@ -1,7 +1,9 @@
 // netra/runtime/ops/moe_experts.hpp — the host launch paths of contracts::moe_expert_gate_up and
-// contracts::moe_expert_down: validate the call's signature, then record the one kernel on the
-// caller's stream (sm90a: with programmatic stream serialisation, see the kernels). Nothing is
-// allocated, looked up or synchronised here (safe inside graph capture).
+// contracts::moe_expert_down: validate the call's signature, then record the kernels on the
+// caller's stream (sm90a: with programmatic stream serialisation, see the kernels): one, or for
+// gate_up with Schedule unit_list the units kernel into the handle's workspace and then gate_up.
+// Nothing is allocated, looked up or synchronised here (safe inside graph capture). One handle's
+// workspace serves one stream at a time.
 #pragma once
 #include "netra/kernels/moe/experts_down.hpp"
 #include "netra/kernels/moe/experts_gate_up.hpp"
@@ -19,7 +21,7 @@ struct moe_expert_weights {
 };
 
 inline moe_gate_up_signature moe_gate_up_call_signature(target_id target, const void* hidden, const i32* ids, const moe_expert_weights& w,
-                                                        const void* out, i64 tokens) {
+                                                        const void* out, i64 tokens, const void* workspace = nullptr, u64 workspace_bytes = 0) {
   moe_gate_up_signature s{};
   s.target = target;
   s.tokens = tokens;
@@ -31,6 +33,8 @@ inline moe_gate_up_signature moe_gate_up_call_signature(target_id target, const 
   s.w13 = w.w13;
   s.s13 = w.s13;
   s.out = out;
+  s.workspace = workspace;
+  s.workspace_bytes = workspace_bytes;
   return s;
 }
 
@@ -40,13 +44,19 @@ inline moe_gate_up_signature moe_gate_up_call_signature(target_id target, const 
 template <class Contract>
 void moe_expert_gate_up(const handle<Contract>& h, stream_handle stream, const void* hidden, const i32* ids, const moe_expert_weights& w,
                         void* out, i64 tokens) {
-  const decision d = Contract::admits(moe_gate_up_call_signature(h.device().target, hidden, ids, w, out, tokens));
+  const decision d =
+      Contract::admits(moe_gate_up_call_signature(h.device().target, hidden, ids, w, out, tokens, h.workspace(), h.workspace_bytes()));
   if (!d.admitted()) throw error(refusal_status(d), "netra::moe_expert_gate_up: " + to_string(d));
+  const auto m = static_cast<u32>(tokens);
+  auto* units = static_cast<u32*>(h.workspace());
+  if constexpr (Contract::unit_list) {
+    using list = kernels::moe_expert_units_kernel<Contract>;
+    h.template launch<list>(stream, {ids, units, m}, list::shape(m));
+  }
   using kernel = kernels::moe_expert_gate_up_kernel<Contract>;
   h.template launch<kernel>(stream,
-                            {static_cast<const u16*>(hidden), ids, static_cast<const u8*>(w.w13), w.s13, static_cast<u16*>(out),
-                             static_cast<u32>(tokens)},
-                            kernel::shape(static_cast<u32>(tokens)));
+                            {static_cast<const u16*>(hidden), ids, static_cast<const u8*>(w.w13), w.s13, static_cast<u16*>(out), m, units},
+                            kernel::shape(m));
 }
 
 template <class Contract>

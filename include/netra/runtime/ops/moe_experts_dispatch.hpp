@@ -1,6 +1,7 @@
 // netra/runtime/ops/moe_experts_dispatch.hpp — the decode expert projections through their
 // tactic lists (tactics/moe_experts.hpp): the tactics loaded for one device, and gate_up() /
-// down() that take the first tactic admitting the call or report a fallback. They allocate
+// down() that take the first tactic admitting the call (gate_up's with its workspace bound) or
+// report a fallback. They allocate
 // nothing, look nothing up and never synchronise. Code using this header links libnetra.
 #pragma once
 #include "netra/runtime/ops/moe_experts.hpp"
@@ -17,7 +18,7 @@ class moe_experts_dispatcher {
   /// call. Throws status::invalid_argument for a strict refusal (nothing launched).
   bool gate_up(stream_handle stream, const void* hidden, const i32* ids, const moe_expert_weights& w, void* out, i64 tokens) const {
     const auto s = moe_gate_up_call_signature(gate_up_.device().target, hidden, ids, w, out, tokens);
-    const int chosen = gate_up_.select(s, same);
+    const int chosen = gate_up_.select(s, bind_workspace);
     if (chosen == fallback) return false;
     gate_up_.visit(chosen, [&](const auto& h) { moe_expert_gate_up(h, stream, hidden, ids, w, out, tokens); });
     return true;
@@ -35,7 +36,7 @@ class moe_experts_dispatcher {
   }
 
   explanation explain_gate_up(const void* hidden, const i32* ids, const moe_expert_weights& w, const void* out, i64 tokens) const {
-    return gate_up_.explain(moe_gate_up_call_signature(gate_up_.device().target, hidden, ids, w, out, tokens), same);
+    return gate_up_.explain(moe_gate_up_call_signature(gate_up_.device().target, hidden, ids, w, out, tokens), bind_workspace);
   }
   explanation explain_down(const void* act, bool act_is_bf16, const float* act_scales, const i32* ids, const float* route_weights,
                            const moe_expert_weights& w, const void* out, i64 tokens) const {
@@ -44,6 +45,11 @@ class moe_experts_dispatcher {
 
  private:
   static constexpr auto same = [](const auto& s, const auto&) { return s; };  // no workspace to bind
+  static constexpr auto bind_workspace = [](moe_gate_up_signature s, const auto& h) {  // gate_up unit_list: the list
+    s.workspace = h.workspace();
+    s.workspace_bytes = h.workspace_bytes();
+    return s;
+  };
   moe_down_signature signature(const void* act, bool act_is_bf16, const float* act_scales, const i32* ids, const float* route_weights,
                                const moe_expert_weights& w, const void* out, i64 tokens) const {
     moe_down_signature s = moe_down_call_signature<contracts::moe_expert_down_decode<sm90a>>(down_.device().target, act, act_scales, ids,

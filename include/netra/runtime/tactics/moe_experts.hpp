@@ -12,9 +12,13 @@
 
 namespace netra::tactics {
 
+/// gate_up: a unit_list contract's domain starts at unit_list_min_tokens (below it the route
+/// scan is as fast: few workgroups exit).
+inline constexpr i64 unit_list_min_tokens = 8;
 template <class Contract> struct moe_gate_up_domain {
   static bool contains(const moe_gate_up_signature& s) {
-    return s.target == Contract::target::id && s.tokens >= 1 && s.tokens <= Contract::max_tokens;
+    const i64 min_tokens = Contract::unit_list ? unit_list_min_tokens : 1;
+    return s.target == Contract::target::id && s.tokens >= min_tokens && s.tokens <= Contract::max_tokens;
   }
 };
 template <class Contract> struct moe_down_domain {
@@ -26,8 +30,11 @@ template <class Contract> struct moe_down_domain {
 template <class C> using moe_gate_up_strict = strict<C, moe_gate_up_domain<C>>;
 template <class C> using moe_down_strict = strict<C, moe_down_domain<C>>;
 
-/// gate_up: the decode contract (1..16 tokens) on each target.
-inline constexpr auto moe_expert_gate_up = boost::hana::tuple_t<moe_gate_up_strict<contracts::moe_expert_gate_up_decode<gfx950>>,
+/// gate_up: the unit-list contract from unit_list_min_tokens tokens, then the route-scan decode
+/// contract (1..16 tokens), on each target.
+inline constexpr auto moe_expert_gate_up = boost::hana::tuple_t<moe_gate_up_strict<contracts::moe_expert_gate_up_units_decode<gfx950>>,
+                                                                moe_gate_up_strict<contracts::moe_expert_gate_up_units_decode<sm90a>>,
+                                                                moe_gate_up_strict<contracts::moe_expert_gate_up_decode<gfx950>>,
                                                                 moe_gate_up_strict<contracts::moe_expert_gate_up_decode<sm90a>>>;
 
 /// down: gate_up's BF16 output with act_quant fused (1..4 tokens), then act_quant's E4M3 output
