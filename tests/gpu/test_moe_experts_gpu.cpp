@@ -421,7 +421,7 @@ TEST_CASE("the whole decode block (router, shared gate, gate_up, [act_quant], do
   const moe_decode_block<sm90a> block(current_cuda_device(), [](const std::string& instance) {
     return read_file_bytes(std::string(NETRA_CODE_OBJECT_DIR) + "/" + instance + ".cubin");
   });
-  for (int tokens : {1, 4, 8, 16}) {  // from 8 tokens gate_up runs with its unit list
+  for (int tokens : {1, 4, 12, 16}) {  // from 10 tokens gate_up runs with its unit list
     INFO("tokens ", tokens);
     const auto hidden = oracles::hidden_rows(tokens, 500 + tokens);
     std::vector<std::uint16_t> router_w(256 * 2048), shared_w(2048);

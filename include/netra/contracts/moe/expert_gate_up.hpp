@@ -28,7 +28,7 @@
 //                   the contract's workspace, then workgroup (x, j) reads unit j (its expert and
 //                   column routes) in one read, and the workgroups past the last unit, which
 //                   launch last, exit. For calls with many shared experts (the block uses it from
-//                   moe_block's unit_list_min_tokens): no workgroup pays a read only to exit
+//                   tactics::unit_list_min_tokens, 10): no workgroup pays a read only to exit
 //                   among the working ones, and none scans the ids.
 // Weight staging differs by target (field weights_in_lds): M = 1 streams 18 MiB of weights,
 // all of it in flight at once. sm90a keeps it in shared memory through the copy engine (in

@@ -12,9 +12,11 @@
 
 namespace netra::tactics {
 
-/// gate_up: a unit_list contract's domain starts at unit_list_min_tokens (below it the route
-/// scan is as fast: few workgroups exit).
-inline constexpr i64 unit_list_min_tokens = 8;
+/// gate_up: a unit_list contract's domain starts at unit_list_min_tokens; below it the route scan
+/// is faster (few workgroups exit, and the unit list is one more kernel). H200, decode block
+/// graph-replayed, revision 823c447 (bench/results/moe_gate_up_schedule_h200.json), route scan /
+/// unit list: M = 4 37.6 / 38.7 us, M = 8 61.5 / 62.1, M = 12 85.9 / 83.6, M = 16 108.5 / 100.4.
+inline constexpr i64 unit_list_min_tokens = 10;
 template <class Contract> struct moe_gate_up_domain {
   static bool contains(const moe_gate_up_signature& s) {
     const i64 min_tokens = Contract::unit_list ? unit_list_min_tokens : 1;
