@@ -2,9 +2,11 @@
 JSON: per variant and token count, the graph-replayed medians of gate_up alone, down alone and
 the whole block, with each run's environment (GPU, date, revision of the base tree).
 
-usage: python3 bench/variants/collect.py NAME[@CALL]=moe_block.json ... > bench/results/moe_expert_variants_h200.json
+usage: python3 bench/variants/collect.py [--benchmark NAME --method TEXT] NAME[@CALL]=moe_block.json ...
+           > bench/results/moe_expert_variants_h200.json
        NAME is the variant (shipped = the base tree unchanged); CALL numbers the device calls (a call that
-       timed a variant twice kept the last pass in its file).
+       timed a variant twice kept the last pass in its file). --benchmark / --method name other
+       collections (bench/results/moe_gate_up_schedule_h200.json: the gate_up schedule threshold runs).
 """
 from __future__ import annotations
 
@@ -13,6 +15,13 @@ import sys
 
 
 def main(argv: list[str]) -> None:
+    benchmark, method = "moe_expert_variants", "bench/moe_block.py per variant library (bench/variants/README.md)"
+    while argv and argv[0] in ("--benchmark", "--method"):
+        if argv[0] == "--benchmark":
+            benchmark = argv[1]
+        else:
+            method = argv[1]
+        argv = argv[2:]
     runs = []
     for arg in argv:
         label, path = arg.split("=", 1)
@@ -35,8 +44,7 @@ def main(argv: list[str]) -> None:
                 for r in data["records"]
             },
         })
-    json.dump({"benchmark": "moe_expert_variants", "method": "bench/moe_block.py per variant library (bench/variants/README.md)",
-               "runs": runs}, sys.stdout, indent=2)
+    json.dump({"benchmark": benchmark, "method": method, "runs": runs}, sys.stdout, indent=2)
     sys.stdout.write("\n")
 
 
