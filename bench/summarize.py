@@ -180,16 +180,17 @@ def variants_section(d) -> str:
             table(rows, ["variant", "device call", "M", "gate_up µs", "down µs", "block µs"]) + "\n")
 
 
-def schedule_section(d) -> str:
-    """gate_up's two schedules (route scan, unit list) in the decode block: the threshold runs."""
+def block_runs_section(d) -> str:
+    """Decode-block runs of several libraries (bench/variants/collect.py --benchmark ...): the gate_up
+    schedule threshold runs, the persistent unit-loop variant."""
     if not d:
         return "_not measured_\n"
     runs = d["runs"]
     env = runs[0]["environment"]
-    rows = [[r["variant"], m, r["tokens"][m]["gate_up_graph_us"], r["tokens"][m]["block_graph_us"]]
-            for r in runs for m in sorted(r["tokens"], key=int)]
-    return (f"{env['gpu']}, {env['date'][:19]}, revision `{env['git_revision']}`; {d['method']}; gate_up alone (the C ABI call) "
-            "and the whole block, graph-replayed µs.\n\n" + table(rows, ["library", "M", "gate_up µs", "block µs"]) + "\n")
+    rows = [[r["variant"], r["device_call"], m, r["tokens"][m]["gate_up_graph_us"], r["tokens"][m]["down_graph_us"],
+             r["tokens"][m]["block_graph_us"]] for r in runs for m in sorted(r["tokens"], key=int)]
+    return (f"{env['gpu']}, {env['date'][:19]}, revision `{env['git_revision']}`; {d['method']}; gate_up and down alone (the C ABI "
+            "calls) and the whole block, graph-replayed µs.\n\n" + table(rows, ["library", "pass", "M", "gate_up µs", "down µs", "block µs"]) + "\n")
 
 
 def main() -> None:
@@ -209,7 +210,9 @@ def main() -> None:
              "## Where the decode block's time goes on the H200\n",
              timeline_section(load(os.path.join(a.results, "moe_block_timeline_h200.json"))),
              "## gate_up's schedule in the decode block on the H200 (route scan or unit list)\n",
-             schedule_section(load(os.path.join(a.results, "moe_gate_up_schedule_h200.json"))),
+             block_runs_section(load(os.path.join(a.results, "moe_gate_up_schedule_h200.json"))),
+             "## gate_up as a resident grid looping over the unit list (variant, not shipped)\n",
+             block_runs_section(load(os.path.join(a.results, "moe_gate_up_persistent_h200.json"))),
              "## FP8 tensor-core accumulation on the H200 (cuBLASLt and netra's own instructions)\n",
              fp8_accumulation_section(load(os.path.join(a.results, "fp8_accumulation_h200.json"))),
              "## Timing probes of the expert kernels on the H200\n",
