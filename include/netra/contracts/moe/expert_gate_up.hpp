@@ -25,9 +25,11 @@
 //                   only if route r begins a unit (the route at occurrence 0, 16, .. of its
 //                   expert); the others exit after that read.
 //   unit_list  (1): two kernels: one workgroup lists the call's units (expert_unit_list.hpp) into
-//                   the contract's workspace, then workgroup (x, j) reads unit j (its expert and
-//                   column routes) in one read, and the workgroups past the last unit, which
-//                   launch last, exit. For calls with many shared experts (the block uses it from
+//                   the contract's workspace, then gate_up serves them: on sm90a a resident grid
+//                   whose workgroups claim (unit, tile) items from a counter in the list and release
+//                   their successor at once; on gfx950 workgroup (x, j) reads unit j (its expert and
+//                   column routes) in one read, and the workgroups past the last unit, which launch
+//                   last, exit. For calls with many shared experts (the block uses it from
 //                   tactics::unit_list_min_tokens, 10): no workgroup pays a read only to exit
 //                   among the working ones, and none scans the ids.
 // Weight staging differs by target (field weights_in_lds): M = 1 streams 18 MiB of weights,
@@ -144,7 +146,7 @@ struct moe_expert_gate_up {
     } else if constexpr (same_v<Target, sm90a>) {
       resource_budget b;
       b.max_registers = 96;     // 5 workgroups of 128 threads per SM (launch bounds)
-      b.max_lds_bytes = 38992;  // 37,968 static (33 KiB staged weights, 4 KiB partials) + the 1 KiB the SM reserves per block
+      b.max_lds_bytes = 41768;  // 37,968 static (33 KiB staged weights, 4 KiB partials), unit_loop 2,752 more, + the 1 KiB the SM reserves per block
       b.max_code_bytes = 49152;
       return b;
     } else {

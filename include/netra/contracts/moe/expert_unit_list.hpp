@@ -7,7 +7,8 @@
 // r's key. A unit is the routes of one key at occurrences [16 u, 16 u + 16), in route order;
 // units are numbered in the route order of their first routes (the route at occurrence 16 u).
 // Layout, 32-bit words; one 128-byte line per unit, so a wave reads its unit in one round trip:
-//   header   words [0, 32)              word 0: the number of units U (<= routes); the rest unused
+//   header   words [0, 32)              word 0: the number of units U (<= routes); word 1: 0, the
+//                                       counter sm90a's gate_up claims its items from; the rest unused
 //   unit j   words [32 + 32 j, + 32)    0: the id of the unit's first route (for the invalid key,
 //                                          that route's own invalid id)
 //                                       1: columns, the unit's route count (1 .. 16)

@@ -103,7 +103,10 @@ template <class Contract> struct moe_expert_units_kernel {
         }
       }
     }
-    if (lane == 0) p.units[0] = units;
+    if (lane == 0) {
+      p.units[0] = units;
+      p.units[1] = 0;  // gate_up's item counter (unit_loop)
+    }
   }
 };
 

@@ -9,10 +9,16 @@
 //     is the route at occurrence 0, 16, 32, .. of expert e (route order); then it serves that
 //     route and the next 15 routes of e. A route with an invalid id writes +0.0 to its 16 rows
 //     of the tile and exits.
-//   unit_list: y = unit j of the list the units kernel wrote (expert_units.hpp); every lane reads
-//     word lane % 32 of the unit's line and the unit count at once; workgroups past the count
-//     exit (they launch after every working one); an invalid-id unit writes +0.0 to the 16 rows
-//     of each of its routes.
+//   unit_list, sm90a (unit_loop): grid (64, 10), all resident; every workgroup copies the list the
+//     units kernel wrote (expert_units.hpp) into LDS and serves items (unit, tile) until none is
+//     left: first its linear id, then each item it claims from the list's counter (one atomic
+//     per item, in flight while the previous item is served). It releases its successor right
+//     after its wait, so that act_quant's and down's workgroups launch while it runs and take
+//     the SMs its tail frees (H200, M = 16: down starts ~4 us before gate_up ends).
+//   unit_list, gfx950 (no programmatic dependent launch): grid (64, 9M), y = unit j; every lane
+//     reads word lane % 32 of the unit's line and the unit count at once; workgroups past the
+//     count exit (they launch after every working one).
+//   An invalid-id unit writes +0.0 to the 16 rows of each of its routes.
 //   So each distinct expert's 2 MiB stream once per call (more than 16 routes per expert only
 //   with duplicate ids inside a token: then once per 16 routes, concurrently).
 //   Wave w owns K [512w, 512w + 512) = scale blocks 4w .. 4w + 3. Order of work, so that one
@@ -39,8 +45,8 @@
 // per thread (launch bounds: 5 workgroups per SM, largest shared-memory carve-out): all 576
 // workgroups of M = 1 resident at once with every weight byte in flight. (With the weights in
 // registers, 128 per thread, 4 workgroups per SM fitted: 528, and the rest ran as a second
-// wave.) M = 16: 9216 workgroups of which about 6,600 (one per distinct expert and tile) do work;
-// the others exit after the scan.
+// wave.) route_scan M = 16: 9216 workgroups of which about 6,450 (one per distinct expert and
+// tile) do work; the others exit after the scan. unit_loop: 2.7 KiB more LDS (the list).
 // sm90a programmatic dependent launch: griddepcontrol.wait before the first read;
 // launch_dependents once the workgroup knows it will work (the down kernel's prologue then
 // overlaps this kernel's tail).
@@ -113,7 +119,7 @@ template <class Contract> struct moe_expert_gate_up_kernel {
     const float* s13;   // FP32 [257, 8, 16]
     u16* out;           // BF16 [9M, 1024]
     u32 tokens;
-    const u32* units;   // unit_list: the list the units kernel wrote (expert_unit_list.hpp)
+    u32* units;         // unit_list: the list the units kernel wrote (expert_unit_list.hpp); unit_loop claims items from its word 1
   };
 
   /// The workgroup's LDS (sm90a about 37 KiB; gfx950, weights in VGPRs, about 4 KiB).
@@ -124,10 +130,26 @@ template <class Contract> struct moe_expert_gate_up_kernel {
     lds_copy_barrier weight_ready;                     // the tile's copies landed (weights_in_lds)
     u32 column_route[chunk_columns];
   };
+  /// unit_loop: the call's unit list in LDS (expert: 0xFFFF for an invalid id; columns; column
+  /// routes) and the next item the workgroup claimed (about 2.7 KiB more).
+  struct unit_loop_state {
+    u16 expert[Contract::max_routes];
+    u8 columns[Contract::max_routes];
+    u8 route[Contract::max_routes][chunk_columns];
+    u32 next_item;
+  };
   static constexpr u32 lds_bytes = sizeof(shared_state);
 
+  /// unit_list with programmatic dependent launch (sm90a): a grid resident at once (64 x 10 = 640
+  /// workgroups; the H200 holds 132 SMs x 5) whose workgroups loop over items (unit, tile), so
+  /// that it can release its successor at its start. Without programmatic dependent launch
+  /// (gfx950) a resident grid gains nothing and the loop costs VGPRs: one unit per workgroup.
+  static constexpr bool unit_loop = Contract::unit_list && programmatic_dependent_launch;
+  static constexpr u32 unit_rows = 10;
+  static_assert(!unit_loop || Contract::max_routes <= 255, "gate_up: unit_loop keeps routes as bytes");
+
   NETRA_HOST_DEVICE static constexpr launch_shape shape(u32 tokens) {
-    return {{tiles, tokens * moe::route_layout::slots, 1}, workgroup_size, 0};
+    return {{tiles, unit_loop ? unit_rows : tokens * moe::route_layout::slots, 1}, workgroup_size, 0};
   }
 
   /// Column (in the chunk) of the lane's act pieces in instruction tile `tile`.
@@ -147,11 +169,17 @@ template <class Contract> struct moe_expert_gate_up_kernel {
   }
 
   /// The tile's rows into LDS by the copy engine (sm90a): lane i < 4 of wave w copies row
-  /// 4w + i (2 KiB). `rows` points at the tile's row 0, K 0. Every thread calls it.
-  static NETRA_DEVICE void stage_weights(shared_state& sh, const u8* rows, u32 w, u32 lane, u32 thread) {
+  /// 4w + i (2 KiB). `rows` points at the tile's row 0, K 0. `use` counts the workgroup's
+  /// earlier stagings (the copy barrier's phase parity is use % 2; a later use follows a barrier
+  /// after every read of the previous tile). Every thread calls it.
+  static NETRA_DEVICE void stage_weights(shared_state& sh, const u8* rows, u32 w, u32 lane, u32 thread, u32 use) {
     using copy = bulk_copy_ops<target>;
-    if (thread == 0) copy::init(sh.weight_ready);
-    workgroup_barrier<target>();
+    if (use == 0) {  // uniform
+      if (thread == 0) copy::init(sh.weight_ready);
+      workgroup_barrier<target>();
+    } else {
+      copy::release_for_copy();
+    }
     if (thread == 0) copy::expect_bytes(sh.weight_ready, tile_rows * weights::hidden);
     const u32 row = w * copy_rows + lane;
     if (lane < copy_rows) copy::copy(&sh.weight[row][0], rows + static_cast<u64>(row) * weights::hidden, weights::hidden, sh.weight_ready);
@@ -225,58 +253,42 @@ template <class Contract> struct moe_expert_gate_up_kernel {
     }
   }
 
-  static NETRA_DEVICE void run(const params& p) {
-    NETRA_SHARED shared_state sh;
+  /// +0.0 into the tile's 16 rows of each of an invalid-id unit's `columns` routes; `zero_route`
+  /// is the route of the storing thread's column (threads < 2 x columns store).
+  static NETRA_DEVICE void store_zero_rows(const params& p, u32 columns, u32 zero_route, u32 row0, u32 thread) {
+    if (thread < min_of(columns, chunk_columns) * (tile_rows / 8))
+      store_16B<target>(p.out + static_cast<u64>(zero_route) * weights::gate_up_rows + row0 + 8 * (thread % (tile_rows / 8)), u32x4{0, 0, 0, 0});
+  }
 
-    wait_for_prerequisites<target>();
-    const u32 tile = workgroup_id<target, 0>();
-    const u32 y = workgroup_id<target, 1>();  // route_scan: the route; unit_list: the unit
-    const u32 thread = thread_id<target>();
-    const u32 lane = lane_id<target>();
-    const u32 w = wave_id<target>();
-    const u32 row0 = tile * tile_rows;
-
-    u32 want[F::tiles];
+  /// unit_list: the unit of a line word (word lane % 32 of the unit's line) in route-scan form
+  /// (count = its columns, route[n] = the route of want[n]) and the route of the storing
+  /// thread's column for an invalid-id unit. Every lane of the wave calls it.
+  static NETRA_DEVICE moe_experts::route_scan<F::tiles> listed_unit(u32 word, const u32 (&want)[F::tiles], u32 thread, u32& zero_route) {
+    using list = moe::expert_unit_list;
+    moe_experts::route_scan<F::tiles> u;
+    u.expert = static_cast<i32>(wave_broadcast<target>(word, list::expert_word));
+    u.count = wave_broadcast<target>(word, list::columns_word);
+    u.earlier = false;
+    u.earlier_count = 0;
     NETRA_UNROLL
-    for (u32 n = 0; n < F::tiles; ++n) want[n] = lane_column(lane, n);
-    // The unit in route-scan form (count = its columns, route[n] = the route of want[n]) and the
-    // route of the storing thread's column for an invalid-id unit.
-    moe_experts::route_scan<F::tiles> scan;
-    u32 zero_route;
-    if constexpr (Contract::unit_list) {
-      using list = moe::expert_unit_list;
-      const u32 word = load_u32_strong<target>(p.units + list::unit_word(y, lane % list::unit_words));
-      const u32 units = load_u32_strong<target>(p.units);
-      if (y >= units) return;  // uniform: past the list
-      scan.expert = static_cast<i32>(wave_broadcast<target>(word, list::expert_word));
-      scan.count = wave_broadcast<target>(word, list::columns_word);
-      scan.earlier_count = 0;
-      NETRA_UNROLL
-      for (u32 n = 0; n < F::tiles; ++n) {
-        const u32 route = target_ops<target>::broadcast(word, list::first_route_word + min_of(want[n], list::max_columns - 1));
-        scan.route[n] = want[n] < scan.count ? route : moe_experts::no_route;
-      }
-      zero_route = target_ops<target>::broadcast(word, list::first_route_word + min_of(thread / (tile_rows / 8), list::max_columns - 1));
-    } else {
-      scan = moe_experts::scan_routes<target, Contract::max_routes>(p.ids, p.tokens * moe::route_layout::slots, y, want);
-      scan.count = weights::valid_expert(scan.expert) ? scan.count : 1;  // an invalid id: its own route only
-      zero_route = y;
+    for (u32 n = 0; n < F::tiles; ++n) {
+      const u32 route = target_ops<target>::broadcast(word, list::first_route_word + min_of(want[n], list::max_columns - 1));
+      u.route[n] = want[n] < u.count ? route : moe_experts::no_route;
     }
-    const i32 expert = scan.expert;
-    if (!weights::valid_expert(expert)) {
-      if (thread < min_of(scan.count, chunk_columns) * (tile_rows / 8))
-        store_16B<target>(p.out + static_cast<u64>(zero_route) * weights::gate_up_rows + row0 + 8 * (thread % (tile_rows / 8)), u32x4{0, 0, 0, 0});
-      return;
-    }
-    // route_scan: the route at occurrence 0, 16, 32, .. of its expert serves that occurrence and
-    // the next 15 (more than 16 routes per expert only with duplicate ids inside a token).
-    if (scan.earlier_count % chunk_columns != 0) return;
-    launch_dependents<target>();
+    zero_route = target_ops<target>::broadcast(word, list::first_route_word + min_of(thread / (tile_rows / 8), list::max_columns - 1));
+    return u;
+  }
 
+  /// Serves one unit of a valid expert for the tile's rows [row0, row0 + 16): its weight bytes in
+  /// flight first (`use`: stage_weights), then per instruction tile the columns' quantization and
+  /// the block products, the wave partials through LDS, the BF16 stores.
+  static NETRA_DEVICE void serve(const params& p, shared_state& sh, const moe_experts::route_scan<F::tiles>& scan, u32 row0, u32 w, u32 lane,
+                                 u32 thread, u32 use) {
+    const i32 expert = scan.expert;
     // All weight bytes of this wave's K range in flight, before anything else.
     const u8* tile_rows_k0 = p.w13 + static_cast<u64>(expert) * weights::w13_expert_bytes + static_cast<u64>(row0) * weights::hidden;
     u32x4 wt[weights_in_lds ? 1 : blocks_per_wave][F::weight_pieces];
-    if constexpr (weights_in_lds) stage_weights(sh, tile_rows_k0, w, lane, thread);
+    if constexpr (weights_in_lds) stage_weights(sh, tile_rows_k0, w, lane, thread, use);
     else load_weights(tile_rows_k0 + w * k_per_wave, lane, wt);
     // The wave's 4 block scales (they arrive with the weights): lane l holds block l % 4's, the
     // block loop takes it from lane b (one register instead of four).
@@ -292,7 +304,7 @@ template <class Contract> struct moe_expert_gate_up_kernel {
       u32 q[blocks_per_wave][F::act_pieces][4];
       float sx[blocks_per_wave];
       quantize_tile(p, scan, columns, w, lane, n, q, sx);
-      if constexpr (weights_in_lds) bulk_copy_ops<target>::wait(sh.weight_ready);
+      if constexpr (weights_in_lds) bulk_copy_ops<target>::wait(sh.weight_ready, use & 1u);
       float acc[S::d_items];
       NETRA_UNROLL
       for (u32 i = 0; i < S::d_items; ++i) acc[i] = 0.0f;
@@ -341,6 +353,105 @@ template <class Contract> struct moe_expert_gate_up_kernel {
       }
       store_16B<target>(p.out + static_cast<u64>(sh.column_route[column]) * weights::gate_up_rows + row0 + r0,
                         u32x4{packed[0], packed[1], packed[2], packed[3]});
+    }
+  }
+
+  static NETRA_DEVICE void run(const params& p) {
+    NETRA_SHARED shared_state sh;
+    const u32 tile = workgroup_id<target, 0>();
+    const u32 y = workgroup_id<target, 1>();  // route_scan: the route; unit_list: the first unit
+    const u32 thread = thread_id<target>();
+    const u32 lane = lane_id<target>();
+    const u32 w = wave_id<target>();
+    const u32 row0 = tile * tile_rows;
+    u32 want[F::tiles];
+    NETRA_UNROLL
+    for (u32 n = 0; n < F::tiles; ++n) want[n] = lane_column(lane, n);
+
+    if constexpr (Contract::unit_list) {
+      using list = moe::expert_unit_list;
+      wait_for_prerequisites<target>();
+      // unit_loop: the whole grid is resident: release the successor once the list is complete
+      // (the router's ids then are too: down reads them before its own wait), so that its
+      // workgroups (and theirs) take SMs as this grid's tail frees them.
+      if constexpr (unit_loop) launch_dependents<target>();
+      const u32 units = load_u32_strong<target>(p.units);
+      if constexpr (unit_loop) {
+        // The list into LDS (one round trip), then items i = unit * 64 + tile: the first is the
+        // workgroup's linear id, each later one 640 + the count it claims from the list's counter
+        // (header word 1, zeroed by the units kernel; one atomic per item, issued when the current
+        // item starts and read when it ends), so the workgroups that finish first take more.
+        NETRA_SHARED unit_loop_state ul;
+        {
+          // words 0 .. 19 of each line as 5 16-byte pieces; all of a thread's pieces in flight at once
+          constexpr u32 pieces = 5, per_thread = ceil_div(Contract::max_routes * pieces, workgroup_size);
+          static_assert(list::first_route_word + list::max_columns <= 4 * pieces, "gate_up: the used words fit 5 pieces");
+          u32x4 got[per_thread];
+          NETRA_UNROLL
+          for (u32 q = 0; q < per_thread; ++q) {
+            const u32 v = thread + q * workgroup_size;
+            if (v < units * pieces) got[q] = load_16B_after_acquire<target>(p.units + list::unit_word(v / pieces, 4 * (v % pieces)));
+          }
+          NETRA_UNROLL
+          for (u32 q = 0; q < per_thread; ++q) {
+            const u32 v = thread + q * workgroup_size;
+            if (v >= units * pieces) continue;
+            const u32 j = v / pieces;
+            NETRA_UNROLL
+            for (u32 c = 0; c < 4; ++c) {
+              const u32 k = 4 * (v % pieces) + c, word = got[q][static_cast<int>(c)];
+              if (k == list::expert_word) ul.expert[j] = static_cast<u16>(weights::valid_expert(static_cast<i32>(word)) ? word : 0xFFFFu);
+              else if (k == list::columns_word) ul.columns[j] = static_cast<u8>(word);
+              else if (k < list::first_route_word + list::max_columns) ul.route[j][k - list::first_route_word] = static_cast<u8>(word);
+            }
+          }
+        }
+        workgroup_barrier<target>();
+        const u32 items = units * tiles, grid = tiles * unit_rows;
+        u32 use = 0;
+        NETRA_NO_UNROLL
+        for (u32 item = tile + tiles * y; item < items;) {  // uniform
+          u32 claimed = 0;
+          if (thread == 0) claimed = atomic_add_relaxed<target>(p.units + 1, 1u);
+          const u32 j = item / tiles, row0_item = (item % tiles) * tile_rows;
+          moe_experts::route_scan<F::tiles> unit;
+          const u32 e = ul.expert[j];
+          unit.expert = e == 0xFFFFu ? -1 : static_cast<i32>(e);
+          unit.count = ul.columns[j];
+          unit.earlier = false;
+          unit.earlier_count = 0;
+          NETRA_UNROLL
+          for (u32 n = 0; n < F::tiles; ++n) unit.route[n] = want[n] < unit.count ? ul.route[j][want[n]] : moe_experts::no_route;
+          if (e == 0xFFFFu) {
+            store_zero_rows(p, unit.count, ul.route[j][min_of(thread / (tile_rows / 8), chunk_columns - 1)], row0_item, thread);
+          } else {
+            serve(p, sh, unit, row0_item, w, lane, thread, use++);
+          }
+          if (thread == 0) ul.next_item = grid + claimed;
+          workgroup_barrier<target>();  // the epilogue's LDS reads before the next item's writes; the claim published
+          item = ul.next_item;
+          workgroup_barrier<target>();  // every thread has read it before it is written again
+        }
+      } else {  // workgroup (x, j) serves unit j; no programmatic dependent launch: nothing to release
+        if (y >= units) return;  // uniform: past the list (these workgroups launch last)
+        u32 zero_route;
+        const u32 word = load_u32_strong<target>(p.units + list::unit_word(y, lane % list::unit_words));
+        const moe_experts::route_scan<F::tiles> unit = listed_unit(word, want, thread, zero_route);
+        if (weights::valid_expert(unit.expert)) serve(p, sh, unit, row0, w, lane, thread, 0);
+        else store_zero_rows(p, unit.count, zero_route, row0, thread);
+      }
+    } else {
+      wait_for_prerequisites<target>();
+      moe_experts::route_scan<F::tiles> scan = moe_experts::scan_routes<target, Contract::max_routes>(p.ids, p.tokens * moe::route_layout::slots, y, want);
+      if (!weights::valid_expert(scan.expert)) {
+        store_zero_rows(p, 1, y, row0, thread);  // an invalid id: its own route's rows
+        return;
+      }
+      // The route at occurrence 0, 16, 32, .. of its expert serves that occurrence and the next 15
+      // (more than 16 routes per expert only with duplicate ids inside a token).
+      if (scan.earlier_count % chunk_columns != 0) return;
+      launch_dependents<target>();
+      serve(p, sh, scan, row0, w, lane, thread, 0);
     }
   }
 };
