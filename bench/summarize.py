@@ -211,7 +211,7 @@ def main() -> None:
              timeline_section(load(os.path.join(a.results, "moe_block_timeline_h200.json"))),
              "## gate_up's schedule in the decode block on the H200 (route scan or unit list)\n",
              block_runs_section(load(os.path.join(a.results, "moe_gate_up_schedule_h200.json"))),
-             "## gate_up as a resident grid looping over the unit list (variant, not shipped)\n",
+             "## gate_up as a resident grid looping over the unit list (static: not kept; dynamic: shipped)\n",
              block_runs_section(load(os.path.join(a.results, "moe_gate_up_persistent_h200.json"))),
              "## FP8 tensor-core accumulation on the H200 (cuBLASLt and netra's own instructions)\n",
              fp8_accumulation_section(load(os.path.join(a.results, "fp8_accumulation_h200.json"))),
