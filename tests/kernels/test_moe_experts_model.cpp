@@ -411,6 +411,7 @@ template <unsigned W> std::vector<std::uint32_t> unit_list_model(const std::vect
     }
   }
   words[0] = units;
+  words[1] = 0;  // the item counter sm90a's gate_up claims from
   return words;
 }
 
