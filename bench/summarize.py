@@ -167,14 +167,19 @@ def matrix_rate_table(rates) -> str:
             table(rows, ["path", "workgroups per SM", "warps per SM", "weight TB/s"]) + "\n")
 
 
+def library_rows(runs) -> list:
+    """Rows (library, call or pass, M, gate_up, down, block) of bench/variants/collect.py runs."""
+    return [[r["variant"], r["device_call"], m, r["tokens"][m]["gate_up_graph_us"], r["tokens"][m]["down_graph_us"],
+             r["tokens"][m]["block_graph_us"]] for r in runs for m in sorted(r["tokens"], key=int)]
+
+
 def variants_section(d) -> str:
     """bench/variants: timing probes of the expert kernels (patches, not shipped), per device call."""
     if not d:
         return "_not measured_\n"
     runs = d["runs"]
     env = runs[0]["environment"]
-    rows = [[r["variant"], r["device_call"], m, r["tokens"][m]["gate_up_graph_us"], r["tokens"][m]["down_graph_us"],
-             r["tokens"][m]["block_graph_us"]] for r in runs for m in sorted(r["tokens"], key=int)]
+    rows = library_rows(runs)
     return (f"{env['gpu']}, {env['date'][:10]}; `bench/variants/README.md` says what each variant changes (several compute "
             "wrong values on purpose: timing only); graph-replayed µs.\n\n" +
             table(rows, ["variant", "device call", "M", "gate_up µs", "down µs", "block µs"]) + "\n")
@@ -187,8 +192,7 @@ def block_runs_section(d) -> str:
         return "_not measured_\n"
     runs = d["runs"]
     env = runs[0]["environment"]
-    rows = [[r["variant"], r["device_call"], m, r["tokens"][m]["gate_up_graph_us"], r["tokens"][m]["down_graph_us"],
-             r["tokens"][m]["block_graph_us"]] for r in runs for m in sorted(r["tokens"], key=int)]
+    rows = library_rows(runs)
     return (f"{env['gpu']}, {env['date'][:19]}, revision `{env['git_revision']}`; {d['method']}; gate_up and down alone (the C ABI "
             "calls) and the whole block, graph-replayed µs.\n\n" + table(rows, ["library", "pass", "M", "gate_up µs", "down µs", "block µs"]) + "\n")
 
