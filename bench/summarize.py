@@ -167,34 +167,27 @@ def matrix_rate_table(rates) -> str:
             table(rows, ["path", "workgroups per SM", "warps per SM", "weight TB/s"]) + "\n")
 
 
-def library_rows(runs) -> list:
-    """Rows (library, call or pass, M, gate_up, down, block) of bench/variants/collect.py runs."""
-    return [[r["variant"], r["device_call"], m, r["tokens"][m]["gate_up_graph_us"], r["tokens"][m]["down_graph_us"],
+def library_runs_section(d, intro) -> str:
+    """Decode-block runs of several libraries (bench/variants/collect.py): one row per library, call or
+    pass, and M (gate_up and down alone, the whole block); `intro(env, d)` opens the section."""
+    if not d:
+        return "_not measured_\n"
+    runs = d["runs"]
+    rows = [[r["variant"], r["device_call"], m, r["tokens"][m]["gate_up_graph_us"], r["tokens"][m]["down_graph_us"],
              r["tokens"][m]["block_graph_us"]] for r in runs for m in sorted(r["tokens"], key=int)]
+    return intro(runs[0]["environment"], d) + "\n\n" + table(rows, ["library", "call / pass", "M", "gate_up µs", "down µs", "block µs"]) + "\n"
 
 
 def variants_section(d) -> str:
     """bench/variants: timing probes of the expert kernels (patches, not shipped), per device call."""
-    if not d:
-        return "_not measured_\n"
-    runs = d["runs"]
-    env = runs[0]["environment"]
-    rows = library_rows(runs)
-    return (f"{env['gpu']}, {env['date'][:10]}; `bench/variants/README.md` says what each variant changes (several compute "
-            "wrong values on purpose: timing only); graph-replayed µs.\n\n" +
-            table(rows, ["variant", "device call", "M", "gate_up µs", "down µs", "block µs"]) + "\n")
+    return library_runs_section(d, lambda env, _: (f"{env['gpu']}, {env['date'][:10]}; `bench/variants/README.md` says what each variant "
+                                                   "changes (several compute wrong values on purpose: timing only); graph-replayed µs."))
 
 
 def block_runs_section(d) -> str:
-    """Decode-block runs of several libraries (bench/variants/collect.py --benchmark ...): the gate_up
-    schedule threshold runs, the persistent unit-loop variant."""
-    if not d:
-        return "_not measured_\n"
-    runs = d["runs"]
-    env = runs[0]["environment"]
-    rows = library_rows(runs)
-    return (f"{env['gpu']}, {env['date'][:19]}, revision `{env['git_revision']}`; {d['method']}; gate_up and down alone (the C ABI "
-            "calls) and the whole block, graph-replayed µs.\n\n" + table(rows, ["library", "pass", "M", "gate_up µs", "down µs", "block µs"]) + "\n")
+    """Decode-block runs with their method: the gate_up schedule threshold runs, the resident unit loop."""
+    return library_runs_section(d, lambda env, d: (f"{env['gpu']}, {env['date'][:19]}, revision `{env['git_revision']}`; {d['method']}; "
+                                                   "gate_up and down alone (the C ABI calls) and the whole block, graph-replayed µs."))
 
 
 def main() -> None:
