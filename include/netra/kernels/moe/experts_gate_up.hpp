@@ -383,7 +383,8 @@ template <class Contract> struct moe_expert_gate_up_kernel {
         // item starts and read when it ends), so the workgroups that finish first take more.
         NETRA_SHARED unit_loop_state ul;
         {
-          // words 0 .. 19 of each line as 5 16-byte pieces; all of a thread's pieces in flight at once
+          // words 0 .. 19 of each line as 5 16-byte pieces, all of a thread's pieces in flight at once
+          // (strong loads: the list is the preceding grid's output)
           constexpr u32 pieces = 5, per_thread = ceil_div(Contract::max_routes * pieces, workgroup_size);
           static_assert(list::first_route_word + list::max_columns <= 4 * pieces, "gate_up: the used words fit 5 pieces");
           u32x4 got[per_thread];
@@ -442,7 +443,7 @@ template <class Contract> struct moe_expert_gate_up_kernel {
       }
     } else {
       wait_for_prerequisites<target>();
-      moe_experts::route_scan<F::tiles> scan = moe_experts::scan_routes<target, Contract::max_routes>(p.ids, p.tokens * moe::route_layout::slots, y, want);
+      const moe_experts::route_scan<F::tiles> scan = moe_experts::scan_routes<target, Contract::max_routes>(p.ids, p.tokens * moe::route_layout::slots, y, want);
       if (!weights::valid_expert(scan.expert)) {
         store_zero_rows(p, 1, y, row0, thread);  // an invalid id: its own route's rows
         return;
