@@ -132,17 +132,22 @@ def expert_peers_table(d) -> str:
                          "failures", "compile down", "failures"]) + "\n")
 
 
+def timeline_tables(records, label="") -> str:
+    """One table per token count of bench/moe_block_timeline.py records."""
+    text = ""
+    for r in records:
+        rows = [[k["kernel"], k["start_us"], k["end_us"], k["critical_path_us"]] for k in r["kernels"]]
+        text += f"\n{label}M = {r['tokens']}: block {r['block_us']:.2f} µs end to end.\n\n" + table(rows, ["kernel", "start µs", "end µs", "critical path µs"]) + "\n"
+    return text
+
+
 def timeline_section(d) -> str:
     if not d:
         return "_not measured_\n"
     env = d["environment"]
-    text = (f"{env['gpu']}, {env['date']}, revision `{env['git_revision']}`; one CUDA graph of blocks replayed under the torch "
+    return (f"{env['gpu']}, {env['date']}, revision `{env['git_revision']}`; one CUDA graph of blocks replayed under the torch "
             "profiler; times relative to the end of the previous block; a kernel's critical-path share is its end minus its "
-            "predecessor's end (with programmatic dependent launch it starts early and waits).\n")
-    for r in d["records"]:
-        rows = [[k["kernel"], k["start_us"], k["end_us"], k["critical_path_us"]] for k in r["kernels"]]
-        text += f"\nM = {r['tokens']}: block {r['block_us']:.2f} µs end to end.\n\n" + table(rows, ["kernel", "start µs", "end µs", "critical path µs"]) + "\n"
-    return text
+            "predecessor's end (with programmatic dependent launch it starts early and waits).\n" + timeline_tables(d["records"]))
 
 
 def fp8_accumulation_section(d) -> str:
@@ -190,6 +195,13 @@ def block_runs_section(d) -> str:
                                                    "gate_up and down alone (the C ABI calls) and the whole block, graph-replayed µs."))
 
 
+def block_runs_with_timelines_section(d) -> str:
+    """block_runs_section and, where the collection has them, each variant's timeline."""
+    if not d:
+        return "_not measured_\n"
+    return block_runs_section(d) + "".join(timeline_tables(t["records"], f"Timeline of `{t['variant']}`, ") for t in d.get("timelines", []))
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--results", default="bench/results")
@@ -210,6 +222,8 @@ def main() -> None:
              block_runs_section(load(os.path.join(a.results, "moe_gate_up_schedule_h200.json"))),
              "## gate_up as a resident grid looping over the unit list (static: not kept; dynamic: shipped)\n",
              block_runs_section(load(os.path.join(a.results, "moe_gate_up_persistent_h200.json"))),
+             "## act_quant's mapping and gate_up's resident grid size in the decode block (not kept)\n",
+             block_runs_with_timelines_section(load(os.path.join(a.results, "moe_block_tail_variants_h200.json"))),
              "## FP8 tensor-core accumulation on the H200 (cuBLASLt and netra's own instructions)\n",
              fp8_accumulation_section(load(os.path.join(a.results, "fp8_accumulation_h200.json"))),
              "## Timing probes of the expert kernels on the H200\n",

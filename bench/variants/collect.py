@@ -3,10 +3,12 @@ JSON: per variant and token count, the graph-replayed medians of gate_up alone, 
 the whole block, with each run's environment (GPU, date, revision of the base tree).
 
 usage: python3 bench/variants/collect.py [--benchmark NAME --method TEXT] NAME[@CALL]=moe_block.json ...
-           > bench/results/moe_expert_variants_h200.json
+           [timeline:NAME=moe_block_timeline.json ...] > bench/results/moe_expert_variants_h200.json
        NAME is the variant (shipped = the base tree unchanged); CALL numbers the device calls (a call that
        timed a variant twice kept the last pass in its file). --benchmark / --method name other
        collections (bench/results/moe_gate_up_schedule_h200.json: the gate_up schedule threshold runs).
+       A timeline:NAME argument adds a variant's bench/moe_block_timeline.py records (each kernel's start,
+       end and share of the critical path) under "timelines".
 """
 from __future__ import annotations
 
@@ -22,9 +24,14 @@ def main(argv: list[str]) -> None:
         else:
             method = argv[1]
         argv = argv[2:]
-    runs = []
+    runs, timelines = [], []
     for arg in argv:
         label, path = arg.split("=", 1)
+        if label.startswith("timeline:"):
+            with open(path) as f:
+                data = json.load(f)
+            timelines.append({"variant": label.removeprefix("timeline:"), "environment": data["environment"], "records": data["records"]})
+            continue
         name, _, call = label.partition("@")
         with open(path) as f:
             data = json.load(f)
@@ -44,7 +51,10 @@ def main(argv: list[str]) -> None:
                 for r in data["records"]
             },
         })
-    json.dump({"benchmark": benchmark, "method": method, "runs": runs}, sys.stdout, indent=2)
+    out = {"benchmark": benchmark, "method": method, "runs": runs}
+    if timelines:
+        out["timelines"] = timelines
+    json.dump(out, sys.stdout, indent=2)
     sys.stdout.write("\n")
 
 
