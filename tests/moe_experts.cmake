@@ -34,7 +34,9 @@ netra_add_compile_fail_test(negative_moe_gate_up_unsupported_target negative/moe
 netra_add_compile_fail_test(negative_moe_gate_up_wave_size negative/moe_gate_up_wave_size.cpp
   "netra::contracts::moe_expert_gate_up: field WaveSize must equal the target's wave size")
 netra_add_compile_fail_test(negative_moe_gate_up_schedule negative/moe_gate_up_schedule.cpp
-  "netra::contracts::moe_expert_gate_up: field Schedule must be 0 \\(route_scan\\) or 1 \\(unit_list\\)")
+  "netra::contracts::moe_expert_gate_up: field Schedule must be 0 \\(route_scan\\), 1 \\(unit_list\\) or 2 \\(resident\\)")
+netra_add_compile_fail_test(negative_moe_gate_up_resident_target negative/moe_gate_up_resident_target.cpp
+  "netra::contracts::moe_expert_gate_up: field Schedule 2 \\(resident\\) needs programmatic dependent launch")
 netra_add_compile_fail_test(negative_moe_down_input negative/moe_down_input.cpp
   "netra::contracts::moe_expert_down: field Input must be 0")
 netra_add_compile_fail_test(negative_moe_down_fused_max_tokens negative/moe_down_fused_max_tokens.cpp

@@ -26,7 +26,8 @@ using namespace netra;
 namespace {
 
 using gate_up_c = contracts::moe_expert_gate_up_decode<sm90a>;
-using gate_up_units_c = contracts::moe_expert_gate_up_units_decode<sm90a>;
+using gate_up_units_c = contracts::moe_expert_gate_up<sm90a, 16, gate_up_schedule::unit_list>;
+using gate_up_resident_c = contracts::moe_expert_gate_up_units_decode<sm90a>;  // Schedule resident
 using down_c = contracts::moe_expert_down_decode<sm90a>;
 using down_fused_c = contracts::moe_expert_down_fused_decode<sm90a>;
 using act_quant_c = contracts::moe_act_quant_batch<sm90a>;
@@ -110,33 +111,50 @@ expert_store& store() {
   return s;
 }
 
-/// gate_up on the device with both schedules: out BF16 [9M, 1024], poisoned first (0xFFFF: a NaN
-/// no kernel writes). The unit-list schedule must give the route scan's bits (a row does not
-/// depend on which workgroup computes it), and the list its units kernel left in the workspace
-/// must be the oracle's. Returns the route scan's output.
+/// gate_up on the device with every schedule: out BF16 [9M, 1024], poisoned first (0xFFFF: a NaN
+/// no kernel writes). The unit-list and resident schedules must give the route scan's bits (a row
+/// does not depend on which workgroup computes it); the list the units kernel left in the
+/// workspace must be the oracle's; the resident grid runs twice (its claims start from the
+/// counters the previous call left) and must leave both counters zero. Returns the route scan's
+/// output.
 std::vector<std::uint16_t> run_gate_up(int tokens, const std::vector<std::uint16_t>& hidden, const std::vector<std::int32_t>& ids) {
   testing::gpu_array<std::uint16_t> x(hidden.size()), out(static_cast<std::size_t>(tokens) * 9 * 1024);
   testing::gpu_array<std::int32_t> id(ids.size());
   x.upload(hidden);
   id.upload(ids);
-  out.fill_bytes(0xFF);
-  moe_expert_gate_up(handle_of<gate_up_c>(), test_stream(), x.data(), id.data(), store().device(), out.data(), tokens);
-  sync();
-  const auto scanned = out.download();
-  out.fill_bytes(0xFF);
-  const auto& units = handle_of<gate_up_units_c>();
-  moe_expert_gate_up(units, test_stream(), x.data(), id.data(), store().device(), out.data(), tokens);
-  sync();
-  const auto listed = out.download();
-  long differ = 0;
-  for (std::size_t i = 0; i < listed.size(); ++i) differ += listed[i] != scanned[i];
+  auto run = [&](const auto& h) {
+    out.fill_bytes(0xFF);
+    moe_expert_gate_up(h, test_stream(), x.data(), id.data(), store().device(), out.data(), tokens);
+    sync();
+    return out.download();
+  };
+  auto workspace = [](const auto& h) {
+    std::vector<std::uint32_t> words(h.workspace_bytes() / 4);
+    testing::drv().check(testing::drv().cuMemcpyDtoH(words.data(), reinterpret_cast<CUdeviceptr>(h.workspace()), h.workspace_bytes()),
+                         "cuMemcpyDtoH");
+    return words;
+  };
+  auto differ = [](const std::vector<std::uint16_t>& a, const std::vector<std::uint16_t>& b) {
+    long n = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) n += a[i] != b[i];
+    return n;
+  };
   INFO("tokens ", tokens);
-  CHECK(differ == 0);
-  std::vector<std::uint32_t> words(units.workspace_bytes() / 4);
-  testing::drv().check(testing::drv().cuMemcpyDtoH(words.data(), reinterpret_cast<CUdeviceptr>(units.workspace()), units.workspace_bytes()),
-                       "cuMemcpyDtoH");
+  const auto scanned = run(handle_of<gate_up_c>());
+  const auto& units = handle_of<gate_up_units_c>();
+  CHECK(differ(run(units), scanned) == 0);
+  const auto words = workspace(units);
   CHECK(words[0] == oracles::unit_list(ids).size());
   CHECK(oracles::read_unit_list(words, ids.size()) == oracles::unit_list(ids));
+  const auto& resident = handle_of<gate_up_resident_c>();
+  using list = moe::expert_unit_list;
+  for (int call = 0; call < 2; ++call) {
+    INFO("resident call ", call);
+    CHECK(differ(run(resident), scanned) == 0);
+    const auto counters = workspace(resident);
+    CHECK(counters[list::claims_word] == 0);
+    CHECK(counters[list::finished_word] == 0);
+  }
   return scanned;
 }
 

@@ -20,6 +20,7 @@
 #include "netra/kernels/moe/act_quant.hpp"
 #include "netra/kernels/moe/experts_down.hpp"
 #include "netra/kernels/moe/experts_gate_up.hpp"
+#include "netra/runtime/instance.hpp"
 #include "netra/runtime/kernel_traits.hpp"
 #include "oracles/moe_experts.hpp"
 #include "oracles/moe_routing.hpp"
@@ -411,7 +412,6 @@ template <unsigned W> std::vector<std::uint32_t> unit_list_model(const std::vect
     }
   }
   words[0] = units;
-  words[1] = 0;  // the item counter sm90a's gate_up claims from
   return words;
 }
 
@@ -785,14 +785,19 @@ TEST_CASE_TEMPLATE("gate_up unit list: the units kernel's lane model equals the 
   }
 }
 
-TEST_CASE("gate_up unit_list contract: its own family, two kernels, and a workspace the call must bind") {
-  using C = contracts::moe_expert_gate_up_units_decode<sm90a>;
+TEST_CASE("gate_up unit_list and resident contracts: families, kernels, and a workspace the call must bind") {
+  using L = contracts::moe_expert_gate_up<sm90a, 16, gate_up_schedule::unit_list>;
+  using R = contracts::moe_expert_gate_up_units_decode<sm90a>;
   using S = contracts::moe_expert_gate_up_decode<sm90a>;
-  CHECK(std::string(C::family) == "moe_experts_gate_up_units");
+  static_assert(R::resident && !R::unit_list && contracts::moe_expert_gate_up_units_decode<gfx950>::unit_list);
+  CHECK(std::string(L::family) == "moe_experts_gate_up_units");
+  CHECK(std::string(R::family) == "moe_experts_gate_up");  // one kernel, as the route scan
   CHECK(std::string(S::family) == "moe_experts_gate_up");
-  static_assert(C::workspace_bytes == 4 * (32 + 32 * 144) && S::workspace_bytes == 0);
-  static_assert(std::is_same_v<kernels::kernels_of<C>::type,
-                               type_list<kernels::moe_expert_units_kernel<C>, kernels::moe_expert_gate_up_kernel<C>>>);
+  CHECK(instance_name<R>() == "moe-experts-gate-up-sm90a-16-2");
+  static_assert(L::workspace_bytes == 4 * (32 + 32 * 144) && R::workspace_bytes == 4 * 32 && S::workspace_bytes == 0);
+  static_assert(std::is_same_v<kernels::kernels_of<L>::type,
+                               type_list<kernels::moe_expert_units_kernel<L>, kernels::moe_expert_gate_up_kernel<L>>>);
+  static_assert(std::is_same_v<kernels::kernels_of<R>::type, type_list<kernels::moe_expert_gate_up_kernel<R>>>);
   moe_gate_up_signature s{};
   s.target = target_id::sm90a;
   s.tokens = 16;
@@ -802,10 +807,15 @@ TEST_CASE("gate_up unit_list contract: its own family, two kernels, and a worksp
   const auto* p = reinterpret_cast<const void*>(std::uintptr_t{0x10000});
   s.hidden = s.ids = s.w13 = s.s13 = s.out = p;
   CHECK(S::admits(s).admitted());
-  CHECK(std::string(C::admits(s).field) == "workspace");  // no workspace bound
+  CHECK(std::string(L::admits(s).field) == "workspace");  // no workspace bound
+  CHECK(std::string(R::admits(s).field) == "workspace");
   s.workspace = p;
-  s.workspace_bytes = C::workspace_bytes - 4;
-  CHECK(std::string(C::admits(s).field) == "workspace_bytes");
-  s.workspace_bytes = C::workspace_bytes;
-  CHECK(C::admits(s).admitted());
+  s.workspace_bytes = R::workspace_bytes - 4;
+  CHECK(std::string(L::admits(s).field) == "workspace_bytes");
+  CHECK(std::string(R::admits(s).field) == "workspace_bytes");
+  s.workspace_bytes = R::workspace_bytes;
+  CHECK(R::admits(s).admitted());
+  CHECK(std::string(L::admits(s).field) == "workspace_bytes");
+  s.workspace_bytes = L::workspace_bytes;
+  CHECK(L::admits(s).admitted());
 }

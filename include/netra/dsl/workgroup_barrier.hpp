@@ -33,12 +33,24 @@ template <> struct workgroup_barrier_ops<gfx950> {
     __builtin_amdgcn_s_barrier();
     __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
   }
+  static NETRA_DEVICE void wave_sync() {
+    __builtin_amdgcn_fence(__ATOMIC_RELEASE, "wavefront");
+    __builtin_amdgcn_wave_barrier();
+    __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "wavefront");
+  }
 };
 #endif
 #if defined(NETRA_COMPILER_CUDA)
 template <> struct workgroup_barrier_ops<sm90a> {
   static NETRA_DEVICE void sync() { asm volatile("bar.sync 0;" ::: "memory"); }
+  static NETRA_DEVICE void wave_sync() { __syncwarp(); }
 };
 #endif
 template <class Target> NETRA_DEVICE void workgroup_barrier() { workgroup_barrier_ops<Target>::sync(); }
+/// The same for the lanes of one wave (every lane of the wave calls it): its LDS writes before are
+/// visible to every lane of the wave after. gfx950: wavefront-scope fences around
+/// s_barrier-free wave_barrier (the wave runs in lockstep; the fences make the compiler wait for
+/// its LDS operations and keep them in order); sm90a: bar.warp.sync (__syncwarp), which orders
+/// the participating threads' shared-memory accesses.
+template <class Target> NETRA_DEVICE void wave_barrier() { workgroup_barrier_ops<Target>::wave_sync(); }
 }  // namespace netra

@@ -25,13 +25,18 @@
 //                   only if route r begins a unit (the route at occurrence 0, 16, .. of its
 //                   expert); the others exit after that read.
 //   unit_list  (1): two kernels: one workgroup lists the call's units (expert_unit_list.hpp) into
-//                   the contract's workspace, then gate_up serves them: on sm90a a resident grid
-//                   whose workgroups claim (unit, tile) items from a counter in the list and release
-//                   their successor at once; on gfx950 workgroup (x, j) reads unit j (its expert and
-//                   column routes) in one read, and the workgroups past the last unit, which launch
-//                   last, exit. For calls with many shared experts (the block uses it from
-//                   tactics::unit_list_min_tokens, 10): no workgroup pays a read only to exit
-//                   among the working ones, and none scans the ids.
+//                   the contract's workspace, then workgroup (x, j) of gate_up reads unit j (its
+//                   expert and column routes) in one read; the workgroups past the last unit, which
+//                   launch last, exit. No workgroup pays a read only to exit among the working
+//                   ones, and none scans the ids.
+//   resident   (2): one kernel, targets with programmatic dependent launch (sm90a): a grid
+//                   resident at once whose every workgroup lists the call's units into its LDS
+//                   (the units kernel's operations), then claims (unit, tile) items from a counter
+//                   in the workspace, and releases its successor at once. The workspace holds only
+//                   the counters (expert_unit_list.hpp header): zero-filled before the first call
+//                   (the handle does it), left zero by every call.
+//   For calls with many shared experts the block takes unit_list (gfx950) / resident (sm90a),
+//   moe_expert_gate_up_units_decode, from tactics::unit_list_min_tokens = 10 tokens.
 // Weight staging differs by target (field weights_in_lds): M = 1 streams 18 MiB of weights,
 // all of it in flight at once. sm90a keeps it in shared memory through the copy engine (in
 // registers, at the register cost of the FP8 mma.sync emulation, only 528 of the 576 workgroups
@@ -41,6 +46,7 @@
 #include "netra/contracts/moe/expert_unit_list.hpp"
 #include "netra/contracts/moe/expert_weights.hpp"
 #include "netra/dsl/bulk_copy.hpp"
+#include "netra/dsl/sync.hpp"
 
 namespace netra {
 
@@ -61,7 +67,7 @@ struct moe_gate_up_signature {
   const void* w13 = nullptr;
   const void* s13 = nullptr;
   const void* out = nullptr;
-  const void* workspace = nullptr;  // Schedule unit_list: the unit list (the handle's)
+  const void* workspace = nullptr;  // Schedule unit_list: the unit list; resident: its counters (the handle's)
   u64 workspace_bytes = 0;
 };
 
@@ -69,6 +75,7 @@ struct moe_gate_up_signature {
 namespace gate_up_schedule {
 inline constexpr u32 route_scan = 0;  // each workgroup scans the call's ids (one kernel)
 inline constexpr u32 unit_list = 1;   // one workgroup lists the units first (two kernels, workspace)
+inline constexpr u32 resident = 2;    // a resident grid, each workgroup lists the units (one kernel, counters)
 }  // namespace gate_up_schedule
 
 namespace contracts {
@@ -90,8 +97,10 @@ struct moe_expert_gate_up {
                 "netra::contracts::moe_expert_gate_up: field WaveSize must equal the target's wave size (gfx950: 64; sm90a: 32)");
   static_assert(MaxTokens >= 1 && MaxTokens <= 16,
                 "netra::contracts::moe_expert_gate_up: field MaxTokens must be in [1, 16] (decode: at most 16 tokens, 144 routes)");
-  static_assert(Schedule == gate_up_schedule::route_scan || Schedule == gate_up_schedule::unit_list,
-                "netra::contracts::moe_expert_gate_up: field Schedule must be 0 (route_scan) or 1 (unit_list)");
+  static_assert(Schedule == gate_up_schedule::route_scan || Schedule == gate_up_schedule::unit_list || Schedule == gate_up_schedule::resident,
+                "netra::contracts::moe_expert_gate_up: field Schedule must be 0 (route_scan), 1 (unit_list) or 2 (resident)");
+  static_assert(Schedule != gate_up_schedule::resident || has_programmatic_dependent_launch_v<Target>,
+                "netra::contracts::moe_expert_gate_up: field Schedule 2 (resident) needs programmatic dependent launch (sm90a); use 1 (unit_list)");
 
   using target = Target;
   using weights = moe::expert_weights;
@@ -103,10 +112,12 @@ struct moe_expert_gate_up {
   static constexpr u32 wave_size = WaveSize;
   static constexpr u32 schedule = Schedule;
   static constexpr bool unit_list = Schedule == gate_up_schedule::unit_list;
+  static constexpr bool resident = Schedule == gate_up_schedule::resident;
   static constexpr u32 k_split = 4;  // waves per workgroup, each owns 2048 / 4 = 512 of K
   static constexpr bool weights_in_lds = has_bulk_copy_v<Target>;  // sm90a: copy engine -> LDS; gfx950: VGPRs
-  /// unit_list: the call's unit list, rewritten by every call (no initial contents needed).
-  static constexpr u64 workspace_bytes = unit_list ? moe::expert_unit_list::bytes(max_routes) : 0;
+  /// unit_list: the call's unit list, rewritten by every call (no initial contents needed);
+  /// resident: the list's header, its counters zero before the first call and after every call.
+  static constexpr u64 workspace_bytes = unit_list ? moe::expert_unit_list::bytes(max_routes) : resident ? moe::expert_unit_list::header_bytes : 0;
   static constexpr const auto& template_args = moe_gate_up_args<MaxTokens, Schedule>::value;
 
   static decision admits(const moe_gate_up_signature& s) {
@@ -125,7 +136,7 @@ struct moe_expert_gate_up {
     if (const decision d = require_pointer<16>("w13", s.w13); !d.admitted()) return d;
     if (const decision d = require_pointer<4>("s13", s.s13); !d.admitted()) return d;
     if (const decision d = require_pointer<16>("out", s.out); !d.admitted()) return d;
-    if constexpr (unit_list) {
+    if constexpr (workspace_bytes > 0) {
       if (const decision d = require_pointer<16>("workspace", s.workspace); !d.admitted()) return d;
       if (s.workspace_bytes < workspace_bytes)
         return refuse("workspace_bytes", ">= the contract's workspace_bytes", static_cast<i64>(s.workspace_bytes));
@@ -145,8 +156,8 @@ struct moe_expert_gate_up {
       return b;
     } else if constexpr (same_v<Target, sm90a>) {
       resource_budget b;
-      b.max_registers = 96;     // 5 workgroups of 128 threads per SM (launch bounds)
-      b.max_lds_bytes = 41768;  // 37,968 static (33 KiB staged weights, 4 KiB partials), unit_loop 2,752 more, + the 1 KiB the SM reserves per block
+      b.max_registers = resident ? 128 : 96;  // 5 workgroups of 128 threads per SM (launch bounds); resident 4
+      b.max_lds_bytes = 41768;  // 37,968 static (33 KiB staged weights, 4 KiB partials), resident 2,752 more, + the 1 KiB the SM reserves per block
       b.max_code_bytes = 49152;
       return b;
     } else {
@@ -157,8 +168,11 @@ struct moe_expert_gate_up {
 
 /// The decode contract of the article's model: up to 16 tokens (M = 1 is the same instance).
 template <class Target> using moe_expert_gate_up_decode = moe_expert_gate_up<Target, 16>;
-/// The same with the unit list made first (the decode block's gate_up for calls of many tokens).
-template <class Target> using moe_expert_gate_up_units_decode = moe_expert_gate_up<Target, 16, gate_up_schedule::unit_list>;
+/// The same with the units listed first (the decode block's gate_up for calls of many tokens):
+/// resident where the target has programmatic dependent launch (sm90a), else unit_list.
+template <class Target>
+using moe_expert_gate_up_units_decode =
+    moe_expert_gate_up<Target, 16, has_programmatic_dependent_launch_v<Target> ? gate_up_schedule::resident : gate_up_schedule::unit_list>;
 
 }  // namespace contracts
 }  // namespace netra

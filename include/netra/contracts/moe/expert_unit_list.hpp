@@ -7,8 +7,10 @@
 // r's key. A unit is the routes of one key at occurrences [16 u, 16 u + 16), in route order;
 // units are numbered in the route order of their first routes (the route at occurrence 16 u).
 // Layout, 32-bit words; one 128-byte line per unit, so a wave reads its unit in one round trip:
-//   header   words [0, 32)              word 0: the number of units U (<= routes); word 1: 0, the
-//                                       counter sm90a's gate_up claims its items from; the rest unused
+//   header   words [0, 32)              word 0: the number of units U (<= routes); words 1, 2: the
+//                                       counters a resident gate_up claims items and counts finished
+//                                       workgroups with (claims, finished), 0 between calls; the rest
+//                                       unused
 //   unit j   words [32 + 32 j, + 32)    0: the id of the unit's first route (for the invalid key,
 //                                          that route's own invalid id)
 //                                       1: columns, the unit's route count (1 .. 16)
@@ -21,6 +23,9 @@ namespace netra::moe {
 
 struct expert_unit_list {
   static constexpr u32 header_words = 32;
+  static constexpr u32 count_word = 0;
+  static constexpr u32 claims_word = 1;
+  static constexpr u32 finished_word = 2;
   static constexpr u32 unit_words = 32;
   static constexpr u32 max_columns = 16;
   static constexpr u32 expert_word = 0;
@@ -30,6 +35,8 @@ struct expert_unit_list {
   static constexpr u32 keys = invalid_key + 1;
   static_assert(first_route_word + max_columns <= unit_words, "netra::moe::expert_unit_list: a unit's words fit its line");
 
+  /// Bytes of the header alone (a resident gate_up keeps its list in LDS: only the counters).
+  static constexpr u64 header_bytes = 4ull * header_words;
   /// Bytes of the list for up to `max_routes` routes (one unit per route at most).
   NETRA_HOST_DEVICE static constexpr u64 bytes(u32 max_routes) { return 4ull * (header_words + static_cast<u64>(unit_words) * max_routes); }
   /// Word index of word `w` of unit j.

@@ -1,19 +1,22 @@
-// netra/kernels/moe/expert_units.hpp — the first kernel of contracts::moe_expert_gate_up with
-// Schedule unit_list: the call's unit list (contracts/moe/expert_unit_list.hpp) into the workspace.
+// netra/kernels/moe/expert_units.hpp — the call's unit list (contracts/moe/expert_unit_list.hpp):
+// expert_unit_lister, one wave's operations, and the first kernel of contracts::moe_expert_gate_up
+// with Schedule unit_list, which writes the list into the workspace (gate_up's resident schedule
+// runs the lister in every workgroup into its LDS instead).
 //
-// Mapping: grid (1), one wave (gfx950 wave64, sm90a warp32). The wave reads every id at once
-// (one round trip; lane l holds ids[it W + l] in register row it), then takes the rows in route
-// order. Per row: the lanes with equal keys find each other (wave_match: match.any on sm90a, one
-// ballot per distinct key on gfx950); a route's occurrence is its key's count over the earlier
-// rows (LDS) plus its rank among its row peers; the routes at occurrences 16 u begin units,
-// numbered by a running count of the rows' ballots; a route's unit is that of its chunk's first
-// route, found among its row peers (that lane's number) or, begun in an earlier row, its key's
-// latest unit (LDS). The highest lane of each key's peers then updates the key's count and
-// latest unit. Last, every route writes its column word, each unit's first route the unit's
-// expert and column count (from its key's final count), lane 0 the unit count.
-// LDS: two words per key (258 keys). No atomics: the list is the same on every run.
-// sm90a programmatic dependent launch: waits before it reads the ids; releases gate_up at once
-// (its workgroups launch while this one runs, and wait for its end before they read the list).
+// Lister: the wave reads every id at once (one round trip; lane l holds ids[it W + l] in register
+// row it), then takes the rows in route order. Per row: the lanes with equal keys find each other
+// (wave_match: match.any on sm90a, one ballot per distinct key on gfx950); a route's occurrence is
+// its key's count over the earlier rows (LDS) plus its rank among its row peers; the routes at
+// occurrences 16 u begin units, numbered by a running count of the rows' ballots; a route's unit
+// is that of its chunk's first route, found among its row peers (that lane's number) or, begun in
+// an earlier row, its key's latest unit (LDS). The highest lane of each key's peers then updates
+// the key's count and latest unit. Last, every route is emitted with its unit and column, a unit's
+// first route with the unit's column count (from its key's final count). LDS: two words per key
+// (258 keys). No atomics: the list is the same on every run.
+// Units kernel: grid (1), one wave (gfx950 wave64, sm90a warp32); writes each route's column word,
+// each unit's expert and column count, and the unit count. sm90a programmatic dependent launch:
+// waits before it reads the ids; releases gate_up at once (its workgroups launch while this one
+// runs, and wait for its end before they read the list).
 #pragma once
 #include "netra/contracts/moe/expert_gate_up.hpp"
 #include "netra/dsl/entry.hpp"
@@ -25,44 +28,34 @@
 
 namespace netra::kernels {
 
-template <class Contract> struct moe_expert_units_kernel {
-  using target = typename Contract::target;
+/// The units of a call, listed by one wave (see the file comment); every lane of the wave calls
+/// build, and `sync()` orders the wave's LDS accesses (workgroup_barrier in a one-wave workgroup,
+/// else wave_barrier). `emit(route, unit, column, id, columns)` is called once per route by the
+/// lane holding it: the route is column `column` of unit `unit`; `columns` (the unit's column
+/// count) only where column == 0. Returns the unit count. LDS: `scratch`, cleared by clear() and
+/// a sync() before.
+template <class Target, u32 MaxRoutes> struct expert_unit_lister {
   using list = moe::expert_unit_list;
-  static constexpr const char* symbol = "netra_moe_expert_units";
-  /// sm90a: launched with programmatic stream serialisation (it waits before its first read).
-  static constexpr bool programmatic_dependent_launch = same_v<target, sm90a>;
-  static constexpr u32 wave = target::wave_size;
-  static constexpr u32 workgroup_size = wave;
-  static constexpr u32 rows = ceil_div(Contract::max_routes, wave);
+  static constexpr u32 wave = Target::wave_size;
+  static constexpr u32 rows = ceil_div(MaxRoutes, wave);
 
-  struct params {
-    const i32* ids;  // [M, 9]
-    u32* units;      // expert_unit_list (the contract's workspace)
-    u32 tokens;
-  };
-
-  struct shared_state {
+  struct scratch {
     u32 count[list::keys];   // routes of the key in the rows taken so far
     u32 latest[list::keys];  // the key's latest unit (read only once the key has begun one)
   };
-  static constexpr u32 lds_bytes = sizeof(shared_state);
 
-  NETRA_HOST_DEVICE static constexpr launch_shape shape(u32) { return {{1, 1, 1}, workgroup_size, 0}; }
-
-  static NETRA_DEVICE void run(const params& p) {
-    NETRA_SHARED shared_state sh;
-    const u32 lane = lane_id<target>();
+  /// The worker wave's lanes zero the counts (before build's first barrier).
+  static NETRA_DEVICE void clear(scratch& sh, u32 lane) {
     for (u32 k = lane; k < list::keys; k += wave) sh.count[k] = 0;
-    launch_dependents<target>();
-    wait_for_prerequisites<target>();
-    const u32 routes = p.tokens * moe::route_layout::slots;
+  }
+
+  template <class Sync, class Emit> static NETRA_DEVICE u32 build(const i32* ids, u32 routes, u32 lane, scratch& sh, Sync sync, Emit emit) {
     i32 id[rows];
     NETRA_UNROLL
     for (u32 it = 0; it < rows; ++it) {
       const u32 i = it * wave + lane;
-      id[it] = i < routes ? static_cast<i32>(load_u32_strong<target>(p.ids + i)) : -1;
+      id[it] = i < routes ? static_cast<i32>(load_u32_strong<Target>(ids + i)) : -1;
     }
-    workgroup_barrier<target>();  // the counts are zero
 
     u32 occurrence[rows], unit[rows];
     u32 units = 0;
@@ -72,23 +65,23 @@ template <class Contract> struct moe_expert_units_kernel {
       const bool live = it * wave + lane < routes;
       const u32 key = live ? list::key_of(id[it]) : list::keys;  // lanes past the routes: a key of their own
       const u32 slot = live ? key : 0;
-      const u64 peers = wave_match<target>(key);
+      const u64 peers = wave_match<Target>(key);
       const u32 before = sh.count[slot], latest = sh.latest[slot];
-      const u32 occ = before + mask_popcount<target>(peers & lanes_below(lane));
-      const u64 starters = wave_ballot<target>(live && occ % list::max_columns == 0);
-      const u32 own = units + mask_popcount<target>(starters & lanes_below(lane));  // the unit, if this route begins one
+      const u32 occ = before + mask_popcount<Target>(peers & lanes_below(lane));
+      const u64 starters = wave_ballot<Target>(live && occ % list::max_columns == 0);
+      const u32 own = units + mask_popcount<Target>(starters & lanes_below(lane));  // the unit, if this route begins one
       const u32 first = occ - occ % list::max_columns;                             // occurrence of the chunk's first route
       const bool in_row = first >= before;
-      const u32 from_peer = target_ops<target>::broadcast(own, in_row ? mask_nth_set<target>(peers, first - before) : lane);
+      const u32 from_peer = target_ops<Target>::broadcast(own, in_row ? mask_nth_set<Target>(peers, first - before) : lane);
       unit[it] = in_row ? from_peer : latest;
       occurrence[it] = occ;
-      units += mask_popcount<target>(starters);
-      workgroup_barrier<target>();  // every lane has read its key's words
+      units += mask_popcount<Target>(starters);
+      sync();  // every lane has read its key's words
       if (live && (peers >> lane) == 1) {  // the key's highest lane in the row
         sh.count[key] = occ + 1;
         sh.latest[key] = unit[it];
       }
-      workgroup_barrier<target>();
+      sync();
     }
 
     NETRA_UNROLL
@@ -96,17 +89,48 @@ template <class Contract> struct moe_expert_units_kernel {
       const u32 i = it * wave + lane;
       if (i < routes) {
         const u32 column = occurrence[it] % list::max_columns;
-        p.units[list::unit_word(unit[it], list::first_route_word + column)] = i;
-        if (column == 0) {
-          p.units[list::unit_word(unit[it], list::expert_word)] = static_cast<u32>(id[it]);
-          p.units[list::unit_word(unit[it], list::columns_word)] = min_of(list::max_columns, sh.count[list::key_of(id[it])] - occurrence[it]);
-        }
+        emit(i, unit[it], column, id[it], column == 0 ? min_of(list::max_columns, sh.count[list::key_of(id[it])] - occurrence[it]) : 0u);
       }
     }
-    if (lane == 0) {
-      p.units[0] = units;
-      p.units[1] = 0;  // gate_up's item counter (unit_loop)
-    }
+    return units;
+  }
+};
+
+template <class Contract> struct moe_expert_units_kernel {
+  using target = typename Contract::target;
+  using list = moe::expert_unit_list;
+  using lister = expert_unit_lister<target, Contract::max_routes>;
+  static constexpr const char* symbol = "netra_moe_expert_units";
+  /// sm90a: launched with programmatic stream serialisation (it waits before its first read).
+  static constexpr bool programmatic_dependent_launch = same_v<target, sm90a>;
+  static constexpr u32 workgroup_size = target::wave_size;
+
+  struct params {
+    const i32* ids;  // [M, 9]
+    u32* units;      // expert_unit_list (the contract's workspace)
+    u32 tokens;
+  };
+
+  static constexpr u32 lds_bytes = sizeof(typename lister::scratch);
+
+  NETRA_HOST_DEVICE static constexpr launch_shape shape(u32) { return {{1, 1, 1}, workgroup_size, 0}; }
+
+  static NETRA_DEVICE void run(const params& p) {
+    NETRA_SHARED typename lister::scratch sh;
+    const u32 lane = lane_id<target>();
+    lister::clear(sh, lane);
+    launch_dependents<target>();
+    wait_for_prerequisites<target>();
+    workgroup_barrier<target>();  // the counts are zero
+    auto sync = [] { workgroup_barrier<target>(); };
+    const u32 units = lister::build(p.ids, p.tokens * moe::route_layout::slots, lane, sh, sync, [&](u32 route, u32 unit, u32 column, i32 id, u32 columns) {
+      p.units[list::unit_word(unit, list::first_route_word + column)] = route;
+      if (column == 0) {
+        p.units[list::unit_word(unit, list::expert_word)] = static_cast<u32>(id);
+        p.units[list::unit_word(unit, list::columns_word)] = columns;
+      }
+    });
+    if (lane == 0) p.units[list::count_word] = units;
   }
 };
 

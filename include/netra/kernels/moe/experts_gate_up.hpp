@@ -9,15 +9,17 @@
 //     is the route at occurrence 0, 16, 32, .. of expert e (route order); then it serves that
 //     route and the next 15 routes of e. A route with an invalid id writes +0.0 to its 16 rows
 //     of the tile and exits.
-//   unit_list, sm90a (unit_loop): grid (64, 10), all resident; every workgroup copies the list the
-//     units kernel wrote (expert_units.hpp) into LDS and serves items (unit, tile) until none is
-//     left: first its linear id, then each item it claims from the list's counter (one atomic
-//     per item, in flight while the previous item is served). It releases its successor right
-//     after its wait, so that act_quant's and down's workgroups launch while it runs and take
-//     the SMs its tail frees (H200, M = 16: down starts ~4 us before gate_up ends).
-//   unit_list, gfx950 (no programmatic dependent launch): grid (64, 9M), y = unit j; every lane
-//     reads word lane % 32 of the unit's line and the unit count at once; workgroups past the
-//     count exit (they launch after every working one).
+//   unit_list: grid (64, 9M), y = unit j of the list the units kernel wrote (expert_units.hpp);
+//     every lane reads word lane % 32 of the unit's line and the unit count at once; workgroups
+//     past the count exit (they launch after every working one).
+//   resident (sm90a): grid (64, 8), all resident (4 workgroups per SM); wave 0 of every workgroup lists the call's
+//     units into LDS with the units kernel's operations (expert_unit_lister, the other waves
+//     pass its barriers), then the workgroup serves items (unit, tile) until none is left: first
+//     its linear id, then each item it claims from the workspace's counter (one atomic per item,
+//     in flight while the previous item is served). The last workgroup to finish (a second
+//     counter) sets both counters back to zero for the next call. It releases its successor
+//     right after its wait, so that act_quant's and down's workgroups launch while it runs and
+//     take the SMs its tail frees (H200, M = 16: down starts ~4 us before gate_up ends).
 //   An invalid-id unit writes +0.0 to the 16 rows of each of its routes.
 //   So each distinct expert's 2 MiB stream once per call (more than 16 routes per expert only
 //   with duplicate ids inside a token: then once per 16 routes, concurrently).
@@ -46,7 +48,8 @@
 // workgroups of M = 1 resident at once with every weight byte in flight. (With the weights in
 // registers, 128 per thread, 4 workgroups per SM fitted: 528, and the rest ran as a second
 // wave.) route_scan M = 16: 9216 workgroups of which about 6,450 (one per distinct expert and
-// tile) do work; the others exit after the scan. unit_loop: 2.7 KiB more LDS (the list).
+// tile) do work; the others exit after the scan. resident: 2.7 KiB more LDS (the list; the
+// lister's counts use the staged weights' space before the first item).
 // sm90a programmatic dependent launch: griddepcontrol.wait before the first read;
 // launch_dependents once the workgroup knows it will work (the down kernel's prologue then
 // overlaps this kernel's tail).
@@ -73,8 +76,9 @@ template <class Contract> struct moe_expert_gate_up_kernel {
   static constexpr u32 k_split = Contract::k_split;
   static constexpr u32 workgroup_size = wave * k_split;
   /// Workgroups that must fit on one SM / CU at once (entry point's launch bounds): 5 on sm90a
-  /// (at most 96 registers); gfx950 needs no hint (576 workgroups on 256 CUs).
-  static constexpr u32 min_workgroups_per_processor = same_v<target, sm90a> ? 5 : 1;
+  /// (at most 96 registers), 4 for the resident schedule (at most 128: with its lister ptxas
+  /// spilled 12 bytes at 96); gfx950 needs no hint (576 workgroups on 256 CUs).
+  static constexpr u32 min_workgroups_per_processor = same_v<target, sm90a> ? (Contract::resident ? 4 : 5) : 1;
   static constexpr bool weights_in_lds = Contract::weights_in_lds;
   /// sm90a: 5 x 38 KiB per SM needs the largest shared-memory carve-out (runtime/kernel_traits.hpp).
   static constexpr bool prefers_max_lds = weights_in_lds;
@@ -119,7 +123,7 @@ template <class Contract> struct moe_expert_gate_up_kernel {
     const float* s13;   // FP32 [257, 8, 16]
     u16* out;           // BF16 [9M, 1024]
     u32 tokens;
-    u32* units;         // unit_list: the list the units kernel wrote (expert_unit_list.hpp); unit_loop claims items from its word 1
+    u32* units;         // the workspace: unit_list, the list the units kernel wrote; resident, the counters (expert_unit_list.hpp)
   };
 
   /// The workgroup's LDS (sm90a about 37 KiB; gfx950, weights in VGPRs, about 4 KiB).
@@ -130,26 +134,28 @@ template <class Contract> struct moe_expert_gate_up_kernel {
     lds_copy_barrier weight_ready;                     // the tile's copies landed (weights_in_lds)
     u32 column_route[chunk_columns];
   };
-  /// unit_loop: the call's unit list in LDS (expert: 0xFFFF for an invalid id; columns; column
-  /// routes) and the next item the workgroup claimed (about 2.7 KiB more).
-  struct unit_loop_state {
+  /// resident: the call's unit list in LDS (expert: 0xFFFF for an invalid id; columns; column
+  /// routes), its unit count and the next item the workgroup claimed (about 2.7 KiB more).
+  struct resident_state {
     u16 expert[Contract::max_routes];
     u8 columns[Contract::max_routes];
     u8 route[Contract::max_routes][chunk_columns];
+    u32 units;
     u32 next_item;
   };
+  using lister = expert_unit_lister<target, Contract::max_routes>;
+  static_assert(sizeof(typename lister::scratch) <= sizeof(shared_state::partial), "gate_up: the lister's counts fit the wave partials' space");
   static constexpr u32 lds_bytes = sizeof(shared_state);
 
-  /// unit_list with programmatic dependent launch (sm90a): a grid resident at once (64 x 10 = 640
-  /// workgroups; the H200 holds 132 SMs x 5) whose workgroups loop over items (unit, tile), so
-  /// that it can release its successor at its start. Without programmatic dependent launch
-  /// (gfx950) a resident grid gains nothing and the loop costs VGPRs: one unit per workgroup.
-  static constexpr bool unit_loop = Contract::unit_list && programmatic_dependent_launch;
-  static constexpr u32 unit_rows = 10;
-  static_assert(!unit_loop || Contract::max_routes <= 255, "gate_up: unit_loop keeps routes as bytes");
+  /// resident (targets with programmatic dependent launch): a grid resident at once (64 x 8 = 512
+  /// workgroups; the H200 holds 132 SMs x 4) whose workgroups loop over items (unit, tile), so
+  /// that it can release its successor at its start.
+  static constexpr bool resident = Contract::resident;
+  static constexpr u32 unit_rows = 8;
+  static_assert(!resident || Contract::max_routes <= 255, "gate_up: the resident schedule keeps routes as bytes");
 
   NETRA_HOST_DEVICE static constexpr launch_shape shape(u32 tokens) {
-    return {{tiles, unit_loop ? unit_rows : tokens * moe::route_layout::slots, 1}, workgroup_size, 0};
+    return {{tiles, resident ? unit_rows : tokens * moe::route_layout::slots, 1}, workgroup_size, 0};
   }
 
   /// Column (in the chunk) of the lane's act pieces in instruction tile `tile`.
@@ -260,22 +266,21 @@ template <class Contract> struct moe_expert_gate_up_kernel {
       store_16B<target>(p.out + static_cast<u64>(zero_route) * weights::gate_up_rows + row0 + 8 * (thread % (tile_rows / 8)), u32x4{0, 0, 0, 0});
   }
 
-  /// unit_list: the unit of a line word (word lane % 32 of the unit's line) in route-scan form
-  /// (count = its columns, route[n] = the route of want[n]) and the route of the storing
-  /// thread's column for an invalid-id unit. Every lane of the wave calls it.
-  static NETRA_DEVICE moe_experts::route_scan<F::tiles> listed_unit(u32 word, const u32 (&want)[F::tiles], u32 thread, u32& zero_route) {
-    using list = moe::expert_unit_list;
+  /// unit_list: a unit of the list in route-scan form: its expert (invalid: an invalid id), its
+  /// column count, and route[n] = the route of column want[n] (no_route past the count), with
+  /// `route_of(c)` the route of column c < 16 (lanes may ask for different c; every lane calls it).
+  template <class RouteOf>
+  static NETRA_DEVICE moe_experts::route_scan<F::tiles> listed_unit(i32 expert, u32 columns, const u32 (&want)[F::tiles], RouteOf route_of) {
     moe_experts::route_scan<F::tiles> u;
-    u.expert = static_cast<i32>(wave_broadcast<target>(word, list::expert_word));
-    u.count = wave_broadcast<target>(word, list::columns_word);
+    u.expert = expert;
+    u.count = columns;
     u.earlier = false;
     u.earlier_count = 0;
     NETRA_UNROLL
     for (u32 n = 0; n < F::tiles; ++n) {
-      const u32 route = target_ops<target>::broadcast(word, list::first_route_word + min_of(want[n], list::max_columns - 1));
-      u.route[n] = want[n] < u.count ? route : moe_experts::no_route;
+      const u32 route = route_of(want[n]);
+      u.route[n] = want[n] < columns ? route : moe_experts::no_route;
     }
-    zero_route = target_ops<target>::broadcast(word, list::first_route_word + min_of(thread / (tile_rows / 8), list::max_columns - 1));
     return u;
   }
 
@@ -359,90 +364,97 @@ template <class Contract> struct moe_expert_gate_up_kernel {
   static NETRA_DEVICE void run(const params& p) {
     NETRA_SHARED shared_state sh;
     const u32 tile = workgroup_id<target, 0>();
-    const u32 y = workgroup_id<target, 1>();  // route_scan: the route; unit_list: the first unit
+    const u32 y = workgroup_id<target, 1>();  // route_scan: the route; unit_list: the unit; resident: with x, the first item
     const u32 thread = thread_id<target>();
     const u32 lane = lane_id<target>();
     const u32 w = wave_id<target>();
     const u32 row0 = tile * tile_rows;
-    u32 want[F::tiles];
-    NETRA_UNROLL
-    for (u32 n = 0; n < F::tiles; ++n) want[n] = lane_column(lane, n);
+    // the lane's B columns in the chunk, per instruction tile (computed where used: the resident
+    // schedule's lister runs before)
+    auto lane_columns = [&](u32 (&want)[F::tiles]) {
+      NETRA_UNROLL
+      for (u32 n = 0; n < F::tiles; ++n) want[n] = lane_column(lane, n);
+    };
 
-    if constexpr (Contract::unit_list) {
+    if constexpr (resident) {
+      using list = moe::expert_unit_list;
+      NETRA_SHARED resident_state ul;
+      // the lister's counts live in the wave partials' space (generic accesses only, first written
+      // by the first item's products, after the barriers below)
+      auto& counts = *reinterpret_cast<typename lister::scratch*>(&sh.partial[0][0][0]);
+      if (w == 0) lister::clear(counts, lane);
+      wait_for_prerequisites<target>();
+      // The whole grid is resident: release the successor at once (down reads the router's ids,
+      // complete now, before its own wait), so that its workgroups (and theirs) take SMs as this
+      // grid's tail frees them.
+      launch_dependents<target>();
+      // The call's units into LDS (wave 0, the other waves wait at the barrier; one round trip for
+      // the ids), then items i = unit * 64 +
+      // tile: the first is the workgroup's linear id, each later one 512 + the count it claims from
+      // the workspace's claims counter (one atomic per item, issued when the current item starts
+      // and read when it ends), so the workgroups that finish first take more.
+      if (w == 0) {
+        wave_barrier<target>();  // the counts are zero
+        const u32 listed = lister::build(p.ids, p.tokens * moe::route_layout::slots, lane, counts, [] { wave_barrier<target>(); },
+                                         [&](u32 route, u32 unit, u32 column, i32 id, u32 columns) {
+                                           ul.route[unit][column] = static_cast<u8>(route);
+                                           if (column == 0) {
+                                             ul.expert[unit] = static_cast<u16>(weights::valid_expert(id) ? static_cast<u32>(id) : 0xFFFFu);
+                                             ul.columns[unit] = static_cast<u8>(columns);
+                                           }
+                                         });
+        if (lane == 0) ul.units = listed;
+      }
+      workgroup_barrier<target>();
+      u32 want[F::tiles];
+      lane_columns(want);
+      const u32 items = ul.units * tiles, grid = tiles * unit_rows;
+      u32 use = 0;
+      NETRA_NO_UNROLL
+      for (u32 item = tile + tiles * y; item < items;) {  // uniform
+        u32 claimed = 0;
+        if (thread == 0) claimed = atomic_add_relaxed<target>(p.units + list::claims_word, 1u);
+        const u32 j = item / tiles, row0_item = (item % tiles) * tile_rows;
+        const u32 e = ul.expert[j];
+        auto route_of = [&](u32 c) { return static_cast<u32>(ul.route[j][c]); };
+        const moe_experts::route_scan<F::tiles> unit = listed_unit(e == 0xFFFFu ? -1 : static_cast<i32>(e), ul.columns[j], want, route_of);
+        if (e == 0xFFFFu) store_zero_rows(p, unit.count, route_of(min_of(thread / (tile_rows / 8), chunk_columns - 1)), row0_item, thread);
+        else serve(p, sh, unit, row0_item, w, lane, thread, use++);
+        if (thread == 0) ul.next_item = grid + claimed;
+        workgroup_barrier<target>();  // the epilogue's LDS reads before the next item's writes; the claim published
+        item = ul.next_item;
+        workgroup_barrier<target>();  // every thread has read it before it is written again
+      }
+      // The last workgroup to finish (every claim of the call is made by then) zeroes both
+      // counters for the next call.
+      if (thread == 0) {
+        fence_release<target>();
+        if (atomic_add_relaxed<target>(p.units + list::finished_word, 1u) == grid - 1) {
+          fence_acquire<target>();
+          p.units[list::claims_word] = 0;
+          p.units[list::finished_word] = 0;
+        }
+      }
+    } else if constexpr (Contract::unit_list) {  // workgroup (x, j) serves unit j
       using list = moe::expert_unit_list;
       wait_for_prerequisites<target>();
-      // unit_loop: the whole grid is resident: release the successor once the list is complete
-      // (the router's ids then are too: down reads them before its own wait), so that its
-      // workgroups (and theirs) take SMs as this grid's tail frees them.
-      if constexpr (unit_loop) launch_dependents<target>();
-      const u32 units = load_u32_strong<target>(p.units);
-      if constexpr (unit_loop) {
-        // The list into LDS (one round trip), then items i = unit * 64 + tile: the first is the
-        // workgroup's linear id, each later one 640 + the count it claims from the list's counter
-        // (header word 1, zeroed by the units kernel; one atomic per item, issued when the current
-        // item starts and read when it ends), so the workgroups that finish first take more.
-        NETRA_SHARED unit_loop_state ul;
-        {
-          // words 0 .. 19 of each line as 5 16-byte pieces, all of a thread's pieces in flight at once
-          // (strong loads: the list is the preceding grid's output)
-          constexpr u32 pieces = 5, per_thread = ceil_div(Contract::max_routes * pieces, workgroup_size);
-          static_assert(list::first_route_word + list::max_columns <= 4 * pieces, "gate_up: the used words fit 5 pieces");
-          u32x4 got[per_thread];
-          NETRA_UNROLL
-          for (u32 q = 0; q < per_thread; ++q) {
-            const u32 v = thread + q * workgroup_size;
-            if (v < units * pieces) got[q] = load_16B_after_acquire<target>(p.units + list::unit_word(v / pieces, 4 * (v % pieces)));
-          }
-          NETRA_UNROLL
-          for (u32 q = 0; q < per_thread; ++q) {
-            const u32 v = thread + q * workgroup_size;
-            if (v >= units * pieces) continue;
-            const u32 j = v / pieces;
-            NETRA_UNROLL
-            for (u32 c = 0; c < 4; ++c) {
-              const u32 k = 4 * (v % pieces) + c, word = got[q][static_cast<int>(c)];
-              if (k == list::expert_word) ul.expert[j] = static_cast<u16>(weights::valid_expert(static_cast<i32>(word)) ? word : 0xFFFFu);
-              else if (k == list::columns_word) ul.columns[j] = static_cast<u8>(word);
-              else if (k < list::first_route_word + list::max_columns) ul.route[j][k - list::first_route_word] = static_cast<u8>(word);
-            }
-          }
-        }
-        workgroup_barrier<target>();
-        const u32 items = units * tiles, grid = tiles * unit_rows;
-        u32 use = 0;
-        NETRA_NO_UNROLL
-        for (u32 item = tile + tiles * y; item < items;) {  // uniform
-          u32 claimed = 0;
-          if (thread == 0) claimed = atomic_add_relaxed<target>(p.units + 1, 1u);
-          const u32 j = item / tiles, row0_item = (item % tiles) * tile_rows;
-          moe_experts::route_scan<F::tiles> unit;
-          const u32 e = ul.expert[j];
-          unit.expert = e == 0xFFFFu ? -1 : static_cast<i32>(e);
-          unit.count = ul.columns[j];
-          unit.earlier = false;
-          unit.earlier_count = 0;
-          NETRA_UNROLL
-          for (u32 n = 0; n < F::tiles; ++n) unit.route[n] = want[n] < unit.count ? ul.route[j][want[n]] : moe_experts::no_route;
-          if (e == 0xFFFFu) {
-            store_zero_rows(p, unit.count, ul.route[j][min_of(thread / (tile_rows / 8), chunk_columns - 1)], row0_item, thread);
-          } else {
-            serve(p, sh, unit, row0_item, w, lane, thread, use++);
-          }
-          if (thread == 0) ul.next_item = grid + claimed;
-          workgroup_barrier<target>();  // the epilogue's LDS reads before the next item's writes; the claim published
-          item = ul.next_item;
-          workgroup_barrier<target>();  // every thread has read it before it is written again
-        }
-      } else {  // workgroup (x, j) serves unit j; no programmatic dependent launch: nothing to release
-        if (y >= units) return;  // uniform: past the list (these workgroups launch last)
-        u32 zero_route;
-        const u32 word = load_u32_strong<target>(p.units + list::unit_word(y, lane % list::unit_words));
-        const moe_experts::route_scan<F::tiles> unit = listed_unit(word, want, thread, zero_route);
-        if (weights::valid_expert(unit.expert)) serve(p, sh, unit, row0, w, lane, thread, 0);
-        else store_zero_rows(p, unit.count, zero_route, row0, thread);
-      }
+      const u32 units = load_u32_strong<target>(p.units + list::count_word);
+      if (y >= units) return;  // uniform: past the list (these workgroups launch last)
+      launch_dependents<target>();
+      u32 want[F::tiles];
+      lane_columns(want);
+      // lane i holds word i % 32 of the unit's line; a column's route is a shuffle away
+      const u32 word = load_u32_strong<target>(p.units + list::unit_word(y, lane % list::unit_words));
+      auto route_of = [&](u32 c) { return target_ops<target>::broadcast(word, list::first_route_word + min_of(c, list::max_columns - 1)); };
+      const moe_experts::route_scan<F::tiles> unit = listed_unit(static_cast<i32>(wave_broadcast<target>(word, list::expert_word)),
+                                                                 wave_broadcast<target>(word, list::columns_word), want, route_of);
+      const u32 zero_route = route_of(thread / (tile_rows / 8));
+      if (weights::valid_expert(unit.expert)) serve(p, sh, unit, row0, w, lane, thread, 0);
+      else store_zero_rows(p, unit.count, zero_route, row0, thread);
     } else {
       wait_for_prerequisites<target>();
+      u32 want[F::tiles];
+      lane_columns(want);
       const moe_experts::route_scan<F::tiles> scan = moe_experts::scan_routes<target, Contract::max_routes>(p.ids, p.tokens * moe::route_layout::slots, y, want);
       if (!weights::valid_expert(scan.expert)) {
         store_zero_rows(p, 1, y, row0, thread);  // an invalid id: its own route's rows

@@ -1,6 +1,7 @@
 // netra/runtime/catalog/moe_experts.hpp — built-in MoE expert-projection instances (issue 4 §4):
-// the decode gate_up (hidden quantization fused; each workgroup scanning the route ids, or a unit
-// list made first) and down (weighted route sum fused; E4M3 input
+// the decode gate_up (hidden quantization fused; each workgroup scanning the route ids, a unit
+// list made first, or on sm90a a resident grid listing the units itself; the sm90a unit list is
+// built too, for its GPU test and for callers who name it) and down (weighted route sum fused; E4M3 input
 // from act_quant, or gate_up's BF16 with act_quant fused) for up to 16 tokens, both targets.
 #pragma once
 #include <boost/hana.hpp>
@@ -12,6 +13,7 @@ namespace netra::catalog {
 inline constexpr auto moe_experts =
     boost::hana::tuple_t<contracts::moe_expert_gate_up_decode<gfx950>, contracts::moe_expert_gate_up_decode<sm90a>,
                          contracts::moe_expert_gate_up_units_decode<gfx950>, contracts::moe_expert_gate_up_units_decode<sm90a>,
+                         contracts::moe_expert_gate_up<sm90a, 16, gate_up_schedule::unit_list>,
                          contracts::moe_expert_down_decode<gfx950>, contracts::moe_expert_down_decode<sm90a>,
                          contracts::moe_expert_down_fused_decode<gfx950>, contracts::moe_expert_down_fused_decode<sm90a>>;
 }  // namespace netra::catalog

@@ -7,7 +7,8 @@
 //
 //   variant unfused: router (logits, route + shared gate), gate_up, act_quant, down(E4M3)   5 kernels
 //   variant fused:   router (logits, route + shared gate), gate_up, down(gate_up's BF16)    4 kernels, M <= 4
-//   (on sm90a the router is one cluster kernel; from M = 10 gate_up is two kernels, unit list + gate_up)
+//   (on sm90a the router is one cluster kernel and from M = 10 gate_up the resident grid that lists
+//   the units itself; on gfx950 from M = 10 gate_up is two kernels, unit list + gate_up)
 //
 // Kernels and contracts: contracts::moe_router_exact_shared_gate (slots 0..7 bitwise
 // moe_router_exact's, slot 8 bitwise moe_shared_gate_reference's; one kernel fewer on the block's
