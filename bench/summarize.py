@@ -224,6 +224,8 @@ def main() -> None:
              block_runs_section(load(os.path.join(a.results, "moe_gate_up_persistent_h200.json"))),
              "## gate_up's resident grid listing its units itself (Schedule resident; shipped as `new`)\n",
              block_runs_with_timelines_section(load(os.path.join(a.results, "moe_gate_up_resident_h200.json"))),
+             "## The resident schedule below 10 tokens (not kept)\n",
+             block_runs_section(load(os.path.join(a.results, "moe_gate_up_resident_threshold_h200.json"))),
              "## act_quant's mapping and gate_up's resident grid size in the decode block (not kept)\n",
              block_runs_with_timelines_section(load(os.path.join(a.results, "moe_block_tail_variants_h200.json"))),
              "## FP8 tensor-core accumulation on the H200 (cuBLASLt and netra's own instructions)\n",
