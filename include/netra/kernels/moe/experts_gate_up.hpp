@@ -12,14 +12,15 @@
 //   unit_list: grid (64, 9M), y = unit j of the list the units kernel wrote (expert_units.hpp);
 //     every lane reads word lane % 32 of the unit's line and the unit count at once; workgroups
 //     past the count exit (they launch after every working one).
-//   resident (sm90a): grid (64, 8), all resident (4 workgroups per SM); wave 0 of every workgroup lists the call's
-//     units into LDS with the units kernel's operations (expert_unit_lister, the other waves
-//     pass its barriers), then the workgroup serves items (unit, tile) until none is left: first
-//     its linear id, then each item it claims from the workspace's counter (one atomic per item,
-//     in flight while the previous item is served). The last workgroup to finish (a second
-//     counter) sets both counters back to zero for the next call. It releases its successor
-//     right after its wait, so that act_quant's and down's workgroups launch while it runs and
-//     take the SMs its tail frees (H200, M = 16: down starts ~4 us before gate_up ends).
+//   resident (sm90a): grid (64, 8), all resident (4 workgroups per SM); wave 0 of every
+//     workgroup lists the call's units into LDS with the units kernel's operations
+//     (expert_unit_lister; the other waves wait at a barrier), then the workgroup serves items
+//     (unit, tile) until none is left: first its linear id, then each item it claims from the
+//     workspace's counter (one atomic per item, in flight while the previous item is served).
+//     The last workgroup to finish (a second counter) sets both counters back to zero for the
+//     next call. It releases its successor right after its wait, so that act_quant's and down's
+//     workgroups launch while it runs and take the SMs its tail frees (H200, M = 16: down starts
+//     ~3 us before gate_up ends).
 //   An invalid-id unit writes +0.0 to the 16 rows of each of its routes.
 //   So each distinct expert's 2 MiB stream once per call (more than 16 routes per expert only
 //   with duplicate ids inside a token: then once per 16 routes, concurrently).
@@ -49,7 +50,7 @@
 // registers, 128 per thread, 4 workgroups per SM fitted: 528, and the rest ran as a second
 // wave.) route_scan M = 16: 9216 workgroups of which about 6,450 (one per distinct expert and
 // tile) do work; the others exit after the scan. resident: 2.7 KiB more LDS (the list; the
-// lister's counts use the staged weights' space before the first item).
+// lister's counts use the wave partials' space before the first item), 120 registers.
 // sm90a programmatic dependent launch: griddepcontrol.wait before the first read;
 // launch_dependents once the workgroup knows it will work (the down kernel's prologue then
 // overlaps this kernel's tail).
@@ -266,7 +267,7 @@ template <class Contract> struct moe_expert_gate_up_kernel {
       store_16B<target>(p.out + static_cast<u64>(zero_route) * weights::gate_up_rows + row0 + 8 * (thread % (tile_rows / 8)), u32x4{0, 0, 0, 0});
   }
 
-  /// unit_list: a unit of the list in route-scan form: its expert (invalid: an invalid id), its
+  /// unit_list, resident: a unit of the list in route-scan form: its expert (invalid: an invalid id), its
   /// column count, and route[n] = the route of column want[n] (no_route past the count), with
   /// `route_of(c)` the route of column c < 16 (lanes may ask for different c; every lane calls it).
   template <class RouteOf>
@@ -389,10 +390,10 @@ template <class Contract> struct moe_expert_gate_up_kernel {
       // grid's tail frees them.
       launch_dependents<target>();
       // The call's units into LDS (wave 0, the other waves wait at the barrier; one round trip for
-      // the ids), then items i = unit * 64 +
-      // tile: the first is the workgroup's linear id, each later one 512 + the count it claims from
-      // the workspace's claims counter (one atomic per item, issued when the current item starts
-      // and read when it ends), so the workgroups that finish first take more.
+      // the ids), then items i = unit * 64 + tile: the first is the workgroup's linear id, each
+      // later one 512 + the count it claims from the workspace's claims counter (one atomic per
+      // item, issued when the current item starts and read when it ends), so the workgroups that
+      // finish first take more.
       if (w == 0) {
         wave_barrier<target>();  // the counts are zero
         const u32 listed = lister::build(p.ids, p.tokens * moe::route_layout::slots, lane, counts, [] { wave_barrier<target>(); },
