@@ -202,6 +202,16 @@ def block_runs_with_timelines_section(d) -> str:
     return block_runs_section(d) + "".join(timeline_tables(t["records"], f"Timeline of `{t['variant']}`, ") for t in d.get("timelines", []))
 
 
+# Decode-block runs of several libraries (bench/variants/collect.py), in the order docs/results.md shows them.
+BLOCK_RUNS = [
+    ("gate_up's schedule in the decode block on the H200 (route scan or unit list)", "moe_gate_up_schedule_h200.json"),
+    ("gate_up as a resident grid looping over the unit list (static: not kept; dynamic: shipped)", "moe_gate_up_persistent_h200.json"),
+    ("gate_up's resident grid listing its units itself (Schedule resident; shipped as `new`)", "moe_gate_up_resident_h200.json"),
+    ("The resident schedule below 10 tokens (not kept)", "moe_gate_up_resident_threshold_h200.json"),
+    ("act_quant's mapping and gate_up's resident grid size in the decode block (not kept)", "moe_block_tail_variants_h200.json"),
+]
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--results", default="bench/results")
@@ -218,16 +228,8 @@ def main() -> None:
              "## Decode MoE block on the H200\n", block_section(load(os.path.join(a.results, "moe_block_h200.json"))),
              "## Where the decode block's time goes on the H200\n",
              timeline_section(load(os.path.join(a.results, "moe_block_timeline_h200.json"))),
-             "## gate_up's schedule in the decode block on the H200 (route scan or unit list)\n",
-             block_runs_section(load(os.path.join(a.results, "moe_gate_up_schedule_h200.json"))),
-             "## gate_up as a resident grid looping over the unit list (static: not kept; dynamic: shipped)\n",
-             block_runs_section(load(os.path.join(a.results, "moe_gate_up_persistent_h200.json"))),
-             "## gate_up's resident grid listing its units itself (Schedule resident; shipped as `new`)\n",
-             block_runs_with_timelines_section(load(os.path.join(a.results, "moe_gate_up_resident_h200.json"))),
-             "## The resident schedule below 10 tokens (not kept)\n",
-             block_runs_section(load(os.path.join(a.results, "moe_gate_up_resident_threshold_h200.json"))),
-             "## act_quant's mapping and gate_up's resident grid size in the decode block (not kept)\n",
-             block_runs_with_timelines_section(load(os.path.join(a.results, "moe_block_tail_variants_h200.json"))),
+             *[part for title, name in BLOCK_RUNS
+               for part in (f"## {title}\n", block_runs_with_timelines_section(load(os.path.join(a.results, name))))],
              "## FP8 tensor-core accumulation on the H200 (cuBLASLt and netra's own instructions)\n",
              fp8_accumulation_section(load(os.path.join(a.results, "fp8_accumulation_h200.json"))),
              "## Timing probes of the expert kernels on the H200\n",
