@@ -29,11 +29,10 @@
 namespace netra::kernels {
 
 /// The units of a call, listed by one wave (see the file comment); every lane of the wave calls
-/// build, and `sync()` orders the wave's LDS accesses (workgroup_barrier in a one-wave workgroup,
-/// else wave_barrier). `emit(route, unit, column, id, columns)` is called once per route by the
-/// lane holding it: the route is column `column` of unit `unit`; `columns` (the unit's column
-/// count) only where column == 0. Returns the unit count. LDS: `scratch`, cleared by clear() and
-/// a sync() before.
+/// build (wave barriers order the wave's LDS accesses). `emit(route, unit, column, id, columns)`
+/// is called once per route by the lane holding it: the route is column `column` of unit `unit`;
+/// `columns` (the unit's column count) only where column == 0. Returns the unit count. LDS:
+/// `scratch`, cleared by clear() before.
 template <class Target, u32 MaxRoutes> struct expert_unit_lister {
   using list = moe::expert_unit_list;
   static constexpr u32 wave = Target::wave_size;
@@ -44,12 +43,13 @@ template <class Target, u32 MaxRoutes> struct expert_unit_lister {
     u32 latest[list::keys];  // the key's latest unit (read only once the key has begun one)
   };
 
-  /// The worker wave's lanes zero the counts (before build's first barrier).
+  /// The wave's lanes zero the counts (build waits for them at its first barrier).
   static NETRA_DEVICE void clear(scratch& sh, u32 lane) {
     for (u32 k = lane; k < list::keys; k += wave) sh.count[k] = 0;
   }
 
-  template <class Sync, class Emit> static NETRA_DEVICE u32 build(const i32* ids, u32 routes, u32 lane, scratch& sh, Sync sync, Emit emit) {
+  template <class Emit> static NETRA_DEVICE u32 build(const i32* ids, u32 routes, u32 lane, scratch& sh, Emit emit) {
+    wave_barrier<Target>();  // the counts are zero
     i32 id[rows];
     NETRA_UNROLL
     for (u32 it = 0; it < rows; ++it) {
@@ -76,12 +76,12 @@ template <class Target, u32 MaxRoutes> struct expert_unit_lister {
       unit[it] = in_row ? from_peer : latest;
       occurrence[it] = occ;
       units += mask_popcount<Target>(starters);
-      sync();  // every lane has read its key's words
+      wave_barrier<Target>();  // every lane has read its key's words
       if (live && (peers >> lane) == 1) {  // the key's highest lane in the row
         sh.count[key] = occ + 1;
         sh.latest[key] = unit[it];
       }
-      sync();
+      wave_barrier<Target>();
     }
 
     NETRA_UNROLL
@@ -121,9 +121,7 @@ template <class Contract> struct moe_expert_units_kernel {
     lister::clear(sh, lane);
     launch_dependents<target>();
     wait_for_prerequisites<target>();
-    workgroup_barrier<target>();  // the counts are zero
-    auto sync = [] { workgroup_barrier<target>(); };
-    const u32 units = lister::build(p.ids, p.tokens * moe::route_layout::slots, lane, sh, sync, [&](u32 route, u32 unit, u32 column, i32 id, u32 columns) {
+    const u32 units = lister::build(p.ids, p.tokens * moe::route_layout::slots, lane, sh, [&](u32 route, u32 unit, u32 column, i32 id, u32 columns) {
       p.units[list::unit_word(unit, list::first_route_word + column)] = route;
       if (column == 0) {
         p.units[list::unit_word(unit, list::expert_word)] = static_cast<u32>(id);

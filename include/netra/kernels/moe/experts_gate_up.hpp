@@ -395,8 +395,7 @@ template <class Contract> struct moe_expert_gate_up_kernel {
       // item, issued when the current item starts and read when it ends), so the workgroups that
       // finish first take more.
       if (w == 0) {
-        wave_barrier<target>();  // the counts are zero
-        const u32 listed = lister::build(p.ids, p.tokens * moe::route_layout::slots, lane, counts, [] { wave_barrier<target>(); },
+        const u32 listed = lister::build(p.ids, p.tokens * moe::route_layout::slots, lane, counts,
                                          [&](u32 route, u32 unit, u32 column, i32 id, u32 columns) {
                                            ul.route[unit][column] = static_cast<u8>(route);
                                            if (column == 0) {
