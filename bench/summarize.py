@@ -210,6 +210,7 @@ BLOCK_RUNS = [
     ("The resident schedule below 10 tokens (not kept)", "moe_gate_up_resident_threshold_h200.json"),
     ("act_quant's mapping and gate_up's resident grid size in the decode block (not kept)", "moe_block_tail_variants_h200.json"),
     ("The block without act_quant (timing bound, wrong values)", "moe_block_without_act_quant_h200.json"),
+    ("The resident grid on every SM (528 workgroups; not kept)", "moe_gate_up_resident_528_h200.json"),
 ]
 
 
