@@ -44,6 +44,7 @@
 #include "netra/contracts/moe/expert_down.hpp"
 #include "netra/dsl/bulk_copy.hpp"
 #include "netra/dsl/entry.hpp"
+#include "netra/dsl/sync.hpp"
 #include "netra/dsl/vector_memory.hpp"
 #include "netra/dsl/workgroup_barrier.hpp"
 #include "netra/kernels/moe/act_quant.hpp"
@@ -58,7 +59,7 @@ template <class Contract> struct moe_expert_down_kernel {
   using weights = moe::expert_weights;
   static constexpr const char* symbol = "netra_moe_expert_down";
   /// sm90a: launched with programmatic stream serialisation (see the file comment).
-  static constexpr bool programmatic_dependent_launch = same_v<target, sm90a>;
+  static constexpr bool programmatic_dependent_launch = has_programmatic_dependent_launch_v<target>;
   static constexpr u32 wave = target::wave_size;
   static constexpr u32 waves = Contract::waves;  // 12
   static constexpr u32 workgroup_size = wave * waves;

@@ -58,6 +58,7 @@
 #include "netra/contracts/moe/expert_gate_up.hpp"
 #include "netra/dsl/bulk_copy.hpp"
 #include "netra/dsl/entry.hpp"
+#include "netra/dsl/sync.hpp"
 #include "netra/dsl/vector_memory.hpp"
 #include "netra/dsl/workgroup_barrier.hpp"
 #include "netra/kernels/moe/expert_units.hpp"
@@ -72,7 +73,7 @@ template <class Contract> struct moe_expert_gate_up_kernel {
   using weights = moe::expert_weights;
   static constexpr const char* symbol = "netra_moe_expert_gate_up";
   /// sm90a: launched with programmatic stream serialisation (it waits before its first read).
-  static constexpr bool programmatic_dependent_launch = same_v<target, sm90a>;
+  static constexpr bool programmatic_dependent_launch = has_programmatic_dependent_launch_v<target>;
   static constexpr u32 wave = target::wave_size;
   static constexpr u32 k_split = Contract::k_split;
   static constexpr u32 workgroup_size = wave * k_split;

@@ -128,7 +128,7 @@ template <class Contract> struct moe_router_logits_kernel {
   using target = typename Contract::target;
   static constexpr const char* symbol = "netra_moe_router_logits";
   static constexpr u32 workgroup_size = Contract::workgroup_size;
-  static constexpr bool programmatic_dependent_launch = same_v<target, sm90a>;
+  static constexpr bool programmatic_dependent_launch = has_programmatic_dependent_launch_v<target>;
   static constexpr u32 group = 32;                       // lanes of one K group (exact) / reduce-scatter
   static constexpr u32 groups = workgroup_size / group;  // exact 2, matrix 8
   static constexpr u32 waves = workgroup_size / target::wave_size;
@@ -461,7 +461,7 @@ template <class Contract> struct moe_router_route_kernel {
   using target = typename Contract::target;
   static constexpr const char* symbol = "netra_moe_router_route";
   static constexpr u32 workgroup_size = Contract::route_workgroup_size;
-  static constexpr bool programmatic_dependent_launch = same_v<target, sm90a>;
+  static constexpr bool programmatic_dependent_launch = has_programmatic_dependent_launch_v<target>;
   static constexpr u32 group = 32;                                // lanes per routed token
   static constexpr u32 tokens_per_workgroup = 2;                  // routing groups; then (SharedGate) as many gate groups
   static_assert(workgroup_size == group * tokens_per_workgroup * (Contract::shared_gate ? 2 : 1),
