@@ -14,10 +14,11 @@
 // moe_router_exact's, slot 8 bitwise moe_shared_gate_reference's; one kernel fewer on the block's
 // critical path than the two contracts called in turn), moe_act_quant_decode (M = 1) /
 // moe_act_quant_batch (M > 1), moe_expert_gate_up_decode (M < tactics::unit_list_min_tokens) /
-// moe_expert_gate_up_units_decode (from it: its unit list lives in its handle's workspace),
+// moe_expert_gate_up_units_decode (from it: its unit list / claim counters live in its handle's
+// workspace),
 // moe_expert_down_decode / moe_expert_down_fused_decode. The caller owns the intermediate
-// buffers (stable pointers across graph replays); the router's and the unit list's workspaces
-// are their handles' (one block handle serves one stream at a time).
+// buffers (stable pointers across graph replays); the router's and gate_up's workspaces are
+// their handles' (one block handle serves one stream at a time).
 #pragma once
 #include <functional>
 #include <span>

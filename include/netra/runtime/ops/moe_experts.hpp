@@ -1,7 +1,8 @@
 // netra/runtime/ops/moe_experts.hpp — the host launch paths of contracts::moe_expert_gate_up and
 // contracts::moe_expert_down: validate the call's signature, then record the kernels on the
 // caller's stream (sm90a: with programmatic stream serialisation, see the kernels): one, or for
-// gate_up with Schedule unit_list the units kernel into the handle's workspace and then gate_up.
+// gate_up with Schedule unit_list the units kernel into the handle's workspace and then gate_up
+// (Schedule resident: gate_up alone, its claim counters in the handle's workspace).
 // Nothing is allocated, looked up or synchronised here (safe inside graph capture). One handle's
 // workspace serves one stream at a time.
 #pragma once
@@ -48,14 +49,14 @@ void moe_expert_gate_up(const handle<Contract>& h, stream_handle stream, const v
       Contract::admits(moe_gate_up_call_signature(h.device().target, hidden, ids, w, out, tokens, h.workspace(), h.workspace_bytes()));
   if (!d.admitted()) throw error(refusal_status(d), "netra::moe_expert_gate_up: " + to_string(d));
   const auto m = static_cast<u32>(tokens);
-  auto* units = static_cast<u32*>(h.workspace());
+  auto* workspace = static_cast<u32*>(h.workspace());  // unit_list: the list; resident: the counters
   if constexpr (Contract::unit_list) {
     using list = kernels::moe_expert_units_kernel<Contract>;
-    h.template launch<list>(stream, {ids, units, m}, list::shape(m));
+    h.template launch<list>(stream, {ids, workspace, m}, list::shape(m));
   }
   using kernel = kernels::moe_expert_gate_up_kernel<Contract>;
   h.template launch<kernel>(stream,
-                            {static_cast<const u16*>(hidden), ids, static_cast<const u8*>(w.w13), w.s13, static_cast<u16*>(out), m, units},
+                            {static_cast<const u16*>(hidden), ids, static_cast<const u8*>(w.w13), w.s13, static_cast<u16*>(out), m, workspace},
                             kernel::shape(m));
 }
 
