@@ -14,7 +14,9 @@
 //     past the count exit (they launch after every working one).
 //   resident (sm90a): grid (64, 8), all resident (4 workgroups per SM); wave 0 of every
 //     workgroup lists the call's units into LDS with the units kernel's operations
-//     (expert_unit_lister; the other waves wait at a barrier), then the workgroup serves items
+//     (expert_unit_lister; the other waves wait at a barrier; wave 1 meanwhile stages the first
+//     item's rows when routes 0 .. y hold distinct valid ids, so that unit y is route y's
+//     expert), then the workgroup serves items
 //     (unit, tile) until none is left: first its linear id, then each item it claims from the
 //     workspace's counter (one atomic per item, in flight while the previous item is served).
 //     The last workgroup to finish (a second counter) sets both counters back to zero for the
@@ -144,6 +146,7 @@ template <class Contract> struct moe_expert_gate_up_kernel {
     u8 route[Contract::max_routes][chunk_columns];
     u32 units;
     u32 next_item;
+    u32 first_staged;  // the first item's rows were staged before the list (stage_first_rows)
   };
   using lister = expert_unit_lister<target, Contract::max_routes>;
   static_assert(sizeof(typename lister::scratch) <= sizeof(shared_state::partial), "gate_up: the lister's counts fit the wave partials' space");
@@ -191,6 +194,17 @@ template <class Contract> struct moe_expert_gate_up_kernel {
     if (thread == 0) copy::expect_bytes(sh.weight_ready, tile_rows * weights::hidden);
     const u32 row = w * copy_rows + lane;
     if (lane < copy_rows) copy::copy(&sh.weight[row][0], rows + static_cast<u64>(row) * weights::hidden, weights::hidden, sh.weight_ready);
+  }
+
+  /// resident (sm90a): one wave stages the tile's 16 rows of `expert` as the barrier's first use
+  /// (init, then lane i < 16 copies row i), while the workgroup's other waves do other work.
+  static NETRA_DEVICE void stage_first_rows(shared_state& sh, const u8* rows, u32 lane) {
+    using copy = bulk_copy_ops<target>;
+    if (lane == 0) copy::init(sh.weight_ready);  // with the fence that shows the init to the copy engine
+    copy::release_for_copy();
+    if (lane == 0) copy::expect_bytes(sh.weight_ready, tile_rows * weights::hidden);
+    wave_barrier<target>();
+    if (lane < tile_rows) copy::copy(&sh.weight[lane][0], rows + static_cast<u64>(lane) * weights::hidden, weights::hidden, sh.weight_ready);
   }
 
   /// The lane's B words of instruction tile n for the wave's 4 blocks (zeros for unused columns)
@@ -289,14 +303,19 @@ template <class Contract> struct moe_expert_gate_up_kernel {
   /// Serves one unit of a valid expert for the tile's rows [row0, row0 + 16): its weight bytes in
   /// flight first (`use`: stage_weights), then per instruction tile the columns' quantization and
   /// the block products, the wave partials through LDS, the BF16 stores.
+  /// `staged` (weights_in_lds): the tile's rows were put in flight already, as the `use`-th staging
+  /// (stage_first_rows).
   static NETRA_DEVICE void serve(const params& p, shared_state& sh, const moe_experts::route_scan<F::tiles>& scan, u32 row0, u32 w, u32 lane,
-                                 u32 thread, u32 use) {
+                                 u32 thread, u32 use, bool staged = false) {
     const i32 expert = scan.expert;
     // All weight bytes of this wave's K range in flight, before anything else.
     const u8* tile_rows_k0 = p.w13 + static_cast<u64>(expert) * weights::w13_expert_bytes + static_cast<u64>(row0) * weights::hidden;
     u32x4 wt[weights_in_lds ? 1 : blocks_per_wave][F::weight_pieces];
-    if constexpr (weights_in_lds) stage_weights(sh, tile_rows_k0, w, lane, thread, use);
-    else load_weights(tile_rows_k0 + w * k_per_wave, lane, wt);
+    if constexpr (weights_in_lds) {
+      if (!staged) stage_weights(sh, tile_rows_k0, w, lane, thread, use);  // uniform
+    } else {
+      load_weights(tile_rows_k0 + w * k_per_wave, lane, wt);
+    }
     // The wave's 4 block scales (they arrive with the weights): lane l holds block l % 4's, the
     // block loop takes it from lane b (one register instead of four).
     const float* srow = p.s13 + static_cast<u64>(expert) * (weights::w13_scale_rows * weights::w13_scale_cols) +
@@ -395,6 +414,25 @@ template <class Contract> struct moe_expert_gate_up_kernel {
       // later one 512 + the count it claims from the workspace's claims counter (one atomic per
       // item, issued when the current item starts and read when it ends), so the workgroups that
       // finish first take more.
+      // Meanwhile wave 1 stages the first item's rows when its expert is known without the list:
+      // the first item is (unit y, tile x), and unit y is route y's expert when routes 0 .. y hold
+      // distinct valid ids (always, for a router's top-8 of token 0); otherwise the loop stages it.
+      if (w == 1) {
+        const bool mine = lane <= y;
+        const i32 id = mine ? static_cast<i32>(load_u32_strong<target>(p.ids + lane)) : -1;
+        bool fits = !mine || weights::valid_expert(id);
+        NETRA_UNROLL
+        for (u32 j = 0; j < unit_rows; ++j) {
+          const i32 other = static_cast<i32>(target_ops<target>::broadcast(static_cast<u32>(id), j));
+          fits = fits && !(mine && j < lane && other == id);
+        }
+        const bool staged = wave_ballot<target>(!fits) == 0;
+        if (staged) {
+          const i32 expert = static_cast<i32>(target_ops<target>::broadcast(static_cast<u32>(id), y));
+          stage_first_rows(sh, p.w13 + static_cast<u64>(expert) * weights::w13_expert_bytes + static_cast<u64>(tile * tile_rows) * weights::hidden, lane);
+        }
+        if (lane == 0) ul.first_staged = staged ? 1u : 0u;
+      }
       if (w == 0) {
         const u32 listed = lister::build(p.ids, p.tokens * moe::route_layout::slots, lane, counts,
                                          [&](u32 route, u32 unit, u32 column, i32 id, u32 columns) {
@@ -411,6 +449,7 @@ template <class Contract> struct moe_expert_gate_up_kernel {
       lane_columns(want);
       const u32 items = ul.units * tiles, grid = tiles * unit_rows;
       u32 use = 0;
+      bool staged = ul.first_staged != 0;  // uniform
       NETRA_NO_UNROLL
       for (u32 item = tile + tiles * y; item < items;) {  // uniform
         u32 claimed = 0;
@@ -420,7 +459,8 @@ template <class Contract> struct moe_expert_gate_up_kernel {
         auto route_of = [&](u32 c) { return static_cast<u32>(ul.route[j][c]); };
         const moe_experts::route_scan<F::tiles> unit = listed_unit(e == 0xFFFFu ? -1 : static_cast<i32>(e), ul.columns[j], want, route_of);
         if (e == 0xFFFFu) store_zero_rows(p, unit.count, route_of(min_of(thread / (tile_rows / 8), chunk_columns - 1)), row0_item, thread);
-        else serve(p, sh, unit, row0_item, w, lane, thread, use++);
+        else serve(p, sh, unit, row0_item, w, lane, thread, use++, staged);
+        staged = false;
         if (thread == 0) ul.next_item = grid + claimed;
         workgroup_barrier<target>();  // the epilogue's LDS reads before the next item's writes; the claim published
         item = ul.next_item;
