@@ -785,6 +785,44 @@ TEST_CASE_TEMPLATE("gate_up unit list: the units kernel's lane model equals the 
   }
 }
 
+TEST_CASE("resident gate_up: the first item it stages before the list is the list's item") {
+  // Workgroup (x, y), y < 8, serves item (unit y, tile x) first, and its wave 1 stages expert
+  // ids[y]'s rows before wave 0 has listed the units when routes 0 .. y hold distinct valid ids.
+  // That relies on unit y being route y's expert then (units are numbered in the route order of
+  // their first routes); and for a router's output (8 distinct experts per token) it always holds.
+  using K = kernels::moe_expert_gate_up_kernel<contracts::moe_expert_gate_up_units_decode<sm90a>>;
+  auto early = [](const std::vector<std::int32_t>& ids, unsigned y) {  // the kernel's test, written plainly
+    for (unsigned i = 0; i <= y; ++i) {
+      if (!oracles::valid_expert(ids[i])) return false;
+      for (unsigned j = 0; j < i; ++j)
+        if (ids[j] == ids[i]) return false;
+    }
+    return true;
+  };
+  std::vector<std::vector<std::int32_t>> calls;
+  for (int tokens : {1, 2, 10, 16})
+    for (int pool : {256, 12}) calls.push_back(oracles::routed_ids(tokens, 900 + tokens + pool, pool));
+  unsigned router_like = static_cast<unsigned>(calls.size());
+  calls.push_back(std::vector<std::int32_t>(144, 42));  // one expert: only y = 0 stages early
+  std::vector<std::int32_t> adversarial = oracles::routed_ids(16, 77);
+  adversarial[3] = 300, adversarial[6] = adversarial[1];  // an invalid id and a duplicate among routes 0 .. 7
+  calls.push_back(adversarial);
+  unsigned staged = 0;
+  for (std::size_t c = 0; c < calls.size(); ++c) {
+    const auto& ids = calls[c];
+    const auto units = oracles::unit_list(ids);
+    for (unsigned y = 0; y < K::unit_rows; ++y) {
+      if (c < router_like) CHECK(early(ids, y));
+      if (!early(ids, y)) continue;
+      ++staged;
+      REQUIRE(units.size() > y);
+      CHECK(units[y].expert == ids[y]);
+      CHECK(units[y].routes.front() == y);
+    }
+  }
+  CHECK(staged == router_like * K::unit_rows + 1 + 3);  // one expert: y = 0; adversarial: y = 0, 1, 2
+}
+
 TEST_CASE("gate_up unit_list and resident contracts: families, kernels, and a workspace the call must bind") {
   using L = contracts::moe_expert_gate_up<sm90a, 16, gate_up_schedule::unit_list>;
   using R = contracts::moe_expert_gate_up_units_decode<sm90a>;
