@@ -192,8 +192,14 @@ template <class Contract> struct moe_expert_gate_up_kernel {
       copy::release_for_copy();
     }
     if (thread == 0) copy::expect_bytes(sh.weight_ready, tile_rows * weights::hidden);
-    const u32 row = w * copy_rows + lane;
-    if (lane < copy_rows) copy::copy(&sh.weight[row][0], rows + static_cast<u64>(row) * weights::hidden, weights::hidden, sh.weight_ready);
+    copy_rows_of(sh, rows, w * copy_rows, copy_rows, lane);
+  }
+
+  /// Lanes i < count of the calling wave copy rows first + i of the tile (2 KiB each) onto the
+  /// copy barrier.
+  static NETRA_DEVICE void copy_rows_of(shared_state& sh, const u8* rows, u32 first, u32 count, u32 lane) {
+    const u32 row = first + lane;
+    if (lane < count) bulk_copy_ops<target>::copy(&sh.weight[row][0], rows + static_cast<u64>(row) * weights::hidden, weights::hidden, sh.weight_ready);
   }
 
   /// resident (sm90a): one wave stages the tile's 16 rows of `expert` as the barrier's first use
@@ -204,7 +210,7 @@ template <class Contract> struct moe_expert_gate_up_kernel {
     copy::release_for_copy();
     if (lane == 0) copy::expect_bytes(sh.weight_ready, tile_rows * weights::hidden);
     wave_barrier<target>();
-    if (lane < tile_rows) copy::copy(&sh.weight[lane][0], rows + static_cast<u64>(lane) * weights::hidden, weights::hidden, sh.weight_ready);
+    copy_rows_of(sh, rows, 0, tile_rows, lane);
   }
 
   /// The lane's B words of instruction tile n for the wave's 4 blocks (zeros for unused columns)
