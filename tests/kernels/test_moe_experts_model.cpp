@@ -470,7 +470,9 @@ TEST_CASE_TEMPLATE("gate_up: the quantization pass's lanes and the B pieces' gat
           }
   CHECK(K::lds_bytes <= 48u * 1024);  // static shared memory, no opt-in
   if constexpr (K::weights_in_lds) {
-    // a quarter-warp's 16-byte A reads: lanes 8j .. 8j + 7, one piece each, on 8 distinct 16-byte bank groups
+    // the staged rows are unpadded (one copy per tile): a quarter-warp's 16-byte A reads (lanes
+    // 8j .. 8j + 7, one piece each) fall on 16-byte bank groups at most two at a time (2-way)
+    CHECK(K::weight_row_stride == 2048u);
     for (unsigned v = 0; v < F::weight_pieces; ++v)
       for (unsigned j = 0; j < F::wave / 8; ++j) {
         std::array<int, 8> groups{};
@@ -478,7 +480,7 @@ TEST_CASE_TEMPLATE("gate_up: the quantization pass's lanes and the B pieces' gat
           const auto pc = F::weight_piece(l, v);
           ++groups[((pc.index * K::weight_row_stride + pc.k) / 16) % 8];
         }
-        for (int g : groups) CHECK(g == 1);
+        for (int g : groups) CHECK(g <= 2);
       }
   }
 }

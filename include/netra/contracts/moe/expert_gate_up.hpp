@@ -157,7 +157,7 @@ struct moe_expert_gate_up {
     } else if constexpr (same_v<Target, sm90a>) {
       resource_budget b;
       b.max_registers = resident ? 128 : 96;  // 5 workgroups of 128 threads per SM (launch bounds); resident 4
-      b.max_lds_bytes = 41768;  // 37,968 static (33 KiB staged weights, 4 KiB partials), resident 2,748 more (the list in LDS), + the 1 KiB the SM reserves per block
+      b.max_lds_bytes = 40744;  // 36,944 static (32 KiB staged weights, 4 KiB partials), resident 2,748 more (the list in LDS), + the 1 KiB the SM reserves per block
       b.max_code_bytes = 49152;
       return b;
     } else {

@@ -29,7 +29,8 @@
 //   Wave w owns K [512w, 512w + 512) = scale blocks 4w .. 4w + 3. Order of work, so that one
 //   dependent round trip follows the route scan: first all weight bytes go in flight
 //   (Contract::weights_in_lds: sm90a, the copy engine copies the tile's 16 rows x 2048 K into
-//   LDS, one 2 KiB bulk copy per row, lanes 0..3 of each wave, completing on one barrier; gfx950:
+//   LDS, one 32 KiB bulk copy (the rows are contiguous in W13) issued by one thread, completing
+//   on one barrier; gfx950:
 //   every lane loads its pieces of its wave's 4 blocks into VGPRs, 2 per block, 16 B each,
 //   streaming_early). Then per instruction tile (sm90a: 2 of 8 columns, gfx950: 1 of 16) the
 //   wave quantizes the tile's used columns one at a time: lane l loads the column's hidden values
@@ -46,7 +47,7 @@
 //   The 4 wave partials go through LDS [4][16 columns][16 rows]; thread j < 32 takes column
 //   j / 2, rows 8 (j % 2) .. + 8, adds the partials in wave order, rounds to BF16 and stores 16
 //   bytes of out.
-// Occupancy (sm90a): 37 KiB of LDS (33 KiB of it the staged weights) and at most 96 registers
+// Occupancy (sm90a): 36 KiB of LDS (32 KiB of it the staged weights) and at most 96 registers
 // per thread (launch bounds: 5 workgroups per SM, largest shared-memory carve-out): all 576
 // workgroups of M = 1 resident at once with every weight byte in flight. (With the weights in
 // registers, 128 per thread, 4 workgroups per SM fitted: 528, and the rest ran as a second
@@ -84,7 +85,7 @@ template <class Contract> struct moe_expert_gate_up_kernel {
   /// spilled 12 bytes at 96); gfx950 needs no hint (576 workgroups on 256 CUs).
   static constexpr u32 min_workgroups_per_processor = same_v<target, sm90a> ? (Contract::resident ? 4 : 5) : 1;
   static constexpr bool weights_in_lds = Contract::weights_in_lds;
-  /// sm90a: 5 x 38 KiB per SM needs the largest shared-memory carve-out (runtime/kernel_traits.hpp).
+  /// sm90a: 5 x 37 KiB per SM needs the largest shared-memory carve-out (runtime/kernel_traits.hpp).
   static constexpr bool prefers_max_lds = weights_in_lds;
   static constexpr u32 tile_rows = F::rows;
   static constexpr u32 tiles = weights::gate_up_rows / tile_rows;    // 64
@@ -92,12 +93,13 @@ template <class Contract> struct moe_expert_gate_up_kernel {
   static constexpr u32 blocks_per_wave = blocks / k_split;           // 4
   static constexpr u32 k_per_wave = blocks_per_wave * weights::block;
   static constexpr u32 chunk_columns = F::chunk_columns;             // 16
-  /// LDS bytes per staged weight row (sm90a; the row's whole K): + 64, so that the two rows g,
-  /// g + 1 read by a quarter-warp's 16-byte A reads (4 lanes x 16 contiguous bytes each) fall on
-  /// different halves of the 32 banks.
-  static constexpr u32 weight_row_stride = weights::hidden + 64;
-  /// Rows each wave's lanes copy (lanes 0 .. copy_rows - 1, one 2 KiB copy each).
-  static constexpr u32 copy_rows = tile_rows / k_split;
+  /// LDS bytes per staged weight row (sm90a; the row's whole K): unpadded, so that the tile's 16
+  /// rows, contiguous in W13, land by one 32 KiB bulk copy. The two rows g, g + 1 of a
+  /// quarter-warp's 16-byte A reads (4 lanes x 16 contiguous bytes each) then share 16 of the 32
+  /// banks (2-way). Rows padded by 64 bytes (conflict-free reads, one 2 KiB copy per row)
+  /// measured slower on the H200: 16 copies per tile cost the copy engine more than the
+  /// conflicts cost the reads (docs/moe-experts.md).
+  static constexpr u32 weight_row_stride = weights::hidden;
   // The quantization pass, one column at a time: lane l takes values [V l, V l + V) of the wave's
   // K range (V = 512 / wave: 16 on sm90a, 8 on gfx950), 128 / V lanes per scale block.
   static constexpr u32 pass_values = k_per_wave / wave;
@@ -117,7 +119,6 @@ template <class Contract> struct moe_expert_gate_up_kernel {
   static_assert(blocks % k_split == 0, "gate_up: K splits into whole scale blocks per wave");
   static_assert(chunk_columns * (tile_rows / 8) <= workgroup_size, "gate_up: one storing thread per 8 output rows of a chunk");
   static_assert(tile_rows * 8 <= weights::block && weights::block % tile_rows == 0, "gate_up: a tile lies in one scale row block");
-  static_assert(!weights_in_lds || (tile_rows % k_split == 0 && copy_rows <= wave), "gate_up: staged rows split over the waves' lanes");
   static_assert(!weights_in_lds || has_bulk_copy_v<target>, "gate_up: weights_in_lds needs the target's bulk copy (dsl/bulk_copy.hpp)");
 
   struct params {
@@ -130,7 +131,7 @@ template <class Contract> struct moe_expert_gate_up_kernel {
     u32* units;         // the workspace: unit_list, the list the units kernel wrote; resident, the counters (expert_unit_list.hpp)
   };
 
-  /// The workgroup's LDS (sm90a about 37 KiB; gfx950, weights in VGPRs, about 4 KiB).
+  /// The workgroup's LDS (sm90a about 36 KiB; gfx950, weights in VGPRs, about 4 KiB).
   struct shared_state {
     // the tile's 16 rows x 2048 K (weights_in_lds; a 16-byte stand-in otherwise)
     alignas(16) u8 weight[weights_in_lds ? tile_rows : 1][weights_in_lds ? weight_row_stride : 16];
@@ -179,11 +180,11 @@ template <class Contract> struct moe_expert_gate_up_kernel {
     }
   }
 
-  /// The tile's rows into LDS by the copy engine (sm90a): lane i < 4 of wave w copies row
-  /// 4w + i (2 KiB). `rows` points at the tile's row 0, K 0. `use` counts the workgroup's
+  /// The tile's rows into LDS by the copy engine (sm90a): thread 0 copies all 16 (copy_tile).
+  /// `rows` points at the tile's row 0, K 0. `use` counts the workgroup's
   /// earlier stagings (the copy barrier's phase parity is use % 2; a later use follows a barrier
   /// after every read of the previous tile). Every thread calls it.
-  static NETRA_DEVICE void stage_weights(shared_state& sh, const u8* rows, u32 w, u32 lane, u32 thread, u32 use) {
+  static NETRA_DEVICE void stage_weights(shared_state& sh, const u8* rows, u32 thread, u32 use) {
     using copy = bulk_copy_ops<target>;
     if (use == 0) {  // uniform
       if (thread == 0) copy::init(sh.weight_ready);
@@ -191,26 +192,22 @@ template <class Contract> struct moe_expert_gate_up_kernel {
     } else {
       copy::release_for_copy();
     }
-    if (thread == 0) copy::expect_bytes(sh.weight_ready, tile_rows * weights::hidden);
-    copy_rows_of(sh, rows, w * copy_rows, copy_rows, lane);
+    if (thread == 0) copy_tile(sh, rows);
   }
 
-  /// Lanes i < count of the calling wave copy rows first + i of the tile (2 KiB each) onto the
-  /// copy barrier.
-  static NETRA_DEVICE void copy_rows_of(shared_state& sh, const u8* rows, u32 first, u32 count, u32 lane) {
-    const u32 row = first + lane;
-    if (lane < count) bulk_copy_ops<target>::copy(&sh.weight[row][0], rows + static_cast<u64>(row) * weights::hidden, weights::hidden, sh.weight_ready);
+  /// One thread: the tile's 16 rows (32 KiB, contiguous) onto the copy barrier, which expects them.
+  static NETRA_DEVICE void copy_tile(shared_state& sh, const u8* rows) {
+    bulk_copy_ops<target>::expect_bytes(sh.weight_ready, tile_rows * weights::hidden);
+    bulk_copy_ops<target>::copy(&sh.weight[0][0], rows, tile_rows * weights::hidden, sh.weight_ready);
   }
 
   /// resident (sm90a): one wave stages the tile's 16 rows of `expert` as the barrier's first use
-  /// (init, then lane i < 16 copies row i), while the workgroup's other waves do other work.
+  /// (its lane 0: init, then copy_tile), while the workgroup's other waves do other work.
   static NETRA_DEVICE void stage_first_rows(shared_state& sh, const u8* rows, u32 lane) {
     using copy = bulk_copy_ops<target>;
     if (lane == 0) copy::init(sh.weight_ready);  // with the fence that shows the init to the copy engine
     copy::release_for_copy();
-    if (lane == 0) copy::expect_bytes(sh.weight_ready, tile_rows * weights::hidden);
-    wave_barrier<target>();
-    copy_rows_of(sh, rows, 0, tile_rows, lane);
+    if (lane == 0) copy_tile(sh, rows);
   }
 
   /// The lane's B words of instruction tile n for the wave's 4 blocks (zeros for unused columns)
@@ -318,7 +315,7 @@ template <class Contract> struct moe_expert_gate_up_kernel {
     const u8* tile_rows_k0 = p.w13 + static_cast<u64>(expert) * weights::w13_expert_bytes + static_cast<u64>(row0) * weights::hidden;
     u32x4 wt[weights_in_lds ? 1 : blocks_per_wave][F::weight_pieces];
     if constexpr (weights_in_lds) {
-      if (!staged) stage_weights(sh, tile_rows_k0, w, lane, thread, use);  // uniform
+      if (!staged) stage_weights(sh, tile_rows_k0, thread, use);  // uniform
     } else {
       load_weights(tile_rows_k0 + w * k_per_wave, lane, wt);
     }
