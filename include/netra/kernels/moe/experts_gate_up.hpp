@@ -16,9 +16,9 @@
 //     workgroup lists the call's units into LDS with the units kernel's operations
 //     (expert_unit_lister; the other waves wait at a barrier; wave 1 meanwhile stages the first
 //     item's rows when routes 0 .. y hold distinct valid ids, so that unit y is route y's
-//     expert), then the workgroup serves items
-//     (unit, tile) until none is left: first its linear id, then each item it claims from the
-//     workspace's counter (one atomic per item, in flight while the previous item is served).
+//     expert), then the workgroup serves items (unit, tile) until none is left: first its
+//     linear id, then each item it claims from the workspace's counter (one atomic per item, in
+//     flight while the previous item is served).
 //     The last workgroup to finish (a second counter) sets both counters back to zero for the
 //     next call. It releases its successor right after its wait, so that act_quant's and down's
 //     workgroups launch while it runs and take the SMs its tail frees (H200, M = 16: down starts
@@ -30,9 +30,8 @@
 //   dependent round trip follows the route scan: first all weight bytes go in flight
 //   (Contract::weights_in_lds: sm90a, the copy engine copies the tile's 16 rows x 2048 K into
 //   LDS, one 32 KiB bulk copy (the rows are contiguous in W13) issued by one thread, completing
-//   on one barrier; gfx950:
-//   every lane loads its pieces of its wave's 4 blocks into VGPRs, 2 per block, 16 B each,
-//   streaming_early). Then per instruction tile (sm90a: 2 of 8 columns, gfx950: 1 of 16) the
+//   on one barrier; gfx950: every lane loads its pieces of its wave's 4 blocks into VGPRs, 2 per
+//   block, 16 B each, streaming_early). Then per instruction tile (sm90a: 2 of 8 columns, gfx950: 1 of 16) the
 //   wave quantizes the tile's used columns one at a time: lane l loads the column's hidden values
 //   [V l, V l + V) of the wave's K range (V = 16 on sm90a, 8 on gfx950; the next column's loads
 //   in flight meanwhile), the 128 / V lanes of a scale block join their magnitudes (xor
@@ -181,9 +180,9 @@ template <class Contract> struct moe_expert_gate_up_kernel {
   }
 
   /// The tile's rows into LDS by the copy engine (sm90a): thread 0 copies all 16 (copy_tile).
-  /// `rows` points at the tile's row 0, K 0. `use` counts the workgroup's
-  /// earlier stagings (the copy barrier's phase parity is use % 2; a later use follows a barrier
-  /// after every read of the previous tile). Every thread calls it.
+  /// `rows` points at the tile's row 0, K 0. `use` counts the workgroup's earlier stagings (the
+  /// copy barrier's phase parity is use % 2; a later use follows a barrier after every read of
+  /// the previous tile). Every thread calls it.
   static NETRA_DEVICE void stage_weights(shared_state& sh, const u8* rows, u32 thread, u32 use) {
     using copy = bulk_copy_ops<target>;
     if (use == 0) {  // uniform
