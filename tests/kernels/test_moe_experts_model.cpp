@@ -825,6 +825,41 @@ TEST_CASE("resident gate_up: the first item it stages before the list is the lis
   CHECK(staged == router_like * K::unit_rows + 1 + 3);  // one expert: y = 0; adversarial: y = 0, 1, 2
 }
 
+TEST_CASE("resident gate_up (sm90a): row 0 serves the shared tiles it staged before the wait; items stay a permutation") {
+  // Row y = 0 stages tile x of expert 256 before the wait; its first item is (s, x), s the shared
+  // expert's first unit, by trading places with unit 0 when s >= 8 (rows 1 .. 7 keep theirs).
+  using K = kernels::moe_expert_gate_up_kernel<contracts::moe_expert_gate_up_units_decode<sm90a>>;
+  static_assert(K::early_shared);
+  std::vector<std::vector<std::int32_t>> calls;
+  for (int tokens : {1, 2, 10, 16})
+    for (int pool : {256, 12}) calls.push_back(oracles::routed_ids(tokens, 910 + tokens + pool, pool));
+  const std::size_t router_like = calls.size();
+  auto no_shared = oracles::routed_ids(12, 5);
+  for (int t = 0; t < 12; ++t) no_shared[static_cast<std::size_t>(t) * 9 + 8] = t;  // no route of expert 256
+  calls.push_back(no_shared);
+  auto early = oracles::routed_ids(12, 6);
+  early[3] = 256;  // expert 256 first at route 3: its unit is 3 < 8
+  calls.push_back(early);
+  for (std::size_t c = 0; c < calls.size(); ++c) {
+    const auto units = oracles::unit_list(calls[c]);
+    std::uint32_t s = K::no_unit;
+    for (std::size_t j = 0; j < units.size() && s == K::no_unit; ++j)
+      if (units[j].expert == 256) s = static_cast<std::uint32_t>(j);
+    INFO("call ", c);
+    if (c < router_like) {
+      CHECK(s == 8);  // token 0's 8 distinct routed experts, then the shared slot
+      CHECK(K::shared_first(s));
+    } else {
+      CHECK_FALSE(K::shared_first(s));  // row 0 lets its copy land and stages unit 0 itself
+    }
+    std::vector<int> seen(units.size(), 0);
+    for (std::uint32_t j = 0; j < units.size(); ++j) ++seen[K::item_unit(j, s)];
+    CHECK(std::count(seen.begin(), seen.end(), 1) == static_cast<long>(units.size()));
+    if (K::shared_first(s)) CHECK(units[K::item_unit(0, s)].expert == 256);
+    for (std::uint32_t y = 1; y < K::unit_rows; ++y) CHECK(K::item_unit(y, s) == y);
+  }
+}
+
 TEST_CASE("gate_up unit_list and resident contracts: families, kernels, and a workspace the call must bind") {
   using L = contracts::moe_expert_gate_up<sm90a, 16, gate_up_schedule::unit_list>;
   using R = contracts::moe_expert_gate_up_units_decode<sm90a>;

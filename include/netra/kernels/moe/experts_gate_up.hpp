@@ -24,6 +24,14 @@
 //     workgroups launch while it runs and take the SMs its tail frees (H200, M = 16: down starts
 //     ~3 us before gate_up ends).
 //   An invalid-id unit writes +0.0 to the 16 rows of each of its routes.
+//   sm90a, both: the shared expert's rows are known before the routes are, so the workgroups that
+//     serve it first stage its tile before the wait (early_shared): route_scan, the workgroups of
+//     route 8 (token 0's shared slot, which a router's output always fills with id 256); resident,
+//     row y = 0, whose first item becomes (shared unit, tile x) by trading places with unit 0 in
+//     the item order (rows 1 .. 7 stage as above). A workgroup whose routes turn out otherwise
+//     lets the copy land unused and proceeds as without it. Standalone gate_up (H200, graph-
+//     replayed) M = 1 .. 12 gains 0.5 - 0.8 us; in the decode block the early copies meet the
+//     router's reads and the block is unchanged (docs/moe-experts.md).
 //   So each distinct expert's 2 MiB stream once per call (more than 16 routes per expert only
 //   with duplicate ids inside a token: then once per 16 routes, concurrently).
 //   Wave w owns K [512w, 512w + 512) = scale blocks 4w .. 4w + 3. Order of work, so that one
@@ -52,8 +60,9 @@
 // registers, 128 per thread, 4 workgroups per SM fitted: 528, and the rest ran as a second
 // wave.) route_scan M = 16: 9216 workgroups of which about 6,450 (one per distinct expert and
 // tile) do work; the others exit after the scan. resident: 2.7 KiB more LDS (the list; the
-// lister's counts use the wave partials' space before the first item), 120 registers.
-// sm90a programmatic dependent launch: griddepcontrol.wait before the first read;
+// lister's counts use the wave partials' space before the first item), 117 registers.
+// sm90a programmatic dependent launch: griddepcontrol.wait before the first read of the ids or
+// the hidden rows (the early shared tile reads only W13, which no netra kernel writes);
 // launch_dependents once the workgroup knows it will work (the down kernel's prologue then
 // overlaps this kernel's tail).
 #pragma once
@@ -147,6 +156,7 @@ template <class Contract> struct moe_expert_gate_up_kernel {
     u32 units;
     u32 next_item;
     u32 first_staged;  // the first item's rows were staged before the list (stage_first_rows)
+    u32 shared_unit;   // early_shared: the unit of the shared expert's first routes, or no_unit
   };
   using lister = expert_unit_lister<target, Contract::max_routes>;
   static_assert(sizeof(typename lister::scratch) <= sizeof(shared_state::partial), "gate_up: the lister's counts fit the wave partials' space");
@@ -157,6 +167,19 @@ template <class Contract> struct moe_expert_gate_up_kernel {
   /// that it can release its successor at its start.
   static constexpr bool resident = Contract::resident;
   static constexpr u32 unit_rows = 8;
+  /// sm90a (weights_in_lds): the shared expert's rows are known before the routes are, so the
+  /// workgroups that serve it first stage its tile before the wait (route_scan: the workgroups of
+  /// route 8, token 0's shared slot; resident: row y = 0, whose first item becomes the shared
+  /// unit's, see run). A workgroup whose routes turn out otherwise lets the copy land, unused.
+  static constexpr bool early_shared = weights_in_lds;
+  static constexpr u32 no_unit = 0xFFFFFFFFu;
+  /// resident, early_shared: whether the call's shared unit s (its expert's first unit, no_unit if
+  /// none) trades places with unit 0 in the item order, so that row 0's first items are the tiles
+  /// it staged: only for s >= unit_rows (a router's output always has s = 8), so that rows 1 .. 7
+  /// keep theirs. Every workgroup lists the same units, so all agree.
+  NETRA_HOST_DEVICE static constexpr bool shared_first(u32 s) { return s != no_unit && s >= unit_rows; }
+  /// The unit of items [j * 64, j * 64 + 64) under that trade.
+  NETRA_HOST_DEVICE static constexpr u32 item_unit(u32 j, u32 s) { return !shared_first(s) ? j : j == 0 ? s : j == s ? 0 : j; }
   static_assert(!resident || Contract::max_routes <= 255, "gate_up: the resident schedule keeps routes as bytes");
 
   NETRA_HOST_DEVICE static constexpr launch_shape shape(u32 tokens) {
@@ -192,6 +215,11 @@ template <class Contract> struct moe_expert_gate_up_kernel {
       copy::release_for_copy();
     }
     if (thread == 0) copy_tile(sh, rows);
+  }
+
+  /// Row 0 of tile `tile` of the shared expert in W13.
+  static NETRA_DEVICE const u8* shared_tile_rows(const params& p, u32 tile) {
+    return p.w13 + static_cast<u64>(moe::route_layout::shared_expert_id) * weights::w13_expert_bytes + static_cast<u64>(tile * tile_rows) * weights::hidden;
   }
 
   /// One thread: the tile's 16 rows (32 KiB, contiguous) onto the copy barrier, which expects them.
@@ -406,6 +434,9 @@ template <class Contract> struct moe_expert_gate_up_kernel {
       // by the first item's products, after the barriers below)
       auto& counts = *reinterpret_cast<typename lister::scratch*>(&sh.partial[0][0][0]);
       if (w == 0) lister::clear(counts, lane);
+      if constexpr (early_shared) {
+        if (y == 0 && w == 1) stage_first_rows(sh, shared_tile_rows(p, tile), lane);
+      }
       wait_for_prerequisites<target>();
       // The whole grid is resident: release the successor at once (down reads the router's ids,
       // complete now, before its own wait), so that its workgroups (and theirs) take SMs as this
@@ -419,7 +450,7 @@ template <class Contract> struct moe_expert_gate_up_kernel {
       // Meanwhile wave 1 stages the first item's rows when its expert is known without the list:
       // the first item is (unit y, tile x), and unit y is route y's expert when routes 0 .. y hold
       // distinct valid ids (always, for a router's top-8 of token 0); otherwise the loop stages it.
-      if (w == 1) {
+      if (w == 1 && !(early_shared && y == 0)) {
         const bool mine = lane <= y;
         const i32 id = mine ? static_cast<i32>(load_u32_strong<target>(p.ids + lane)) : -1;
         bool fits = !mine || weights::valid_expert(id);
@@ -445,18 +476,40 @@ template <class Contract> struct moe_expert_gate_up_kernel {
                                            }
                                          });
         if (lane == 0) ul.units = listed;
+        if constexpr (early_shared) {  // the first unit of the shared expert (units are in route order)
+          wave_barrier<target>();  // the wave's emitted experts are visible to it
+          u32 found = no_unit;
+          for (u32 k0 = 0; k0 < listed; k0 += wave) {  // uniform
+            const u64 hits = wave_ballot<target>(k0 + lane < listed && ul.expert[k0 + lane] == moe::route_layout::shared_expert_id);
+            if (hits != 0) {
+              found = k0 + mask_popcount<target>((hits & (~hits + 1)) - 1);
+              break;
+            }
+          }
+          if (lane == 0) ul.shared_unit = found;
+        }
       }
       workgroup_barrier<target>();
       u32 want[F::tiles];
       lane_columns(want);
       const u32 items = ul.units * tiles, grid = tiles * unit_rows;
+      const u32 s = early_shared ? ul.shared_unit : no_unit;  // uniform
       u32 use = 0;
       bool staged = ul.first_staged != 0;  // uniform
+      if constexpr (early_shared) {
+        if (y == 0) {
+          staged = shared_first(s);
+          if (!staged) {  // the staged tile is not this workgroup's item: let its copy land, then restage
+            bulk_copy_ops<target>::wait(sh.weight_ready, 0);
+            use = 1;
+          }
+        }
+      }
       NETRA_NO_UNROLL
       for (u32 item = tile + tiles * y; item < items;) {  // uniform
         u32 claimed = 0;
         if (thread == 0) claimed = atomic_add_relaxed<target>(p.units + list::claims_word, 1u);
-        const u32 j = item / tiles, row0_item = (item % tiles) * tile_rows;
+        const u32 j = item_unit(item / tiles, s), row0_item = (item % tiles) * tile_rows;
         const u32 e = ul.expert[j];
         auto route_of = [&](u32 c) { return static_cast<u32>(ul.route[j][c]); };
         const moe_experts::route_scan<F::tiles> unit = listed_unit(e == 0xFFFFu ? -1 : static_cast<i32>(e), ul.columns[j], want, route_of);
@@ -495,19 +548,34 @@ template <class Contract> struct moe_expert_gate_up_kernel {
       if (weights::valid_expert(unit.expert)) serve(p, sh, unit, row0, w, lane, thread, 0);
       else store_zero_rows(p, unit.count, zero_route, row0, thread);
     } else {
+      const bool prestaged = early_shared && y == moe::route_layout::shared_slot;  // uniform
+      if constexpr (early_shared) {
+        if (prestaged) stage_weights(sh, shared_tile_rows(p, tile), thread, 0);
+      }
+      auto settle = [&] {  // the early copy lands before the workgroup moves on (or exits)
+        if constexpr (early_shared) {
+          if (prestaged) bulk_copy_ops<target>::wait(sh.weight_ready, 0);
+        }
+      };
       wait_for_prerequisites<target>();
       u32 want[F::tiles];
       lane_columns(want);
       const moe_experts::route_scan<F::tiles> scan = moe_experts::scan_routes<target, Contract::max_routes>(p.ids, p.tokens * moe::route_layout::slots, y, want);
       if (!weights::valid_expert(scan.expert)) {
+        settle();
         store_zero_rows(p, 1, y, row0, thread);  // an invalid id: its own route's rows
         return;
       }
       // The route at occurrence 0, 16, 32, .. of its expert serves that occurrence and the next 15
       // (more than 16 routes per expert only with duplicate ids inside a token).
-      if (scan.earlier_count % chunk_columns != 0) return;
+      if (scan.earlier_count % chunk_columns != 0) {
+        settle();
+        return;
+      }
       launch_dependents<target>();
-      serve(p, sh, scan, row0, w, lane, thread, 0);
+      const bool hit = prestaged && scan.expert == moe::route_layout::shared_expert_id;  // uniform
+      if (prestaged && !hit) settle();
+      serve(p, sh, scan, row0, w, lane, thread, prestaged && !hit ? 1 : 0, hit);
     }
   }
 };
