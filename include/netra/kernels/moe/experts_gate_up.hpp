@@ -24,14 +24,15 @@
 //     workgroups launch while it runs and take the SMs its tail frees (H200, M = 16: down starts
 //     ~3 us before gate_up ends).
 //   An invalid-id unit writes +0.0 to the 16 rows of each of its routes.
-//   sm90a, both: the shared expert's rows are known before the routes are, so the workgroups that
-//     serve it first stage its tile before the wait (early_shared): route_scan, the workgroups of
-//     route 8 (token 0's shared slot, which a router's output always fills with id 256); resident,
-//     row y = 0, whose first item becomes (shared unit, tile x) by trading places with unit 0 in
-//     the item order (rows 1 .. 7 stage as above). A workgroup whose routes turn out otherwise
-//     lets the copy land unused and proceeds as without it. Standalone gate_up (H200, graph-
-//     replayed) M = 1 .. 12 gains 0.5 - 0.8 us; in the decode block the early copies meet the
-//     router's reads and the block is unchanged (docs/moe-experts.md).
+//   sm90a, route_scan and resident (not unit_list): the shared expert's rows are known before
+//     the routes are, so the workgroups that serve it first stage its tile before the wait
+//     (early_shared): route_scan, the workgroups of route 8 (token 0's shared slot, which a
+//     router's output always fills with id 256); resident, row y = 0, whose first item becomes
+//     (shared unit, tile x) by trading places with unit 0 in the item order (rows 1 .. 7 stage as
+//     above). A workgroup whose routes turn out otherwise lets the copy land unused and proceeds
+//     as without it. Standalone gate_up (H200, graph-replayed) M = 1 .. 12 gains 0.5 - 0.8 us; in
+//     the decode block the early copies meet the router's reads and the block is unchanged
+//     (docs/moe-experts.md).
 //   So each distinct expert's 2 MiB stream once per call (more than 16 routes per expert only
 //   with duplicate ids inside a token: then once per 16 routes, concurrently).
 //   Wave w owns K [512w, 512w + 512) = scale blocks 4w .. 4w + 3. Order of work, so that one
