@@ -668,10 +668,12 @@ TEST_CASE_TEMPLATE("down model, M = 16 and adversarial route metadata, within th
   CHECK(rep.failures == 0);
 }
 
-TEST_CASE_TEMPLATE("down: the schedule (pass 1 per route, then units in route order) serves every valid route once, as its expert's "
-                   "occurrence 0, 16, .. unit", Target, gfx950, sm90a) {
+TEST_CASE_TEMPLATE("down: the schedule (the lister's units less invalid keys, in route order) serves every valid route once, as "
+                   "its expert's occurrence 0, 16, .. unit",
+                   Target, gfx950, sm90a) {
   using K = kernels::moe_expert_down_kernel<contracts::moe_expert_down_decode<Target>>;
   using schedule = typename K::schedule;
+  using list = moe::expert_unit_list;
   std::vector<std::vector<std::int32_t>> cases;
   for (int tokens : {1, 2, 3, 4, 7, 16}) cases.push_back(oracles::routed_ids(tokens, 300 + tokens, tokens == 16 ? 40 : 256));
   {
@@ -688,39 +690,43 @@ TEST_CASE_TEMPLATE("down: the schedule (pass 1 per route, then units in route or
   for (const auto& ids : cases) {
     const unsigned routes = static_cast<unsigned>(ids.size());
     INFO("routes ", routes);
-    for (int order = 0; order < 2; ++order) {  // threads run pass 1 in any order
-      schedule s{};
-      for (unsigned r = 0; r < routes; ++r) s.key[r] = moe::expert_weights::valid_expert(ids[r]) ? static_cast<std::uint16_t>(ids[r]) : K::invalid_key;
-      for (unsigned i = 0; i < routes; ++i) K::schedule_route(s, routes, order == 0 ? i : routes - 1 - i);
-      std::vector<unsigned> served(routes, 0);
-      unsigned units = 0;
-      for (unsigned r = 0; r < routes; ++r) {
-        const std::int32_t e = ids[r];
-        if (!moe::expert_weights::valid_expert(e)) {
-          CHECK(s.columns[r] == 0);
-          continue;
-        }
-        unsigned occurrence = 0;
-        for (unsigned j = 0; j < r; ++j) occurrence += ids[j] == e;
-        if (occurrence % K::chunk_columns != 0) {
-          CHECK(s.columns[r] == 0);
-          continue;
-        }
-        ++units;
-        bool earlier;
-        const auto cols = columns_of(ids, r, earlier);
-        const unsigned n = std::min<unsigned>(static_cast<unsigned>(cols.size()), K::chunk_columns);
-        REQUIRE(s.columns[r] == n);
-        for (unsigned c = 0; c < n; ++c) {
-          CHECK(s.column[r][c] == cols[c]);
-          ++served[cols[c]];
-        }
+    // The lister's emits (its lane model equals this oracle: "gate_up unit list" tests), recorded
+    // as wave 0 records them, then the units of valid keys kept in order as its ballots keep them.
+    const auto listed = oracles::unit_list(ids);
+    schedule s{};
+    for (unsigned j = 0; j < listed.size(); ++j)
+      for (unsigned c = 0; c < listed[j].routes.size(); ++c) {
+        const unsigned r = listed[j].routes[c];
+        K::record_route(s, r, j, c, ids[r], c == 0 ? static_cast<unsigned>(listed[j].routes.size()) : 0u);
       }
-      for (unsigned r = 0; r < routes; ++r) CHECK(served[r] == (moe::expert_weights::valid_expert(ids[r]) ? 1u : 0u));
-      // the units wave 0 lists: routes with columns != 0, in route order; wave w takes w, w + waves, ..
-      unsigned listed = 0;
-      for (unsigned r = 0; r < routes; ++r) listed += s.columns[r] != 0;
-      CHECK(listed == units);
+    unsigned units = 0;
+    for (unsigned j = 0; j < listed.size(); ++j)
+      if (s.expert[j] != list::invalid_key) s.unit[units++] = static_cast<std::uint8_t>(j);
+    std::vector<unsigned> served(routes, 0);
+    unsigned previous_first = 0;
+    for (unsigned k = 0; k < units; ++k) {
+      const unsigned j = s.unit[k];
+      const std::int32_t e = s.expert[j];
+      REQUIRE(moe::expert_weights::valid_expert(e));
+      REQUIRE(s.columns[j] >= 1);
+      REQUIRE(s.columns[j] <= K::chunk_columns);
+      const unsigned first = s.column[j][0];
+      if (k > 0) CHECK(first > previous_first);  // route order of first routes
+      previous_first = first;
+      unsigned occurrence = 0;
+      for (unsigned r = 0; r < first; ++r) occurrence += ids[r] == e;
+      CHECK(occurrence % K::chunk_columns == 0);  // the expert's occurrence 0, 16, ..
+      bool earlier;
+      const auto cols = columns_of(ids, first, earlier);
+      REQUIRE(s.columns[j] == std::min<unsigned>(static_cast<unsigned>(cols.size()), K::chunk_columns));
+      for (unsigned c = 0; c < s.columns[j]; ++c) {
+        CHECK(s.column[j][c] == cols[c]);
+        ++served[s.column[j][c]];
+      }
+    }
+    for (unsigned r = 0; r < routes; ++r) {
+      CHECK(s.key[r] == list::key_of(ids[r]));
+      CHECK(served[r] == (moe::expert_weights::valid_expert(ids[r]) ? 1u : 0u));
     }
   }
   CHECK(K::waves * K::wave >= 16 * K::tile_rows);

@@ -5,12 +5,12 @@
 // block FP8; act is act_quant's E4M3 + scales (Input 0) or gate_up's BF16 with act_quant
 // recomputed here with its exact semantics (Input 1).
 // Mapping: grid (128): workgroup x owns output rows [16x, 16x + 16) of every token; 12 waves per
-// workgroup (Contract::waves; gfx950: 768 lanes; sm90a: 384 threads). The workgroup first builds
-// its unit schedule in LDS from the route ids (build_schedule: strong loads, three barriers): a
-// route is a "unit" if it is its expert's occurrence 0, 16, 32, .. in route order, and the unit
-// serves it and the expert's next 15 routes (16 columns; more than 16 routes per expert only with
-// duplicate ids inside a token); the units are listed in route order and dealt round-robin: wave w
-// takes units w, w + 12, ... A unit's weights are the tile's 16 rows x all 512 K (4 scale
+// workgroup (Contract::waves; gfx950: 768 lanes; sm90a: 384 threads). Wave 0 first lists the
+// call's units into LDS with gate_up's lister (build_schedule; expert_units.hpp: one round trip
+// for the ids, one key match per row of routes): a unit is the routes of one expert at occurrences
+// 16 u .. 16 u + 15 in route order (16 columns; more than 16 routes per expert only with duplicate
+// ids inside a token); the units of valid experts are kept in route order and dealt round-robin:
+// wave w takes units w, w + 12, ... A unit's weights are the tile's 16 rows x all 512 K (4 scale
 // blocks, 8 KiB contiguous): Contract::weights_in_lds (sm90a), one bulk copy into the wave's LDS
 // stage (two stages per wave in 192 KiB of dynamic LDS: the unit it computes and the next one in
 // flight; lane 0 issues, the unit's mbarrier phase completes when the bytes land); gfx950, every
@@ -33,7 +33,7 @@
 // few tokens, hence MaxTokens <= 4 for Input 1.
 // M = 1: 128 workgroups x 9 units = 1152 working waves, one unit each (the article's down stage:
 // 256 waves). Lane maps: experts_fragment.hpp.
-// sm90a programmatic dependent launch: the workgroup reads ids (strong loads), a wave puts its
+// sm90a programmatic dependent launch: wave 0 reads the ids (strong loads), a wave puts its
 // first units' W2 in flight *before* griddepcontrol.wait, so the weight stream overlaps the
 // predecessor's tail (streaming_early loads: ptxas keeps them before the wait; it may sink
 // read-only-path loads past it). Precondition: ids are complete when the kernel
@@ -48,6 +48,7 @@
 #include "netra/dsl/vector_memory.hpp"
 #include "netra/dsl/workgroup_barrier.hpp"
 #include "netra/kernels/moe/act_quant.hpp"
+#include "netra/kernels/moe/expert_units.hpp"
 #include "netra/kernels/moe/experts_device.hpp"
 
 namespace netra::kernels {
@@ -145,75 +146,54 @@ template <class Contract> struct moe_expert_down_kernel {
   }
 
   /// The workgroup's unit schedule, in LDS, built once from the route ids (build_schedule)
-  /// before any weight load. Routes fit a byte; an expert key is the id when it is valid, else
-  /// invalid_key.
-  static constexpr u16 invalid_key = 0xFFFFu;
-  static_assert(Contract::max_routes <= 255, "down: the schedule stores routes as bytes");
-  static constexpr u32 keys_per_read = 8;  // pass 1 reads the keys 16 bytes at a time
+  /// before any weight load: the call's unit list as gate_up's lister makes it
+  /// (kernels/moe/expert_units.hpp; contracts/moe/expert_unit_list.hpp: the routes of one key at
+  /// occurrences [16 u, 16 u + 16), numbered in the route order of their first routes), less the
+  /// units of invalid ids, in the same order. Routes and units fit a byte.
+  using list = moe::expert_unit_list;
+  using lister = expert_unit_lister<target, Contract::max_routes>;
+  static_assert(Contract::max_routes <= 255, "down: the schedule stores routes and units as bytes");
   struct schedule {
-    alignas(16) u16 key[round_up(Contract::max_routes, keys_per_read)];  // ids[r] if valid, else invalid_key (r < routes)
-    u8 column[Contract::max_routes][chunk_columns];     // column[s][c]: route of column c of the unit at route s
-    u8 columns[Contract::max_routes];                   // columns (1..16) of the unit at route s; 0: no unit starts at s
-    u8 unit_route[Contract::max_routes];                // route of unit k (route order), k < units
+    u16 key[Contract::max_routes];                   // list::key_of(ids[r]) (the final sum zeroes invalid routes)
+    u16 expert[Contract::max_routes];                // the key of listed unit j (the lister's numbering)
+    u8 column[Contract::max_routes][chunk_columns];  // column[j][c]: the route of column c of listed unit j
+    u8 columns[Contract::max_routes];                // the column count (1 .. 16) of listed unit j
+    u8 unit[Contract::max_routes];                   // unit k of the schedule: listed unit unit[k] (valid key)
     u32 units;
   };
+  /// Where the lister's scratch lives: it is dead once the schedule is built, before any partial
+  /// is written, so it shares the partials' LDS.
+  union partials_or_scratch {
+    float partial[Contract::max_routes][tile_rows];
+    typename lister::scratch scratch;
+  };
 
-  /// Pass 1 of the schedule for route r (host models call it too; key[0 .. routes) filled): its
-  /// occurrence index o among the routes of its expert (route order) and the route s at
-  /// occurrence 16 floor(o / 16), whose unit serves it -> column[s][o % 16] = r. A route at
-  /// occurrence 0, 16, 32, .. starts a unit of min(16, routes >= it of its expert) columns;
-  /// columns[r] = 0 for every other route and for invalid ids.
-  NETRA_HOST_DEVICE static void schedule_route(schedule& s, u32 routes, u32 r) {
-    const u16 e = s.key[r];
-    if (e == invalid_key) {
-      s.columns[r] = 0;
-      return;
+  /// The lister's route r, column `column` of listed unit j (columns: only on column 0).
+  NETRA_HOST_DEVICE static void record_route(schedule& s, u32 r, u32 j, u32 column, i32 id, u32 columns) {
+    const u32 key = list::key_of(id);
+    s.key[r] = static_cast<u16>(key);
+    s.column[j][column] = static_cast<u8>(r);
+    if (column == 0) {
+      s.expert[j] = static_cast<u16>(key);
+      s.columns[j] = static_cast<u8>(columns);
     }
-    // One pass over the keys, 8 at a time (one 16-byte LDS read each on the device): the routes
-    // of e before r (its occurrence), the latest of them at an occurrence 0, 16, 32, .. (the
-    // first route of r's chunk when r does not begin one), and the routes of e from r on. (Three
-    // scans of one LDS read per key, as before, took down alone at M = 16 from 29.6 to 33.1 us
-    // on the H200: every other wave waits for this pass at a barrier.)
-    u32 occurrence = 0, from_here = 0, chunk_first = r;
-    for (u32 j0 = 0; j0 < routes; j0 += keys_per_read) {
-      // in bounds (the array is padded to whole reads); keys at j >= routes are not used
-      u32x4 read;
-      __builtin_memcpy(&read, __builtin_assume_aligned(&s.key[j0], 16), sizeof(read));
-      NETRA_UNROLL
-      for (u32 i = 0; i < keys_per_read; ++i) {
-        const u32 j = j0 + i;
-        const u32 key = (read[static_cast<int>(i / 2)] >> (16 * (i % 2))) & 0xFFFFu;
-        const bool match = (key == e) & (j < routes);
-        const bool before = match & (j < r);
-        if (before && occurrence % chunk_columns == 0) chunk_first = j;
-        occurrence += before ? 1u : 0u;
-        from_here += match && !before ? 1u : 0u;
-      }
-    }
-    const u32 c = occurrence % chunk_columns;
-    const u32 first = c == 0 ? r : chunk_first;
-    s.column[first][c] = static_cast<u8>(r);
-    s.columns[r] = c == 0 ? static_cast<u8>(min_of(from_here, chunk_columns)) : u8{0};
   }
 
-  /// Every thread of the workgroup: keys (strong loads of the ids: they may run before the
-  /// wait), pass 1 (thread r takes route r), then wave 0 lists the units in route order.
-  /// Three barriers; the schedule is read-only afterwards.
-  static NETRA_DEVICE void build_schedule(const params& p, schedule& s, u32 routes, u32 thread, u32 lane, u32 w) {
-    for (u32 r = thread; r < routes; r += workgroup_size) {
-      const i32 id = static_cast<i32>(load_u32_strong<target>(p.ids + r));
-      s.key[r] = weights::valid_expert(id) ? static_cast<u16>(id) : invalid_key;
-    }
-    workgroup_barrier<target>();
-    for (u32 r = thread; r < routes; r += workgroup_size) schedule_route(s, routes, r);
-    workgroup_barrier<target>();
+  /// Wave 0 lists the units (one round trip for the ids, then ceil(routes / wave) rows of key
+  /// matches), then keeps those of valid keys in order (one ballot per wave of listed units).
+  /// Every thread calls it; one barrier; the schedule is read-only afterwards.
+  static NETRA_DEVICE void build_schedule(const params& p, schedule& s, typename lister::scratch& scratch, u32 routes, u32 lane, u32 w) {
     if (w == 0) {
+      lister::clear(scratch, lane);
+      const u32 listed = lister::build(p.ids, routes, lane, scratch,
+                                       [&](u32 r, u32 j, u32 column, i32 id, u32 columns) { record_route(s, r, j, column, id, columns); });
+      wave_barrier<target>();  // every lane's records are in LDS
       u32 base = 0;
-      for (u32 r0 = 0; r0 < routes; r0 += wave) {  // uniform
-        const u32 r = r0 + lane;
-        const bool starts = r < routes && s.columns[r] != 0;
-        const u64 mask = wave_ballot<target>(starts);
-        if (starts) s.unit_route[base + mask_popcount<target>(mask & ((u64{1} << lane) - 1u))] = static_cast<u8>(r);
+      for (u32 j0 = 0; j0 < listed; j0 += wave) {  // uniform
+        const u32 j = j0 + lane;
+        const bool valid = j < listed && s.expert[j] != list::invalid_key;
+        const u64 mask = wave_ballot<target>(valid);
+        if (valid) s.unit[base + mask_popcount<target>(mask & lanes_below(lane))] = static_cast<u8>(j);
         base += mask_popcount<target>(mask);
       }
       if (lane == 0) s.units = base;
@@ -233,13 +213,13 @@ template <class Contract> struct moe_expert_down_kernel {
 
   /// Unit k of the schedule (k < units).
   static NETRA_DEVICE void find_unit(const schedule& s, unit& un, u32 k, u32 lane) {
-    const u32 first = s.unit_route[k];
-    un.expert = static_cast<i32>(s.key[first]);
-    un.columns = s.columns[first];
+    const u32 j = s.unit[k];
+    un.expert = static_cast<i32>(s.expert[j]);
+    un.columns = s.columns[j];
     NETRA_UNROLL
     for (u32 n = 0; n < F::tiles; ++n) {
       const u32 c = lane_column(lane, n);
-      un.route[n] = c < un.columns ? static_cast<u32>(s.column[first][c]) : moe_experts::no_route;
+      un.route[n] = c < un.columns ? static_cast<u32>(s.column[j][c]) : moe_experts::no_route;
     }
   }
 
@@ -354,7 +334,8 @@ template <class Contract> struct moe_expert_down_kernel {
   }
 
   static NETRA_DEVICE void run(const params& p) {
-    NETRA_SHARED float partial[Contract::max_routes][tile_rows];
+    NETRA_SHARED partials_or_scratch shared_partials;
+    float (*partial)[tile_rows] = shared_partials.partial;
     NETRA_SHARED lds_activations activations;
     NETRA_SHARED schedule sched;
     NETRA_SHARED lds_copy_barrier unit_ready[weights_in_lds ? waves : 1][stages];
@@ -373,9 +354,9 @@ template <class Contract> struct moe_expert_down_kernel {
     // wave's first units' weights in flight (weights_in_lds: the first two, into LDS).
     if constexpr (weights_in_lds) {
       if (lane == 0)
-        for (u32 s = 0; s < stages; ++s) bulk_copy_ops<target>::init(unit_ready[w][s]);  // build_schedule's barriers publish them
+        for (u32 s = 0; s < stages; ++s) bulk_copy_ops<target>::init(unit_ready[w][s]);  // build_schedule's barrier publishes them
     }
-    build_schedule(p, sched, routes, thread, lane, w);
+    build_schedule(p, sched, shared_partials.scratch, routes, lane, w);
     const u32 units = sched.units;
     u32 k = w;  // wave w takes units w, w + waves, ...; j counts them
     unit cur, next;
@@ -428,7 +409,7 @@ template <class Contract> struct moe_expert_down_kernel {
       NETRA_UNROLL
       for (u32 s = 0; s < moe::route_layout::slots; ++s) {
         const u32 r = t * moe::route_layout::slots + s;
-        const float y = sched.key[r] == invalid_key ? 0.0f : partial[r][row];  // an invalid id: y = +0.0 (no unit wrote it)
+        const float y = sched.key[r] == list::invalid_key ? 0.0f : partial[r][row];  // an invalid id: y = +0.0 (no unit wrote it)
         acc = fma_rn(p.route_weights[r], y, acc);
       }
       p.out[static_cast<u64>(t) * weights::hidden + row0 + row] = static_cast<u16>(pack_bf16x2<target>(acc, 0.0f) & 0xFFFFu);
