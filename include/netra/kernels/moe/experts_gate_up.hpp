@@ -483,7 +483,7 @@ template <class Contract> struct moe_expert_gate_up_kernel {
           for (u32 k0 = 0; k0 < listed; k0 += wave) {  // uniform
             const u64 hits = wave_ballot<target>(k0 + lane < listed && ul.expert[k0 + lane] == moe::route_layout::shared_expert_id);
             if (hits != 0) {
-              found = k0 + mask_popcount<target>((hits & (~hits + 1)) - 1);
+              found = k0 + mask_nth_set<target>(hits, 0);  // the lowest hit
               break;
             }
           }
