@@ -172,6 +172,18 @@ def matrix_rate_table(rates) -> str:
             table(rows, ["path", "workgroups per SM", "warps per SM", "weight TB/s"]) + "\n")
 
 
+def weight_read_rate_section(d) -> str:
+    """bench/weight_read_rate.cu: how fast the GPU reads weight bytes in each staging shape, nothing else running."""
+    if not d:
+        return "_not measured_\n"
+    env = d["environment"]
+    rows = [[r["reader"], r["shape"], r["bytes"] / 2**20, r["us_per_call"], r["bytes_per_s"] / 1e12, r["over_copy_bandwidth"]] for r in d["records"]]
+    return (f"{env['gpu']}, {env['date']}, revision `{env['git_revision']}`; {d['method']}; copy bandwidth "
+            f"{d['copy_bandwidth_bytes_per_s'] / 1e12:.2f} TB/s (read + write, the block roofline's). 211 and 106 MiB are the decode "
+            "block's W13 and W2 bytes at 16 tokens.\n\n" +
+            table(rows, ["reader", "shape", "MiB per call", "µs per call", "TB/s", "over copy bandwidth"]) + "\n")
+
+
 def library_runs_section(d, intro) -> str:
     """Decode-block runs of several libraries (bench/variants/collect.py): one row per library, call or
     pass, and M (gate_up and down alone, the whole block); `intro(env, d)` opens the section."""
@@ -211,6 +223,8 @@ BLOCK_RUNS = [
     ("act_quant's mapping and gate_up's resident grid size in the decode block (not kept)", "moe_block_tail_variants_h200.json"),
     ("The block without act_quant (timing bound, wrong values)", "moe_block_without_act_quant_h200.json"),
     ("The resident grid on every SM (528 workgroups; not kept)", "moe_gate_up_resident_528_h200.json"),
+    ("down computing its units before act_quant ends (timing bounds, wrong values)", "moe_down_compute_before_wait_h200.json"),
+    ("Two weight stages per resident gate_up workgroup (not kept)", "moe_gate_up_resident_two_stages_h200.json"),
 ]
 
 
@@ -228,6 +242,8 @@ def main() -> None:
              "## argmax on the H200\n", argmax_section(load(os.path.join(a.results, "argmax_h200.json"))),
              "## MoE routing kernels on the H200\n", routing_section(load(os.path.join(a.results, "moe_routing_h200.json"))),
              "## Decode MoE block on the H200\n", block_section(load(os.path.join(a.results, "moe_block_h200.json"))),
+             "## How fast the H200 reads weight bytes (nothing else running)\n",
+             weight_read_rate_section(load(os.path.join(a.results, "weight_read_rate_h200.json"))),
              "## Where the decode block's time goes on the H200\n",
              timeline_section(load(os.path.join(a.results, "moe_block_timeline_h200.json"))),
              *[part for title, name in BLOCK_RUNS
