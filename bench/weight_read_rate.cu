@@ -19,9 +19,7 @@
 #include "cuda_graph_timing.cuh"
 #include "netra/dsl/arch/sm90a/bulk_copy.hpp"
 
-#include <cstdint>
 #include <cstdio>
-#include <vector>
 
 namespace {
 
@@ -115,7 +113,10 @@ void run_bulk(const unsigned char* buffer, unsigned* sink, int per_sm, u64 bytes
   check(cudaFuncSetAttribute(read_bulk<Stages, Chunk>, cudaFuncAttributePreferredSharedMemoryCarveout, 100), "carveout");
   int fits = 0;
   check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fits, read_bulk<Stages, Chunk>, 128, lds), "occupancy");
-  if (fits < per_sm) return;  // this shape does not fit per_sm workgroups on an SM
+  if (fits < per_sm) {
+    std::fprintf(stderr, "weight-read-rate: %d workgroups of %u stages x %u bytes do not fit on an SM (%d do): skipped\n", per_sm, Stages, Chunk, fits);
+    return;
+  }
   const windows w = burst_for(bytes, l2_bytes);
   const int grid = sms() * per_sm;
   const double us = floor_bench::graph_median_us(stream, w.calls, [&] {
