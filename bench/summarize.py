@@ -225,6 +225,7 @@ BLOCK_RUNS = [
     ("The resident grid on every SM (528 workgroups; not kept)", "moe_gate_up_resident_528_h200.json"),
     ("down computing its units before act_quant ends (timing bounds, wrong values)", "moe_down_compute_before_wait_h200.json"),
     ("Two weight stages per resident gate_up workgroup (not kept)", "moe_gate_up_resident_two_stages_h200.json"),
+    ("gate_up's hidden quantization: timing bounds and the hidden quantized once (not kept)", "moe_gate_up_hidden_quantization_h200.json"),
 ]
 
 
