@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <set>
 #include <string>
@@ -475,6 +476,8 @@ TEST_CASE("the whole decode block (router, shared gate, gate_up, [act_quant], do
     for (auto v : id_host) CHECK(oracles::valid_expert(v));
     out.fill_bytes(0xFF);
     gu.fill_bytes(0xFF);
+    act.fill_bytes(0xFF);
+    scales.fill_bytes(0xFF);
     block.run(test_stream(), a, moe_block_variant::unfused);
     sync();
     const auto eager = out.download();
@@ -487,6 +490,9 @@ TEST_CASE("the whole decode block (router, shared gate, gate_up, [act_quant], do
     std::vector<std::uint8_t> q(tokens * 9 * 512ull);
     std::vector<float> qs(tokens * 36ull);
     oracles::act_quant(g.data(), tokens * 9, 1024, q.data(), qs.data());
+    CHECK(act.download() == q);  // the block's activations: bitwise act_quant of its own gate_up rows
+    const auto scales_host = scales.download();
+    CHECK(std::memcmp(scales_host.data(), qs.data(), qs.size() * sizeof(float)) == 0);
     require_policy(oracles::check_policy(oracles::down_reference(tokens, q.data(), qs.data(), id_host.data(), rw_host.data(), store().view), eager),
                    tokens * 2048L);
     // one captured graph, replayed
