@@ -209,8 +209,12 @@ struct moe_router {
   /// per wave, matrix_tile_stride apart), plus (both tactics) the +0.0 that chains start from
   /// after the loads' barrier; the route kernel has none.
   /// Cluster: the one kernel's G_g [8 groups][8 tokens][16 experts], the routed token's 256
-  /// logits, their mbarrier and the +0.0.
-  static constexpr u32 lds_bytes = Cluster ? k_splits * cluster_token_tile * cluster_experts * 4 + experts * 4 + 16
+  /// logits, their mbarrier, the staged weight rows' mbarrier and the +0.0 (static), and the
+  /// workgroup's 16 weight rows staged before the wait (dynamic, cluster_staged_weight_bytes).
+  static constexpr u32 cluster_staged_weight_bytes = Cluster ? cluster_experts * hidden_size * 2 : 0;
+  /// (the static part rounded up to 128 bytes: the dynamic rows start 128-aligned after it)
+  static constexpr u32 cluster_static_lds_bytes = Cluster ? ceil_div(k_splits * cluster_token_tile * cluster_experts * 4 + experts * 4 + 32, 128u) * 128 : 0;
+  static constexpr u32 lds_bytes = Cluster ? cluster_static_lds_bytes + cluster_staged_weight_bytes
                                            : (exact ? 0 : (workgroup_size / WaveSize) * 16 * matrix_tile_stride * 4) + 16;
 
   static constexpr resource_budget budget() {

@@ -16,9 +16,15 @@
 //     the token's gate (shared_gate_lane, its operands asked into L2 at the start) and writes
 //     slot 8. (16 waves, not a 17th for the gate: 17 put 5 warps on one of the SM's 4 register
 //     partitions, which caps a thread at 96 registers — ptxas spilled.)
-// On sm90a the workgroup asks L2 for its weight rows, hidden rows and gate weight, then releases
-// its successor and waits for its predecessor (programmatic dependent launch) before the first
-// load. A workgroup exits once its pushes are issued; a receiver only after its bytes landed.
+// Before its wait the workgroup puts its 16 weight rows (64 KiB, contiguous: no netra kernel
+// writes them) into dynamic LDS by one bulk copy and asks L2 for its hidden rows and the gate
+// weight; then it releases its successor and waits for its predecessor (programmatic dependent
+// launch) before the first load; its lanes then load only hidden vectors and read their 8 weight
+// vectors from LDS. Every wave waits on the rows' mbarrier only after the post-load workgroup
+// barrier, which orders wave 0's init before the first poll. (H200, the decode block graph-replayed,
+// same call: M = 1 16.9 against 17.2 - 17.4 us and M = 16 90.5 against 91.2 with the rows asked
+// into L2 and loaded after the wait; bench/results/moe_router_cluster_weights_in_lds_after_barrier_h200.json.)
+// A workgroup exits once its pushes are issued; a receiver only after its bytes landed.
 #pragma once
 #include "netra/dsl/cluster.hpp"
 #include "netra/kernels/moe/router.hpp"
@@ -56,8 +62,10 @@ template <class Contract> struct moe_router_cluster_kernel {
     const u16* gate_weight;   // SharedGate: BF16 [2048]
   };
 
+  /// The workgroup's 16 weight rows, staged into dynamic LDS before the wait.
+  static constexpr u32 dynamic_lds_bytes = Contract::cluster_staged_weight_bytes;
   NETRA_HOST_DEVICE static constexpr launch_shape shape(u32 tokens) {
-    return {{cluster_size, ceil_div(tokens, T), 1}, workgroup_size, 0};
+    return {{cluster_size, ceil_div(tokens, T), 1}, workgroup_size, dynamic_lds_bytes};
   }
   /// Expert tile and K group of logits wave w of workgroup c.
   NETRA_HOST_DEVICE static constexpr u32 expert_tile_of(u32 c, u32 w) { return (experts / 8) * c + w / G; }
@@ -70,6 +78,7 @@ template <class Contract> struct moe_router_cluster_kernel {
     float sums[G][T][experts];                        // G_g of (token in tile, expert of the workgroup)
     alignas(16) float logits[Contract::experts];      // the routed token's 256 logits (pushed)
     lds_copy_barrier arrived;                         // completes when all 1 KiB have landed
+    lds_copy_barrier weights_ready;                   // completes when the staged weight rows have landed
     float zero;                                       // +0.0 unknown to the compiler
   };
   /// Tokens of this workgroup's tile, and whether workgroup `rank` routes one (token t0 + rank).
@@ -79,17 +88,17 @@ template <class Contract> struct moe_router_cluster_kernel {
   }
   static NETRA_DEVICE bool routes_token(const params& p, u32 rank) { return rank < tile_tokens(p); }
 
-  static_assert(sizeof(lds_layout) <= Contract::lds_bytes, "netra::kernels::moe_router_cluster: LDS beyond the contract's lds_bytes");
+  static_assert(sizeof(lds_layout) <= Contract::cluster_static_lds_bytes, "netra::kernels::moe_router_cluster: static LDS beyond the contract's cluster_static_lds_bytes");
 
   static NETRA_DEVICE void run(const params& p) {
     using cluster = cluster_ops<target>;
     using copy = bulk_copy_ops<target>;
     NETRA_SHARED lds_layout lds;
+    NETRA_DYNAMIC_SHARED_BYTES(staged_weights);  // [experts][hidden_size] BF16: the workgroup's weight rows
     const u32 thread = thread_id<target>();
     const u32 lane = thread % group, wave = thread / group;
     const u32 t0 = workgroup_id<target, 1>() * T;
     const u32 et = expert_tile_of(cluster::rank(), wave), g = k_group_of(wave);
-    const u16* w0 = p.weight + static_cast<u64>(et * Contract::expert_tile) * Contract::hidden_size;
     if (thread == 0) {
       lds.zero = static_cast<float>(p.tokens == 0);
       if (routes_token(p, cluster::rank())) {
@@ -97,12 +106,18 @@ template <class Contract> struct moe_router_cluster_kernel {
         copy::expect_bytes(lds.arrived, Contract::experts * 4);
       }
     }
+    if (wave == 0) {  // the rows into LDS before the wait; every wave waits for them after a workgroup barrier
+      if (lane == 0) copy::init(lds.weights_ready);
+      copy::release_for_copy();
+      if (lane == 0) {
+        copy::expect_bytes(lds.weights_ready, dynamic_lds_bytes);
+        copy::copy(staged_weights, p.weight + static_cast<u64>(experts * cluster::rank()) * Contract::hidden_size, dynamic_lds_bytes, lds.weights_ready);
+      }
+    }
     cluster::arrive();  // the receivers' barriers are initialised before anyone waits below
     if constexpr (prefetch_ops<target>::has_l2_prefetch) {
       constexpr u32 bytes = group * 8 * 2;  // a K group's 512 bytes of one row
-      if (lane < 8) prefetch_l2<target>(w0 + static_cast<u64>(lane) * Contract::hidden_size + group * 8 * g, bytes);
-      else if (lane < 8 + T && t0 + lane - 8 < p.tokens)
-        prefetch_l2<target>(p.hidden + static_cast<i64>(t0 + lane - 8) * p.hidden_stride + group * 8 * g, bytes);
+      if (lane < T && t0 + lane < p.tokens) prefetch_l2<target>(p.hidden + static_cast<i64>(t0 + lane) * p.hidden_stride + group * 8 * g, bytes);
       if constexpr (Contract::shared_gate)
         if (wave == gate_wave && lane == 31) prefetch_l2<target>(p.gate_weight, 2 * Contract::hidden_size);
     }
@@ -110,8 +125,17 @@ template <class Contract> struct moe_router_cluster_kernel {
     wait_for_prerequisites<target>();
     {
       typename logits::template exact_operands<T> o;
-      logits::exact_load(o, w0, p.hidden, p.hidden_stride, p.tokens, t0, logits::exact_first_k(g, lane));
-      workgroup_barrier<target>();  // every load issued before the first use (see logits::zero_after_loads)
+      const u32 k0 = logits::exact_first_k(g, lane);
+      NETRA_UNROLL
+      for (u32 t = 0; t < T; ++t)
+        o.h[t] = t0 + t < p.tokens ? load_16B<target, cache_policy::streaming_early>(p.hidden + static_cast<i64>(t0 + t) * p.hidden_stride + k0)
+                                   : u32x4{0, 0, 0, 0};
+      workgroup_barrier<target>();  // every load issued before the first use (see logits::zero_after_loads); wave 0's
+                                    // init of weights_ready is seen by every wave before it waits on it
+      copy::wait(lds.weights_ready, 0);
+      const u8* rows = staged_weights + static_cast<u64>((et % (experts / 8)) * 8) * Contract::hidden_size * 2;
+      NETRA_UNROLL
+      for (u32 e = 0; e < 8; ++e) o.w[e] = *reinterpret_cast<const u32x4*>(rows + (static_cast<u64>(e) * Contract::hidden_size + k0) * 2);
       float* sums = &lds.sums[g][0][(et % (experts / 8)) * 8];  // [token - t0][expert]: rows `experts` apart
       logits::exact_passes(o, lds.zero, lane, t0, p.tokens, [&](u32 token, u32 e, float v) { sums[(token - t0) * experts + e] = v; });
     }
