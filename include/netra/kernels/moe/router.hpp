@@ -260,6 +260,11 @@ NETRA_UNROLL
   static NETRA_DEVICE void exact_load(exact_operands<Tokens>& o, const u16* w0, const u16* hidden, i64 hidden_stride, u32 tokens, u32 t0, u32 k0) {
 NETRA_UNROLL
     for (u32 e = 0; e < 8; ++e) o.w[e] = load_16B<target, cache_policy::streaming_early>(w0 + static_cast<u64>(e) * Contract::hidden_size + k0);
+    exact_load_hidden(o, hidden, hidden_stride, tokens, t0, k0);
+  }
+  /// The hidden vectors alone (the cluster kernel reads the weight vectors from LDS).
+  template <u32 Tokens>
+  static NETRA_DEVICE void exact_load_hidden(exact_operands<Tokens>& o, const u16* hidden, i64 hidden_stride, u32 tokens, u32 t0, u32 k0) {
 NETRA_UNROLL
     for (u32 t = 0; t < Tokens; ++t)
       o.h[t] = t0 + t < tokens ? load_16B<target, cache_policy::streaming_early>(hidden + static_cast<i64>(t0 + t) * hidden_stride + k0)

@@ -126,10 +126,7 @@ template <class Contract> struct moe_router_cluster_kernel {
     {
       typename logits::template exact_operands<T> o;
       const u32 k0 = logits::exact_first_k(g, lane);
-      NETRA_UNROLL
-      for (u32 t = 0; t < T; ++t)
-        o.h[t] = t0 + t < p.tokens ? load_16B<target, cache_policy::streaming_early>(p.hidden + static_cast<i64>(t0 + t) * p.hidden_stride + k0)
-                                   : u32x4{0, 0, 0, 0};
+      logits::exact_load_hidden(o, p.hidden, p.hidden_stride, p.tokens, t0, k0);
       workgroup_barrier<target>();  // every load issued before the first use (see logits::zero_after_loads); wave 0's
                                     // init of weights_ready is seen by every wave before it waits on it
       copy::wait(lds.weights_ready, 0);
