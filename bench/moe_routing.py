@@ -14,7 +14,8 @@ router <= 3 us for M <= 128.
 
 With --copy-floor, also runs bench/act_quant_copy_floor.cu (built by the CMake build as <build>/tests/act-quant-copy-floor): a kernel
 that only moves act_quant's bytes, timed the same way; each act_quant record gets the fastest
-variant's time at its R (copy_floor_graph_us), the measured floor under any act_quant here.
+variant that stores act_quant's outputs at its R (copy_floor_graph_us), the measured floor under any act_quant here,
+and of the read-only variants (read_floor_graph_us), a bound under any kernel that reads its input.
 
 usage: python3 bench/moe_routing.py --netra-bench build/tests/netra-bench-moe-routing [--copy-floor BIN] [--out FILE]
 """
@@ -245,7 +246,8 @@ def main() -> None:
             "meets_target": (o["netra_graph_us"] <= target) if target else None,
         }
         if fam == "act_quant":
-            r["copy_floor_graph_us"] = min((f["graph_us"] for f in copy_floor if f["rows"] == size), default=None)
+            r["copy_floor_graph_us"] = min((f["graph_us"] for f in copy_floor if f["rows"] == size and f.get("writes", True)), default=None)
+            r["read_floor_graph_us"] = min((f["graph_us"] for f in copy_floor if f["rows"] == size and not f.get("writes", True)), default=None)
         if fam == "router":
             r["tactic"] = o["tactic"]
             r["kernels"] = o["kernels"]          # 2: logits + route; 1: the cluster kernel
@@ -253,7 +255,7 @@ def main() -> None:
         records.append(r)
 
     common.print_table(records, ["family", "instance", "size", "netra_graph_us", "netra_eager_us", "torch_graph_us", "compile_graph_us",
-                                 "roofline_us", "copy_floor_graph_us", "torch_exact", "compile_exact", "target_graph_us", "meets_target"])
+                                 "roofline_us", "copy_floor_graph_us", "read_floor_graph_us", "torch_exact", "compile_exact", "target_graph_us", "meets_target"])
     print(json.dumps(exactness, indent=1))
     if diagnostics:
         print("diagnostics (graph-replayed us per call; no_pdl: every kernel launched without programmatic dependent launch;"

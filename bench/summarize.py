@@ -73,14 +73,15 @@ def routing_section(d) -> str:
     if not d:
         return "_not measured_\n"
     rows = [[r["family"], r["instance"], r["size"], r["netra_graph_us"], r["netra_eager_us"], r["torch_graph_us"], r["compile_graph_us"],
-             "yes" if r["torch_exact"] else "no", "yes" if r["compile_exact"] else "no", r.get("copy_floor_graph_us"), r["target_graph_us"],
+             "yes" if r["torch_exact"] else "no", "yes" if r["compile_exact"] else "no", r.get("copy_floor_graph_us"), r.get("read_floor_graph_us"), r["target_graph_us"],
              None if r["meets_target"] is None else ("yes" if r["meets_target"] else "**no**")] for r in d["records"]]
     env = d["environment"]
     text = (f"{env['gpu']}, {env['date']}, revision `{env['git_revision']}`. Size: rows R for act_quant, tokens M otherwise. "
             "A peer is exact only if it reproduces netra's contract byte for byte. Copy floor (act_quant): the fastest "
-            "`bench/act_quant_copy_floor.cu` variant, a kernel that only moves act_quant's bytes, timed the same way.\n\n" +
+            "`bench/act_quant_copy_floor.cu` variant, a kernel that only moves act_quant's bytes, timed the same way; read floor: "
+            "the fastest of its read-only variants, a bound under any kernel that reads act_quant's input.\n\n" +
             table(rows, ["kernel", "instance", "size", "netra graph µs", "netra eager µs", "torch graph µs", "compile graph µs",
-                         "torch exact", "compile exact", "copy floor µs", "target µs", "meets"]) + "\n")
+                         "torch exact", "compile exact", "copy floor µs", "read floor µs", "target µs", "meets"]) + "\n")
     diagnostics = [r for r in d.get("diagnostics", []) if "graph_us" in r]
     for r in d.get("diagnostics", []):
         if "resident_clusters" in r:
