@@ -8,6 +8,7 @@ Results are written as JSON with the GPU, date and git revision.
 """
 from __future__ import annotations
 
+import argparse
 import datetime
 import json
 import math
@@ -120,6 +121,18 @@ def write_results(path: str, benchmark: str, records: list[dict], extra: dict | 
     with open(path, "w") as f:
         json.dump(doc, f, indent=2)
         f.write("\n")
+
+
+def run_program(argv: Sequence[str] | None = None) -> tuple[str, list[dict], float]:
+    """For the scripts that record a standalone CUDA program's JSON lines (--program BIN --out FILE):
+    runs the program and returns the output path, its records and the copy bandwidth (measured first)."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--program", required=True)
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args(argv)
+    bandwidth = copy_bandwidth()
+    out = subprocess.run([a.program], check=True, capture_output=True, text=True, timeout=300).stdout
+    return a.out, [json.loads(line) for line in out.splitlines() if line.startswith("{")], bandwidth
 
 
 def print_table(rows: list[dict], columns: list[str]) -> None:

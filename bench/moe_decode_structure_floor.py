@@ -10,10 +10,6 @@ usage: python3 bench/moe_decode_structure_floor.py --program build/tests/moe-dec
 """
 from __future__ import annotations
 
-import argparse
-import json
-import subprocess
-
 import common
 
 M1_TARGET_US = 10.0      # issue 4: the whole decode MoE block at M = 1, graph-replayed
@@ -21,13 +17,7 @@ M16_TARGET_RATIO = 1.15  # ... and at M = 16, against its weight-bytes roofline
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--program", required=True)
-    ap.add_argument("--out", required=True)
-    a = ap.parse_args()
-    bandwidth = common.copy_bandwidth()
-    out = subprocess.run([a.program], check=True, capture_output=True, text=True, timeout=120).stdout
-    records = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    out_path, records, bandwidth = common.run_program()
     for r in records:
         r["weight_roofline_us"] = r["weight_bytes"] / bandwidth * 1e6
         r["over_weight_roofline"] = r["graph_us"] / r["weight_roofline_us"]
@@ -36,7 +26,7 @@ def main() -> None:
         r["within_target"] = None if r["structure"] == "route" else r["graph_us"] <= target
     common.print_table(records, ["tokens", "structure", "shape", "graph_us", "after_route_us", "weight_roofline_us", "over_weight_roofline",
                                  "target_us", "within_target"])
-    common.write_results(a.out, "moe_decode_structure_floor", records, {
+    common.write_results(out_path, "moe_decode_structure_floor", records, {
         "copy_bandwidth_bytes_per_s": bandwidth,
         "m1_block_target_us": M1_TARGET_US,
         "m16_block_target_over_roofline": M16_TARGET_RATIO,

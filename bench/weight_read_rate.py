@@ -9,25 +9,15 @@ usage: python3 bench/weight_read_rate.py --program build/tests/weight-read-rate 
 """
 from __future__ import annotations
 
-import argparse
-import json
-import subprocess
-
 import common
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--program", required=True)
-    ap.add_argument("--out", required=True)
-    a = ap.parse_args()
-    bandwidth = common.copy_bandwidth()
-    out = subprocess.run([a.program], check=True, capture_output=True, text=True).stdout
-    records = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    out_path, records, bandwidth = common.run_program()
     for r in records:
         r["over_copy_bandwidth"] = r["bytes_per_s"] / bandwidth
     common.print_table(records, ["reader", "shape", "bytes", "us_per_call", "bytes_per_s", "over_copy_bandwidth"])
-    common.write_results(a.out, "weight_read_rate", records, {
+    common.write_results(out_path, "weight_read_rate", records, {
         "copy_bandwidth_bytes_per_s": bandwidth,
         "method": "one kernel per call reading `bytes` of a 2 GiB buffer (each call of a burst its own window, the burst >= 3x the L2), "
                   "burst captured once into a graph, median of 30 replays per call; no programmatic dependent launch "
