@@ -82,11 +82,11 @@ template <store_kind Store> __device__ void emit_pair(const uint4& gate, const u
 template <int Vectors, int RowsPerBlock, bool ReleaseAtStart, load_hint Hint, store_kind Store>
 __global__ void __launch_bounds__(RowsPerBlock * 64 / Vectors) copy_rows(const uint4* in, uint2* out, unsigned* scales, int rows) {
   constexpr int lanes = 64 / Vectors;  // threads per row
-  if (ReleaseAtStart) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-  asm volatile("griddepcontrol.wait;" ::: "memory");
+  if (ReleaseAtStart) netra::sm90a_isa::griddepcontrol_launch_dependents();
+  netra::sm90a_isa::griddepcontrol_wait();
   const int row = blockIdx.x * RowsPerBlock + threadIdx.x / lanes;
   if (row >= rows) {
-    if (!ReleaseAtStart) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+    if (!ReleaseAtStart) netra::sm90a_isa::griddepcontrol_launch_dependents();
     return;
   }
   const int j = threadIdx.x % lanes;
@@ -107,7 +107,7 @@ __global__ void __launch_bounds__(RowsPerBlock * 64 / Vectors) copy_rows(const u
   } else if (fold == sink_key) {
     scales[row * 4] = fold;
   }
-  if (!ReleaseAtStart) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  if (!ReleaseAtStart) netra::sm90a_isa::griddepcontrol_launch_dependents();
 }
 
 /// One cp.async.bulk per block of RowsPerBlock contiguous rows into shared memory (dynamic, 2 KiB
@@ -120,10 +120,10 @@ __global__ void __launch_bounds__(RowsPerBlock * 64) copy_rows_bulk(const uint4*
   __shared__ uint64_t ready;
   uint2* out_stage = reinterpret_cast<uint2*>(stage + RowsPerBlock * 128);
   unsigned* scale_stage = reinterpret_cast<unsigned*>(out_stage + RowsPerBlock * 64);
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  netra::sm90a_isa::griddepcontrol_launch_dependents();
   if (threadIdx.x == 0) netra::sm90a_isa::mbarrier_init(&ready, 1);
   __syncthreads();
-  asm volatile("griddepcontrol.wait;" ::: "memory");
+  netra::sm90a_isa::griddepcontrol_wait();
   const int first = blockIdx.x * RowsPerBlock, count = min(RowsPerBlock, rows - first);
   if (threadIdx.x == 0) {
     netra::sm90a_isa::mbarrier_arrive_expect_tx(&ready, count * 2048u);

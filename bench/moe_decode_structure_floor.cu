@@ -30,6 +30,7 @@
 
 #include "cuda_graph_timing.cuh"
 #include "netra/dsl/arch/sm90a/bulk_copy.hpp"
+#include "netra/dsl/strong_load.hpp"
 
 #include <cstdio>
 #include <random>
@@ -67,13 +68,7 @@ struct call {
 __device__ __host__ inline int ids_ready(const call& c) { return c.units; }
 __device__ __host__ inline int workgroups_done(const call& c) { return c.units + 1; }
 
-__device__ void release_successor() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
-__device__ void wait_predecessor() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
-__device__ int strong_load(const int* p) {
-  int v;
-  asm volatile("ld.relaxed.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
+__device__ int strong_load(const int* p) { return static_cast<int>(netra::load_u32_strong<netra::sm90a>(p)); }
 
 /// This thread's xor of its 16-byte words of `bytes` bytes of shared memory.
 __device__ unsigned fold_thread(const unsigned char* stage, u32 bytes) {
@@ -104,11 +99,14 @@ __device__ void load_experts(const call& c, int* expert) {
 
 // one workgroup of 128 threads
 __global__ void route_stand_in(call c) {
-  release_successor();
-  wait_predecessor();
+  isa::griddepcontrol_launch_dependents();
+  isa::griddepcontrol_wait();
   if (threadIdx.x < c.units) c.ids[threadIdx.x] = c.layer_ids[threadIdx.x], c.arrivals[threadIdx.x] = 0;
   __syncthreads();
-  if (threadIdx.x == 0) asm volatile("fence.acq_rel.gpu;\n\tst.relaxed.gpu.global.u32 [%0], 1;" ::"l"(c.arrivals + ids_ready(c)) : "memory");
+  if (threadIdx.x == 0) {
+    isa::fence_acq_rel_gpu();
+    asm volatile("st.relaxed.gpu.global.u32 [%0], 1;" ::"l"(c.arrivals + ids_ready(c)) : "memory");
+  }
 }
 
 // grid (64 tiles, units), 128 threads; tile x of unit u: W13 rows 16x .. 16x + 15 of its expert.
@@ -125,8 +123,8 @@ __global__ void __launch_bounds__(128) chain_gate_up(call c) {
     isa::cp_async_bulk_shared_global(tile, c.w13 + expert * w13_expert_bytes + u64{x} * gate_up_tile, gate_up_tile, &ready);
   };
   if (threadIdx.x == 0 && shared) stage(shared_expert);
-  wait_predecessor();
-  release_successor();  // after the wait, as netra's gate_up: down reads the ids before its own wait
+  isa::griddepcontrol_wait();
+  isa::griddepcontrol_launch_dependents();  // after the wait, as netra's gate_up: down reads the ids before its own wait
   if (threadIdx.x == 0 && !shared) stage(c.ids[u]);
   isa::mbarrier_wait_parity(&ready, 0);
   const unsigned v = fold_block(tile, gate_up_tile, partial, 0);
@@ -135,8 +133,8 @@ __global__ void __launch_bounds__(128) chain_gate_up(call c) {
 
 // grid units, 64 threads: unit u's act words from its gate_up words.
 __global__ void chain_act(call c) {
-  release_successor();
-  wait_predecessor();
+  isa::griddepcontrol_launch_dependents();
+  isa::griddepcontrol_wait();
   c.act[blockIdx.x * gate_up_tiles + threadIdx.x] = c.gate_up_out[blockIdx.x * gate_up_tiles + threadIdx.x] * 2654435761u;
 }
 
@@ -160,14 +158,14 @@ __global__ void __launch_bounds__(128) chain_down(call c) {
     if (!all_at_once) isa::mbarrier_arrive_expect_tx(barrier, down_unit);
     isa::cp_async_bulk_shared_global(ring + s * down_unit, c.w2 + expert[u] * w2_expert_bytes + u64{x} * down_unit, down_unit, barrier);
   };
-  release_successor();
+  isa::griddepcontrol_launch_dependents();
   if (threadIdx.x < down_stages) isa::mbarrier_init(&ready[threadIdx.x], 1);
   load_experts(c, expert);
   if (threadIdx.x == 0) {
     if (all_at_once) isa::mbarrier_arrive_expect_tx(&ready[0], units * down_unit);
     for (u32 u = 0; u < stages; ++u) issue(u);
   }
-  wait_predecessor();
+  isa::griddepcontrol_wait();
   unsigned a = 0;
   for (u32 i = threadIdx.x; i < units * gate_up_tiles; i += blockDim.x) a ^= AfterAct ? c.act[i] : c.gate_up_out[i];
   if (all_at_once) {
@@ -214,7 +212,7 @@ __global__ void __launch_bounds__(fused_threads) fused(call c) {
     isa::cp_async_bulk_shared_global(ring + s * piece, source, piece, &ready[s]);
   };
   const auto shared_unit = static_cast<u32>(c.units - 1);
-  release_successor();
+  isa::griddepcontrol_launch_dependents();
   if (threadIdx.x < Stages) isa::mbarrier_init(&ready[threadIdx.x], 1);
   __syncthreads();
   const u32 first = own < Stages ? own : Stages;
@@ -229,7 +227,7 @@ __global__ void __launch_bounds__(fused_threads) fused(call c) {
     }
     __syncthreads();
   } else {
-    wait_predecessor();
+    isa::griddepcontrol_wait();
   }
   load_experts(c, expert);
   if (threadIdx.x == 0)
