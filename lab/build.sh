@@ -3,9 +3,9 @@
 # synthetic-units patch, NETRA_SCRATCH_GU set to VALUE), into OUTDIR/libnetra.so. Run it on the
 # build machine, carry OUTDIR to the GPU and time it there with the decode block benchmark:
 #   NETRA_LIBRARY=OUTDIR/libnetra.so python3 bench/moe_block.py --tokens 1,4,16 --compile-tokens "" --out FILE.json
-# then bench/variants/collect.py NAME=FILE.json ... > bench/results/moe_expert_variants_h200.json.
+# then lab/collect.py NAME=FILE.json ... > lab/moe/data/moe_expert_variants_h200.json.
 # The variants are timing probes (several compute wrong values on purpose); none is shipped.
-# usage: bench/variants/build.sh REVISION PATCH OUTDIR [VALUE]
+# usage: lab/build.sh REVISION PATCH OUTDIR [VALUE]
 set -euo pipefail
 revision=$1 patch=$(realpath "$2") out=$(realpath -m "$3") value=${4:-}
 root=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)

@@ -1,12 +1,12 @@
-"""Collects decode-block benchmark runs of measured variants (bench/variants/*.patch) into one
+"""Collects decode-block benchmark runs of measured variants (lab/moe/*.patch) into one
 JSON: per variant and token count, the graph-replayed medians of gate_up alone, down alone and
 the whole block, with each run's environment (GPU, date, revision of the base tree).
 
-usage: python3 bench/variants/collect.py [--benchmark NAME --method TEXT] NAME[@CALL]=moe_block.json ...
-           [timeline:NAME=moe_block_timeline.json ...] > bench/results/moe_expert_variants_h200.json
+usage: python3 lab/collect.py [--benchmark NAME --method TEXT] NAME[@CALL]=moe_block.json ...
+           [timeline:NAME=moe_block_timeline.json ...] > lab/moe/data/moe_expert_variants_h200.json
        NAME is the variant (shipped = the base tree unchanged); CALL numbers the device calls (a call that
        timed a variant twice kept the last pass in its file). --benchmark / --method name other
-       collections (bench/results/moe_gate_up_schedule_h200.json: the gate_up schedule threshold runs).
+       collections (lab/moe/data/moe_gate_up_schedule_h200.json: the gate_up schedule threshold runs).
        A timeline:NAME argument adds a variant's bench/moe_block_timeline.py records (each kernel's start,
        end and share of the critical path) under "timelines".
 """
@@ -17,7 +17,7 @@ import sys
 
 
 def main(argv: list[str]) -> None:
-    benchmark, method = "moe_expert_variants", "bench/moe_block.py per variant library (bench/variants/README.md)"
+    benchmark, method = "moe_expert_variants", "bench/moe_block.py per variant library (lab/moe/README.md)"
     while argv and argv[0] in ("--benchmark", "--method"):
         if argv[0] == "--benchmark":
             benchmark = argv[1]

@@ -2,9 +2,9 @@
 # GPU side of a variant comparison: times the decode block with each library in turn, PASSES
 # times over (passes alternate the libraries, so that drift shows), then the timeline of each
 # library named in TIMELINES. Writes NAME.PASS.json and tl_NAME.json under OUTDIR for
-# bench/variants/collect.py.
-# usage: TOKENS=8,12,16 PASSES=2 TIMELINES="base aq1" bench/variants/run_block.sh OUTDIR NAME=LIBDIR ...
-#   (LIBDIR holds the variant's libnetra.so, from bench/variants/build.sh)
+# lab/collect.py.
+# usage: TOKENS=8,12,16 PASSES=2 TIMELINES="base aq1" lab/run_block.sh OUTDIR NAME=LIBDIR ...
+#   (LIBDIR holds the variant's libnetra.so, from lab/build.sh)
 set -u
 out=$1; shift
 mkdir -p "$out"

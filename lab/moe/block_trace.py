@@ -1,19 +1,19 @@
 """Where each workgroup of the decode block's expert kernels spends its time (a timing probe, not shipped).
 
-Needs a library built with bench/variants/block_trace.patch (bench/variants/build.sh REV PATCH DIR): the
+Needs a library built with lab/moe/block_trace.patch (lab/build.sh REV PATCH DIR): the
 resident gate_up, act_quant and down then write %globaltimer at their start, after their wait (down: also
 after its schedule) and at their end, and their SM, into mapped host memory named by NETRA_TRACE, which this
 script allocates. It captures bench/moe_block.py's 8-layer block as one CUDA graph at M = 16 and 12, replays
 it four times and prints per kernel the spread of those times (us from the first gate_up workgroup past its
-wait); the raw records go to $OUT/trace.json (bench/results/moe_block_trace_h200.json).
+wait); the raw records go to $OUT/trace.json (lab/moe/data/moe_block_trace_h200.json).
 
-With --probe spread it reads the layout of bench/variants/down_act_quant_spread_trace.patch instead
+With --probe spread it reads the layout of lab/moe/down_act_quant_spread_trace.patch instead
 (act_quant spread over down's workgroups: no act_quant kernel; down also writes the time after thread 0's
 quantization and after the grid barrier), at M = 16 and 4, three replays, into $OUT/trace.json
-(bench/results/moe_down_act_quant_spread_trace_h200.json; at M = 4 gate_up is not probed and times count
+(lab/moe/data/moe_down_act_quant_spread_trace_h200.json; at M = 4 gate_up is not probed and times count
 from the first down workgroup past its wait).
 
-usage: NETRA_LIBRARY=DIR/libnetra.so PYTHONPATH=python python3 bench/variants/block_trace.py [--probe spread]
+usage: NETRA_LIBRARY=DIR/libnetra.so PYTHONPATH=python python3 lab/moe/block_trace.py [--probe spread]
 """
 import os, sys, json, statistics, torch
 buf = torch.zeros(8192, dtype=torch.int64, pin_memory=True)

@@ -5,17 +5,17 @@ Question: is the ~3 us of each expert GEMM's arithmetic that its weight stream d
 mma.sync, the matrix pipe, the ALU) or latency?
 
 Two modes:
-  python3 bench/expert_pipes.py --workload
+  python3 lab/moe/expert_pipes.py --workload
       one decode block at M = 16 (router, gate_up, act_quant, down), then down alone three times:
       the workload Nsight Compute profiles on the GPU, e.g.
         ncu --clock-control none --metrics "$METRICS" -k regex:expert_down --launch-skip 1 \\
-            --launch-count 1 --page raw --csv python3 bench/expert_pipes.py --workload > down.csv
+            --launch-count 1 --page raw --csv python3 lab/moe/expert_pipes.py --workload > down.csv
       with METRICS = regex:^sm__pipe_.*_cycles_active\\.avg\\.pct_of_peak_sustained_active$,
       regex:^sm__inst_executed_pipe_.*\\.sum$, gpu__time_duration.sum,
       dram__throughput.avg.pct_of_peak_sustained_elapsed (and -k regex:expert_gate_up /
       regex:act_quant --launch-count 1 for the block's gate_up and act_quant);
-  python3 bench/expert_pipes.py --revision REV --out PATH KERNEL=CSV ...
-      the profiles' pipe figures as JSON (bench/results/moe_expert_pipes_h200.json).
+  python3 lab/moe/expert_pipes.py --revision REV --out PATH KERNEL=CSV ...
+      the profiles' pipe figures as JSON (lab/moe/data/moe_expert_pipes_h200.json).
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ import sys
 def workload() -> None:
     import torch
 
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     from bench.moe_block import make_layer
     from netra.moe_experts import MoeBlock, MoeExperts
 
@@ -75,7 +75,7 @@ def main() -> None:
     p.add_argument("--workload", action="store_true")
     p.add_argument("--revision", default="")
     p.add_argument("--date", default=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
-    p.add_argument("--out", default="bench/results/moe_expert_pipes_h200.json")
+    p.add_argument("--out", default="lab/moe/data/moe_expert_pipes_h200.json")
     p.add_argument("profiles", nargs="*", help="KERNEL=CSV (ncu --page raw --csv)")
     a = p.parse_args()
     if a.workload:
