@@ -18,6 +18,7 @@
 // it lets its successor start only after its stores (dsl/sync.hpp successor_release).
 #pragma once
 #include "netra/contracts/moe/act_quant.hpp"
+#include "netra/dsl/block_quant.hpp"
 #include "netra/dsl/convert.hpp"
 #include "netra/dsl/entry.hpp"
 #include "netra/dsl/ids.hpp"
@@ -29,64 +30,12 @@
 
 namespace netra::kernels {
 
-/// The larger of the two BF16 magnitudes (bits without sign) held in a packed word: as integers,
-/// finite < 0x7F80 (+Inf) < 0x7FFF (netra's only NaN after the BF16 rounding).
-NETRA_HOST_DEVICE constexpr u32 bf16x2_magnitude_max(u32 word) {
-  const u32 lo = word & 0x7FFFu, hi = (word >> 16) & 0x7FFFu;
-  return lo < hi ? hi : lo;
-}
-
-/// The FP32 scale of a group from its largest BF16 magnitude (see the contract).
-NETRA_HOST_DEVICE float act_quant_scale(u32 magnitude) {
-  if (magnitude > 0x7F80u) return bit_cast<float>(0x7FC00000u);
-  return div_rn(f32_from_bf16(static_cast<u16>(magnitude)), 448.0f);
-}
-/// act_quant_scale without a division: amax / 448 by Markstein's correction on the constant
-/// r = RN(1 / 448): q0 = amax r, rem = fma(-q0, 448, amax) (exact), scale = fma(rem, r, q0);
-/// +Inf for amax = +Inf, 0x7FC00000 for a NaN magnitude. Equal to act_quant_scale for every one
-/// of the 32,768 BF16 magnitudes (tests/kernels/test_moe_act_quant_model.cpp checks them all); one
-/// mul and two fma instead of an IEEE division (MUFU.RCP, its Newton steps and range check) on the
-/// kernel's critical path (amax -> scale -> divisor -> reciprocal -> quotients).
-NETRA_HOST_DEVICE float act_quant_scale_fast(u32 magnitude) {
-  const float amax = f32_from_bf16(static_cast<u16>(magnitude));
-  const float r = bit_cast<float>(0x3B124925u);  // RN(1 / 448)
-  const float q0 = mul_rn(amax, r);
-  const float scale = fma_rn(fma_rn(-q0, 448.0f, amax), r, q0);
-  const float non_finite = magnitude == 0x7F80u ? bit_cast<float>(0x7F800000u) : bit_cast<float>(0x7FC00000u);
-  return magnitude >= 0x7F80u ? non_finite : scale;
-}
-/// What the group's values are divided by: the scale, 1 for an all-zero group (signed zeros
-/// pass unchanged), NaN for a non-finite group (every value becomes E4M3 NaN).
-NETRA_HOST_DEVICE float act_quant_divisor(u32 magnitude, float scale) {
-  if (magnitude == 0) return 1.0f;
-  if (magnitude >= 0x7F80u) return bit_cast<float>(0x7FC00000u);
-  return scale;
-}
-
-/// The division of a group's values by its divisor, without a division per value.
-/// Per group: m = 2^64 when amax < 2^-60 (else 1), d = divisor * m, rcp = 1 / d (IEEE).
-/// Per value: y' = y * m, q0 = y' * rcp, r = fma(-q0, d, y') (the exact remainder),
-/// q = fma(r, rcp, q0) (Markstein's correction), then q takes the sign of y (one bitfield select:
-/// the quotient of y by a positive divisor has y's sign, and a zero y must stay a signed zero).
-/// Scaling by m is exact and keeps every remainder representable. q equals the IEEE quotient
-/// y / divisor after the E4M3 rounding for every pair of BF16 values |y| <= amax, both signs
-/// (tests/kernels/test_moe_act_quant_model.cpp checks all 1.07e9 of them); its FP32 bits can
-/// differ only for quotients below 2^-10, which E4M3 rounds to a signed zero.
-struct act_quant_divider {
-  float m, d, rcp;
-  NETRA_HOST_DEVICE static act_quant_divider make(u32 magnitude, float divisor) {
-    const float m = magnitude < 0x2180u ? 0x1p64f : 1.0f;  // 0x2180: BF16 bits of 2^-60
-    const float d = mul_rn(divisor, m);
-    return {m, d, div_rn(1.0f, d)};
-  }
-  NETRA_HOST_DEVICE float quotient(float y) const {
-    const float ys = mul_rn(y, m);
-    const float q0 = mul_rn(ys, rcp);
-    const float r = fma_rn(-q0, d, ys);
-    const float q = fma_rn(r, rcp, q0);
-    return bit_cast<float>((bit_cast<u32>(q) & 0x7FFFFFFFu) | (bit_cast<u32>(y) & 0x80000000u));
-  }
-};
+// The group quantizer lives in dsl/block_quant.hpp (shared with the normalization kernels).
+using netra::act_quant_divider;
+using netra::act_quant_divisor;
+using netra::act_quant_scale;
+using netra::act_quant_scale_fast;
+using netra::bf16x2_magnitude_max;
 
 template <class Contract> struct moe_act_quant_kernel {
   using target = typename Contract::target;
