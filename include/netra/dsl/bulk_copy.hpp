@@ -4,7 +4,7 @@
 // weights) can keep more workgroups resident.
 //   sm90a:  cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes; the barrier is an
 //           mbarrier with one arrival (expect_bytes) and transaction counting.
-//   gfx950: not provided (has_bulk_copy_v is false). A kernel there keeps its bytes in flight in
+//   gfx950: not provided (gfx950::has_bulk_copy is false). A kernel there keeps its bytes in flight in
 //           VGPRs (512 KiB of them per CU); global_load_lds (16 bytes per lane) would be the
 //           instruction, not wired here.
 // Use, per barrier and phase: one thread calls init() once, then the threads that use the barrier
@@ -29,7 +29,7 @@ struct alignas(8) lds_copy_barrier {
 };
 
 /// The operations (only where the target has them; a kernel calls them under
-/// `if constexpr (has_bulk_copy_v<Target>)`).
+/// `if constexpr (Target::has_bulk_copy)`).
 template <class Target> struct bulk_copy_ops {};
 #if defined(NETRA_COMPILER_CUDA)
 template <> struct bulk_copy_ops<sm90a> {
@@ -50,6 +50,4 @@ template <> struct bulk_copy_ops<sm90a> {
   }
 };
 #endif
-/// Whether the target has the bulk copy (a compile-time fact, the same in every compiler).
-template <class Target> inline constexpr bool has_bulk_copy_v = same_v<Target, sm90a>;
 }  // namespace netra

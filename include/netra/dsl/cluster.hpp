@@ -4,7 +4,7 @@
 //           the runtime sets for a kernel that declares `cluster_size` > 8, runtime/kernel_traits.hpp).
 //           Pushes are st.async into the receiver's shared memory, completing transaction bytes
 //           on an mbarrier there (the receiver waits for its bytes with bulk_copy_ops::wait).
-//   gfx950: no clusters (has_clusters_v is false); a contract maps such work to two kernels.
+//   gfx950: no clusters (gfx950::has_clusters is false); a contract maps such work to two kernels.
 // Use: every workgroup initialises the barriers it receives on (bulk_copy_ops::init, expect_bytes
 // with the bytes it will receive), then every thread calls arrive(); before its first push a
 // thread calls wait() (the receivers' barriers are then initialised); a receiver waits on its
@@ -34,6 +34,4 @@ template <> struct cluster_ops<sm90a> {
   }
 };
 #endif
-/// Whether the target has workgroup clusters (a compile-time fact, the same in every compiler).
-template <class Target> inline constexpr bool has_clusters_v = same_v<Target, sm90a>;
 }  // namespace netra

@@ -15,13 +15,11 @@ template <class Target> struct prefetch_ops {
 };
 #if defined(NETRA_COMPILER_HIP)
 template <> struct prefetch_ops<gfx950> {
-  static constexpr bool has_l2_prefetch = false;
   static NETRA_DEVICE void l2(const void*, u32) {}
 };
 #endif
 #if defined(NETRA_COMPILER_CUDA)
 template <> struct prefetch_ops<sm90a> {
-  static constexpr bool has_l2_prefetch = true;
   static NETRA_DEVICE void l2(const void* address, u32 bytes) { sm90a_isa::cp_async_bulk_prefetch_l2_global(address, bytes); }
 };
 #endif

@@ -23,9 +23,6 @@ template <class Target> NETRA_DEVICE u32x4 load_16B_after_acquire(const void* ad
 /// a successor launched with programmatic serialisation calls wait_for_prerequisites<T>() before
 /// it touches anything its predecessor writes (the wait covers completion and visibility).
 template <class Target> NETRA_DEVICE void launch_dependents() { target_ops<Target>::launch_dependents(); }
-/// Whether the target has programmatic dependent launch (a successor's workgroups can launch
-/// before its predecessor ends: sm90a); on gfx950 both calls above do nothing.
-template <class Target> inline constexpr bool has_programmatic_dependent_launch_v = same_v<Target, sm90a>;
 template <class Target> NETRA_DEVICE void wait_for_prerequisites() { target_ops<Target>::wait_for_prerequisites(); }
 
 /// When a kernel lets its successor start, decided once per launch (uniform): at construction,

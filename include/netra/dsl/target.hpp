@@ -26,6 +26,11 @@ struct gfx950 {
   static constexpr u32 max_workgroup_size = 1024;
   static constexpr u32 compute_units = 256;
   static constexpr bool fp8_is_ocp = true;  // E4M3FN: bias 7, max 448, NaN S.1111.111
+  // Capabilities (kernels and contracts branch on these, never on the target's name):
+  static constexpr bool has_bulk_copy = false;                      // async global -> LDS copies on an LDS barrier (dsl/bulk_copy.hpp)
+  static constexpr bool has_programmatic_dependent_launch = false;  // a successor launches before its predecessor ends (dsl/sync.hpp)
+  static constexpr bool has_clusters = false;                       // workgroup clusters with remote LDS stores (dsl/cluster.hpp)
+  static constexpr bool has_l2_prefetch = false;                    // an L2 prefetch hint instruction (dsl/prefetch.hpp)
 };
 
 /// AMD Instinct MI250X (CDNA2). wave64, no FP8. Built only so that CI exercises real hipRTC
@@ -43,6 +48,11 @@ struct gfx90a {
   static constexpr u32 max_workgroup_size = 1024;
   static constexpr u32 compute_units = 220;
   static constexpr bool fp8_is_ocp = false;
+  // Capabilities (kernels and contracts branch on these, never on the target's name):
+  static constexpr bool has_bulk_copy = false;                      // async global -> LDS copies on an LDS barrier (dsl/bulk_copy.hpp)
+  static constexpr bool has_programmatic_dependent_launch = false;  // a successor launches before its predecessor ends (dsl/sync.hpp)
+  static constexpr bool has_clusters = false;                       // workgroup clusters with remote LDS stores (dsl/cluster.hpp)
+  static constexpr bool has_l2_prefetch = false;                    // an L2 prefetch hint instruction (dsl/prefetch.hpp)
 };
 
 /// AMD Instinct MI300X (CDNA3). Declared only: FP8 is the FNUZ flavour, so no FP8 contract
@@ -60,6 +70,11 @@ struct gfx942 {
   static constexpr u32 max_workgroup_size = 1024;
   static constexpr u32 compute_units = 304;
   static constexpr bool fp8_is_ocp = false;
+  // Capabilities (kernels and contracts branch on these, never on the target's name):
+  static constexpr bool has_bulk_copy = false;                      // async global -> LDS copies on an LDS barrier (dsl/bulk_copy.hpp)
+  static constexpr bool has_programmatic_dependent_launch = false;  // a successor launches before its predecessor ends (dsl/sync.hpp)
+  static constexpr bool has_clusters = false;                       // workgroup clusters with remote LDS stores (dsl/cluster.hpp)
+  static constexpr bool has_l2_prefetch = false;                    // an L2 prefetch hint instruction (dsl/prefetch.hpp)
 };
 
 /// Ryzen AI Max+ (RDNA3.5). Declared only. wave32 by default.
@@ -76,6 +91,11 @@ struct gfx1151 {
   static constexpr u32 max_workgroup_size = 1024;
   static constexpr u32 compute_units = 40;
   static constexpr bool fp8_is_ocp = true;
+  // Capabilities (kernels and contracts branch on these, never on the target's name):
+  static constexpr bool has_bulk_copy = false;                      // async global -> LDS copies on an LDS barrier (dsl/bulk_copy.hpp)
+  static constexpr bool has_programmatic_dependent_launch = false;  // a successor launches before its predecessor ends (dsl/sync.hpp)
+  static constexpr bool has_clusters = false;                       // workgroup clusters with remote LDS stores (dsl/cluster.hpp)
+  static constexpr bool has_l2_prefetch = false;                    // an L2 prefetch hint instruction (dsl/prefetch.hpp)
 };
 
 /// NVIDIA H200 (Hopper, compute capability 9.0, arch-specific features: wgmma, setmaxnreg).
@@ -91,6 +111,11 @@ struct sm90a {
   static constexpr u32 max_workgroup_size = 1024;
   static constexpr u32 compute_units = 132;  // SMs on H200 SXM
   static constexpr bool fp8_is_ocp = true;
+  // Capabilities (kernels and contracts branch on these, never on the target's name):
+  static constexpr bool has_bulk_copy = true;                      // cp.async.bulk into shared memory on an mbarrier
+  static constexpr bool has_programmatic_dependent_launch = true;  // griddepcontrol.wait / launch_dependents
+  static constexpr bool has_clusters = true;                       // thread-block clusters, st.async into a peer's shared memory
+  static constexpr bool has_l2_prefetch = true;                    // cp.async.bulk.prefetch.L2
 };
 
 /// Any declared target type.
@@ -103,6 +128,10 @@ template <class T> inline constexpr bool is_built_target_v = same_v<T, gfx950> |
 template <class T> inline constexpr bool is_rtc_test_target_v = same_v<T, gfx90a>;
 template <class T> inline constexpr bool is_amd_v = T::maker == vendor::amd;
 template <class T> inline constexpr bool is_nvidia_v = T::maker == vendor::nvidia;
+/// The capabilities as variable templates (the spellings kernels used before they were members).
+template <class T> inline constexpr bool has_bulk_copy_v = T::has_bulk_copy;
+template <class T> inline constexpr bool has_programmatic_dependent_launch_v = T::has_programmatic_dependent_launch;
+template <class T> inline constexpr bool has_clusters_v = T::has_clusters;
 
 NETRA_HOST_DEVICE constexpr const char* target_name(target_id t) {
   switch (t) {

@@ -28,7 +28,6 @@
 // route with its expert, which serves every route of that expert.
 #pragma once
 #include "netra/contracts/moe/expert_weights.hpp"
-#include "netra/dsl/bulk_copy.hpp"
 
 namespace netra {
 
@@ -87,7 +86,7 @@ template <class Target, u32 MaxTokens, u32 Input, u32 WaveSize = Target::wave_si
   static constexpr u32 waves = 12;  // per workgroup: the workgroup's units are dealt round-robin to its waves
   /// sm90a: each wave's next two units staged in LDS by the copy engine (192 KiB of dynamic LDS
   /// per workgroup); gfx950: the current unit in VGPRs (no wired bulk copy).
-  static constexpr bool weights_in_lds = has_bulk_copy_v<Target>;
+  static constexpr bool weights_in_lds = Target::has_bulk_copy;
   static constexpr u64 workspace_bytes = 0;
   static constexpr i64 template_args[] = {MaxTokens, Input};
 

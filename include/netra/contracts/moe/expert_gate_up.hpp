@@ -45,8 +45,6 @@
 #pragma once
 #include "netra/contracts/moe/expert_unit_list.hpp"
 #include "netra/contracts/moe/expert_weights.hpp"
-#include "netra/dsl/bulk_copy.hpp"
-#include "netra/dsl/sync.hpp"
 
 namespace netra {
 
@@ -99,7 +97,7 @@ struct moe_expert_gate_up {
                 "netra::contracts::moe_expert_gate_up: field MaxTokens must be in [1, 16] (decode: at most 16 tokens, 144 routes)");
   static_assert(Schedule == gate_up_schedule::route_scan || Schedule == gate_up_schedule::unit_list || Schedule == gate_up_schedule::resident,
                 "netra::contracts::moe_expert_gate_up: field Schedule must be 0 (route_scan), 1 (unit_list) or 2 (resident)");
-  static_assert(Schedule != gate_up_schedule::resident || has_programmatic_dependent_launch_v<Target>,
+  static_assert(Schedule != gate_up_schedule::resident || Target::has_programmatic_dependent_launch,
                 "netra::contracts::moe_expert_gate_up: field Schedule 2 (resident) needs programmatic dependent launch (sm90a); use 1 (unit_list)");
 
   using target = Target;
@@ -114,7 +112,7 @@ struct moe_expert_gate_up {
   static constexpr bool unit_list = Schedule == gate_up_schedule::unit_list;
   static constexpr bool resident = Schedule == gate_up_schedule::resident;
   static constexpr u32 k_split = 4;  // waves per workgroup, each owns 2048 / 4 = 512 of K
-  static constexpr bool weights_in_lds = has_bulk_copy_v<Target>;  // sm90a: copy engine -> LDS; gfx950: VGPRs
+  static constexpr bool weights_in_lds = Target::has_bulk_copy;  // sm90a: copy engine -> LDS; gfx950: VGPRs
   /// unit_list: the call's unit list, rewritten by every call (no initial contents needed);
   /// resident: the list's header, its counters zero before the first call and after every call.
   static constexpr u64 workspace_bytes = unit_list ? moe::expert_unit_list::bytes(max_routes) : resident ? moe::expert_unit_list::header_bytes : 0;
@@ -172,7 +170,7 @@ template <class Target> using moe_expert_gate_up_decode = moe_expert_gate_up<Tar
 /// resident where the target has programmatic dependent launch (sm90a), else unit_list.
 template <class Target>
 using moe_expert_gate_up_units_decode =
-    moe_expert_gate_up<Target, 16, has_programmatic_dependent_launch_v<Target> ? gate_up_schedule::resident : gate_up_schedule::unit_list>;
+    moe_expert_gate_up<Target, 16, Target::has_programmatic_dependent_launch ? gate_up_schedule::resident : gate_up_schedule::unit_list>;
 
 }  // namespace contracts
 }  // namespace netra

@@ -90,7 +90,6 @@
 #include "netra/contracts/common.hpp"
 #include "netra/contracts/moe/route_layout.hpp"
 #include "netra/contracts/moe/routing_call.hpp"
-#include "netra/dsl/cluster.hpp"
 
 namespace netra {
 
@@ -126,7 +125,7 @@ template <u32 Tactic, u32 MaxTokens> struct moe_router_args<Tactic, MaxTokens, 0
 };
 
 /// The router's Cluster field where a target has workgroup clusters (one kernel), else 0.
-template <class Target> inline constexpr u32 router_cluster_default = has_clusters_v<Target> ? 16 : 0;
+template <class Target> inline constexpr u32 router_cluster_default = Target::has_clusters ? 16 : 0;
 
 template <class Target, u32 Tactic, u32 MaxTokens, u32 SharedGate = 0, u32 Cluster = 0, u32 WaveSize = Target::wave_size>
 struct moe_router {
@@ -141,7 +140,7 @@ struct moe_router {
                 "netra::contracts::moe_router: field SharedGate must be 0 (slots 0..7) or 1 (the route kernel also writes slot 8)");
   static_assert(Cluster == 0 || Cluster == 16,
                 "netra::contracts::moe_router: field Cluster must be 0 (two kernels) or 16 (one kernel: a cluster of 16 workgroups per token tile)");
-  static_assert(Cluster == 0 || has_clusters_v<Target>,
+  static_assert(Cluster == 0 || Target::has_clusters,
                 "netra::contracts::moe_router: field Cluster must be 0 on a target without workgroup clusters (gfx950)");
   static_assert(Cluster == 0 || Tactic == router_tactic::exact_fp32,
                 "netra::contracts::moe_router: field Cluster: only Tactic 0 (exact_fp32) has a cluster mapping");

@@ -41,7 +41,7 @@ template <class Contract> struct moe_act_quant_kernel {
   using target = typename Contract::target;
   static constexpr const char* symbol = "netra_moe_act_quant";
   static constexpr u32 workgroup_size = Contract::workgroup_size;
-  static constexpr bool programmatic_dependent_launch = has_programmatic_dependent_launch_v<target>;
+  static constexpr bool programmatic_dependent_launch = target::has_programmatic_dependent_launch;
   static constexpr u32 lanes_per_row = Contract::lanes_per_row;
   static constexpr u32 vectors = Contract::vectors_per_lane;
   static constexpr u32 rows_per_workgroup = Contract::rows_per_workgroup;

@@ -102,7 +102,7 @@ template <class Contract> struct moe_expert_units_kernel {
   using lister = expert_unit_lister<target, Contract::max_routes>;
   static constexpr const char* symbol = "netra_moe_expert_units";
   /// sm90a: launched with programmatic stream serialisation (it waits before its first read).
-  static constexpr bool programmatic_dependent_launch = has_programmatic_dependent_launch_v<target>;
+  static constexpr bool programmatic_dependent_launch = target::has_programmatic_dependent_launch;
   static constexpr u32 workgroup_size = target::wave_size;
 
   struct params {

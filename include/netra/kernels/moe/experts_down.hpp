@@ -60,7 +60,7 @@ template <class Contract> struct moe_expert_down_kernel {
   using weights = moe::expert_weights;
   static constexpr const char* symbol = "netra_moe_expert_down";
   /// sm90a: launched with programmatic stream serialisation (see the file comment).
-  static constexpr bool programmatic_dependent_launch = has_programmatic_dependent_launch_v<target>;
+  static constexpr bool programmatic_dependent_launch = target::has_programmatic_dependent_launch;
   static constexpr u32 wave = target::wave_size;
   static constexpr u32 waves = Contract::waves;  // 12
   static constexpr u32 workgroup_size = wave * waves;

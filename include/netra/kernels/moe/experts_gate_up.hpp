@@ -85,7 +85,7 @@ template <class Contract> struct moe_expert_gate_up_kernel {
   using weights = moe::expert_weights;
   static constexpr const char* symbol = "netra_moe_expert_gate_up";
   /// sm90a: launched with programmatic stream serialisation (it waits before its first read).
-  static constexpr bool programmatic_dependent_launch = has_programmatic_dependent_launch_v<target>;
+  static constexpr bool programmatic_dependent_launch = target::has_programmatic_dependent_launch;
   static constexpr u32 wave = target::wave_size;
   static constexpr u32 k_split = Contract::k_split;
   static constexpr u32 workgroup_size = wave * k_split;
@@ -128,7 +128,7 @@ template <class Contract> struct moe_expert_gate_up_kernel {
   static_assert(blocks % k_split == 0, "gate_up: K splits into whole scale blocks per wave");
   static_assert(chunk_columns * (tile_rows / 8) <= workgroup_size, "gate_up: one storing thread per 8 output rows of a chunk");
   static_assert(tile_rows * 8 <= weights::block && weights::block % tile_rows == 0, "gate_up: a tile lies in one scale row block");
-  static_assert(!weights_in_lds || has_bulk_copy_v<target>, "gate_up: weights_in_lds needs the target's bulk copy (dsl/bulk_copy.hpp)");
+  static_assert(!weights_in_lds || target::has_bulk_copy, "gate_up: weights_in_lds needs the target's bulk copy (dsl/bulk_copy.hpp)");
 
   struct params {
     const u16* hidden;  // BF16 [M, 2048]

@@ -128,7 +128,7 @@ template <class Contract> struct moe_router_logits_kernel {
   using target = typename Contract::target;
   static constexpr const char* symbol = "netra_moe_router_logits";
   static constexpr u32 workgroup_size = Contract::workgroup_size;
-  static constexpr bool programmatic_dependent_launch = has_programmatic_dependent_launch_v<target>;
+  static constexpr bool programmatic_dependent_launch = target::has_programmatic_dependent_launch;
   static constexpr u32 group = 32;                       // lanes of one K group (exact) / reduce-scatter
   static constexpr u32 groups = workgroup_size / group;  // exact 2, matrix 8
   static constexpr u32 waves = workgroup_size / target::wave_size;
@@ -319,7 +319,7 @@ NETRA_UNROLL
     const u32 et = exact_expert_tile(x), g = exact_k_group(x, grp);
     const u32 t0 = workgroup_id<target, 1>() * Contract::token_tile;
     const u16* w0 = p.weight + static_cast<u64>(et * Contract::expert_tile) * Contract::hidden_size;
-    if constexpr (prefetch_ops<target>::has_l2_prefetch) {
+    if constexpr (target::has_l2_prefetch) {
       // lanes 0..7: the 8 weight rows' 512 bytes of this K group; lanes 8..15: the hidden rows'
       constexpr u32 bytes = group * 8 * 2;
       if (lane < 8) prefetch_l2<target>(w0 + static_cast<u64>(lane) * Contract::hidden_size + group * 8 * g, bytes);
@@ -443,7 +443,7 @@ NETRA_UNROLL
       const u32 x = workgroup_id<target, 0>();
       const u32 tile = workgroup_id<target, 1>();
       const u32 expert_tile = x % Contract::expert_tiles, split = x / Contract::expert_tiles;
-      if constexpr (prefetch_ops<target>::has_l2_prefetch) {
+      if constexpr (target::has_l2_prefetch) {
         // threads 0..63: the 64 weight rows' K split (1 KiB each); 64..79: the 16 hidden rows'
         const u32 thread = thread_id<target>();
         constexpr u32 bytes = Contract::k_chunk * 2;
@@ -466,7 +466,7 @@ template <class Contract> struct moe_router_route_kernel {
   using target = typename Contract::target;
   static constexpr const char* symbol = "netra_moe_router_route";
   static constexpr u32 workgroup_size = Contract::route_workgroup_size;
-  static constexpr bool programmatic_dependent_launch = has_programmatic_dependent_launch_v<target>;
+  static constexpr bool programmatic_dependent_launch = target::has_programmatic_dependent_launch;
   static constexpr u32 group = 32;                                // lanes per routed token
   static constexpr u32 tokens_per_workgroup = 2;                  // routing groups; then (SharedGate) as many gate groups
   static_assert(workgroup_size == group * tokens_per_workgroup * (Contract::shared_gate ? 2 : 1),
@@ -559,7 +559,7 @@ NETRA_UNROLL
     const bool live = token < p.tokens;  // uniform over the 32-lane group
     NETRA_SHARED float one_slot;
     if (thread == 0) one_slot = static_cast<float>(p.tokens != 0);  // 1.0 (tokens >= 1), unknown to the compiler
-    if constexpr (Contract::shared_gate && prefetch_ops<target>::has_l2_prefetch) {
+    if constexpr (Contract::shared_gate && target::has_l2_prefetch) {
       // the gate weight (4 KiB) into L2 while the logits kernel runs (a hint): after the wait the
       // gate lanes then meet L2, as the routing lanes do for the partials
       if (grp == tokens_per_workgroup && lane == 0) prefetch_l2<target>(p.gate_weight, 2 * Contract::hidden_size);

@@ -37,7 +37,7 @@ template <class Contract> struct moe_router_cluster_kernel {
   using route_part = moe_router_route_kernel<Contract>;  // its route()
   using gate_part = shared_gate_lane<target>;
   static_assert(Contract::cluster == 16 && Contract::exact, "netra::kernels::moe_router_cluster: the mapping is 16 workgroups, exact_fp32");
-  static_assert(has_clusters_v<target> && has_bulk_copy_v<target>, "netra::kernels::moe_router_cluster: the target has no workgroup clusters");
+  static_assert(target::has_clusters && target::has_bulk_copy, "netra::kernels::moe_router_cluster: the target has no workgroup clusters");
   static constexpr const char* symbol = "netra_moe_router";
   static constexpr u32 cluster_size = Contract::cluster;
   static constexpr u32 workgroup_size = Contract::cluster_workgroup_size;
@@ -115,7 +115,7 @@ template <class Contract> struct moe_router_cluster_kernel {
       }
     }
     cluster::arrive();  // the receivers' barriers are initialised before anyone waits below
-    if constexpr (prefetch_ops<target>::has_l2_prefetch) {
+    if constexpr (target::has_l2_prefetch) {
       constexpr u32 bytes = group * 8 * 2;  // a K group's 512 bytes of one row
       if (lane < T && t0 + lane < p.tokens) prefetch_l2<target>(p.hidden + static_cast<i64>(t0 + lane) * p.hidden_stride + group * 8 * g, bytes);
       if constexpr (Contract::shared_gate)

@@ -72,7 +72,7 @@ template <class Contract> struct moe_shared_gate_kernel {
   using lane_part = shared_gate_lane<target>;
   static constexpr const char* symbol = "netra_moe_shared_gate";
   static constexpr u32 workgroup_size = Contract::workgroup_size;
-  static constexpr bool programmatic_dependent_launch = has_programmatic_dependent_launch_v<target>;
+  static constexpr bool programmatic_dependent_launch = target::has_programmatic_dependent_launch;
   static_assert(Contract::threads_per_token == lane_part::threads_per_token && Contract::k_per_thread == lane_part::k_per_lane,
                 "netra::kernels::moe_shared_gate: the contract's order is shared_gate_lane's");
 

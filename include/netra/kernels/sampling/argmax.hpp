@@ -34,7 +34,7 @@ template <class Contract> struct argmax_stage_one {
   static constexpr const char* symbol = "netra_argmax_stage_one";
   static constexpr u32 wave = target::wave_size;
   static constexpr u32 workgroup_size = wave * Contract::waves_per_workgroup;
-  static constexpr bool programmatic_dependent_launch = has_programmatic_dependent_launch_v<target>;
+  static constexpr bool programmatic_dependent_launch = target::has_programmatic_dependent_launch;
   static constexpr u32 chunk_vectors = Contract::chunk_length / 4;
   static constexpr u32 vectors_per_lane = ceil_div(chunk_vectors, wave);
   static constexpr u32 no_value = 0xFFFFFFFFu;
@@ -117,7 +117,7 @@ template <class Contract> struct argmax_stage_two {
   static constexpr const char* symbol = "netra_argmax_stage_two";
   static constexpr u32 wave = target::wave_size;
   static constexpr u32 workgroup_size = wave;
-  static constexpr bool programmatic_dependent_launch = has_programmatic_dependent_launch_v<target>;
+  static constexpr bool programmatic_dependent_launch = target::has_programmatic_dependent_launch;
   static constexpr u32 key_pairs = Contract::chunks / 2;
   static constexpr u32 pairs_per_lane = ceil_div(key_pairs, wave);
 

@@ -1,0 +1,126 @@
+// netra/kernels/gdn/conv.hpp — the causal conv update of contracts::gdn_conv.
+//
+// Grid (D / 2048, B); workgroup 256 threads (gfx950: 4 wave64; sm90a: 8 warps), no LDS, no
+// barriers. Thread x of workgroup (w, b) owns channels c0 .. c0 + 7, c0 = 2048 w + 8 x, of request
+// b for all T tokens: it loads its 4 taps x 8 channels of weights (4 x 16 B), its 24 history
+// values (3 x 16 B, kernels/gdn/conv_history.hpp), then per token one 16-byte x vector, computes
+// 8 outputs in the contract's tap order and stores one 16-byte y vector (and, Writes = windows,
+// its 3 window vectors of that token). Writes = final_state: the 3 history vectors go back to the
+// slot after the last token, unless the slot is the sentinel. Every output element has one
+// writer; the result does not depend on scheduling.
+#pragma once
+#include "netra/contracts/gdn/conv.hpp"
+#include "netra/dsl/convert.hpp"
+#include "netra/dsl/entry.hpp"
+#include "netra/dsl/ids.hpp"
+#include "netra/dsl/math.hpp"
+#include "netra/dsl/vector_memory.hpp"
+#include "netra/kernels/gdn/conv_history.hpp"
+
+namespace netra::kernels {
+
+template <class Contract> struct gdn_conv_update {
+  using target = typename Contract::target;
+  static constexpr const char* symbol = "netra_gdn_conv_update";
+  static constexpr u32 workgroup_size = 256;
+  static constexpr bool programmatic_dependent_launch = false;
+  static constexpr u32 channels_per_workgroup = workgroup_size * gdn_conv_map::channels_per_thread;
+  static_assert(gdn::channels % channels_per_workgroup == 0, "netra::kernels::gdn_conv_update: D must be whole workgroups");
+
+  struct params {
+    const u16* x;
+    i64 x_row_stride;  // elements
+    const u16* weight; // [D, 4]
+    u16* y;            // [B T, D]
+    u16* state;        // pool
+    const i32* slots;  // [B]
+    u16* windows;      // [B, T, slot] (Writes = windows)
+    i32 state_slots;
+  };
+
+  NETRA_HOST_DEVICE static constexpr launch_shape shape(u32 batch) {
+    return {{gdn::channels / channels_per_workgroup, batch, 1}, workgroup_size, 0};
+  }
+  /// First channel of thread `thread` of workgroup x.
+  NETRA_HOST_DEVICE static constexpr u32 first_channel(u32 workgroup_x, u32 thread) {
+    return workgroup_x * channels_per_workgroup + thread * gdn_conv_map::channels_per_thread;
+  }
+
+  static NETRA_DEVICE void run(const params& p) {
+    using namespace gdn_conv_map;
+    constexpr u32 layout = Contract::layout;
+    const u32 b = workgroup_id<target, 1>();
+    const u32 c0 = first_channel(workgroup_id<target, 0>(), thread_id<target>());
+    const i32 requested = p.slots[b];
+    const bool real = static_cast<u32>(requested) < static_cast<u32>(p.state_slots - 1);
+    const u64 slot = real ? static_cast<u32>(requested) : static_cast<u32>(p.state_slots - 1);
+
+    float w[channels_per_thread][gdn::conv_width];
+    NETRA_UNROLL
+    for (u32 v = 0; v < 4; ++v) {
+      const u32x4 wv = load_16B<target>(p.weight + u64{c0} * 4 + 8 * v);
+      NETRA_UNROLL
+      for (u32 e = 0; e < 8; ++e) w[(8 * v + e) / 4][e % 4] = f32_from_bf16(half_of(wv, e));
+    }
+    u16* const slot_base = p.state + slot * slot_elements;
+    u16 h[channels_per_thread][gdn::conv_history];
+    NETRA_UNROLL
+    for (u32 v = 0; v < vectors; ++v) {
+      const u32x4 hv = load_16B<target>(slot_base + vector_offset(layout, c0, v));
+      NETRA_UNROLL
+      for (u32 c = 0; c < channels_per_thread; ++c)
+        NETRA_UNROLL
+        for (u32 j = 0; j < gdn::conv_history; ++j)
+          if (vector_of(layout, c, j) == v) h[c][j] = half_of(hv, element_of(layout, c, j));
+    }
+
+    for (u32 t = 0; t < Contract::tokens; ++t) {
+      const u64 row = u64{b} * Contract::tokens + t;
+      const u32x4 xv = load_16B<target, cache_policy::streaming>(p.x + row * p.x_row_stride + c0);
+      float out[channels_per_thread];
+      NETRA_UNROLL
+      for (u32 c = 0; c < channels_per_thread; ++c) {
+        const u16 xc = half_of(xv, c);
+        float acc = mul_rn(w[c][0], f32_from_bf16(h[c][0]));
+        acc = fma_rn(w[c][1], f32_from_bf16(h[c][1]), acc);
+        acc = fma_rn(w[c][2], f32_from_bf16(h[c][2]), acc);
+        acc = fma_rn(w[c][3], f32_from_bf16(xc), acc);
+        out[c] = silu_f32(acc);
+        h[c][0] = h[c][1];
+        h[c][1] = h[c][2];
+        h[c][2] = xc;
+      }
+      store_16B<target>(p.y + row * gdn::channels + c0,
+                        u32x4{pack_bf16x2<target>(out[0], out[1]), pack_bf16x2<target>(out[2], out[3]),
+                              pack_bf16x2<target>(out[4], out[5]), pack_bf16x2<target>(out[6], out[7])});
+      if constexpr (Contract::writes == gdn::conv_writes::windows) store_history(p.windows + row * slot_elements, c0, h);
+    }
+    if constexpr (Contract::writes == gdn::conv_writes::final_state)
+      if (real) store_history(slot_base, c0, h);
+  }
+
+ private:
+  static NETRA_DEVICE void store_history(u16* base, u32 c0, const u16 (&h)[gdn_conv_map::channels_per_thread][gdn::conv_history]) {
+    using namespace gdn_conv_map;
+    NETRA_UNROLL
+    for (u32 v = 0; v < vectors; ++v) {
+      u32 words[4] = {0, 0, 0, 0};
+      NETRA_UNROLL
+      for (u32 c = 0; c < channels_per_thread; ++c)
+        NETRA_UNROLL
+        for (u32 j = 0; j < gdn::conv_history; ++j)
+          if (vector_of(Contract::layout, c, j) == v) {
+            const u32 e = element_of(Contract::layout, c, j);
+            words[e / 2] |= static_cast<u32>(h[c][j]) << (16 * (e % 2));
+          }
+      store_16B<target>(base + vector_offset(Contract::layout, c0, v), u32x4{words[0], words[1], words[2], words[3]});
+    }
+  }
+};
+
+template <class Target, u32 MaxBatch, u32 Tokens, u32 Layout, u32 Writes, u32 WaveSize>
+struct kernels_of<contracts::gdn_conv<Target, MaxBatch, Tokens, Layout, Writes, WaveSize>> {
+  using type = type_list<gdn_conv_update<contracts::gdn_conv<Target, MaxBatch, Tokens, Layout, Writes, WaveSize>>>;
+};
+
+}  // namespace netra::kernels
