@@ -1,7 +1,9 @@
 """argmax benchmark on the GPU: netra's two-stage argmax vs torch.argmax (eager, CUDA graph,
 torch.compile) for M in {1, 16, 64, 128} rows of N = 248320 FP32 logits, with the measured copy
 bandwidth as the roofline. netra is timed by the C++ driver `netra-bench-argmax` (same GPU, same
-run); torch peers here. Writes bench/results/argmax_<gpu>.json.
+run); torch peers here. Writes bench/results/argmax_<gpu>.json in the results shape (bench/schema.py):
+one record per M, netra checked bitwise against torch.argmax on adversarial rows in the same run
+(through the Python package, the same dispatch) and every peer checked the same way.
 
 With --read-floor, also runs bench/argmax_read_floor.cu (built by the CMake build as <build>/tests/argmax-read-floor): a kernel
 that only reads the same rows and writes one max per chunk, timed the same way — the measured
@@ -24,6 +26,9 @@ from bench import common  # noqa: E402
 
 N = 248320
 ROWS = (1, 16, 64, 128)
+TARGETS_US = {1: 3.0, 16: 5.0}     # issue 1, graph-replayed
+M128_BANDWIDTH_TARGET = 0.90       # ... and M = 128 at >= 90 % of the copy bandwidth
+COMPARISON = "bitwise: int64 indices equal to torch.argmax(dim=-1) (first NaN wins, lowest index on ties, +0 == -0)"
 
 
 def adversarial_rows(m: int) -> torch.Tensor:
@@ -53,6 +58,39 @@ def adversarial_rows(m: int) -> torch.Tensor:
 def peer_is_exact(fn) -> bool:
     x = adversarial_rows(64)
     return bool(torch.equal(fn(x), torch.argmax(x, dim=-1)))
+
+
+def netra_is_exact(m: int) -> bool | None:
+    """netra's argmax (Python package, the served instance) on adversarial rows equals torch.argmax;
+    None when the package cannot load here (the record is then unchecked)."""
+    try:
+        sys.path.insert(0, __file__.rsplit("/bench/", 1)[0] + "/python")
+        import netra  # noqa: PLC0415
+    except (ImportError, OSError) as e:
+        print(f"netra package unavailable ({e}): M = {m} not checked in this run")
+        return None
+    x = adversarial_rows(m)
+    return bool(torch.equal(netra.argmax(x), torch.argmax(x, dim=-1)))
+
+
+def schema_records(raw: list[dict], served: str, compiled_exact: bool, bandwidth: float) -> list[dict]:
+    """The per-M measurements (netra, torch, torch.compile, the read floor, the check) as records of
+    the results shape."""
+    out = []
+    for r in raw:
+        m = r["rows"]
+        peers = [common.peer("torch.argmax", r["torch_graph_us"], True, r["torch_eager_us"], "the contract's definition"),
+                 common.peer("torch.compile(torch.argmax)", r["compile_graph_us"], compiled_exact, r["compile_eager_us"],
+                             None if compiled_exact else "differs from torch.argmax on adversarial rows")]
+        target = TARGETS_US.get(m)
+        if m == 128:
+            target = r["bytes"] / (M128_BANDWIDTH_TARGET * bandwidth) * 1e6
+        out.append(common.record(
+            "argmax", served, {"rows": m, "cols": r["cols"]}, r["netra_graph_us"], r["netra_eager_us"], r.get("correct"), COMPARISON,
+            peers, r["bytes"], bandwidth, floor_us=r.get("read_floor_graph_us"), target_us=target, input_sets=r["input_sets"],
+            pct_of_copy_bandwidth_graph=r["pct_of_copy_bandwidth_graph"],
+            **({"correct_by": r["correct_by"]} if "correct_by" in r else {})))
+    return out
 
 
 def time_peer(fn, m: int) -> dict:
@@ -108,6 +146,7 @@ def main() -> None:
             "speedup_vs_torch_graph": t["graph_us"] / o["netra_graph_us"],
             "speedup_vs_best_exact_peer_graph": best_peer_graph / o["netra_graph_us"],
             "speedup_vs_torch_eager": t["eager_us"] / o["netra_eager_us"],
+            "correct": netra_is_exact(m),
         })
     common.print_table(records, ["rows", "netra_graph_us", "netra_eager_us", "torch_graph_us", "torch_eager_us", "compile_graph_us",
                                  "roofline_us", "read_floor_graph_us", "pct_of_copy_bandwidth_graph", "speedup_vs_torch_graph"])
@@ -118,11 +157,10 @@ def main() -> None:
     path = a.out or f"bench/results/argmax_{torch.cuda.get_device_name().replace(' ', '_').lower()}.json"
     print("mapping variants:")
     common.print_table(variants, ["instance", "chunks", "waves_per_workgroup", "rows", "netra_graph_us", "netra_eager_us", "stage_one_graph_us"])
-    common.write_results(path, "argmax", records, {"copy_bandwidth_bytes_per_s": bandwidth, "compile_peer_exact": compiled_exact,
-                                                   "served_instance": served, "mapping_variants": variants,
-                                                   "read_floor": floor,
-                                                   "method": "median per call over 30 bursts; each call reads its own input set, "
-                                                             "sets cover 3x L2; graph = burst captured once and replayed"})
+    common.write_family(path, "argmax", schema_records(records, served, compiled_exact, bandwidth), bandwidth,
+                        "median per call over 30 bursts; each call reads its own input set, sets cover 3x L2; graph = burst "
+                        "captured once and replayed; netra by netra-bench-argmax, peers here, all in one run",
+                        compile_peer_exact=compiled_exact, mapping_variants=variants, read_floor=floor)
     print("wrote", path)
 
 

@@ -146,3 +146,61 @@ def _fmt(v) -> str:
     if isinstance(v, float):
         return f"{v:.3f}"
     return "" if v is None else str(v)
+
+
+# ---- results in the committed shape (bench/schema.py, docs/benchmarks.md "Results files") ----------
+#
+# A family's benchmark builds one record per (contract, instance, shape) and writes them all at once:
+#
+#     from bench import common
+#     bw = common.copy_bandwidth()                        # measured in the same run
+#     peers = [common.peer("torch", t_graph_us, exact=torch_meets_policy, eager_us=t_eager_us,
+#                          note="why it is or is not exact")]
+#     rec = common.record("rms_norm", "rms-norm-sm90a-...", {"rows": m}, netra_graph_us, netra_eager_us,
+#                         correct=ok,                      # the contract's check, in this run (None: not checked)
+#                         comparison="bitwise against the host oracle", peers=peers,
+#                         bytes_moved=nbytes, copy_bandwidth=bw, floor_us=None, target_us=None)
+#     common.write_family("bench/results/norm_h200.json", "norm", [rec, ...], bw, method="one line: how it was timed")
+#
+# record() fills best_peer (the fastest peer with exact=True), best_peer_graph_us,
+# speedup_vs_best_peer, roofline_us (bytes / bandwidth unless roofline_us= is given) and
+# meets_target; extra keyword arguments stay in the record. write_family() adds the environment
+# (GPU, SMs, L2, torch, CUDA, date, git revision), checks the shape and writes the file;
+# bench/summarize.py then puts the family into docs/results.md and docs/plots/<family>.png.
+try:
+    from bench.schema import family_document, peer, problems, record  # noqa: E402,F401
+except ImportError:  # run as a script from inside bench/
+    from schema import family_document, peer, problems, record  # noqa: E402,F401
+
+
+def write_family(path: str, family: str, records: list[dict], copy_bandwidth: float | None, method: str,
+                 evidence: bool = False, **extra) -> dict:
+    """Writes a results file in the committed shape; `evidence=True` for files whose records are not
+    kernel timings (floors, numerics, timelines: only the envelope is checked). Raises ValueError on
+    a malformed document, before writing anything."""
+    doc = family_document(family, environment(), copy_bandwidth, method, records, **extra)
+    bad = problems(doc, evidence=evidence)
+    if bad:
+        raise ValueError(f"{path}: not in the results shape: " + "; ".join(bad[:8]))
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=2)
+        f.write("\n")
+    return doc
+
+
+def merge_family(path: str, family: str, records: list[dict], replaces: Callable[[dict], bool], copy_bandwidth: float | None,
+                 method: str, **extra) -> dict:
+    """write_family for a family file that several scripts fill (moe: bench/moe_routing.py and
+    bench/moe_block.py): `records` take the place of the file's records for which `replaces(record)`
+    is true, the others stay, as do the file's extra fields (a script names its own, e.g. its
+    environment, in `extra`). The envelope's environment, bandwidth and method are this run's."""
+    kept, kept_extra = [], {}
+    if os.path.exists(path):
+        with open(path) as f:
+            old = json.load(f)
+        if old.get("family") == family:
+            kept = [r for r in old.get("records", []) if not replaces(r)]
+            kept_extra = {k: v for k, v in old.items() if k not in ("family", "environment", "copy_bandwidth_bytes_per_s", "method", "records")}
+    kept_extra.update(extra)
+    return write_family(path, family, kept + records, copy_bandwidth, method, **kept_extra)

@@ -18,7 +18,7 @@ bound, if any promotion frequency does); and FP16 wgmma on the E4M3 values conve
 tensor-core path of mma.sync's emulation, on the warpgroup instruction). With --matrix-rate
 (bench/fp8_matrix_rate.cu, <build>/tests/fp8-matrix-rate) it also records how many weight bytes per
 second each of those paths can consume from shared memory over all SMs (the rate half).
-Results: bench/results/fp8_accumulation_h200.json.
+Results: bench/results/evidence/fp8_accumulation_h200.json (evidence: the envelope of bench/schema.py).
 
 usage: python3 bench/fp8_accumulation.py [--block-sum BIN] [--matrix-rate BIN] [--out PATH]
 """
@@ -127,11 +127,13 @@ def main() -> None:
         rates = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
         for r in rates:
             print(r)
-    path = a.out or "bench/results/fp8_accumulation_h200.json"
-    common.write_results(path, "fp8_accumulation", records,
-                         {"shape": {"m": M, "k": K, "n": N}, "contract_ratio_bound": BOUND,
-                          "peer": "torch._scaled_mm (cuBLASLt FP8 GEMM, wgmma on sm_90) and netra's own instructions (bench/fp8_block_sum.cu), unit scales, FP32 output",
-                          "matrix_rate": rates})
+    path = a.out or "bench/results/evidence/fp8_accumulation_h200.json"
+    common.write_family(path, "fp8_accumulation", records, None,
+                        "one 128-K scale block through each matrix path; error of the block sum over the sum of |products|",
+                        evidence=True, shape={"m": M, "k": K, "n": N}, contract_ratio_bound=BOUND,
+                        peer="torch._scaled_mm (cuBLASLt FP8 GEMM, wgmma on sm_90) and netra's own instructions (bench/fp8_block_sum.cu), "
+                             "unit scales, FP32 output",
+                        matrix_rate=rates)
 
 
 if __name__ == "__main__":

@@ -25,13 +25,22 @@ token counts, torch.compile of gate_up and down) are timed eager and graph-repla
 against the policy on call 0 with netra's route metadata and act_quant output. Each M records
 its wall time (wall_s).
 
+Results (bench/schema.py): per M, records of the moe family for the whole block (`moe_block`),
+gate_up alone (`moe_expert_gate_up`) and down alone (`moe_expert_down`), written into FILE beside
+bench/moe_routing.py's records (each script keeps the other's). The block's floor is the structure
+floor's best structure at that M (bench/results/evidence/moe_decode_structure_floor_h200.json,
+--structure-floor), where it was measured.
+
 usage: python3 bench/moe_block.py [--out FILE] [--layers 8] [--tokens 1,2,4,8,16] [--compile-tokens 1]
+           [--structure-floor FILE]
        (libnetra: $NETRA_LIBRARY or the newest build*/libnetra.so of this tree)
 """
 from __future__ import annotations
 
 import argparse
+import json
 import math
+import os
 import sys
 import time
 
@@ -47,6 +56,76 @@ from netra.moe_experts import MoeBlock, MoeExperts, down_torch, gate_up_torch, q
 MIB = 1 << 20
 BLOCK_M1_TARGET_US = 10.0
 BLOCK_M16_ROOFLINE_FACTOR = 1.15
+POLICY = "bounded: |out - ref| <= 2^-8 |ref| + 2^-15 E + 2^-120 against the FP64 reference of the dequantized math (NaN where it is NaN), call 0"
+BLOCK_INSTANCE = "netra.MoeBlock (router -> gate_up -> act_quant -> down, programmatic dependent launch)"
+BLOCK_METHOD = ("median per call over 30 bursts of one call per layer; every layer has its own 257-expert weights; graph = burst "
+                "captured once and replayed; hidden states seeded per M (the same routes in every run)")
+CONTRACTS = ("moe_block", "moe_expert_gate_up", "moe_expert_down")
+
+
+def structure_floors(path: str | None) -> dict:
+    """The best structure per M of the structure floor (no arithmetic), where it was measured."""
+    if not path or not os.path.exists(path):
+        return {}
+    with open(path) as f:
+        d = json.load(f)
+    best = {}
+    for r in d["records"]:
+        if r["structure"] != "route":
+            best[r["tokens"]] = min(best.get(r["tokens"], math.inf), r["graph_us"])
+    return best
+
+
+def schema_records(raw: list[dict], bandwidth: float, floors: dict) -> list[dict]:
+    """Each M's measurements as three records (the block, gate_up alone, down alone). correct: netra's
+    gate_up and down outputs of call 0 within the policy; a peer is exact when its own output of call
+    0 (given netra's route metadata and act_quant output) is."""
+    out = []
+    def timed(r, k):
+        v = r.get(k) or {}
+        return v.get("graph_us"), v.get("eager_us")
+    def checked(r, k):
+        c = r.get("check_" + k)
+        return None if c is None else c["failures"] == 0
+    def peers(r, stage):
+        ps = []
+        for who, name in (("torch", "torch (eager composition)"), ("compile", "torch.compile")):
+            g, e = timed(r, f"{who}_{stage}")
+            if g is None:
+                continue
+            if stage == "block":
+                ps.append(common.peer(name + " of the block", g, False, e, "not checked against the policy as a whole (its routing is "
+                                      "torch's, not the contract's bits)"))
+            else:
+                ok = bool(checked(r, f"{who}_{stage}"))
+                c = r[f"check_{who}_{stage}"]
+                ps.append(common.peer(name, g, ok, e, None if ok else f"{c['failures']} of {c['elements']} elements outside the policy"))
+        return ps
+    for r in raw:
+        m, distinct = r["tokens"], r["distinct_experts_per_call"]
+        shape = {"tokens": m}
+        ok_gate_up, ok_down = checked(r, "netra_gate_up"), checked(r, "netra_down")
+        both = None if ok_gate_up is None or ok_down is None else ok_gate_up and ok_down
+        g, e = timed(r, "netra_block")
+        extra = {"distinct_experts": distinct, "layers": r["layers"], "wall_s": r.get("wall_s")}
+        if "netra_block_fused" in r:
+            extra["fused_down"] = r["netra_block_fused"]
+            extra["fused_equals_unfused"] = r.get("fused_equals_unfused")
+        target = BLOCK_M1_TARGET_US if m == 1 else (BLOCK_M16_ROOFLINE_FACTOR * r["roofline_us"] if m == 16 else None)
+        out.append(common.record("moe_block", BLOCK_INSTANCE, shape, g, e, both, POLICY + " (gate_up and down)", peers(r, "block"),
+                                 r["weight_bytes_per_call"], None, floor_us=floors.get(m), target_us=target,
+                                 roofline_us=r["roofline_us"], **extra))
+        # compulsory bytes of each stage alone: its experts' weights and block scales, its inputs read and outputs written once
+        gate_up_bytes = distinct * (2 * MIB + 8 * 16 * 4) + m * 2048 * 2 + 9 * m * 1024 * 2 + 9 * m * 8
+        down_bytes = distinct * (1 * MIB + 16 * 4 * 4) + 9 * m * (512 + 16 + 8) + m * 2048 * 2
+        for stage, contract, nbytes, ok in (("gate_up", "moe_expert_gate_up", gate_up_bytes, ok_gate_up),
+                                            ("down", "moe_expert_down", down_bytes, ok_down)):
+            g, e = timed(r, f"netra_{stage}")
+            c = r.get(f"check_netra_{stage}", {})
+            out.append(common.record(contract, f"netra.MoeExperts.{stage} (dispatched)", shape, g, e, ok, POLICY, peers(r, stage),
+                                     nbytes, bandwidth, distinct_experts=distinct,
+                                     worst_error_over_bound=c.get("worst_error_over_bound")))
+    return out
 
 
 # ---- inputs ----------------------------------------------------------------------------------------
@@ -133,6 +212,7 @@ def main() -> None:
     p.add_argument("--layers", type=int, default=8)
     p.add_argument("--tokens", default="1,2,4,8,16")
     p.add_argument("--compile-tokens", default="1", help="token counts for the torch.compile peer (one compile each: slow)")
+    p.add_argument("--structure-floor", default=os.path.join(ROOT, "bench/results/evidence/moe_decode_structure_floor_h200.json"))
     a = p.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
@@ -245,10 +325,10 @@ def main() -> None:
             if k in r and r[k]["failures"]:
                 print(f"M={r['tokens']} {k}: {r[k]['failures']} of {r[k]['elements']} outside the policy")
     print(f"copy bandwidth {bandwidth / 1e12:.3f} TB/s (read + write)")
-    path = a.out or f"bench/results/moe_block_{torch.cuda.get_device_name().replace(' ', '_').lower()}.json"
-    common.write_results(path, "moe_block", records, {"copy_bandwidth_bytes_per_s": bandwidth,
-                                                      "method": "median per call over 30 bursts of one call per layer; every layer has its "
-                                                                "own 257-expert weights; graph = burst captured once and replayed"})
+    path = a.out or f"bench/results/moe_{torch.cuda.get_device_name().replace(' ', '_').lower()}.json"
+    common.merge_family(path, "moe", schema_records(records, bandwidth, structure_floors(a.structure_floor)),
+                        lambda r: r["contract"] in CONTRACTS, bandwidth, BLOCK_METHOD,
+                        block={"method": BLOCK_METHOD, "copy_bandwidth_bytes_per_s": bandwidth, "environment": common.environment()})
     print("wrote", path)
 
 

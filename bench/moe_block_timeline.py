@@ -4,7 +4,7 @@ activity); for each block after the first, every kernel's start and end relative
 the previous block's last kernel, and each kernel's share of the critical path (its end minus
 the previous kernel's end: with programmatic dependent launch a kernel starts early and waits, so
 its own duration overlaps its predecessor's). Medians over the blocks of several replays.
-Results: bench/results/moe_block_timeline_h200.json.
+Results: bench/results/evidence/moe_block_timeline_h200.json (evidence: the envelope of bench/schema.py).
 
 usage: python3 bench/moe_block_timeline.py [--tokens 1] [--layers 8] [--out PATH]
 """
@@ -92,10 +92,10 @@ def main() -> None:
         records.append(rec)
         print(f"M={m}: block {rec['block_us']:.2f} us (end to end, median)")
         common.print_table(rec["kernels"], ["kernel", "start_us", "end_us", "critical_path_us"])
-    path = a.out or "bench/results/moe_block_timeline_h200.json"
-    common.write_results(path, "moe_block_timeline", records,
-                         {"method": "torch.profiler CUDA activity over graph replays of `layers` blocks; times relative to the end "
-                                    "of the previous block's last kernel; medians over blocks"})
+    path = a.out or "bench/results/evidence/moe_block_timeline_h200.json"
+    common.write_family(path, "moe_block_timeline", records, None,
+                        "torch.profiler CUDA activity over graph replays of `layers` blocks; times relative to the end "
+                        "of the previous block's last kernel; medians over blocks", evidence=True)
 
 
 if __name__ == "__main__":

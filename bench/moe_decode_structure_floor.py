@@ -6,7 +6,7 @@ kernel; this script records each structure's time per call beside the roofline o
 device-to-device copy bandwidth (bench/common.py) and the issue's targets (M = 1 <= 10 us; M = 16
 within 1.15x of the roofline).
 
-usage: python3 bench/moe_decode_structure_floor.py --program build/tests/moe-decode-structure-floor --out bench/results/moe_decode_structure_floor_h200.json
+usage: python3 bench/moe_decode_structure_floor.py --program build/tests/moe-decode-structure-floor --out bench/results/evidence/moe_decode_structure_floor_h200.json
 """
 from __future__ import annotations
 
@@ -26,14 +26,11 @@ def main() -> None:
         r["within_target"] = None if r["structure"] == "route" else r["graph_us"] <= target
     common.print_table(records, ["tokens", "structure", "shape", "graph_us", "after_route_us", "weight_roofline_us", "over_weight_roofline",
                                  "target_us", "within_target"])
-    common.write_results(out_path, "moe_decode_structure_floor", records, {
-        "copy_bandwidth_bytes_per_s": bandwidth,
-        "m1_block_target_us": M1_TARGET_US,
-        "m16_block_target_over_roofline": M16_TARGET_RATIO,
-        "method": "per call: a one-workgroup route stand-in, then the structure (no arithmetic: every piece of weight bytes is "
+    common.write_family(out_path, "moe_decode_structure_floor", records, bandwidth, evidence=True,
+                        m1_block_target_us=M1_TARGET_US, m16_block_target_over_roofline=M16_TARGET_RATIO, method=(
+                  "per call: a one-workgroup route stand-in, then the structure (no arithmetic: every piece of weight bytes is "
                   "folded into one word); 8 layers of 257 experts rotate so a burst reads past the L2; burst captured "
-                  "once into a graph, median of 30 replays per call; programmatic dependent launch between kernels",
-    })
+                  "once into a graph, median of 30 replays per call; programmatic dependent launch between kernels"))
 
 
 if __name__ == "__main__":

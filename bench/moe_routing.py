@@ -17,7 +17,14 @@ that only moves act_quant's bytes, timed the same way; each act_quant record get
 variant that stores act_quant's outputs at its R (copy_floor_graph_us), the measured floor under any act_quant here,
 and of the read-only variants (read_floor_graph_us), a bound under any kernel that reads its input.
 
+Results (bench/schema.py): one record per (contract, instance, size) of the moe family, written
+into FILE beside the decode block's records when FILE exists (bench/moe_block.py writes the
+others; each keeps the other's records). netra's outputs are checked against the oracles by the GPU
+tests, not here: bench/device/run.sh runs them first and passes their status (--gpu-tests-passed);
+without it a record is unchecked (correct null).
+
 usage: python3 bench/moe_routing.py --netra-bench build/tests/netra-bench-moe-routing [--copy-floor BIN] [--out FILE]
+           [--gpu-tests-passed 0|1]
 """
 from __future__ import annotations
 
@@ -38,6 +45,40 @@ from bench import common  # noqa: E402
 E4M3_MAX = 448.0
 TARGETS_US = {("act_quant", 9): 1.6, ("act_quant", 4608): 4.0}
 ROUTER_TARGET_US = 3.0
+CONTRACTS = {"act_quant": "moe_act_quant", "router": "moe_router", "shared_gate": "moe_shared_gate"}
+COMPARISONS = {
+    "act_quant": "bitwise E4M3 values and FP32 scales against the host oracle (test_moe_routing_gpu)",
+    "exact_fp32": "bitwise ids and weights against the host oracle (test_moe_routing_gpu)",
+    "matrix_bf16": "bounded logits |l - l64| <= 2^-11 sum|h w|, ids and weights bitwise the routing of those logits (test_moe_routing_gpu)",
+    "shared_gate": "bitwise slot 8 (id 256, sigmoid weight) against the host oracle (test_moe_routing_gpu)",
+}
+ROUTING_METHOD = ("median per call over 30 bursts; each call reads its own input set, sets cover >= 1.5x L2 (3x when a set exceeds "
+                  "50 KiB); graph = burst captured once and replayed; peers checked bitwise against netra's outputs on random and "
+                  "adversarial inputs")
+
+
+def schema_records(raw: list[dict], bandwidth: float, correct: bool | None, correct_by: str | None, exactness: dict) -> list[dict]:
+    """The routing measurements (netra, the torch composition, torch.compile of it, the copy floor)
+    as records of the results shape. A peer is exact only if it reproduced every byte of netra's
+    outputs (`exactness`: mismatch counts per input kind)."""
+    key = {"act_quant": "act_quant", "router": "router_exact_fp32", "shared_gate": "shared_gate"}
+    def note(fam, peer):
+        e = exactness.get(key[fam], {}).get(peer, {})
+        bad = {k: sum(v for n, v in kind.items() if n.endswith("mismatches")) for k, kind in e.items()}
+        return "mismatches against netra's outputs: " + ", ".join(f"{k} {v}" for k, v in bad.items()) if any(bad.values()) else None
+    out = []
+    for r in raw:
+        fam, size = r["family"], r["size"]
+        shape = {"rows": size} if fam == "act_quant" else {"tokens": size}
+        peers = [common.peer("torch (eager composition)", r["torch_graph_us"], r["torch_exact"], r["torch_eager_us"], note(fam, "torch")),
+                 common.peer("torch.compile", r["compile_graph_us"], r["compile_exact"], r["compile_eager_us"], note(fam, "compile"))]
+        extra = {k: r[k] for k in ("tactic", "kernels", "shared_gate", "read_floor_graph_us", "input_sets") if k in r}
+        if correct_by:
+            extra["correct_by"] = correct_by
+        out.append(common.record(CONTRACTS[fam], r["instance"], shape, r["netra_graph_us"], r["netra_eager_us"], correct,
+                                 COMPARISONS[r.get("tactic", fam)], peers, r["bytes"], bandwidth,
+                                 floor_us=r.get("copy_floor_graph_us"), target_us=r["target_graph_us"], **extra))
+    return out
 
 
 # ---- the torch compositions of the contracts' math -----------------------------------------------
@@ -174,6 +215,8 @@ def main() -> None:
     p.add_argument("--netra-bench", required=True)
     p.add_argument("--copy-floor", default=None, help="act-quant-copy-floor binary (bench/act_quant_copy_floor.cu)")
     p.add_argument("--out", default=None)
+    p.add_argument("--gpu-tests-passed", type=int, choices=(0, 1), default=None,
+                   help="the status of ctest -L gpu in this device run (bench/device/run.sh)")
     a = p.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False  # the contracts accumulate in FP32
 
@@ -263,16 +306,13 @@ def main() -> None:
         common.print_table(diagnostics, ["kernel", "instance", "size", "graph_us", "no_pdl_graph_us", "logits_alone_graph_us",
                                          "route_alone_graph_us", "resident_clusters"])
     print(f"copy bandwidth {bandwidth / 1e12:.3f} TB/s (read + write)")
-    path = a.out or f"bench/results/moe_routing_{torch.cuda.get_device_name().replace(' ', '_').lower()}.json"
-    common.write_results(path, "moe_routing", records, {
-        "copy_bandwidth_bytes_per_s": bandwidth,
-        "peer_exactness": exactness,
-        "diagnostics": diagnostics,
-        "act_quant_copy_floor": copy_floor,
-        "method": "median per call over 30 bursts; each call reads its own input set, sets cover >= 1.5x L2 (3x when a set "
-                  "exceeds 50 KiB); graph = burst captured once and replayed; peers checked bitwise against netra's outputs "
-                  "on random and adversarial inputs (netra's outputs are checked against the oracles by ctest -L gpu)",
-    })
+    path = a.out or f"bench/results/moe_{torch.cuda.get_device_name().replace(' ', '_').lower()}.json"
+    correct = None if a.gpu_tests_passed is None else bool(a.gpu_tests_passed)
+    checked_by = "ctest -L gpu in this device run" if correct is not None else None
+    common.merge_family(path, "moe", schema_records(records, bandwidth, correct, checked_by, exactness),
+                        lambda r: r["contract"] in CONTRACTS.values(), bandwidth, ROUTING_METHOD,
+                        routing={"method": ROUTING_METHOD, "copy_bandwidth_bytes_per_s": bandwidth, "environment": common.environment(),
+                                 "peer_exactness": exactness, "diagnostics": diagnostics, "act_quant_copy_floor": copy_floor})
     print("wrote", path)
 
 

@@ -1,13 +1,25 @@
-"""Writes docs/results.md from the committed data: the audit (bench/results/audit.json, made by
-`netra-audit --json`) and the H200 benchmark results (bench/results/*_h200.json).
+"""Writes docs/results.md and docs/plots/<family>.png from the committed data alone (no GPU, no torch):
+the audit (bench/results/audit.json, made by `netra-audit --json`), every family file
+bench/results/<family>_h200.json in the results shape (bench/schema.py; a new family appears by
+itself), and the evidence files bench/results/evidence/*.json (floors, numerics, timelines).
 
-usage: python3 bench/summarize.py [--results bench/results] [--out docs/results.md]
+Plots (matplotlib, Agg backend): per contract, netra (graph-replayed) against the best exact peer, the
+fastest peer that is not exact (dashed), the roofline, the measured floor and the target, over the
+shape field that varies; log scales where the range is wide. A record that failed its check is drawn
+hollow and red, never as a win.
+
+usage: python3 bench/summarize.py [--results bench/results] [--out docs/results.md] [--plots docs/plots]
 """
 from __future__ import annotations
 
 import argparse
+import glob
 import json
 import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from bench.schema import problems  # noqa: E402
 
 
 def load(path: str):
@@ -27,10 +39,21 @@ def table(rows: list[list], header: list[str]) -> str:
 def _cell(v) -> str:
     if v is None:
         return "–"
+    if isinstance(v, bool):
+        return "yes" if v else "**no**"
     if isinstance(v, float):
         return f"{v:.2e}" if v != 0 and abs(v) < 0.01 else f"{v:.2f}"  # error ratios are ~1e-5
     return str(v)
 
+
+def _env_line(d) -> str:
+    env = d["environment"]
+    bw = d.get("copy_bandwidth_bytes_per_s")
+    return (f"{env['gpu']}, {env['date']}, revision `{str(env['git_revision'])[:12]}`" +
+            (f", copy bandwidth {bw / 1e12:.2f} TB/s (read + write)" if bw else "") + f"; {d['method']}.")
+
+
+# ---- the audit -------------------------------------------------------------------------------------
 
 def audit_section(audit) -> str:
     if not audit:
@@ -47,232 +70,276 @@ def audit_section(audit) -> str:
                         "code B", "insts", "mma", "x-lane", "16B loads", "within budget"]) + "\n"
 
 
-def argmax_section(d) -> str:
-    if not d:
-        return "_not measured_\n"
-    rows = [[r["rows"], r["netra_graph_us"], r["netra_eager_us"], r["torch_graph_us"], r["torch_eager_us"], r["compile_graph_us"],
-             r["roofline_us"], r.get("read_floor_graph_us"), r["pct_of_copy_bandwidth_graph"], r["speedup_vs_torch_graph"]]
-            for r in d["records"]]
-    env = d["environment"]
-    head = (f"{env['gpu']}, {env['date']}, revision `{env['git_revision']}`, copy bandwidth "
-            f"{d['copy_bandwidth_bytes_per_s'] / 1e12:.2f} TB/s (read + write); torch.compile exact: {d['compile_peer_exact']}; "
-            f"netra = `{d.get('served_instance', d.get('reference_instance'))}` (the instance dispatch serves). Read floor: the "
-            "fastest of the `bench/argmax_read_floor.cu` variants, a kernel that only reads the rows.\n\n")
-    text = head + table(rows, ["M", "netra graph µs", "netra eager µs", "torch graph µs", "torch eager µs", "compile graph µs",
-                               "roofline µs", "read floor µs", "% copy BW (graph)", "× torch (graph)"]) + "\n"
-    variants = d.get("mapping_variants")
-    if variants:
-        vrows = [[v["instance"], v.get("chunks"), v["waves_per_workgroup"], v["rows"], v["netra_graph_us"], v["stage_one_graph_us"]]
-                 for v in variants]
-        text += ("\nEvery sm90a instance (graph-replayed µs per call; stage one alone shows what stage two adds):\n\n" +
-                 table(vrows, ["instance", "chunks", "warps / block", "M", "graph µs", "stage one alone µs"]) + "\n")
+# ---- family files ------------------------------------------------------------------------------------
+
+def family_files(results: str) -> list[tuple[str, dict]]:
+    """Every bench/results/*_h200.json in the results shape, by family name."""
+    out = []
+    for path in sorted(glob.glob(os.path.join(results, "*_h200.json"))):
+        d = load(path)
+        bad = problems(d) if isinstance(d, dict) else ["not a JSON object"]
+        if bad:
+            print(f"summarize: {path} is not in the results shape, left out: {bad[0]}", file=sys.stderr)
+            continue
+        out.append((path, d))
+    return out
+
+
+def by_contract(records: list[dict]) -> dict[str, list[dict]]:
+    groups: dict[str, list[dict]] = {}
+    for r in records:
+        groups.setdefault(r["contract"], []).append(r)
+    return groups
+
+
+def varying_field(records: list[dict]) -> str | None:
+    """The shape field whose values differ across the records (the plot's x axis)."""
+    keys = [k for k in records[0]["shape"] if all(k in r["shape"] for r in records)]
+    for k in keys:
+        if len({r["shape"][k] for r in records}) > 1:
+            return k
+    return keys[0] if keys else None
+
+
+def fastest_inexact(r: dict) -> dict | None:
+    ps = [p for p in r["peers"] if not p["exact"] and p.get("graph_us") is not None]
+    return min(ps, key=lambda p: p["graph_us"]) if ps else None
+
+
+def contract_table(records: list[dict]) -> str:
+    fields = list(dict.fromkeys(k for r in records for k in r["shape"]))
+    rows = []
+    for r in records:
+        inexact = fastest_inexact(r)
+        rows.append([*(r["shape"].get(k) for k in fields), r["instance"], r["netra_graph_us"], r["netra_eager_us"],
+                     "unchecked" if r["correct"] is None else r["correct"],
+                     f"{r['best_peer']} {r['best_peer_graph_us']:.2f}" if r["best_peer"] else None, r["speedup_vs_best_peer"],
+                     f"{inexact['name']} {inexact['graph_us']:.2f}" if inexact else None,
+                     r["roofline_us"], r["floor_us"], r["target_us"], r["meets_target"]])
+    return table(rows, [*fields, "instance", "netra graph µs", "netra eager µs", "correct", "best exact peer µs", "× best peer",
+                        "fastest inexact peer µs", "roofline µs", "floor µs", "target µs", "meets target"]) + "\n"
+
+
+def family_section(d: dict, plot_link: str | None) -> str:
+    text = _env_line(d) + "\n"
+    if d.get("converted_from"):
+        text += f"\nConverted from {d['converted_from']}.\n"
+    if plot_link:
+        text += f"\n![{d['family']}]({plot_link})\n"
+    for contract, records in by_contract(d["records"]).items():
+        policies = sorted({r["comparison"] for r in records})
+        text += f"\n### `{contract}`\n\nComparison: " + "; ".join(policies) + ".\n\n" + contract_table(records)
+        notes = sorted({f"{p['name']}: {p['note']}" for r in records for p in r["peers"] if p.get("note")})
+        if notes:
+            text += "\nPeers: " + "; ".join(notes) + ".\n"
+    for key, render in EXTRAS.items():
+        value = d.get(key)
+        if value:
+            text += render(value)
     return text
 
 
-def routing_section(d) -> str:
-    if not d:
-        return "_not measured_\n"
-    rows = [[r["family"], r["instance"], r["size"], r["netra_graph_us"], r["netra_eager_us"], r["torch_graph_us"], r["compile_graph_us"],
-             "yes" if r["torch_exact"] else "no", "yes" if r["compile_exact"] else "no", r.get("copy_floor_graph_us"), r.get("read_floor_graph_us"), r["target_graph_us"],
-             None if r["meets_target"] is None else ("yes" if r["meets_target"] else "**no**")] for r in d["records"]]
-    env = d["environment"]
-    text = (f"{env['gpu']}, {env['date']}, revision `{env['git_revision']}`. Size: rows R for act_quant, tokens M otherwise. "
-            "A peer is exact only if it reproduces netra's contract byte for byte. Copy floor (act_quant): the fastest "
-            "`bench/act_quant_copy_floor.cu` variant, a kernel that only moves act_quant's bytes, timed the same way; read floor: "
-            "the fastest of its read-only variants, a bound under any kernel that reads act_quant's input.\n\n" +
-            table(rows, ["kernel", "instance", "size", "netra graph µs", "netra eager µs", "torch graph µs", "compile graph µs",
-                         "torch exact", "compile exact", "copy floor µs", "read floor µs", "target µs", "meets"]) + "\n")
-    diagnostics = [r for r in d.get("diagnostics", []) if "graph_us" in r]
-    for r in d.get("diagnostics", []):
+def mapping_variants(variants) -> str:
+    rows = [[v["instance"], v.get("chunks"), v.get("waves_per_workgroup"), v["rows"], v["netra_graph_us"], v.get("stage_one_graph_us")]
+            for v in variants]
+    return ("\nEvery catalogued instance (graph-replayed µs per call; stage one alone shows what stage two adds):\n\n" +
+            table(rows, ["instance", "chunks", "warps / block", "M", "graph µs", "stage one alone µs"]) + "\n")
+
+
+def routing_diagnostics(routing) -> str:
+    text = ""
+    for r in routing.get("diagnostics", []):
         if "resident_clusters" in r:
             text += (f"\n`{r['instance']}`: the GPU holds {r['resident_clusters']} of its clusters of {r['cluster_size']} workgroups "
                      f"at once ({r['tokens_per_cluster']} tokens each; more tiles run in waves).\n")
-    if diagnostics:
-        drows = [[r["kernel"], r["instance"], r["size"], r["graph_us"], r.get("no_pdl_graph_us"), r.get("logits_alone_graph_us"),
-                  r.get("route_alone_graph_us")] for r in diagnostics]
-        text += ("\nWhere the time goes (graph-replayed µs per call): the call as shipped, the call with every kernel launched "
-                 "without programmatic dependent launch, and the router's two kernels each alone.\n\n" +
-                 table(drows, ["kernel", "instance", "size", "as shipped µs", "without PDL µs", "logits alone µs", "route alone µs"]) + "\n")
+    rows = [[r["kernel"], r["instance"], r["size"], r["graph_us"], r.get("no_pdl_graph_us"), r.get("logits_alone_graph_us"),
+             r.get("route_alone_graph_us")] for r in routing.get("diagnostics", []) if "graph_us" in r]
+    if rows:
+        text += ("\nWhere the routing calls' time goes (graph-replayed µs per call): as shipped, every kernel launched without "
+                 "programmatic dependent launch, and the router's two kernels each alone.\n\n" +
+                 table(rows, ["kernel", "instance", "size", "as shipped µs", "without PDL µs", "logits alone µs", "route alone µs"]) + "\n")
     return text
 
 
-def block_section(d) -> str:
-    if not d:
-        return "_not measured_\n"
-    def g(r, k):
-        v = r.get(k)
-        return v["graph_us"] if v else None
-    rows = [[r["tokens"], r["distinct_experts_per_call"], r["roofline_us"], g(r, "netra_block"), g(r, "netra_block_fused"),
-             r["netra_block"]["eager_us"], g(r, "netra_gate_up"), g(r, "netra_down"), g(r, "torch_block"), g(r, "compile_block"),
-             r["block_graph_over_roofline"],
-             f'{r["check_netra_gate_up"]["failures"]} / {r["check_netra_down"]["failures"]}'] for r in d["records"]]
+EXTRAS = {"mapping_variants": mapping_variants, "routing": routing_diagnostics}
+
+
+# ---- plots -------------------------------------------------------------------------------------------
+
+def plot_family(d: dict, path: str) -> None:
+    import matplotlib  # noqa: PLC0415
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    groups = by_contract(d["records"])
+    cols = min(3, len(groups))
+    rows = (len(groups) + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(5.2 * cols, 4.0 * rows), squeeze=False)
+    for ax, (contract, records) in zip(axes.flat, groups.items()):
+        x_field = varying_field(records)
+        xs_all = sorted({r["shape"].get(x_field) for r in records})
+        index = {v: i for i, v in enumerate(xs_all)}
+        numeric = all(isinstance(v, (int, float)) for v in xs_all)
+        pos = (lambda v: v) if numeric else (lambda v: index[v])
+        instances = list(dict.fromkeys(r["instance"] for r in records))
+        for n, inst in enumerate(instances):
+            rs = sorted((r for r in records if r["instance"] == inst), key=lambda r: r["shape"].get(x_field))
+            xs, ys = [pos(r["shape"].get(x_field)) for r in rs], [r["netra_graph_us"] for r in rs]
+            label = "netra" if len(instances) == 1 else f"netra {inst}"
+            ax.plot(xs, ys, marker="o", linewidth=2, label=label, zorder=3)
+            bad = [(x, y) for x, y, r in zip(xs, ys, rs) if r["correct"] is False]
+            if bad:
+                ax.scatter(*zip(*bad), s=90, facecolors="none", edgecolors="red", linewidths=2, zorder=4,
+                           label="check failed" if n == 0 else None)
+        per_x = {}
+        for r in records:  # the reference lines: one value per x (the first record's at that x)
+            per_x.setdefault(r["shape"].get(x_field), r)
+        xs = sorted(per_x)
+        def series(get):
+            pts = [(pos(x), get(per_x[x])) for x in xs]
+            return [p for p in pts if p[1] is not None]
+        for label, get, style in (
+                ("best exact peer", lambda r: r["best_peer_graph_us"], dict(color="black", marker="s", linestyle="-")),
+                ("fastest peer, not exact", lambda r: (fastest_inexact(r) or {}).get("graph_us"), dict(color="gray", marker="^", linestyle="--")),
+                ("roofline (bytes / copy bandwidth)", lambda r: r["roofline_us"], dict(color="tab:green", linestyle=":")),
+                ("measured floor", lambda r: r["floor_us"], dict(color="tab:purple", marker="d", linestyle="-.")),
+                ("target", lambda r: r["target_us"], dict(color="tab:red", marker="x", linestyle="none", markersize=9))):
+            pts = series(get)
+            if pts:
+                if len(pts) < len(xs):  # sparse (a floor measured at some shapes): points, no line between them
+                    style = dict(style, linestyle="none")
+                ax.plot(*zip(*pts), label=label, **style)
+        values = [v for r in records for v in (r["netra_graph_us"], r["best_peer_graph_us"], r["roofline_us"], r["floor_us"],
+                                                (fastest_inexact(r) or {}).get("graph_us")) if v]
+        if values and max(values) / min(values) > 20:
+            ax.set_yscale("log")
+        if numeric and len(xs_all) > 1 and min(xs_all) > 0 and max(xs_all) / min(xs_all) >= 16:
+            ax.set_xscale("log", base=2)
+        if not numeric:
+            ax.set_xticks(range(len(xs_all)), [str(v) for v in xs_all])
+        elif len(xs_all) <= 8:
+            ax.set_xticks(xs_all, [str(v) for v in xs_all])
+            ax.minorticks_off()
+        ax.set_title(contract)
+        ax.set_xlabel(x_field or "")
+        ax.set_ylabel("µs per call (graph-replayed)")
+        ax.grid(True, which="major", alpha=0.3)
+        ax.legend(fontsize=7)
+    for ax in list(axes.flat)[len(groups):]:
+        ax.axis("off")
     env = d["environment"]
-    return (f"{env['gpu']}, {env['date']}, revision `{env['git_revision']}`; roofline = weight bytes of the distinct experts "
-            "(E4M3 + scales) over the measured copy bandwidth. Policy failures: elements outside the stated GEMM bound "
-            "(gate_up / down) vs the FP64 reference.\n\n" +
-            table(rows, ["M", "experts", "roofline µs", "block graph µs", "block (fused down) graph µs", "block eager µs",
-                         "gate_up graph µs", "down graph µs", "torch block graph µs", "compile block graph µs", "× roofline",
-                         "policy failures"]) + "\n" + expert_peers_table(d))
+    fig.suptitle(f"{d['family']}: {env['gpu']}, {str(env['date'])[:10]}, revision {str(env['git_revision'])[:12]}")
+    fig.tight_layout()
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
-def expert_peers_table(d) -> str:
-    """gate_up and down alone against their torch and torch.compile peers (graph / eager µs), with
-    each peer's elements outside the policy on call 0."""
-    def t(r, k):
-        v = r.get(k)
-        return f'{v["graph_us"]:.2f} / {v["eager_us"]:.2f}' if v and "eager_us" in v else (f'{v["graph_us"]:.2f}' if v else None)
-    def f(r, k):
-        v = r.get("check_" + k)
-        return v["failures"] if v else None
-    rows = [[r["tokens"], t(r, "netra_gate_up"), t(r, "torch_gate_up"), f(r, "torch_gate_up"), t(r, "compile_gate_up"),
-             f(r, "compile_gate_up"), t(r, "netra_down"), t(r, "torch_down"), f(r, "torch_down"), t(r, "compile_down"),
-             f(r, "compile_down")] for r in d["records"]]
-    return ("\nThe expert kernels alone against their peers (graph / eager µs; failures: the peer's elements outside the "
-            "policy on call 0, given netra's route metadata and act_quant output):\n\n" +
-            table(rows, ["M", "netra gate_up", "torch gate_up", "failures", "compile gate_up", "failures", "netra down", "torch down",
-                         "failures", "compile down", "failures"]) + "\n")
-
-
-def timeline_tables(records, label="") -> str:
-    """One table per token count of bench/moe_block_timeline.py records."""
-    text = ""
-    for r in records:
-        rows = [[k["kernel"], k["start_us"], k["end_us"], k["critical_path_us"]] for k in r["kernels"]]
-        text += f"\n{label}M = {r['tokens']}: block {r['block_us']:.2f} µs end to end.\n\n" + table(rows, ["kernel", "start µs", "end µs", "critical path µs"]) + "\n"
-    return text
-
+# ---- evidence files ------------------------------------------------------------------------------------
 
 def timeline_section(d) -> str:
-    if not d:
-        return "_not measured_\n"
-    env = d["environment"]
-    return (f"{env['gpu']}, {env['date']}, revision `{env['git_revision']}`; one CUDA graph of blocks replayed under the torch "
-            "profiler; times relative to the end of the previous block; a kernel's critical-path share is its end minus its "
-            "predecessor's end (with programmatic dependent launch it starts early and waits).\n" + timeline_tables(d["records"]))
+    text = ""
+    for r in d["records"]:
+        rows = [[k["kernel"], k["start_us"], k["end_us"], k["critical_path_us"]] for k in r["kernels"]]
+        text += (f"\nM = {r['tokens']}: block {r['block_us']:.2f} µs end to end.\n\n" +
+                 table(rows, ["kernel", "start µs", "end µs", "critical path µs"]) + "\n")
+    return text
 
 
 def fp8_accumulation_section(d) -> str:
-    if not d:
-        return "_not measured_\n"
-    rows = [[r["case"], r.get("path") or f"torch._scaled_mm, fast accumulation {'on' if r['use_fast_accum'] else 'off'}", r["max_err_over_A"], r["median_err_over_A"], r["within_contract_bound"]] for r in d["records"]]
-    env = d["environment"]
-    return (f"{env['gpu']}, {env['date']}, revision `{env['git_revision']}`; {d['peer']}; one 128-K scale block "
-            f"({d['shape']['m']} x {d['shape']['k']} x {d['shape']['n']}); error of the block sum over A = sum |products|, "
-            f"against the expert contracts' {d['contract_ratio_bound']:.3g}.\n\n" +
-            table(rows, ["inputs", "path", "max |D - P| / A", "median |D - P| / A", "within the contract's bound"]) + "\n" +
-            matrix_rate_table(d.get("matrix_rate")))
-
-
-def matrix_rate_table(rates) -> str:
-    """bench/fp8_matrix_rate.cu: weight bytes per second each path consumes from shared memory, all SMs."""
-    if not rates:
-        return ""
-    rows = [[r["path"], r["workgroups_per_sm"], r["warps_per_sm"], r["weight_bytes_per_s"] / 1e12] for r in rates]
-    return ("\nThe rate half (`bench/fp8_matrix_rate.cu`): FP8 weight bytes each matrix path consumes from shared memory, "
-            "summed over all SMs, against the DRAM copy bandwidth it would have to keep up with (about 4.2 TB/s):\n\n" +
-            table(rows, ["path", "workgroups per SM", "warps per SM", "weight TB/s"]) + "\n")
+    rows = [[r["case"], r.get("path") or f"torch._scaled_mm, fast accumulation {'on' if r['use_fast_accum'] else 'off'}",
+             r["max_err_over_A"], r["median_err_over_A"], r["within_contract_bound"]] for r in d["records"]]
+    text = (f"{d['peer']}; one 128-K scale block ({d['shape']['m']} x {d['shape']['k']} x {d['shape']['n']}); error of the block "
+            f"sum over A = sum |products|, against the expert contracts' {d['contract_ratio_bound']:.3g}.\n\n" +
+            table(rows, ["inputs", "path", "max |D - P| / A", "median |D - P| / A", "within the contract's bound"]) + "\n")
+    rates = d.get("matrix_rate")
+    if rates:
+        rrows = [[r["path"], r["workgroups_per_sm"], r["warps_per_sm"], r["weight_bytes_per_s"] / 1e12] for r in rates]
+        text += ("\nThe rate half (`bench/fp8_matrix_rate.cu`): FP8 weight bytes each matrix path consumes from shared memory, "
+                 "summed over all SMs, against the DRAM copy bandwidth it would have to keep up with:\n\n" +
+                 table(rrows, ["path", "workgroups per SM", "warps per SM", "weight TB/s"]) + "\n")
+    return text
 
 
 def weight_read_rate_section(d) -> str:
-    """bench/weight_read_rate.cu: how fast the GPU reads weight bytes in each staging shape, nothing else running."""
-    if not d:
-        return "_not measured_\n"
-    env = d["environment"]
-    rows = [[r["reader"], r["shape"], r["bytes"] / 2**20, r["us_per_call"], r["bytes_per_s"] / 1e12, r["over_copy_bandwidth"]] for r in d["records"]]
-    return (f"{env['gpu']}, {env['date']}, revision `{env['git_revision']}`; {d['method']}; copy bandwidth "
-            f"{d['copy_bandwidth_bytes_per_s'] / 1e12:.2f} TB/s (read + write, the block roofline's). 211 and 106 MiB are the decode "
-            "block's W13 and W2 bytes at 16 tokens.\n\n" +
+    rows = [[r["reader"], r["shape"], r["bytes"] / 2**20, r["us_per_call"], r["bytes_per_s"] / 1e12, r["over_copy_bandwidth"]]
+            for r in d["records"]]
+    return ("211 and 106 MiB are the decode block's W13 and W2 bytes at 16 tokens.\n\n" +
             table(rows, ["reader", "shape", "MiB per call", "µs per call", "TB/s", "over copy bandwidth"]) + "\n")
 
 
 def structure_floor_section(d) -> str:
-    """bench/moe_decode_structure_floor.cu: the block's dependences and weight streams with no arithmetic."""
-    if not d:
-        return "_not measured_\n"
-    env = d["environment"]
     rows = [[r["tokens"], r["structure"], r["shape"], r["graph_us"], r["after_route_us"], r["weight_roofline_us"], r["over_weight_roofline"],
-             r["target_us"], "" if r["within_target"] is None else ("yes" if r["within_target"] else "no")] for r in d["records"]]
-    return (f"{env['gpu']}, {env['date']}, revision `{env['git_revision']}`; {d['method']}. Targets: M = 1 "
-            f"{d['m1_block_target_us']} µs; M = 16 {d['m16_block_target_over_roofline']}x the weight roofline.\n\n" +
+             r["target_us"], r["within_target"]] for r in d["records"]]
+    return (f"Targets: M = 1 {d['m1_block_target_us']} µs; M = 16 {d['m16_block_target_over_roofline']}x the weight roofline.\n\n" +
             table(rows, ["M", "structure", "shape", "µs per call", "after the route µs", "weight roofline µs", "× roofline", "target µs",
                          "within the target"]) + "\n")
 
 
-def library_runs_section(d, intro) -> str:
-    """Decode-block runs of several libraries (bench/variants/collect.py): one row per library, call or
-    pass, and M (gate_up and down alone, the whole block); `intro(env, d)` opens the section."""
-    if not d:
-        return "_not measured_\n"
-    runs = d["runs"]
-    rows = [[r["variant"], r["device_call"], m, r["tokens"][m]["gate_up_graph_us"], r["tokens"][m]["down_graph_us"],
-             r["tokens"][m]["block_graph_us"]] for r in runs for m in sorted(r["tokens"], key=int)]
-    return intro(runs[0]["environment"], d) + "\n\n" + table(rows, ["library", "call / pass", "M", "gate_up µs", "down µs", "block µs"]) + "\n"
+def generic_evidence(d) -> str:
+    keys = [k for k in d["records"][0] if all(not isinstance(r.get(k), (dict, list)) for r in d["records"])] if d["records"] else []
+    return table([[r.get(k) for k in keys] for r in d["records"]], keys) + "\n" if keys else ""
 
 
-def variants_section(d) -> str:
-    """bench/variants: timing probes of the expert kernels (patches, not shipped), per device call."""
-    return library_runs_section(d, lambda env, _: (f"{env['gpu']}, {env['date'][:10]}; `bench/variants/README.md` says what each variant "
-                                                   "changes (several compute wrong values on purpose: timing only); graph-replayed µs."))
+EVIDENCE = {
+    "moe_decode_structure_floor": ("The decode MoE block's structure floor (no arithmetic)", structure_floor_section),
+    "weight_read_rate": ("How fast the H200 reads weight bytes (nothing else running)", weight_read_rate_section),
+    "moe_block_timeline": ("Where the decode MoE block's time goes (one graph replay's timeline)", timeline_section),
+    "fp8_accumulation": ("FP8 tensor-core accumulation (cuBLASLt and netra's own instructions)", fp8_accumulation_section),
+}
 
 
-def block_runs_section(d) -> str:
-    """Decode-block runs with their method: the gate_up schedule threshold runs, the resident unit loop."""
-    return library_runs_section(d, lambda env, d: (f"{env['gpu']}, {env['date'][:19]}, revision `{env['git_revision']}`; {d['method']}; "
-                                                   "gate_up and down alone (the C ABI calls) and the whole block, graph-replayed µs."))
+def evidence_sections(results: str) -> list[str]:
+    parts = []
+    for path in sorted(glob.glob(os.path.join(results, "evidence", "*.json"))):
+        d = load(path)
+        bad = problems(d, evidence=True)
+        if bad:
+            print(f"summarize: {path} lacks the results envelope, left out: {bad[0]}", file=sys.stderr)
+            continue
+        title, render = EVIDENCE.get(d["family"], (d["family"], generic_evidence))
+        parts += [f"## {title}\n", f"`{os.path.relpath(path, os.path.dirname(os.path.dirname(results)) or '.')}`: " + _env_line(d) + "\n",
+                  render(d)]
+    return parts
 
 
-def block_runs_with_timelines_section(d) -> str:
-    """block_runs_section and, where the collection has them, each variant's timeline."""
-    if not d:
-        return "_not measured_\n"
-    return block_runs_section(d) + "".join(timeline_tables(t["records"], f"Timeline of `{t['variant']}`, ") for t in d.get("timelines", []))
-
-
-# Decode-block runs of several libraries (bench/variants/collect.py), in the order docs/results.md shows them.
-BLOCK_RUNS = [
-    ("gate_up's schedule in the decode block on the H200 (route scan or unit list)", "moe_gate_up_schedule_h200.json"),
-    ("gate_up as a resident grid looping over the unit list (static: not kept; dynamic: shipped)", "moe_gate_up_persistent_h200.json"),
-    ("gate_up's resident grid listing its units itself (Schedule resident; shipped as `new`)", "moe_gate_up_resident_h200.json"),
-    ("The resident schedule below 10 tokens (not kept)", "moe_gate_up_resident_threshold_h200.json"),
-    ("act_quant's mapping and gate_up's resident grid size in the decode block (not kept)", "moe_block_tail_variants_h200.json"),
-    ("The block without act_quant (timing bound, wrong values)", "moe_block_without_act_quant_h200.json"),
-    ("The resident grid on every SM (528 workgroups; not kept)", "moe_gate_up_resident_528_h200.json"),
-    ("down computing its units before act_quant ends (timing bounds, wrong values)", "moe_down_compute_before_wait_h200.json"),
-    ("Two weight stages per resident gate_up workgroup (not kept)", "moe_gate_up_resident_two_stages_h200.json"),
-    ("gate_up's hidden quantization: timing bounds and the hidden quantized once (not kept)", "moe_gate_up_hidden_quantization_h200.json"),
-]
-
-
-def main() -> None:
+def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--results", default="bench/results")
     p.add_argument("--out", default="docs/results.md")
+    p.add_argument("--plots", default=None, help="directory of the PNG plots (default: plots/ beside --out)")
     a = p.parse_args()
-    parts = ["# Results\n", "Generated by `bench/summarize.py` from `bench/results/*.json`; method in `docs/benchmarks.md`.\n",
+    plots = a.plots or os.path.join(os.path.dirname(a.out) or ".", "plots")
+    try:
+        import matplotlib  # noqa: F401,PLC0415
+    except ImportError:
+        print("summarize: matplotlib is missing (Debian: apt-get install python3-matplotlib, then run /usr/bin/python3): "
+              "plots not made", file=sys.stderr)
+        matplotlib = None
+    parts = ["# Results\n",
+             "Generated by `bench/summarize.py` from `bench/results/*.json` (the results shape: `bench/schema.py`); method in "
+             "`docs/benchmarks.md`. Per-family discussion: `docs/kernels/`. Measured-and-not-kept variants: `lab/`.\n",
              "## Audit: every kernel on every target\n",
              "From `netra-audit --json` (`bench/results/audit.json`). gfx950: VGPR/AGPR/SGPR from the AMDGPU metadata, instruction "
              "mix from llvm-objdump; sm90a: registers from the cubin, stack/spills from ptxas, instruction mix from the PTX, "
              "instructions = code bytes / 16.\n",
-             audit_section(load(os.path.join(a.results, "audit.json"))),
-             "## argmax on the H200\n", argmax_section(load(os.path.join(a.results, "argmax_h200.json"))),
-             "## MoE routing kernels on the H200\n", routing_section(load(os.path.join(a.results, "moe_routing_h200.json"))),
-             "## Decode MoE block on the H200\n", block_section(load(os.path.join(a.results, "moe_block_h200.json"))),
-             "## How fast the H200 reads weight bytes (nothing else running)\n",
-             weight_read_rate_section(load(os.path.join(a.results, "weight_read_rate_h200.json"))),
-             "## The decode block's structure floor (no arithmetic) on the H200\n",
-             structure_floor_section(load(os.path.join(a.results, "moe_decode_structure_floor_h200.json"))),
-             "## Where the decode block's time goes on the H200\n",
-             timeline_section(load(os.path.join(a.results, "moe_block_timeline_h200.json"))),
-             *[part for title, name in BLOCK_RUNS
-               for part in (f"## {title}\n", block_runs_with_timelines_section(load(os.path.join(a.results, name))))],
-             "## FP8 tensor-core accumulation on the H200 (cuBLASLt and netra's own instructions)\n",
-             fp8_accumulation_section(load(os.path.join(a.results, "fp8_accumulation_h200.json"))),
-             "## Timing probes of the expert kernels on the H200\n",
-             variants_section(load(os.path.join(a.results, "moe_expert_variants_h200.json")))]
+             audit_section(load(os.path.join(a.results, "audit.json")))]
+    for path, d in family_files(a.results):
+        link = None
+        if matplotlib is not None:
+            png = os.path.join(plots, f"{d['family']}.png")
+            plot_family(d, png)
+            link = os.path.relpath(png, os.path.dirname(os.path.abspath(a.out)))
+            print("wrote", png)
+        parts += [f"## {d['family']} on the {d['environment']['gpu'].replace('NVIDIA ', '')} (`{os.path.basename(path)}`)\n",
+                  family_section(d, link)]
+    parts += evidence_sections(a.results)
+    os.makedirs(os.path.dirname(a.out) or ".", exist_ok=True)
     with open(a.out, "w") as f:
         f.write("\n".join(parts))
     print("wrote", a.out)
+    return 0 if matplotlib is not None else 77
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -5,7 +5,7 @@ kernels' bulk-copy staging shapes (gate_up: 4 workgroups per SM with one 32 KiB 
 stages of 8 KiB per SM) and others — and this script records each reader's rate beside the
 device-to-device copy bandwidth that the block's roofline divides by (bench/common.py).
 
-usage: python3 bench/weight_read_rate.py --program build/tests/weight-read-rate --out bench/results/weight_read_rate_h200.json
+usage: python3 bench/weight_read_rate.py --program build/tests/weight-read-rate --out bench/results/evidence/weight_read_rate_h200.json
 """
 from __future__ import annotations
 
@@ -17,12 +17,10 @@ def main() -> None:
     for r in records:
         r["over_copy_bandwidth"] = r["bytes_per_s"] / bandwidth
     common.print_table(records, ["reader", "shape", "bytes", "us_per_call", "bytes_per_s", "over_copy_bandwidth"])
-    common.write_results(out_path, "weight_read_rate", records, {
-        "copy_bandwidth_bytes_per_s": bandwidth,
-        "method": "one kernel per call reading `bytes` of a 2 GiB buffer (each call of a burst its own window, the burst >= 3x the L2), "
-                  "burst captured once into a graph, median of 30 replays per call; no programmatic dependent launch "
-                  "(each call pays a kernel boundary)",
-    })
+    common.write_family(out_path, "weight_read_rate", records, bandwidth, evidence=True, method=(
+        "one kernel per call reading `bytes` of a 2 GiB buffer (each call of a burst its own window, the burst >= 3x the L2), "
+        "burst captured once into a graph, median of 30 replays per call; no programmatic dependent launch "
+        "(each call pays a kernel boundary)"))
 
 
 if __name__ == "__main__":
