@@ -1,0 +1,206 @@
+// netra/contracts/norm/norm.hpp — RMSNorm, fused residual add + RMSNorm and the gated RMSNorm of
+// the GDN output, each with a BF16 or a block-E4M3 output (one contract template; aliases below).
+//
+// Semantics (bitwise; tests/oracles/norm.hpp writes them plainly). A row is N values: one token
+// of H = 2048 (rms, add_rms) or one head of 128 (gated: T tokens x 32 heads, rows = 32 T, head h of
+// token t at x[t, 128 h ..]). FP32 math, each operation rounded once (dsl/math.hpp, no contraction):
+//   add_rms: r'_i = bf16(x_i + r_i) (FP32 add of the two BF16 values, one rounding, written back
+//            over r); the norm below reads the rounded r' (the order of a serving engine's fused op:
+//            vLLM fused_add_rms_norm adds in FP32, stores BF16, normalizes the stored value).
+//   sum:     the row's N values as 8-value chunks c (values 8c .. 8c + 7), chunks in S = min(64, N/8)
+//            slices, slice q = chunks q, q + S, q + 2S, ...; per slice one FMA chain
+//            acc = fma(v, v, acc) from +0 over its chunks in order and each chunk's values in order;
+//            then per half of G = min(S, 32) slices the xor butterfly (masks 1, 2, ..., G / 2) of
+//            dsl/wave_reduce.hpp, and sum = R_0 + R_1 (S = 64) or R_0 (S = 16). On wave64 the one
+//            6-stage butterfly gives these bits (its last stage adds R_0 and R_1).
+//   rs:      rsqrt_f32(sum * (1 / N) + eps) (dsl/rsqrt.hpp; 1 / N exact), eps a run-time FP32
+//   y_i:     rms, add_rms: (v_i * rs) * w'_i, w' = w (plain) or 1 + w (zero-centred, FP32 add)
+//            gated:        ((v_i * rs) * w_i) * silu_f32(z_i)      (dsl/math.hpp SiLU, plain w)
+//   out:     bf16(y_i) (dsl/convert.hpp: RNE, NaN -> 0x7FFF), or with Fp8Out those BF16 values
+//            quantized per 128 contiguous outputs by dsl/block_quant.hpp (act_quant's rules:
+//            scale = amax / 448, amax = 0 -> scale +0 and signed zeros, a non-finite value poisons
+//            its group: scale +Inf / NaN, every E4M3 0x7F); scales [T, C / 128].
+// Adversarial rows (the oracle's and the GPU test's; eps = 1e-6, w = 1):
+//   all zeros:        sum = 0, rs = rsqrt(eps) = 1000.0 (eps path); y = ±0 (signs of x * w);
+//                     FP8: scale +0, q = 0x00 / 0x80.
+//   one huge value:   |x| = 2^64 : x^2 = 2^128 overflows, sum = +Inf, rs = +0, every y = ±0;
+//                     |x| = 2^60 : y = x * rs = ±sqrt(N) w (45.25 w for N = 2048), the others ±0 or
+//                     tiny; FP8: that group scale 45.25 / 448, the others by their own amax.
+//   subnormals:       x^2 underflows to +0; y = x * 1000 (normal, kept: nothing is flushed).
+//   ±Inf:             sum = +Inf, rs = +0: the Inf value -> NaN (Inf * 0), finite values -> ±0;
+//                     FP8: the Inf's group poisoned (NaN scale, 0x7F), other groups amax 0.
+//   NaN:              sum = NaN: every y of the row NaN (0x7FFF); FP8: every group poisoned.
+//   gated z = -Inf:   silu = NaN (-Inf / +Inf): that y NaN; z = +Inf: y = ±Inf (or NaN for y 0).
+// Comparison policy: bitwise, every value, every scale, r' included; rows past T untouched.
+//
+// Mapping (kernels/norm/rms_norm.hpp): T_r = threads per row = min(S, W) * WavesPerRow, W the
+// wave size; thread j of a row holds the slices j + T_r p (p < S / T_r): 8-value chunks by 16-byte
+// loads, chunk q + S k at k. RowsPerWorkgroup rows share a workgroup; grid ceil(rows / R).
+//   WavesPerRow 1 (both targets): a row lies in one wave (S = 64 on wave64: one slice per lane;
+//     on warp32: two per lane, the halves' butterflies added; S = 16: 16 lanes, W / 16 rows per
+//     wave). No LDS, no barrier.
+//   WavesPerRow 2 (warp32 only, S = 64): two warps per row, one slice per lane; each warp's
+//     butterfly R_w goes through LDS (8 bytes per row), one barrier, sum = R_0 + R_1: the same bits.
+// The values are the same for every mapping; dispatch picks decode (rows <= 64: one row per
+// workgroup, the most SMs) or prefill (RowsPerWorkgroup rows per workgroup) instances.
+// Weights are read before the kernel waits for its predecessor (programmatic dependent launch
+// on targets that have it): the preceding kernel must not write them.
+#pragma once
+#include "netra/contracts/norm/signature.hpp"
+
+namespace netra::contracts {
+
+template <class Target, u32 Kind, u32 Weight, u32 Fp8Out, u32 MaxTokens, u32 WavesPerRow, u32 RowsPerWorkgroup,
+          u32 WaveSize = Target::wave_size>
+struct norm {
+  static_assert(is_built_target_v<Target>, "netra::contracts::norm: field Target is not supported; supported: netra::gfx950, netra::sm90a");
+  static_assert(WaveSize == Target::wave_size, "netra::contracts::norm: field WaveSize must equal the target's wave size (gfx950: 64; sm90a: 32)");
+  static_assert(Kind <= 2, "netra::contracts::norm: field Kind must be 0 (rms), 1 (add_rms) or 2 (gated)");
+  static_assert(Weight <= 1, "netra::contracts::norm: field Weight must be 0 (plain w) or 1 (zero-centred 1 + w)");
+  static_assert(!(Kind == 2 && Weight == 1), "netra::contracts::norm: field Weight: the gated norm has a plain weight (0)");
+  static_assert(Fp8Out <= 1, "netra::contracts::norm: field Fp8Out must be 0 (BF16 output) or 1 (E4M3, one FP32 scale per 128)");
+  static_assert(MaxTokens >= 1 && MaxTokens <= 8192, "netra::contracts::norm: field MaxTokens must be in [1, 8192]");
+
+  using target = Target;
+  static constexpr const char* family = "norm";
+  static constexpr const char* template_name = "netra::contracts::norm";
+  static constexpr norm_kind kind = static_cast<norm_kind>(Kind);
+  static constexpr norm_weight weight_form = static_cast<norm_weight>(Weight);
+  static constexpr bool fp8_out = Fp8Out == 1;
+  static constexpr u32 n = kind == norm_kind::gated ? 128 : 2048;  // values per row
+  static constexpr u32 heads = kind == norm_kind::gated ? 32 : 1;  // rows per token
+  static constexpr u32 cols = n * heads;                            // a token's width C
+  static constexpr u32 group = 128;                                 // outputs per E4M3 scale
+  static constexpr u32 groups_per_row = n / group;
+  static constexpr u32 max_tokens = MaxTokens;
+  static constexpr u32 max_rows = MaxTokens * heads;
+  static constexpr u32 wave_size = WaveSize;
+  static constexpr u32 chunks = n / 8;
+  static constexpr u32 slices = chunks < 64 ? chunks : 64;
+  static constexpr u32 chunks_per_slice = chunks / slices;
+  static constexpr u32 half = slices < 32 ? slices : 32;  // slices per butterfly (G)
+  static constexpr u32 waves_per_row = WavesPerRow;
+  static_assert(WavesPerRow == 1 || (WavesPerRow == 2 && slices > WaveSize),
+                "netra::contracts::norm: field WavesPerRow must be 1, or 2 where a row has more slices than a wave has lanes "
+                "(warp32, N = 2048)");
+  static constexpr u32 threads_per_row = (slices < WaveSize ? slices : WaveSize) * WavesPerRow;
+  static constexpr u32 slices_per_thread = slices / threads_per_row;
+  static constexpr u32 rows_per_workgroup = RowsPerWorkgroup;
+  static constexpr u32 workgroup_size = RowsPerWorkgroup * threads_per_row;
+  static_assert(RowsPerWorkgroup >= 1 && workgroup_size <= 1024,
+                "netra::contracts::norm: field RowsPerWorkgroup must be >= 1 with at most 1024 threads per workgroup");
+  static_assert(workgroup_size % WaveSize == 0,
+                "netra::contracts::norm: field RowsPerWorkgroup must make whole waves (RowsPerWorkgroup * threads per row a "
+                "multiple of the wave size)");
+  static_assert(WaveSize % 16 == 0 && slices % 16 == 0, "netra::contracts::norm: an E4M3 group's 16 chunks lie in one wave");
+  static constexpr u32 lds_bytes = WavesPerRow > 1 ? RowsPerWorkgroup * WavesPerRow * 4 : 0;
+  /// Calls of at most this many tokens let their successor start at once (programmatic
+  /// dependent launch), larger calls after their stores (dsl/sync.hpp successor_release).
+  static constexpr u32 release_at_start_max_tokens = 64;
+  static constexpr u64 workspace_bytes = 0;
+
+  static constexpr i64 template_args[] = {Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup};
+
+  /// Run-time admission: the first field that refuses, in this order.
+  static decision admits(const norm_signature& s) {
+    if (s.target != Target::id) return refuse("target", Target::name, s.target);
+    if (s.kind != kind) return refuse("kind", norm_kind_name(kind), static_cast<i64>(s.kind));
+    if (s.fp8_out != fp8_out) return refuse("fp8_out", fp8_out ? "true (E4M3 output)" : "false (BF16 output)", s.fp8_out ? 1 : 0);
+    if (const decision d = require_tensor(s.x, {"x", dtype::bf16, 2, {-1, cols}, "[tokens, C]", layout::rows, 16}, s.device); !d.admitted())
+      return d;
+    const i64 t = s.tokens();
+    if (t < 1 || t > MaxTokens) return refuse("tokens", "in [1, MaxTokens]", t);
+    if (const decision d = require_stride("x", norm_signature::token_stride(s.x)); !d.admitted()) return d;
+    if constexpr (kind == norm_kind::add_rms) {
+      if (const decision d = require_tensor(s.residual, {"residual", dtype::bf16, 2, {t, cols}, "[tokens, C]", layout::rows, 16}, s.device);
+          !d.admitted())
+        return d;
+      if (const decision d = require_stride("residual", norm_signature::token_stride(s.residual)); !d.admitted()) return d;
+    }
+    if constexpr (kind == norm_kind::gated) {
+      if (const decision d = require_tensor(s.gate, {"gate", dtype::bf16, 2, {t, cols}, "[tokens, C]", layout::rows, 16}, s.device); !d.admitted())
+        return d;
+      if (const decision d = require_stride("gate", norm_signature::token_stride(s.gate)); !d.admitted()) return d;
+    }
+    if (const decision d = require_tensor(s.weight, {"weight", dtype::bf16, 1, {n}, "[N]", layout::compact, 16}, s.device); !d.admitted())
+      return d;
+    const dtype out_type = fp8_out ? dtype::e4m3 : dtype::bf16;
+    if (const decision d = require_tensor(s.out, {"out", out_type, 2, {t, cols}, "[tokens, C]", layout::compact, 16}, s.device); !d.admitted())
+      return d;
+    if constexpr (fp8_out) {
+      if (const decision d = require_tensor(s.scales, {"scales", dtype::f32, 2, {t, cols / group}, "[tokens, C / 128]", layout::compact, 4}, s.device);
+          !d.admitted())
+        return d;
+    }
+    const u32 eps_bits = bit_cast<u32>(s.eps);
+    if (!(eps_bits >= 0x00800000u && eps_bits < 0x7F800000u)) return refuse("eps", "a positive, finite, normal FP32 value", static_cast<i64>(eps_bits));
+    // The output may be x itself (same compact layout, in place); nothing else may overlap.
+    const byte_range out = range_of(s.out, fp8_out ? 1 : 2), scales = fp8_out ? range_of(s.scales, 4) : byte_range{};
+    const byte_range x = range_of(s.x, 2);
+    const bool out_is_x = !fp8_out && s.out.data == s.x.data && norm_signature::token_stride(s.x) == cols;
+    if (out.overlaps(x) && !out_is_x) return refuse("out", "no overlap with x unless it is x itself (in place, compact)", address_of(s.out.data));
+    if (scales.overlaps(x) || scales.overlaps(out)) return refuse("scales", "no overlap with x or out", address_of(s.scales.data));
+    if constexpr (kind == norm_kind::add_rms) {
+      const byte_range r = range_of(s.residual, 2);
+      if (r.overlaps(x) || r.overlaps(out) || r.overlaps(scales)) return refuse("residual", "no overlap with x, out or scales", address_of(s.residual.data));
+    }
+    if constexpr (kind == norm_kind::gated) {
+      const byte_range z = range_of(s.gate, 2);
+      if (z.overlaps(out) || z.overlaps(scales)) return refuse("gate", "no overlap with out or scales", address_of(s.gate.data));
+    }
+    return admit();
+  }
+
+  /// Resource ceilings per target: no scratch, no spills; LDS only for WavesPerRow 2.
+  static constexpr resource_budget budget() {
+    resource_budget b;
+    b.max_lds_bytes = lds_bytes;
+    if constexpr (WaveSize == 64) {
+      b.max_vgprs = kind == norm_kind::add_rms ? 96 : 64;
+      b.max_sgprs = 48;
+      b.max_code_bytes = fp8_out ? 8192 : 6144;
+    } else {
+      b.max_registers = kind == norm_kind::add_rms ? 128 : 96;
+      b.max_code_bytes = fp8_out ? 20480 : 16384;
+    }
+    return b;
+  }
+
+ private:
+  struct byte_range {
+    u64 begin = 0, end = 0;
+    constexpr bool overlaps(const byte_range& o) const { return begin < o.end && o.begin < end; }
+  };
+  static i64 address_of(const void* p) { return static_cast<i64>(__builtin_bit_cast(u64, p)); }
+  /// The bytes a [T, C] tensor of admitted shape spans.
+  static byte_range range_of(const tensor_arg& a, u64 element_bytes) {
+    const u64 begin = __builtin_bit_cast(u64, a.data);
+    const u64 extent = static_cast<u64>((a.shape[0] - 1) * norm_signature::token_stride(a) + a.shape[1]) * element_bytes;
+    return {begin, begin + extent};
+  }
+  static decision require_stride(const char* field, i64 stride) {
+    if (stride < cols || stride % 8 != 0) return refuse(field, ">= C and a multiple of 8 elements (16-byte aligned tokens)", stride);
+    return admit();
+  }
+};
+
+/// RMSNorm over H = 2048 (Weight: 0 plain, 1 zero-centred; Fp8Out: 0 BF16, 1 E4M3 + scales).
+template <class Target, u32 Weight, u32 Fp8Out, u32 MaxTokens, u32 WavesPerRow, u32 RowsPerWorkgroup>
+using rms_norm = norm<Target, 0, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup>;
+/// r' = bf16(x + r) written back, then RMSNorm(r').
+template <class Target, u32 Weight, u32 Fp8Out, u32 MaxTokens, u32 WavesPerRow, u32 RowsPerWorkgroup>
+using add_rms_norm = norm<Target, 1, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup>;
+/// RMSNorm(o) * SiLU(z) per head of 128, 32 heads per token, plain weight [128].
+template <class Target, u32 Fp8Out, u32 MaxTokens, u32 RowsPerWorkgroup>
+using gated_rms_norm = norm<Target, 2, 0, Fp8Out, MaxTokens, 1, RowsPerWorkgroup>;
+
+/// The decode mapping (up to 64 tokens): one row per workgroup, a whole wave64 or two warps per
+/// row of 2048; for the gated norm one wave of W / 16 heads per workgroup.
+template <class Target, u32 Kind, u32 Weight, u32 Fp8Out>
+using norm_decode = norm<Target, Kind, Weight, Fp8Out, 64, Kind != 2 && Target::wave_size < 64 ? 2 : 1, Kind == 2 ? Target::wave_size / 16 : 1>;
+/// The prefill mapping (up to 8192 tokens): one row per wave, 4 rows per workgroup (gated: 16
+/// heads per workgroup).
+template <class Target, u32 Kind, u32 Weight, u32 Fp8Out>
+using norm_prefill = norm<Target, Kind, Weight, Fp8Out, 8192, 1, Kind == 2 ? 16 : 4>;
+
+}  // namespace netra::contracts

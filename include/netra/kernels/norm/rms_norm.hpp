@@ -1,0 +1,220 @@
+// netra/kernels/norm/rms_norm.hpp — the one kernel of contracts::norm (RMSNorm, residual add +
+// RMSNorm, gated RMSNorm; BF16 or block-E4M3 output).
+//
+// Contract: contracts/norm/norm.hpp (the sum's order, rs, y, the output rounding; bitwise).
+// Mapping: grid ceil(rows / R) workgroups of R * T_r threads (R = RowsPerWorkgroup, T_r threads
+// per row). Thread t of workgroup g owns row g R + t / T_r (row = token * heads + head) and, with
+// j = t % T_r, the slices q_p = j + T_r p (p < P = S / T_r), slice q holding chunks q + S k
+// (k < K): one 16-byte load of x (and of r, z) and of w per chunk, all issued before the first
+// use. Per slice one FMA chain over its 8 K values; the butterfly (xor masks 1 .. G/2) over each
+// slice register; P = 2 registers (warp32, one warp per row) are then added; with two warps per
+// row (WavesPerRow 2) lane 0 of each warp writes its butterfly to LDS [R][2], one barrier, and
+// every thread adds entry 0 and entry 1. Then y per value, and per chunk one 16-byte store of BF16
+// (or, FP8: the group amax over the 16 threads of the group, xor masks 1, 2, 4, 8, one scale per
+// group by dsl/block_quant.hpp, one 8-byte store of E4M3; thread j % 16 == 0 stores the scale).
+// add_rms stores r' (16 bytes per chunk) over r. Rows past the last (last workgroup) compute on
+// the last row and store nothing, so every lane takes part in the shuffles and the barrier.
+// gfx950 (wave64): one wave per row of 2048 (one slice per lane) or 4 heads per wave (gated); no
+// LDS. sm90a (warp32): one warp per row (two slices per lane), or two warps per row for decode;
+// 2 heads per warp (gated). Programmatic dependent launch (sm90a): weights and addresses before
+// the wait; calls of at most release_at_start_max_tokens tokens let their successor start at
+// once, larger ones after their stores.
+#pragma once
+#include "netra/contracts/norm/norm.hpp"
+#include "netra/dsl/block_quant.hpp"
+#include "netra/dsl/convert.hpp"
+#include "netra/dsl/entry.hpp"
+#include "netra/dsl/ids.hpp"
+#include "netra/dsl/math.hpp"
+#include "netra/dsl/narrow_store.hpp"
+#include "netra/dsl/rsqrt.hpp"
+#include "netra/dsl/sync.hpp"
+#include "netra/dsl/vector_memory.hpp"
+#include "netra/dsl/wave_reduce.hpp"
+#include "netra/dsl/workgroup_barrier.hpp"
+
+namespace netra::kernels {
+
+template <class Contract> struct norm_kernel {
+  using target = typename Contract::target;
+  static constexpr const char* symbol = "netra_norm";
+  static constexpr u32 workgroup_size = Contract::workgroup_size;
+  static constexpr bool programmatic_dependent_launch = target::has_programmatic_dependent_launch;
+  static constexpr u32 wave = target::wave_size;
+  static constexpr u32 threads_per_row = Contract::threads_per_row;
+  static constexpr u32 slices = Contract::slices;
+  static constexpr u32 per_thread = Contract::slices_per_thread;  // P
+  static constexpr u32 per_slice = Contract::chunks_per_slice;    // K
+  static constexpr u32 chunks = per_thread * per_slice;           // chunks per thread
+  static constexpr u32 rows_per_workgroup = Contract::rows_per_workgroup;
+  static constexpr u32 waves_per_row = Contract::waves_per_row;
+  static constexpr norm_kind kind = Contract::kind;
+
+  struct params {
+    const u16* x;       // BF16 [T, C], token stride x_stride
+    u16* residual;      // add_rms: BF16 [T, C], read and written
+    const u16* gate;    // gated: BF16 [T, C]
+    const u16* weight;  // BF16 [N]
+    void* out;          // BF16 or E4M3 [T, C], compact
+    float* scales;      // FP8: [T, C / 128]
+    i64 x_stride, residual_stride, gate_stride;  // elements
+    float eps;
+    u32 rows;  // tokens * heads
+  };
+
+  NETRA_HOST_DEVICE static constexpr launch_shape shape(u32 rows) {
+    return {{ceil_div(rows, rows_per_workgroup), 1, 1}, workgroup_size, 0};
+  }
+  /// Row of thread `thread` of workgroup `workgroup` (may be >= rows in the last workgroup).
+  NETRA_HOST_DEVICE static constexpr u32 row_of(u32 workgroup, u32 thread) { return workgroup * rows_per_workgroup + thread / threads_per_row; }
+  /// Slice p of a thread.
+  NETRA_HOST_DEVICE static constexpr u32 slice_of(u32 thread, u32 p) { return thread % threads_per_row + threads_per_row * p; }
+  /// The thread's chunk i = p K + k: chunk q_p + S k of its row (values 8 chunk .. 8 chunk + 7).
+  NETRA_HOST_DEVICE static constexpr u32 chunk_of(u32 thread, u32 i) { return slice_of(thread, i / per_slice) + slices * (i % per_slice); }
+  /// Offset of a row's first value in a [T, C] tensor of token stride `stride`.
+  NETRA_HOST_DEVICE static constexpr i64 row_offset(u32 row, i64 stride) {
+    return static_cast<i64>(row / Contract::heads) * stride + static_cast<i64>(row % Contract::heads) * Contract::n;
+  }
+  /// True for the thread that stores the scale of its chunks' groups.
+  NETRA_HOST_DEVICE static constexpr bool stores_scale(u32 thread) { return thread % 16 == 0; }
+
+  static NETRA_DEVICE float lo_of(u32 w) { return bit_cast<float>(w << 16); }
+  static NETRA_DEVICE float hi_of(u32 w) { return bit_cast<float>(w & 0xFFFF0000u); }
+
+  /// The row's sum of squares in the contract's order from this thread's slice partials.
+  static NETRA_DEVICE float row_sum(float (&part)[per_thread], u32 thread) {
+NETRA_UNROLL
+    for (u32 p = 0; p < per_thread; ++p) {
+NETRA_UNROLL
+      for (u32 mask = 1; mask < Contract::half && mask < wave; mask <<= 1) part[p] = add_rn(part[p], xor_shuffle_f32<target>(part[p], mask));
+    }
+    if constexpr (wave > Contract::half && threads_per_row > Contract::half) {  // wave64, S = 64: the last stage adds R_0 and R_1
+      return add_rn(part[0], xor_shuffle_f32<target>(part[0], Contract::half));
+    } else if constexpr (per_thread == 2) {
+      return add_rn(part[0], part[1]);
+    } else if constexpr (waves_per_row == 2) {
+      NETRA_SHARED float halves[rows_per_workgroup][2];
+      const u32 r = thread / threads_per_row, w = (thread % threads_per_row) / wave;
+      if (lane_id<target>() == 0) halves[r][w] = part[0];
+      workgroup_barrier<target>();
+      return add_rn(halves[r][0], halves[r][1]);
+    } else {
+      return part[0];
+    }
+  }
+
+  static NETRA_DEVICE void run(const params& p) {
+    const u32 thread = thread_id<target>();
+    const u32 row_unclamped = row_of(workgroup_id<target, 0>(), thread);
+    const bool live = row_unclamped < p.rows;
+    const u32 row = live ? row_unclamped : p.rows - 1;
+    u32x4 w[chunks];
+NETRA_UNROLL
+    for (u32 i = 0; i < chunks; ++i) w[i] = load_16B<target>(p.weight + 8 * chunk_of(thread, i));
+    constexpr bool always_at_start = Contract::max_tokens <= Contract::release_at_start_max_tokens;
+    const successor_release<target> release(always_at_start || p.rows <= Contract::release_at_start_max_tokens * Contract::heads);
+    wait_for_prerequisites<target>();  // the producers of x, r, z have completed (and our outputs' readers)
+
+    u32x4 v[chunks], z[chunks]{};
+    const u16* x = p.x + row_offset(row, p.x_stride);
+NETRA_UNROLL
+    for (u32 i = 0; i < chunks; ++i) v[i] = load_16B<target, cache_policy::streaming_early>(x + 8 * chunk_of(thread, i));
+    if constexpr (kind == norm_kind::add_rms) {
+      u16* r = p.residual + row_offset(row, p.residual_stride);
+      u32x4 rv[chunks];
+NETRA_UNROLL
+      for (u32 i = 0; i < chunks; ++i) rv[i] = load_16B<target, cache_policy::streaming_early>(r + 8 * chunk_of(thread, i));
+NETRA_UNROLL
+      for (u32 i = 0; i < chunks; ++i) {
+        u32 sum_words[4];
+NETRA_UNROLL
+        for (u32 e = 0; e < 4; ++e)
+          sum_words[e] = pack_bf16x2<target>(add_rn(lo_of(v[i][e]), lo_of(rv[i][e])), add_rn(hi_of(v[i][e]), hi_of(rv[i][e])));
+        v[i] = u32x4{sum_words[0], sum_words[1], sum_words[2], sum_words[3]};
+        if (live) store_16B<target>(r + 8 * chunk_of(thread, i), v[i]);
+      }
+    }
+    if constexpr (kind == norm_kind::gated) {
+      const u16* g = p.gate + row_offset(row, p.gate_stride);
+NETRA_UNROLL
+      for (u32 i = 0; i < chunks; ++i) z[i] = load_16B<target, cache_policy::streaming_early>(g + 8 * chunk_of(thread, i));
+    }
+
+    float part[per_thread];
+NETRA_UNROLL
+    for (u32 s = 0; s < per_thread; ++s) {
+      float acc = 0.0f;
+NETRA_UNROLL
+      for (u32 k = 0; k < per_slice; ++k) {
+NETRA_UNROLL
+        for (u32 e = 0; e < 4; ++e) {
+          const u32 word = v[s * per_slice + k][e];
+          acc = fma_rn(lo_of(word), lo_of(word), acc);
+          acc = fma_rn(hi_of(word), hi_of(word), acc);
+        }
+      }
+      part[s] = acc;
+    }
+    const float sum = row_sum(part, thread);
+    const float rs = rsqrt_f32(add_rn(mul_rn(sum, 1.0f / Contract::n), p.eps));
+
+    u32 y[chunks][4];
+NETRA_UNROLL
+    for (u32 i = 0; i < chunks; ++i) {
+NETRA_UNROLL
+      for (u32 e = 0; e < 4; ++e) y[i][e] = pack_bf16x2<target>(value(v[i][e], w[i][e], z[i][e], rs, false), value(v[i][e], w[i][e], z[i][e], rs, true));
+    }
+
+    const i64 out_offset = static_cast<i64>(row) * Contract::n;
+    if constexpr (!Contract::fp8_out) {
+      u16* out = static_cast<u16*>(p.out) + out_offset;
+NETRA_UNROLL
+      for (u32 i = 0; i < chunks; ++i)
+        if (live) store_16B<target>(out + 8 * chunk_of(thread, i), u32x4{y[i][0], y[i][1], y[i][2], y[i][3]});
+    } else {
+      u8* out = static_cast<u8*>(p.out) + out_offset;
+      u32 magnitude[chunks];
+NETRA_UNROLL
+      for (u32 i = 0; i < chunks; ++i)
+        magnitude[i] = max_of(max_of(bf16x2_magnitude_max(y[i][0]), bf16x2_magnitude_max(y[i][1])),
+                              max_of(bf16x2_magnitude_max(y[i][2]), bf16x2_magnitude_max(y[i][3])));
+NETRA_UNROLL
+      for (u32 mask = 1; mask < 16; mask <<= 1) {
+NETRA_UNROLL
+        for (u32 i = 0; i < chunks; ++i) magnitude[i] = max_of(magnitude[i], xor_shuffle_u32<target>(magnitude[i], mask));
+      }
+NETRA_UNROLL
+      for (u32 i = 0; i < chunks; ++i) {
+        const e4m3_block_quantizer quant = e4m3_block_quantizer::of(magnitude[i]);
+        u32 q[4];
+NETRA_UNROLL
+        for (u32 e = 0; e < 4; ++e) q[e] = pack_e4m3x2<target>(quant.divider.quotient(lo_of(y[i][e])), quant.divider.quotient(hi_of(y[i][e])));
+        const u32 c = chunk_of(thread, i);
+        if (live) {
+          store_8B<target>(out + 8 * c, q[0] | (q[1] << 16), q[2] | (q[3] << 16));
+          if (stores_scale(thread)) store_4B<target>(p.scales + static_cast<i64>(row) * Contract::groups_per_row + c / 16, bit_cast<u32>(quant.scale));
+        }
+      }
+    }
+    release.after_stores();
+  }
+
+  /// y of the low (hi = false) or high BF16 of a word pair, in FP32 (the contract's order).
+  static NETRA_DEVICE float value(u32 vw, u32 ww, u32 zw, float rs, bool hi) {
+    const float x = hi ? hi_of(vw) : lo_of(vw);
+    const float wt = hi ? hi_of(ww) : lo_of(ww);
+    const float n = mul_rn(x, rs);
+    if constexpr (kind == norm_kind::gated) return mul_rn(mul_rn(n, wt), silu_f32(hi ? hi_of(zw) : lo_of(zw)));
+    else if constexpr (Contract::weight_form == norm_weight::zero_centred) return mul_rn(n, add_rn(1.0f, wt));
+    else return mul_rn(n, wt);
+  }
+};
+
+/// The kernels of a norm contract instance, in launch order.
+template <class Target, u32 Kind, u32 Weight, u32 Fp8Out, u32 MaxTokens, u32 WavesPerRow, u32 RowsPerWorkgroup, u32 WaveSize>
+struct kernels_of<contracts::norm<Target, Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, WaveSize>> {
+  using contract = contracts::norm<Target, Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, WaveSize>;
+  using type = type_list<norm_kernel<contract>>;
+};
+
+}  // namespace netra::kernels

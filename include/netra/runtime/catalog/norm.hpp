@@ -1,0 +1,25 @@
+// netra/runtime/catalog/norm.hpp — built-in normalization instances: for each target, RMSNorm
+// and residual add + RMSNorm (plain and zero-centred weights) and the gated norm, each with a
+// BF16 and an E4M3 output, in the decode (<= 64 tokens) and prefill (<= 8192 tokens) mappings;
+// plus, on sm90a, the decode RMSNorm with one warp per row, which the benchmark compares with
+// the two-warp decode mapping.
+#pragma once
+#include <boost/hana.hpp>
+
+#include "netra/contracts/norm/norm.hpp"
+
+namespace netra::catalog {
+namespace norm_detail {
+template <class Target, u32 Kind, u32 Weight, u32 Fp8Out>
+using both = boost::hana::tuple<boost::hana::type<contracts::norm_decode<Target, Kind, Weight, Fp8Out>>,
+                                boost::hana::type<contracts::norm_prefill<Target, Kind, Weight, Fp8Out>>>;
+template <class Target>
+constexpr auto of_target = boost::hana::flatten(boost::hana::make_tuple(
+    both<Target, 0, 0, 0>{}, both<Target, 0, 0, 1>{}, both<Target, 0, 1, 0>{}, both<Target, 0, 1, 1>{},  // rms
+    both<Target, 1, 0, 0>{}, both<Target, 1, 0, 1>{}, both<Target, 1, 1, 0>{}, both<Target, 1, 1, 1>{},  // add_rms
+    both<Target, 2, 0, 0>{}, both<Target, 2, 0, 1>{}));                                                // gated
+}  // namespace norm_detail
+
+inline constexpr auto norm = boost::hana::flatten(boost::hana::make_tuple(
+    norm_detail::of_target<gfx950>, norm_detail::of_target<sm90a>, boost::hana::tuple_t<contracts::rms_norm<sm90a, 0, 0, 64, 1, 1>>));
+}  // namespace netra::catalog

@@ -1,0 +1,142 @@
+// contracts::norm on the host: the mapping figures each instance derives, budgets, and admits():
+// a valid call of each kind is admitted; each bad field (target, kind, fp8_out, every tensor's
+// dtype / shape / strides / device / alignment, token count, token strides, a too-small output or
+// scales, eps, overlaps) is refused with its field name, in the documented order.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "netra/contracts/norm/norm.hpp"
+
+using namespace netra;
+
+namespace {
+constexpr device_ref gpu{2, 0};
+
+tensor_arg tensor(const void* data, dtype type, std::initializer_list<i64> shape, std::initializer_list<i64> strides = {}) {
+  tensor_arg a;
+  a.data = data;
+  a.type = type;
+  a.device = gpu;
+  a.rank = static_cast<i32>(shape.size());
+  i32 i = 0;
+  for (i64 e : shape) a.shape[i++] = e;
+  i64 compact = 1;
+  for (i = a.rank - 1; i >= 0; --i) {
+    a.strides[i] = compact;
+    compact *= a.shape[i];
+  }
+  i = 0;
+  for (i64 s : strides) a.strides[i++] = s;
+  return a;
+}
+
+/// Disjoint fake device addresses (never dereferenced).
+const char* at(u64 offset) { return reinterpret_cast<const char*>(0x100000000ull + offset); }
+
+template <class C> norm_signature valid(i64 tokens) {
+  norm_signature s;
+  s.target = C::target::id;
+  s.device = gpu;
+  s.kind = C::kind;
+  s.fp8_out = C::fp8_out;
+  s.eps = 1e-6f;
+  const i64 cols = C::cols;
+  s.x = tensor(at(0), dtype::bf16, {tokens, cols}, {cols + 64, 1});
+  s.residual = tensor(at(1ull << 28), dtype::bf16, {tokens, cols}, {cols + 8, 1});
+  s.gate = tensor(at(2ull << 28), dtype::bf16, {tokens, cols}, {3 * cols, 1});
+  s.weight = tensor(at(3ull << 28), dtype::bf16, {C::n});
+  s.out = tensor(at(4ull << 28), C::fp8_out ? dtype::e4m3 : dtype::bf16, {tokens, cols});
+  s.scales = tensor(at(5ull << 28), dtype::f32, {tokens, cols / 128});
+  return s;
+}
+
+template <class C, class Edit> void refused(const char* field, i64 tokens, Edit edit) {
+  norm_signature s = valid<C>(tokens);
+  edit(s);
+  const decision d = C::admits(s);
+  INFO("expected a refusal of ", field);
+  REQUIRE(!d.admitted());
+  CHECK(std::string(d.field) == field);
+}
+}  // namespace
+
+using rms_decode = contracts::norm_decode<sm90a, 0, 0, 0>;
+using rms_prefill_fp8 = contracts::norm_prefill<gfx950, 0, 1, 1>;
+using add_decode = contracts::norm_decode<sm90a, 1, 0, 0>;
+using gated_fp8 = contracts::norm_prefill<sm90a, 2, 0, 1>;
+
+TEST_CASE("norm mapping figures") {
+  CHECK(rms_decode::threads_per_row == 64);  // two warps per row
+  CHECK(rms_decode::slices_per_thread == 1);
+  CHECK(rms_decode::lds_bytes == 8);
+  CHECK(contracts::norm_prefill<sm90a, 0, 0, 0>::threads_per_row == 32);
+  CHECK(contracts::norm_prefill<sm90a, 0, 0, 0>::slices_per_thread == 2);
+  CHECK(contracts::norm_prefill<sm90a, 0, 0, 0>::workgroup_size == 128);
+  CHECK(rms_prefill_fp8::threads_per_row == 64);
+  CHECK(rms_prefill_fp8::lds_bytes == 0);
+  CHECK(rms_prefill_fp8::budget().max_lds_bytes == 0);
+  CHECK(rms_prefill_fp8::groups_per_row == 16);
+  CHECK(gated_fp8::n == 128);
+  CHECK(gated_fp8::heads == 32);
+  CHECK(gated_fp8::threads_per_row == 16);
+  CHECK(gated_fp8::cols == 4096);
+  CHECK(contracts::norm_decode<gfx950, 2, 0, 0>::workgroup_size == 64);
+  CHECK(contracts::norm_decode<sm90a, 2, 0, 0>::workgroup_size == 32);
+}
+
+TEST_CASE("a valid call of each kind is admitted; out may be x itself when x is compact") {
+  CHECK(rms_decode::admits(valid<rms_decode>(64)).admitted());
+  CHECK(rms_prefill_fp8::admits(valid<rms_prefill_fp8>(8192)).admitted());
+  CHECK(add_decode::admits(valid<add_decode>(1)).admitted());
+  CHECK(gated_fp8::admits(valid<gated_fp8>(100)).admitted());
+  norm_signature s = valid<add_decode>(4);
+  s.x = tensor(at(0), dtype::bf16, {4, 2048});
+  s.out = s.x;
+  CHECK(add_decode::admits(s).admitted());
+  norm_signature one = valid<rms_decode>(1);
+  one.x.strides[0] = 2050;  // a single token's stride does not matter
+  CHECK(rms_decode::admits(one).admitted());
+}
+
+TEST_CASE("each bad field is refused by name") {
+  refused<rms_decode>("target", 4, [](norm_signature& s) { s.target = target_id::gfx950; });
+  refused<rms_decode>("kind", 4, [](norm_signature& s) { s.kind = norm_kind::gated; });
+  refused<rms_decode>("fp8_out", 4, [](norm_signature& s) { s.fp8_out = true; });
+  refused<rms_decode>("x", 4, [](norm_signature& s) { s.x.type = dtype::f16; });
+  refused<rms_decode>("x", 4, [](norm_signature& s) { s.x.shape[1] = 4096; });
+  refused<rms_decode>("x", 4, [](norm_signature& s) { s.x.strides[1] = 2; });
+  refused<rms_decode>("x", 4, [](norm_signature& s) { s.x.device = {2, 1}; });
+  refused<rms_decode>("x", 4, [](norm_signature& s) { s.x.data = at(2); });
+  refused<rms_decode>("x", 4, [](norm_signature& s) { s.x.rank = -1; });
+  refused<rms_decode>("tokens", 65, [](norm_signature&) {});
+  refused<rms_decode>("tokens", 4, [](norm_signature& s) { s.x.shape[0] = 0; });
+  refused<rms_decode>("x", 4, [](norm_signature& s) { s.x.strides[0] = 2052; });
+  refused<rms_decode>("x", 4, [](norm_signature& s) { s.x.strides[0] = 1024; });
+  refused<add_decode>("residual", 4, [](norm_signature& s) { s.residual.rank = -1; });
+  refused<add_decode>("residual", 4, [](norm_signature& s) { s.residual.shape[0] = 3; });
+  refused<add_decode>("residual", 4, [](norm_signature& s) { s.residual.strides[0] = 2049; });
+  refused<gated_fp8>("gate", 4, [](norm_signature& s) { s.gate.type = dtype::f32; });
+  refused<gated_fp8>("gate", 4, [](norm_signature& s) { s.gate.strides[0] = 4100; });
+  refused<rms_decode>("weight", 4, [](norm_signature& s) { s.weight.shape[0] = 1024; });
+  refused<rms_decode>("weight", 4, [](norm_signature& s) { s.weight.rank = -1; });
+  refused<rms_decode>("out", 4, [](norm_signature& s) { s.out.shape[0] = 3; });  // too small
+  refused<rms_decode>("out", 4, [](norm_signature& s) { s.out.type = dtype::e4m3; });
+  refused<rms_decode>("out", 4, [](norm_signature& s) { s.out.strides[0] = 2056; });
+  refused<rms_prefill_fp8>("out", 4, [](norm_signature& s) { s.out.type = dtype::bf16; });
+  refused<rms_prefill_fp8>("scales", 4, [](norm_signature& s) { s.scales.shape[1] = 15; });  // too small
+  refused<rms_prefill_fp8>("scales", 4, [](norm_signature& s) { s.scales.rank = -1; });
+  refused<rms_prefill_fp8>("scales", 4, [](norm_signature& s) { s.scales.type = dtype::bf16; });
+  refused<rms_decode>("eps", 4, [](norm_signature& s) { s.eps = 0.0f; });
+  refused<rms_decode>("eps", 4, [](norm_signature& s) { s.eps = -1e-6f; });
+  refused<rms_decode>("eps", 4, [](norm_signature& s) { s.eps = 1e-40f; });
+  refused<rms_decode>("eps", 4, [](norm_signature& s) { s.eps = INFINITY; });
+  refused<rms_decode>("eps", 4, [](norm_signature& s) { s.eps = NAN; });
+  refused<rms_decode>("out", 4, [](norm_signature& s) { s.out.data = at(4096); });  // inside x, not x
+  refused<rms_decode>("out", 4, [](norm_signature& s) { s.out.data = s.x.data; });  // x is strided
+  refused<rms_prefill_fp8>("scales", 4, [](norm_signature& s) { s.scales.data = at(512); });
+  refused<add_decode>("residual", 4, [](norm_signature& s) { s.residual.data = at(8192); });
+  refused<gated_fp8>("gate", 4, [](norm_signature& s) { s.gate.data = s.out.data; });
+}

@@ -1,0 +1,26 @@
+# Normalization (issue 28): RMSNorm, residual add + RMSNorm, gated RMSNorm; BF16 or block-E4M3
+# output. Host tests, negative compile tests, GPU tests. Included by tests/CMakeLists.txt.
+#
+# On a machine with an H200 (sm_90a), after building:
+#   ctest --test-dir <build> -R norm --output-on-failure
+
+netra_add_host_test(test_norm_host
+  contracts/test_norm_contract.cpp
+  kernels/test_norm_model.cpp
+  kernels/test_norm_oracle.cpp
+  kernels/test_norm_rsqrt.cpp)
+target_compile_options(test_norm_host PRIVATE -O2)
+
+# Negative compile tests: each unsupported field fails with its message.
+netra_add_compile_fail_test(negative_norm_target negative/norm_target.cpp
+  "netra::contracts::norm: field Target is not supported; supported: netra::gfx950, netra::sm90a")
+netra_add_compile_fail_test(negative_norm_kind negative/norm_kind.cpp
+  "netra::contracts::norm: field Kind must be 0 \\(rms\\), 1 \\(add_rms\\) or 2 \\(gated\\)")
+netra_add_compile_fail_test(negative_norm_waves_per_row negative/norm_waves_per_row.cpp
+  "netra::contracts::norm: field WavesPerRow must be 1, or 2 where a row has more slices than a wave has lanes")
+netra_add_compile_fail_test(negative_norm_gated_weight negative/norm_gated_weight.cpp
+  "netra::contracts::norm: field Weight: the gated norm has a plain weight")
+netra_add_compile_fail_test(negative_norm_whole_waves negative/norm_whole_waves.cpp
+  "netra::contracts::norm: field RowsPerWorkgroup must make whole waves")
+netra_add_compile_fail_test(negative_norm_max_tokens negative/norm_max_tokens.cpp
+  "netra::contracts::norm: field MaxTokens must be in \\[1, 8192\\]")
