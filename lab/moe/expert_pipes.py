@@ -1,7 +1,7 @@
 """How busy each SM pipe is in the decode block's expert kernels at 16 tokens (Nsight Compute).
 
 Question: is the ~3 us of each expert GEMM's arithmetic that its weight stream does not hide
-(docs/moe-experts.md) a throughput limit of some pipe (the E4M3 -> FP16 conversions of the emulated
+(docs/kernels/moe-experts.md, lab/notes/moe-experts.md) a throughput limit of some pipe (the E4M3 -> FP16 conversions of the emulated
 mma.sync, the matrix pipe, the ALU) or latency?
 
 Two modes:
