@@ -3,3 +3,5 @@
 # tests/CMakeLists.txt.
 
 netra_add_host_test(test_online_softmax dsl/test_online_softmax.cpp)
+netra_add_host_test(test_attention_plans kernels/test_attention_plans.cpp)
+target_compile_options(test_attention_plans PRIVATE -O2)

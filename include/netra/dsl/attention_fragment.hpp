@@ -1,0 +1,202 @@
+// netra/dsl/attention_fragment.hpp — how one wave computes attention scores S = Q K^T and the
+// value sum O = P V for 8 query rows over a block of 64 positions with head dim 256, on a BF16
+// matrix instruction (dsl/matrix_fragment_bf16.hpp), with every operand built from 16-byte
+// chunks (contiguous in memory) and the score accumulators reused as P's operand registers.
+//
+// Freedoms used (neither changes a result): the contraction index of a product may be permuted
+// as long as both operands share the permutation — head-dim elements for QK (so a lane's K bytes
+// are contiguous) and positions for PV (so P comes straight from the score registers); and
+// output rows of O^T may be any map of head-dim elements, undone by o_of().
+// Per plan (per lane):
+//   q_load(lane, j) -> (query row, first head-dim element) of 16-byte Q load j (8 BF16);
+//                      rows >= 8 are padding (not loaded, zero).
+//   k_read(lane, j) / v_read(lane, j) -> (position in the block, 16-byte chunk of its 256-byte row).
+//   score_of(lane, i) -> (query row, position) of score item i; o_of(lane, i) -> (query row, d).
+//   qk(...) / pv(...) run the instructions; the builders they use are host-callable so that
+//   tests/kernels/test_attention_plans.cpp composes them with the host instruction models.
+// The rows of a lane's scores are reduced over the lanes xor row_mask(0), xor row_mask(1).
+#pragma once
+#include "netra/dsl/convert_e4m3_bf16.hpp"
+#include "netra/dsl/matrix_fragment_bf16.hpp"
+
+namespace netra {
+
+template <class Shape> struct attention_plan {
+  static_assert(dependent_false_v<Shape>, "netra::attention_plan: no attention plan for this matrix fragment shape");
+};
+
+/// Halves of two BF16 pair words: the low (High = 0) or high (High = 1) value of x, then of y.
+template <u32 High> NETRA_HOST_DEVICE constexpr u32 pair_halves(u32 x, u32 y) {
+  return High == 0 ? (x & 0xFFFFu) | (y << 16) : (x >> 16) | (y & 0xFFFF0000u);
+}
+
+/// sm90a: mma.sync m16n8k16 BF16, warp32; g = lane >> 2, t = lane & 3.
+///   QK: S(16 x 8 positions) = Q(16 rows, 8 real: row g; rows g + 8 zero) K^T, N-tile nt holds
+///     positions 8nt .. 8nt + 7; k-step s (0..15) of chunk c = s / 4 pairs the head-dim elements
+///     64c + 16t + 4(s % 4) + {0, 1} (A word 0, B word 0) and + {2, 3} (A word 2, B word 1).
+///   PV: O^T(16 d-slots x 8 rows) = V^T P^T, k-step kk = positions 16kk .. 16kk + 15 in order;
+///     d-slot (M-tile mt, row g / g + 8) is head-dim element 32g + 2mt / 32g + 2mt + 1.
+template <> struct attention_plan<mma_m16n8k16_bf16> {
+  using shape = mma_m16n8k16_bf16;
+  using target = sm90a;
+  static constexpr u32 wave = 32, rows = 8, block = 64, head_dim = 256;
+  static constexpr u32 q_loads = 8, q_words = 32, k_reads = 32, v_reads = 32, scores = 16, o_items = 64;
+  static constexpr bool o_rows_are_score_rows = false;
+  NETRA_HOST_DEVICE static constexpr u32 row_mask(u32 i) { return i == 0 ? 1u : 2u; }
+
+  NETRA_HOST_DEVICE static constexpr fragment_element q_load(u32 lane, u32 j) { return {lane >> 2, 64 * (j / 2) + 16 * (lane & 3) + 8 * (j % 2)}; }
+  NETRA_HOST_DEVICE static constexpr fragment_element k_read(u32 lane, u32 j) { return {8 * (j / 4) + (lane >> 2), 4 * (j % 4) + (lane & 3)}; }
+  NETRA_HOST_DEVICE static constexpr fragment_element v_read(u32 lane, u32 j) {
+    const u32 pi = (j / 2) % 4;
+    return {16 * (j / 8) + 2 * (lane & 3) + (pi & 1) + 8 * (pi >> 1), 2 * (lane >> 2) + j % 2};
+  }
+  NETRA_HOST_DEVICE static constexpr fragment_element score_of(u32 lane, u32 i) { return {lane >> 2, 8 * (i / 2) + 2 * (lane & 3) + i % 2}; }
+  NETRA_HOST_DEVICE static constexpr fragment_element o_of(u32 lane, u32 i) {
+    return {2 * (lane & 3) + (i & 1), 32 * (lane >> 2) + 2 * ((i / 4) % 16) + ((i % 4) >> 1)};
+  }
+  /// The lane that holds the statistics of query row `row`.
+  NETRA_HOST_DEVICE static constexpr u32 stats_lane(u32 row) { return 4 * row; }
+
+  // Builders (host and device).
+  NETRA_HOST_DEVICE static void qk_a(u32 (&a)[4], const u32 (&q)[q_words], u32 step) { a[0] = q[2 * step], a[1] = 0, a[2] = q[2 * step + 1], a[3] = 0; }
+  NETRA_HOST_DEVICE static void qk_b(u32 (&b)[2], bf16x4 k4) { b[0] = k4.lo, b[1] = k4.hi; }
+  NETRA_HOST_DEVICE static u32 k_word(const u32x4& chunk, u32 step) { return chunk[static_cast<int>(step % 4)]; }
+  /// P^T operand of k-step kk from the BF16 pair words of the scores (word w = items 2w, 2w + 1).
+  NETRA_HOST_DEVICE static void pv_b(u32 (&b)[2], const u32 (&p)[scores / 2], u32 kk) { b[0] = p[2 * kk], b[1] = p[2 * kk + 1]; }
+  /// V^T operand of M-tile 8h + 2w + Hi from word w of the four positions' chunk h (positions pi).
+  template <u32 Hi> NETRA_HOST_DEVICE static void pv_a(u32 (&a)[4], const bf16x4 (&x)[4]) {
+    const u32 x0 = Hi ? x[0].hi : x[0].lo, x1 = Hi ? x[1].hi : x[1].lo, x2 = Hi ? x[2].hi : x[2].lo, x3 = Hi ? x[3].hi : x[3].lo;
+    a[0] = pair_halves<0>(x0, x1), a[1] = pair_halves<1>(x0, x1), a[2] = pair_halves<0>(x2, x3), a[3] = pair_halves<1>(x2, x3);
+  }
+
+#if defined(NETRA_COMPILER_CUDA)
+  /// s = scores of the block from Q and the K chunks (k_read order), unscaled FP32 dot products.
+  static NETRA_DEVICE void qk(float (&s)[scores], const u32 (&q)[q_words], const u32x4* k) {
+    NETRA_UNROLL
+    for (u32 nt = 0; nt < 8; ++nt) {
+      float acc[4] = {0, 0, 0, 0};
+      NETRA_UNROLL
+      for (u32 step = 0; step < 16; ++step) {
+        u32 a[4], b[2];
+        qk_a(a, q, step);
+        qk_b(b, e4m3x4_to_bf16x4<target>(k_word(k[4 * nt + step / 4], step)));
+        mma<shape>(acc, a, b, acc);
+      }
+      s[2 * nt] = acc[0], s[2 * nt + 1] = acc[1];
+    }
+  }
+  /// o += P V over the block (V chunks in v_read order).
+  static NETRA_DEVICE void pv(float (&o)[o_items], const u32 (&p)[scores / 2], const u32x4* v) {
+    NETRA_UNROLL
+    for (u32 kk = 0; kk < 4; ++kk) {
+      u32 b[2];
+      pv_b(b, p, kk);
+      NETRA_UNROLL
+      for (u32 h = 0; h < 2; ++h)
+        NETRA_UNROLL
+        for (u32 w = 0; w < 4; ++w) {
+          bf16x4 x[4];
+          NETRA_UNROLL
+          for (u32 pi = 0; pi < 4; ++pi) x[pi] = e4m3x4_to_bf16x4<target>(v[8 * kk + 2 * pi + h][static_cast<int>(w)]);
+          const u32 mt = 8 * h + 2 * w;
+          u32 a[4];
+          pv_a<0>(a, x);
+          mma_tile(o, mt, a, b);
+          pv_a<1>(a, x);
+          mma_tile(o, mt + 1, a, b);
+        }
+    }
+  }
+  static NETRA_DEVICE void mma_tile(float (&o)[o_items], u32 mt, const u32 (&a)[4], const u32 (&b)[2]) {
+    float acc[4] = {o[4 * mt], o[4 * mt + 1], o[4 * mt + 2], o[4 * mt + 3]};
+    mma<shape>(acc, a, b, acc);
+    o[4 * mt] = acc[0], o[4 * mt + 1] = acc[1], o[4 * mt + 2] = acc[2], o[4 * mt + 3] = acc[3];
+  }
+#endif
+};
+
+/// gfx950: v_mfma_f32_16x16x32_bf16, wave64; r = lane % 16, q = lane / 16. Both products with
+/// positions / head-dim slots as M and query rows as N (columns 8..15 are padding, P = 0 there).
+///   QK: S^T(16 positions x 16 rows) = K Q^T; M-tile mt holds positions 16mt .. 16mt + 15; k-step
+///     s (0..7) of chunk c = s / 2 pairs the elements 64c + 16q + 8(s % 2) + 0..7.
+///   PV: O^T = V^T P^T; k-step kk pairs slot 8q + i with position 32kk + 16(i / 4) + 4q + i % 4
+///     (where the score registers hold it); d-slot (M-tile mt, row r) is element 16r + mt.
+template <> struct attention_plan<mfma_f32_16x16x32_bf16> {
+  using shape = mfma_f32_16x16x32_bf16;
+  using target = gfx950;
+  static constexpr u32 wave = 64, rows = 8, block = 64, head_dim = 256;
+  static constexpr u32 q_loads = 8, q_words = 32, k_reads = 16, v_reads = 16, scores = 16, o_items = 64;
+  static constexpr bool o_rows_are_score_rows = true;
+  NETRA_HOST_DEVICE static constexpr u32 row_mask(u32 i) { return i == 0 ? 16u : 32u; }
+
+  NETRA_HOST_DEVICE static constexpr fragment_element q_load(u32 lane, u32 j) { return {lane % 16, 64 * (j / 2) + 16 * (lane / 16) + 8 * (j % 2)}; }
+  NETRA_HOST_DEVICE static constexpr fragment_element k_read(u32 lane, u32 j) { return {16 * (j / 4) + lane % 16, 4 * (j % 4) + lane / 16}; }
+  NETRA_HOST_DEVICE static constexpr fragment_element v_read(u32 lane, u32 j) {
+    const u32 i = j % 8;
+    return {32 * (j / 8) + 16 * (i / 4) + 4 * (lane / 16) + i % 4, lane % 16};
+  }
+  NETRA_HOST_DEVICE static constexpr fragment_element score_of(u32 lane, u32 i) { return {lane % 16, 16 * (i / 4) + 4 * (lane / 16) + i % 4}; }
+  NETRA_HOST_DEVICE static constexpr fragment_element o_of(u32 lane, u32 i) { return {lane % 16, 16 * (4 * (lane / 16) + i % 4) + i / 4}; }
+  NETRA_HOST_DEVICE static constexpr u32 stats_lane(u32 row) { return row; }
+
+  NETRA_HOST_DEVICE static void qk_a(u32 (&a)[4], bf16x4 lo, bf16x4 hi) { a[0] = lo.lo, a[1] = lo.hi, a[2] = hi.lo, a[3] = hi.hi; }
+  NETRA_HOST_DEVICE static void qk_b(u32 (&b)[4], const u32 (&q)[q_words], u32 step) {
+    b[0] = q[4 * step], b[1] = q[4 * step + 1], b[2] = q[4 * step + 2], b[3] = q[4 * step + 3];
+  }
+  NETRA_HOST_DEVICE static u32 k_word(const u32x4& chunk, u32 step, u32 half) { return chunk[static_cast<int>(2 * (step % 2) + half)]; }
+  NETRA_HOST_DEVICE static void pv_b(u32 (&b)[4], const u32 (&p)[scores / 2], u32 kk) {
+    b[0] = p[4 * kk], b[1] = p[4 * kk + 1], b[2] = p[4 * kk + 2], b[3] = p[4 * kk + 3];
+  }
+  /// V^T operand of M-tile 4w + Half from word w of the eight positions' chunks (slot order i).
+  template <u32 Half> NETRA_HOST_DEVICE static void pv_a(u32 (&a)[4], const bf16x4 (&x)[8]) {
+    NETRA_UNROLL
+    for (u32 i = 0; i < 8; i += 2) {
+      const u32 x0 = Half < 2 ? x[i].lo : x[i].hi, x1 = Half < 2 ? x[i + 1].lo : x[i + 1].hi;
+      a[i / 2] = pair_halves<Half % 2>(x0, x1);
+    }
+  }
+
+#if defined(NETRA_COMPILER_HIP)
+  static NETRA_DEVICE void qk(float (&s)[scores], const u32 (&q)[q_words], const u32x4* k) {
+    NETRA_UNROLL
+    for (u32 mt = 0; mt < 4; ++mt) {
+      float acc[4] = {0, 0, 0, 0};
+      NETRA_UNROLL
+      for (u32 step = 0; step < 8; ++step) {
+        const u32x4& chunk = k[4 * mt + step / 2];
+        u32 a[4], b[4];
+        qk_a(a, e4m3x4_to_bf16x4<target>(k_word(chunk, step, 0)), e4m3x4_to_bf16x4<target>(k_word(chunk, step, 1)));
+        qk_b(b, q, step);
+        mma<shape>(acc, a, b, acc);
+      }
+      NETRA_UNROLL
+      for (u32 e = 0; e < 4; ++e) s[4 * mt + e] = acc[e];
+    }
+  }
+  static NETRA_DEVICE void pv(float (&o)[o_items], const u32 (&p)[scores / 2], const u32x4* v) {
+    NETRA_UNROLL
+    for (u32 kk = 0; kk < 2; ++kk) {
+      u32 b[4];
+      pv_b(b, p, kk);
+      NETRA_UNROLL
+      for (u32 w = 0; w < 4; ++w) {
+        bf16x4 x[8];
+        NETRA_UNROLL
+        for (u32 i = 0; i < 8; ++i) x[i] = e4m3x4_to_bf16x4<target>(v[8 * kk + i][static_cast<int>(w)]);
+        u32 a[4];
+        pv_a<0>(a, x), mma_tile(o, 4 * w, a, b);
+        pv_a<1>(a, x), mma_tile(o, 4 * w + 1, a, b);
+        pv_a<2>(a, x), mma_tile(o, 4 * w + 2, a, b);
+        pv_a<3>(a, x), mma_tile(o, 4 * w + 3, a, b);
+      }
+    }
+  }
+  static NETRA_DEVICE void mma_tile(float (&o)[o_items], u32 mt, const u32 (&a)[4], const u32 (&b)[4]) {
+    float acc[4] = {o[4 * mt], o[4 * mt + 1], o[4 * mt + 2], o[4 * mt + 3]};
+    mma<shape>(acc, a, b, acc);
+    o[4 * mt] = acc[0], o[4 * mt + 1] = acc[1], o[4 * mt + 2] = acc[2], o[4 * mt + 3] = acc[3];
+  }
+#endif
+};
+
+}  // namespace netra
