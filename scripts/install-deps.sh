@@ -3,7 +3,7 @@
 # CUDA 13 (nvcc, NVRTC, cuda.h) is expected in /usr/local/cuda; without it the sm_90a code objects
 # and GPU tests are skipped with a visible message.
 set -euo pipefail
-packages=(cmake make g++ python3 clang-22 lld-22 llvm-22 libboost-dev doctest-dev libamdhip64-dev python3-matplotlib)
+packages=(cmake make g++ python3 clang-22 lld-22 llvm-22 libboost-dev doctest-dev libdlpack-dev libamdhip64-dev python3-matplotlib)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

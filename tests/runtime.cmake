@@ -38,6 +38,7 @@ add_dependencies(test_jit_cache_concurrency jit_cache_worker)
 
 netra_add_runtime_test(test_embedded_objects runtime/test_embedded_objects.cpp)
 netra_add_runtime_test(test_c_abi runtime/test_c_abi.cpp)
+netra_add_runtime_test(test_tensor_boundary runtime/test_tensor_boundary.cpp)
 netra_add_runtime_test(test_prebuild runtime/test_prebuild.cpp)
 target_compile_definitions(test_prebuild PRIVATE NETRA_PREBUILD="$<TARGET_FILE:netra-prebuild>")
 add_dependencies(test_prebuild netra-prebuild)

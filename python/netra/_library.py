@@ -28,7 +28,7 @@ class NetraError(RuntimeError):
         super().__init__(f"{self.status.name}: {message}")
 
 
-_ABI_VERSION = 1
+_ABI_VERSION = 2
 _lock = threading.Lock()
 _lib = None
 

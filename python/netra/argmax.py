@@ -1,48 +1,34 @@
 """argmax through netra's tactic list (netra/c/argmax.h), for torch tensors.
 
-netra takes FP32 logits [rows, cols] on a CUDA device whose rows are contiguous (any row stride);
-it runs on torch's current stream and is safe inside torch.cuda.CUDAGraph capture once the
-handle exists. Everything else, and every call no tactic admits, runs torch.argmax instead
-(unless fallback=False). A call inside a strict tactic's promoted domain that does not match its
-ABI (a misaligned view of the article's vocabulary, say) raises NetraError rather than falling
-back.
+The tensors go to libnetra as DLTensors built from their metadata (netra/_tensor.py, no copy), and
+the contract checks each: netra takes float32 logits [rows, cols] on the handle's device whose rows
+are contiguous (any row stride), out int64 [rows]. It runs on torch's current stream and is safe
+inside torch.cuda.CUDAGraph capture once the handle exists. Every call no tactic admits (another
+dtype, shape or device) runs torch.argmax instead (unless fallback=False). A call inside a strict
+tactic's promoted domain that does not match its ABI (a misaligned view of the article's
+vocabulary, an out of the wrong size) raises NetraError rather than falling back.
 """
 import ctypes
 import threading
 
 import torch
 
+from netra import _tensor
 from netra._handle import NativeHandle
 from netra._library import NetraError, Status, check, declared_library
 
-_p, _i64, _status = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int
+_p, _t, _status = ctypes.c_void_p, _tensor.POINTER, ctypes.c_int
 _lib = declared_library({
     "netra_argmax_create": ([ctypes.POINTER(_p)], _status),
     "netra_argmax_destroy": ([_p], None),
-    "netra_argmax": ([_p, _p, _i64, _i64, _i64, _p, _p], _status),
-    "netra_argmax_explain": ([_p, _p, _i64, _i64, _i64, _p, ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t)], _status),
+    "netra_argmax": ([_p, _t, _t, _p], _status),
+    "netra_argmax_explain": ([_p, _t, _t, ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t)], _status),
 })
 
 
-def _why_not(logits, out):
-    """Why netra cannot take this call at all (None when it can ask its tactics)."""
-    if not isinstance(logits, torch.Tensor) or not logits.is_cuda:
-        return "logits are not a CUDA tensor"
-    if logits.dtype != torch.float32:
-        return f"logits are {logits.dtype}, netra's argmax reads float32"
-    if logits.dim() != 2:
-        return f"logits have {logits.dim()} dimensions, netra's argmax takes [rows, cols]"
-    if logits.size(1) > 1 and logits.stride(1) != 1:
-        return "the elements of a row are not contiguous"
-    if out is not None and (out.dtype != torch.int64 or out.device != logits.device or out.dim() != 1
-                            or out.numel() != logits.size(0) or (out.numel() > 1 and out.stride(0) != 1)):
-        return "out is not a contiguous int64 tensor of one index per row on the logits' device"
-    return None
-
-
-def _row_stride(logits):
-    """The row stride in elements (a single row's stride does not matter: give its length)."""
-    return logits.stride(0) if logits.size(0) > 1 else logits.size(1)
+def _not_for_netra(logits):
+    """True for what no netra handle can be asked about (not a CUDA tensor: torch runs it)."""
+    return not isinstance(logits, torch.Tensor) or not logits.is_cuda or logits.dim() > _tensor.MAX_RANK
 
 
 def _decline(logits, out, fallback, why):
@@ -59,38 +45,33 @@ def _decline(logits, out, fallback, why):
 class Argmax(NativeHandle):
     """A netra argmax handle on one CUDA device: it loads every tactic (embedded, or JIT-compiled
     through the cache) and owns their workspaces. Create it before capturing a graph. Calls
-    through one handle share its workspace: keep them on one stream at a time."""
+    through one handle share its workspace: keep them on one stream (and thread) at a time."""
 
     def __init__(self, device=None):
         super().__init__("argmax", _lib().netra_argmax_create, _lib().netra_argmax_destroy, device)
+        self._tensors = _tensor.Tensors(2)  # logits, out: filled per call, allocated once
 
     def __call__(self, logits, out=None, *, fallback=True):
         """out[r] = argmax(logits[r, :]) as torch.argmax(logits, dim=-1) computes it."""
-        why = _why_not(logits, out)
-        if why is None and logits.device != self.device:
-            why = f"logits are on {logits.device}, the handle on {self.device}"
-        if why is not None:
-            return _decline(logits, out, fallback, why)
-        rows, cols = logits.shape
+        if _not_for_netra(logits):
+            return _decline(logits, out, fallback, "logits are not a CUDA tensor")
         if out is None:
-            out = torch.empty(rows, dtype=torch.int64, device=logits.device)
-        stream = torch.cuda.current_stream(logits.device).cuda_stream
-        status = _lib().netra_argmax(self._handle, logits.data_ptr(), rows, cols, _row_stride(logits), out.data_ptr(), stream)
+            out = torch.empty(logits.shape[:-1], dtype=torch.int64, device=logits.device)
+        status = _lib().netra_argmax(self._handle, *self._tensors.fill(logits, out), self._stream())
         if status == Status.OK:
             return out
         if status != Status.NOT_SUPPORTED:
             check(status)
         return _decline(logits, out, fallback, _lib().netra_last_error().decode(errors="replace"))
 
-    def explain(self, logits):
-        """One line per tactic with its decision for these logits, then the outcome."""
-        why = _why_not(logits, None)
-        if why is not None:
-            return f"not a netra call: {why}"
-        rows, cols = logits.shape
-        out = torch.empty(rows, dtype=torch.int64, device=logits.device)
+    def explain(self, logits, out=None):
+        """One line per tactic with its decision for these tensors, then the outcome."""
+        if _not_for_netra(logits):
+            return "not a netra call: logits are not a CUDA tensor"
+        if out is None:
+            out = torch.empty(logits.shape[:-1], dtype=torch.int64, device=logits.device)
+        args = (self._handle, *_tensor.Tensors(2).fill(logits, out))
         length = ctypes.c_size_t()
-        args = (self._handle, logits.data_ptr(), rows, cols, _row_stride(logits), out.data_ptr())
         check(_lib().netra_argmax_explain(*args, None, 0, ctypes.byref(length)))
         text = ctypes.create_string_buffer(length.value + 1)
         check(_lib().netra_argmax_explain(*args, text, len(text), None))
@@ -111,15 +92,13 @@ def _handle_for(device):
 def argmax(logits, out=None, *, fallback=True):
     """torch.argmax(logits, dim=-1) through netra when a tactic admits the call (one shared handle
     per device), through torch otherwise; fallback=False raises NetraError instead."""
-    why = _why_not(logits, out)
-    if why is not None:
-        return _decline(logits, out, fallback, why)
+    if _not_for_netra(logits):
+        return _decline(logits, out, fallback, "logits are not a CUDA tensor")
     return _handle_for(logits.device)(logits, out, fallback=fallback)
 
 
 def explain_argmax(logits):
     """What each argmax tactic decides for these logits, and the outcome."""
-    why = _why_not(logits, None)
-    if why is not None:
-        return f"not a netra call: {why}"
+    if _not_for_netra(logits):
+        return "not a netra call: logits are not a CUDA tensor"
     return _handle_for(logits.device).explain(logits)

@@ -5,9 +5,16 @@
 //   require(ptr, ...)     refuses a NULL handle or output argument with INVALID_ARGUMENT;
 //   jit_options()         how handles created through the C ABI JIT-compile (cache, headers, log);
 //   current_device()      (netra/runtime/backend.hpp) is the device handles are created on.
+//   run(function, dispatcher, stream, tensors...)      one call of an op_dispatcher from
+//                         DLTensors: its signature, the one dispatch path, NOT_SUPPORTED with
+//                         the call's tensors named when no tactic admits it;
+//   explain(function, dispatcher, text, capacity, length, tensors...)   the same call's
+//                         explanation, copied NUL-terminated (the *_explain functions).
 // Per-operation files (src/c_api/argmax.cpp, ...) define the handle struct and the extern "C"
-// functions of their header in include/netra/c/ (docs/c-abi.md).
+// functions of their header in include/netra/c/, each a line over run()/explain() (docs/c-abi.md).
 #pragma once
+#include <algorithm>
+#include <cstring>
 #include <exception>
 #include <new>
 #include <string>
@@ -16,7 +23,9 @@
 #include "netra/c/netra.h"
 #include "netra/runtime/backend.hpp"
 #include "netra/runtime/error.hpp"
+#include "netra/runtime/decision_text.hpp"
 #include "netra/runtime/jit/compile.hpp"
+#include "netra/runtime/op_dispatcher.hpp"
 
 namespace netra::c_api {
 
@@ -58,6 +67,51 @@ template <class Body> netra_status guarded(const char* function, Body&& body) no
 /// Throws status::invalid_argument naming `what` when `p` is NULL.
 inline void require(const void* p, const char* function, const char* what) {
   if (p == nullptr) throw error(status::invalid_argument, std::string(function) + ": " + what + " is NULL");
+}
+
+/// "logits float32 shape [16, 248320] strides [248320, 1] on cuda:0" (a NOT_SUPPORTED message).
+inline std::string tensor_text(const char* name, const tensor_arg& t) {
+  if (t.rank < 0) return std::string(name) + " NULL";
+  decision shape = refuse(name, "", 0, value_kind::shape), strides = refuse(name, "", 0, value_kind::strides);
+  shape.count = strides.count = std::min(t.rank, max_tensor_rank);
+  for (i32 i = 0; i < shape.count; ++i) {
+    shape.values[i] = t.shape[i];
+    strides.values[i] = t.strides[i];
+  }
+  decision type = refuse(name, "", t.type);
+  type.count = 2;
+  type.values[1] = t.dlpack_dtype;
+  return std::string(name) + " " + value_text(type) + " " + value_text(shape) + " " + value_text(strides) + " on " +
+         device_text(t.device.type, t.device.id);
+}
+
+/// One call of `dispatcher` from the caller's DLTensors (in Op::tensor_names order).
+template <class Op, class... Tensors>
+status run(const char* function, const op_dispatcher<Op>& dispatcher, void* stream, const Tensors*... tensors) {
+  const typename Op::signature s = dispatcher.signature_of(tensor_of(tensors)...);
+  if (dispatcher.run(stream, s)) return status::ok;
+  std::string call;
+  std::size_t i = 0;
+  ((call += (i ? ", " : "") + tensor_text(Op::tensor_names[i], tensor_of(tensors)), ++i), ...);
+  set_last_error(std::string(function) + ": no tactic admits " + call + " (" + function + "_explain says why); nothing was launched");
+  return status::not_supported;
+}
+
+/// Copies `s` NUL-terminated and truncated to `capacity` bytes; *length gets its full length.
+inline void copy_text(const std::string& s, char* text, size_t capacity, size_t* length) {
+  if (length) *length = s.size();
+  if (text && capacity > 0) {
+    const std::size_t n = std::min(s.size(), capacity - 1);
+    std::memcpy(text, s.data(), n);
+    text[n] = '\0';
+  }
+}
+
+/// The explanation of the same call: every tactic's decision and the outcome.
+template <class Op, class... Tensors>
+status explain(const op_dispatcher<Op>& dispatcher, char* text, size_t capacity, size_t* length, const Tensors*... tensors) {
+  copy_text(dispatcher.explain(dispatcher.signature_of(tensor_of(tensors)...)).text(), text, capacity, length);
+  return status::ok;
 }
 
 }  // namespace netra::c_api

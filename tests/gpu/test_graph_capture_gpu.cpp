@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/dl_tensor.hpp"
 #include "gpu/gpu_buffers.hpp"
 #include "netra/c/argmax.h"
 #include "netra/contracts/argmax.hpp"
@@ -18,6 +19,7 @@
 #include "oracles/argmax_rows.hpp"
 
 using namespace netra;
+using testing::argmax_rows;
 using testing::drv;
 
 namespace {
@@ -73,7 +75,7 @@ TEST_CASE("argmax through the C ABI, captured under global capture mode, matches
   // The JIT tactic joins the graph when this machine could compile it (NVRTC).
   const bool small_available = [&] {
     slot probe(small_rows, 1, small::n);
-    return netra_argmax(handle, probe.logits.data(), 1, small::n, small::n, probe.out.data(), stream) == NETRA_STATUS_OK;
+    return argmax_rows(handle, probe.logits.data(), 1, small::n, small::n, probe.out.data(), stream) == NETRA_STATUS_OK;
   }();
   if (small_available)
     for (const std::int64_t rows : {1, 8, 3, 5}) slots.push_back(std::make_unique<slot>(small_rows, rows, small::n + 4 * rows));
@@ -87,7 +89,7 @@ TEST_CASE("argmax through the C ABI, captured under global capture mode, matches
   int launches = 0;
   for (int r = 0; r < repeats; ++r)
     for (const auto& s : slots) {
-      const netra_status st = netra_argmax(handle, s->logits.data(), s->rows, s->pool->n, s->stride, s->out.data(), stream);
+      const netra_status st = argmax_rows(handle, s->logits.data(), s->rows, s->pool->n, s->stride, s->out.data(), stream);
       CHECK_MESSAGE(st == NETRA_STATUS_OK, last_error());
       ++launches;
     }

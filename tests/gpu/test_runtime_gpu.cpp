@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/dl_tensor.hpp"
 #include "gpu/gpu_buffers.hpp"
 #include "netra/c/argmax.h"
 #include "netra/runtime/embedded_objects.hpp"
@@ -23,6 +24,8 @@
 #include "oracles/argmax_rows.hpp"
 
 using namespace netra;
+using testing::argmax_rows;
+using testing::argmax_rows_explain;
 using testing::drv;
 using testing::gpu_array;
 
@@ -58,9 +61,9 @@ struct c_handle {
 std::string explain(netra_argmax_handle* h, const float* logits, std::int64_t rows, std::int64_t cols, std::int64_t stride,
                     const std::int64_t* out) {
   std::size_t length = 0;
-  netra_argmax_explain(h, logits, rows, cols, stride, out, nullptr, 0, &length);
+  argmax_rows_explain(h, logits, rows, cols, stride, out, nullptr, 0, &length);
   std::string text(length + 1, '\0');
-  netra_argmax_explain(h, logits, rows, cols, stride, out, text.data(), text.size(), nullptr);
+  argmax_rows_explain(h, logits, rows, cols, stride, out, text.data(), text.size(), nullptr);
   text.resize(length);
   return text;
 }
@@ -104,7 +107,7 @@ TEST_CASE("the C ABI equals the oracle for the embedded and the JIT-compiled tac
         const auto answers = upload_rows(logits, rows, shape.n, stride, shape.chunk, static_cast<std::uint64_t>(calls + 1));
         out.fill_bytes(0xAB);
         INFO("n ", shape.n, " rows ", rows, " stride ", stride, "\n", explain(h.h, logits.data(), rows, shape.n, stride, out.data()));
-        REQUIRE_MESSAGE(netra_argmax(h.h, logits.data(), rows, shape.n, stride, out.data(), nullptr) == NETRA_STATUS_OK, last_error());
+        REQUIRE_MESSAGE(argmax_rows(h.h, logits.data(), rows, shape.n, stride, out.data(), nullptr) == NETRA_STATUS_OK, last_error());
         CHECK(out.download() == answers);
         ++calls;
       }
@@ -118,11 +121,11 @@ TEST_CASE("a call through the C ABI allocates no host memory, admitted or declin
   const long before = allocations.load();
   int ok = 0, declined = 0;
   for (int i = 0; i < 100; ++i) {
-    ok += netra_argmax(h.h, logits.data(), 8, served::n, served::n, out.data(), nullptr) == NETRA_STATUS_OK;
-    ok += netra_argmax(h.h, logits.data(), 4, small::n, small::n, out.data(), nullptr) == NETRA_STATUS_OK;
+    ok += argmax_rows(h.h, logits.data(), 8, served::n, served::n, out.data(), nullptr) == NETRA_STATUS_OK;
+    ok += argmax_rows(h.h, logits.data(), 4, small::n, small::n, out.data(), nullptr) == NETRA_STATUS_OK;
   }
   const long during = allocations.load() - before;
-  declined += netra_argmax(h.h, logits.data(), 8, 4000, 4000, out.data(), nullptr) == NETRA_STATUS_NOT_SUPPORTED;
+  declined += argmax_rows(h.h, logits.data(), 8, 4000, 4000, out.data(), nullptr) == NETRA_STATUS_NOT_SUPPORTED;
   drv().check(drv().cuCtxSynchronize(), "cuCtxSynchronize");
   CHECK(ok == 200);
   CHECK(declined == 1);
@@ -135,7 +138,7 @@ TEST_CASE("declined and strictly refused calls launch nothing and write nothing"
   gpu_array<std::int64_t> out(8);
   out.fill_bytes(0xAB);
   auto status_of = [&](const float* l, std::int64_t rows, std::int64_t cols, std::int64_t stride, std::int64_t* o) {
-    const netra_status s = netra_argmax(h.h, l, rows, cols, stride, o, nullptr);
+    const netra_status s = argmax_rows(h.h, l, rows, cols, stride, o, nullptr);
     drv().check(drv().cuCtxSynchronize(), "cuCtxSynchronize");
     return s;
   };
@@ -162,7 +165,29 @@ TEST_CASE("declined and strictly refused calls launch nothing and write nothing"
     CHECK(last_error().find("strict in its promoted domain") != std::string::npos);
     CHECK(last_error().find(c.field) != std::string::npos);
   }
+  // The DLTensors' own fields: element types, extents, strides and devices the contract refuses.
+  using testing::dl_tensor;
+  const dl_tensor rows2(logits.data(), testing::dl_f32, {2, served::n}), out2(out.data(), testing::dl_i64, {2});
+  auto call = [&](const dl_tensor& l, const dl_tensor& o) {
+    const netra_status s = netra_argmax(h.h, l.get(), o.get(), nullptr);
+    drv().check(drv().cuCtxSynchronize(), "cuCtxSynchronize");
+    return s;
+  };
+  CHECK(call(dl_tensor(logits.data(), testing::dl_f64, {2, served::n}), out2) == NETRA_STATUS_NOT_SUPPORTED);  // not its element type
+  CHECK(last_error().find("logits float64 shape [2, 248320]") != std::string::npos);
+  CHECK(call(dl_tensor(logits.data(), testing::dl_f32, {2, served::n}, {served::n, 1}, {kDLCPU, 0}), out2) == NETRA_STATUS_NOT_SUPPORTED);
+  CHECK(call(dl_tensor(logits.data(), testing::dl_f32, {2, served::n}, {served::n, 1}, {kDLCUDA, 7}), out2) == NETRA_STATUS_NOT_SUPPORTED);
+  CHECK(call(rows2, dl_tensor(out.data(), testing::dl_i64, {1})) == NETRA_STATUS_INVALID_ARGUMENT);  // out smaller than the call needs
+  CHECK(last_error().find("refused at field 'out': requires shape [rows] = [2], got shape [1]") != std::string::npos);
+  CHECK(call(rows2, dl_tensor(out.data(), testing::dl_i32, {2})) == NETRA_STATUS_INVALID_ARGUMENT);
+  CHECK(last_error().find("requires int64, got int32") != std::string::npos);
+  CHECK(call(rows2, dl_tensor(out.data(), testing::dl_i64, {2}, {2})) == NETRA_STATUS_INVALID_ARGUMENT);  // strided out
+  CHECK(call(rows2, dl_tensor(out.data(), testing::dl_i64, {2}, {}, {kDLCPU, 0})) == NETRA_STATUS_INVALID_ARGUMENT);
+  CHECK(last_error().find("got cpu") != std::string::npos);
+  CHECK(call(dl_tensor(logits.data(), testing::dl_f32, {2, served::n}, {1, 2}), out2) == NETRA_STATUS_INVALID_ARGUMENT);  // columns
+  CHECK(netra_argmax(h.h, nullptr, out2.get(), nullptr) == NETRA_STATUS_NOT_SUPPORTED);  // no logits: no tactic's call
   CHECK(untouched(out));
+  CHECK(call(rows2, out2) == NETRA_STATUS_OK);  // the same buffers, well described
 }
 
 TEST_CASE("a new shape JIT-compiled through NVRTC runs through a handle and comes from the cache the second time") {

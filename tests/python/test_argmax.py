@@ -127,3 +127,26 @@ def test_a_handle_cannot_be_created_during_capture():
             netra.Argmax()
         torch.zeros(1, device="cuda").add_(1)  # keep the graph non-empty
     assert "before graph capture" in str(refused.value)
+
+
+def test_bad_tensors_are_refused_by_the_contract_and_write_nothing(handle, generator):
+    x = adversarial(4, REFERENCE, generator)
+    for out, text in ((torch.full((2,), -1, dtype=torch.int64, device="cuda"), "requires shape [rows] = [4], got shape [2]"),
+                      (torch.full((4,), -1, dtype=torch.int32, device="cuda"), "requires int64, got int32"),
+                      (torch.full((8,), -1, dtype=torch.int64, device="cuda")[::2], "got strides [2]"),
+                      (torch.full((4,), -1, dtype=torch.int64), "got cpu")):
+        with pytest.raises(netra.NetraError) as refused:
+            handle(x, out)
+        assert refused.value.status == netra.Status.INVALID_ARGUMENT
+        assert text in str(refused.value)
+        assert bool((out == -1).all())  # nothing written
+    columns = adversarial(REFERENCE, 4, generator).t()  # rows not contiguous
+    with pytest.raises(netra.NetraError) as refused:
+        handle(columns)
+    assert "contiguous rows (last stride 1)" in str(refused.value)
+    # Not the contract's element type or device: not its call, torch runs it.
+    assert torch.equal(handle(x.double()), torch.argmax(x, dim=-1))
+    with pytest.raises(netra.NetraError) as declined:
+        handle(x.half(), fallback=False)
+    assert declined.value.status == netra.Status.NOT_SUPPORTED
+    assert "logits float16 shape [4, 248320]" in str(declined.value)

@@ -4,5 +4,11 @@
 
 int netra_c_headers_compile(void) {
   netra_argmax_handle* handle = 0;
-  return (int)netra_argmax_create(&handle) + netra_abi_version();
+  int64_t shape[2] = {1, 32768};
+  int64_t rows[1] = {1};
+  DLTensor logits = {0, {kDLCUDA, 0}, 2, {kDLFloat, 32, 1}, shape, 0, 0};
+  DLTensor out = {0, {kDLCUDA, 0}, 1, {kDLInt, 64, 1}, rows, 0, 0};
+  int status = (int)netra_argmax_create(&handle) + netra_abi_version();
+  status += (int)netra_argmax(handle, &logits, &out, 0);
+  return status;
 }

@@ -150,13 +150,13 @@ TEST_CASE("refusals map to statuses: a small workspace is workspace_too_small, e
   alignas(16) static std::int64_t out[4];
   alignas(16) static unsigned char workspace[64];
   const auto ok_except_workspace_size =
-      argmax_call_signature(target_id::sm90a, logits, 2, contract::n, contract::n, out, workspace, contract::workspace_bytes - 16);
+      argmax_call_signature(target_id::sm90a, device_ref{2, 0}, logits, 2, contract::n, contract::n, out, workspace, contract::workspace_bytes - 16);
   const decision small = contract::admits(ok_except_workspace_size);
   REQUIRE_FALSE(small.admitted());
   CHECK(std::string(small.field) == "workspace_bytes");
   CHECK(refusal_status(small) == status::workspace_too_small);
   const decision misaligned = contract::admits(
-      argmax_call_signature(target_id::sm90a, logits + 1, 2, contract::n, contract::n, out, workspace, contract::workspace_bytes));
+      argmax_call_signature(target_id::sm90a, device_ref{2, 0}, logits + 1, 2, contract::n, contract::n, out, workspace, contract::workspace_bytes));
   CHECK(std::string(misaligned.field) == "logits");
   CHECK(refusal_status(misaligned) == status::invalid_argument);
 }

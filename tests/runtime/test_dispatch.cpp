@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "netra/runtime/dispatch.hpp"
+#include "netra/runtime/ops/argmax.hpp"
 #include "netra/runtime/tactics/sampling.hpp"
 
 using namespace netra;
@@ -61,20 +62,17 @@ std::uintptr_t address(const void* p) { return reinterpret_cast<std::uintptr_t>(
 /// The first field of contracts::argmax's documented order that refuses `s`, or "" if none.
 std::string brute_first_refusal(const tactic_facts& t, const argmax_signature& s) {
   if (s.target != t.target) return "target";
-  if (s.input != dtype::f32) return "input dtype";
-  if (s.output != dtype::i64) return "output dtype";
-  if (s.cols != t.n) return "cols";
-  if (s.rows < 1 || s.rows > t.max_rows) return "rows";
-  if (s.row_stride < t.n || s.row_stride % 4 != 0) return "row_stride";
-  if (s.logits == nullptr || address(s.logits) % 16 != 0) return "logits";
-  if (s.out == nullptr || address(s.out) % 8 != 0) return "out";
+  if (s.logits.type != dtype::f32 || s.cols() != t.n || s.logits.data == nullptr || address(s.logits.data) % 16 != 0) return "logits";
+  if (s.rows() < 1 || s.rows() > t.max_rows) return "rows";
+  if (s.row_stride() < t.n || s.row_stride() % 4 != 0) return "row_stride";
+  if (s.out.type != dtype::i64 || s.out.data == nullptr || address(s.out.data) % 8 != 0) return "out";
   if (s.workspace == nullptr || address(s.workspace) % 16 != 0) return "workspace";
   if (s.workspace_bytes < t.workspace_bytes) return "workspace_bytes";
   return "";
 }
 
 bool brute_in_domain(const tactic_facts& t, const argmax_signature& s) {
-  return t.strict && s.target == t.target && s.cols == t.n && s.rows >= 1 && s.rows <= t.max_rows;
+  return t.strict && s.target == t.target && s.logits.type == dtype::f32 && s.cols() == t.n && s.rows() >= 1 && s.rows() <= t.max_rows;
 }
 
 struct outcome {
@@ -99,15 +97,16 @@ argmax_signature random_signature(std::mt19937_64& rng) {
   // Each field is valid for some tactic most of the time, and broken in one way or another
   // otherwise, so that all three outcomes are common.
   const bool broken = rng() % 4 == 0;
-  argmax_signature s{};
-  s.target = static_cast<target_id>(pick(2, 2, 4, 4, 0, 1, 3));
-  s.input = broken && rng() % 8 == 0 ? dtype::bf16 : dtype::f32;
-  s.output = broken && rng() % 8 == 0 ? dtype::i32 : dtype::i64;
-  s.cols = rng() % 8 ? pick(248320, 32768) : pick(32764, 32772, 0, -4, static_cast<std::int64_t>(rng() % 300000));
-  s.rows = rng() % 4 ? pick(1, 2, 7, 8, 9, 63, 64, 65, 127, 128) : pick(-1, 0, 129, 1 + static_cast<std::int64_t>(rng() % 70000));
-  s.row_stride = s.cols + (broken && rng() % 4 == 0 ? pick(1, 2, -4, -1) : pick(0, 0, 4, 64, 32768));
-  s.logits = broken && rng() % 4 == 0 ? (rng() % 2 ? nullptr : arena + pick(4, 8, 12)) : arena + pick(0, 16);
-  s.out = broken && rng() % 4 == 0 ? (rng() % 2 ? nullptr : arena + 1024 + pick(4, 1)) : arena + 1024 + pick(0, 8);
+  const auto target = static_cast<target_id>(pick(2, 2, 4, 4, 0, 1, 3));
+  const std::int64_t cols = rng() % 8 ? pick(248320, 32768) : pick(32764, 32772, 0, -4, static_cast<std::int64_t>(rng() % 300000));
+  const std::int64_t rows = rng() % 4 ? pick(1, 2, 7, 8, 9, 63, 64, 65, 127, 128) : pick(-1, 0, 129, 1 + static_cast<std::int64_t>(rng() % 70000));
+  const std::int64_t row_stride = cols + (broken && rng() % 4 == 0 ? pick(1, 2, -4, -1) : pick(0, 0, 4, 64, 32768));
+  const auto* logits = broken && rng() % 4 == 0 ? (rng() % 2 ? nullptr : arena + pick(4, 8, 12)) : arena + pick(0, 16);
+  const auto* out = broken && rng() % 4 == 0 ? (rng() % 2 ? nullptr : arena + 1024 + pick(4, 1)) : arena + 1024 + pick(0, 8);
+  argmax_signature s = argmax_call_signature(target, device_ref{2, 0}, reinterpret_cast<const float*>(logits), rows, cols, row_stride,
+                                             reinterpret_cast<const std::int64_t*>(out));
+  if (broken && rng() % 8 == 0) s.logits.type = dtype::bf16;
+  if (broken && rng() % 8 == 0) s.out.type = dtype::i32;
   s.workspace = broken && rng() % 4 == 0 ? (rng() % 2 ? nullptr : arena + 2048 + pick(8, 4)) : arena + 2048 + pick(0, 32);
   const std::uint64_t sizes[] = {small_sm90a::workspace_bytes, wide_sm90a::workspace_bytes, ref_sm90a::workspace_bytes,
                                  wide_gfx950::workspace_bytes, ref_gfx950::workspace_bytes};
@@ -123,7 +122,7 @@ TEST_CASE("dispatch equals the brute-force rule on 20000 random signatures") {
   for (int iteration = 0; iteration < 20000; ++iteration) {
     const argmax_signature s = random_signature(rng);
     const outcome expected = brute_force(s);
-    INFO("iteration ", iteration, " target ", static_cast<int>(s.target), " rows ", s.rows, " cols ", s.cols, " stride ", s.row_stride);
+    INFO("iteration ", iteration, " target ", static_cast<int>(s.target), " rows ", s.rows(), " cols ", s.cols(), " stride ", s.row_stride());
 
     outcome got;
     try {
@@ -163,13 +162,7 @@ TEST_CASE("dispatch equals the brute-force rule on 20000 random signatures") {
 TEST_CASE("explain lists every tactic with its first refusing field and the outcome") {
   alignas(16) static float logits[4];
   alignas(16) static std::int64_t out[4];
-  argmax_signature s{};
-  s.target = target_id::sm90a;
-  s.rows = 12;
-  s.cols = 32768;
-  s.row_stride = 32768;
-  s.logits = logits;
-  s.out = out;
+  argmax_signature s = argmax_call_signature(target_id::sm90a, device_ref{2, 0}, logits, 12, 32768, 32768, out);
   s.workspace = arena;
   s.workspace_bytes = wide_sm90a::workspace_bytes;
   const explanation e = explain(test_tactics, s);
@@ -177,7 +170,7 @@ TEST_CASE("explain lists every tactic with its first refusing field and the outc
   const std::string text = e.text();
   MESSAGE(text);
   auto line = [](int i, const std::string& spelling, const char* rest) { return "[" + std::to_string(i) + "] " + spelling + rest; };
-  CHECK(text.find(line(0, contract_spelling<ref_sm90a>(), " (strict elsewhere): refused at field 'cols'")) != std::string::npos);
+  CHECK(text.find(line(0, contract_spelling<ref_sm90a>(), " (strict elsewhere): refused at field 'logits': requires shape [rows, N] = [*, 248320], got shape [12, 32768]")) != std::string::npos);
   CHECK(text.find(line(1, contract_spelling<small_sm90a>(), ": refused at field 'rows'")) != std::string::npos);
   CHECK(text.find(line(2, contract_spelling<wide_sm90a>(), ": admitted")) != std::string::npos);
   CHECK(text.find(line(3, contract_spelling<ref_gfx950>(), ": refused at field 'target'")) != std::string::npos);
@@ -187,13 +180,7 @@ TEST_CASE("explain lists every tactic with its first refusing field and the outc
 TEST_CASE("a strict tactic raises inside its promoted domain and falls back outside it") {
   alignas(16) static float logits[8];
   alignas(16) static std::int64_t out[4];
-  argmax_signature s{};
-  s.target = target_id::sm90a;
-  s.rows = 16;
-  s.cols = 248320;
-  s.row_stride = 248320;
-  s.logits = logits + 1;  // misaligned: an ABI mismatch
-  s.out = out;
+  argmax_signature s = argmax_call_signature(target_id::sm90a, device_ref{2, 0}, logits + 1, 16, 248320, 248320, out);  // logits misaligned: an ABI mismatch
   s.workspace = arena;
   s.workspace_bytes = ref_sm90a::workspace_bytes;
   try {
@@ -204,28 +191,28 @@ TEST_CASE("a strict tactic raises inside its promoted domain and falls back outs
     CHECK(std::string(e.what()).find("refused at field 'logits'") != std::string::npos);
   }
   CHECK(explain(test_tactics, s).text().find("=> error: strict tactic [0]") != std::string::npos);
-  s.rows = 129;  // outside the promoted rows 1..128: a plain fallback
+  s.logits.shape[0] = 129;  // outside the promoted rows 1..128: a plain fallback
   CHECK(select_tactic(test_tactics, s) == fallback);
-  s.rows = 16;
-  s.logits = logits;
+  s.logits.shape[0] = 16;
+  s.logits.type = dtype::f64;  // not the contract's element type: not its call, a plain fallback
+  CHECK(select_tactic(test_tactics, s) == fallback);
+  s.logits.type = dtype::f32;
+  s.out.shape[0] = 8;  // an out smaller than the call needs, inside the domain: an error
+  CHECK_THROWS_AS(select_tactic(test_tactics, s), error);
+  s.out.shape[0] = 16;
+  s.logits.data = logits;
   CHECK(select_tactic(test_tactics, s) == 0);
 }
 
 TEST_CASE("select_tactic allocates nothing, admitted or falling back") {
   alignas(16) static float logits[4];
   alignas(16) static std::int64_t out[4];
-  argmax_signature s{};
-  s.target = target_id::gfx950;
-  s.rows = 5;
-  s.cols = 32768;
-  s.row_stride = 32768;
-  s.logits = logits;
-  s.out = out;
+  argmax_signature s = argmax_call_signature(target_id::gfx950, device_ref{2, 0}, logits, 5, 32768, 32768, out);
   s.workspace = arena;
   s.workspace_bytes = wide_gfx950::workspace_bytes;
   const long before = allocations.load();
   int chosen = select_tactic(test_tactics, s);
-  s.cols = 1000;
+  s.logits.shape[1] = 1000;
   const int declined = select_tactic(test_tactics, s);
   const long during = allocations.load() - before;
   CHECK(chosen == 4);

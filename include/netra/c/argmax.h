@@ -1,7 +1,7 @@
 /* netra/c/argmax.h — argmax through netra's tactic list (tactics::argmax):
  * out[r] = argmax(logits[r, 0:cols]) for r < rows, exactly torch.argmax(dim=-1) (NaN wins, the
- * first of equal values wins). logits: FP32 device pointer, row r at logits + r * row_stride;
- * out: int64 device pointer. Conventions: netra/c/netra.h. */
+ * first of equal values wins). logits: float32 [rows, cols], each row contiguous (any row
+ * stride); out: int64 [rows], compact. Conventions (DLTensors, statuses): netra/c/netra.h. */
 #ifndef NETRA_C_ARGMAX_H
 #define NETRA_C_ARGMAX_H
 
@@ -22,14 +22,14 @@ NETRA_API void netra_argmax_destroy(netra_argmax_handle* handle);
 
 /* Records the call on `stream` with the first tactic that admits it. NETRA_STATUS_NOT_SUPPORTED:
  * none does (nothing launched). NETRA_STATUS_INVALID_ARGUMENT: a strict tactic refuses a call
- * inside its promoted domain (nothing launched), or handle is NULL. */
-NETRA_API netra_status netra_argmax(netra_argmax_handle* handle, const float* logits, int64_t rows, int64_t cols, int64_t row_stride,
-                                    int64_t* out, void* stream);
+ * inside its promoted domain (nothing launched; the message names the field and its value), or
+ * handle is NULL. */
+NETRA_API netra_status netra_argmax(netra_argmax_handle* handle, const DLTensor* logits, const DLTensor* out, void* stream);
 
 /* Writes, NUL-terminated and truncated to `capacity` bytes, one line per tactic with its
  * decision for this call and the outcome; *length (if not NULL) receives the full length. */
-NETRA_API netra_status netra_argmax_explain(netra_argmax_handle* handle, const float* logits, int64_t rows, int64_t cols,
-                                            int64_t row_stride, const int64_t* out, char* text, size_t capacity, size_t* length);
+NETRA_API netra_status netra_argmax_explain(netra_argmax_handle* handle, const DLTensor* logits, const DLTensor* out, char* text,
+                                            size_t capacity, size_t* length);
 
 #ifdef __cplusplus
 }

@@ -5,8 +5,15 @@
  *     a call that succeeded);
  *   - NETRA_STATUS_NOT_SUPPORTED means no tactic admits the call: nothing was launched or
  *     written, and the caller runs its own implementation;
- *   - pointers are device pointers, sizes and strides are in elements, streams are the caller's
- *     CUstream / hipStream_t (NULL: the legacy default stream);
+ *   - tensors are DLPack DLTensors (<dlpack/dlpack.h>, Debian's libdlpack-dev): data + byte_offset
+ *     is the first element, shape and strides are in elements (strides NULL: compact row-major),
+ *     the device must be the handle's (kDLCUDA / kDLROCM and its ordinal). Each operation's
+ *     contract checks every tensor — element type, shape, strides, alignment, device — and a
+ *     refused tensor is named with its value ("got float64", "got shape [9, 1000]", "got cpu").
+ *     FP8 E4M3 tensors: DLPack 1.x code 10 (kDLFloat8_e4m3fn), or uint8 holding E4M3 bytes;
+ *     netra reads only the fields DLPack 0.6 has. The DLTensor structs (and their shape/strides
+ *     arrays) need to live only for the duration of the call;
+ *   - streams are the caller's CUstream / hipStream_t (NULL: the legacy default stream);
  *   - a handle is created on the calling thread's current device and holds everything a launch
  *     needs; launching through it allocates nothing and never synchronises, so it may be
  *     captured into a CUDA / HIP graph. Calls through one handle share its workspace: order
@@ -15,6 +22,7 @@
 #ifndef NETRA_C_NETRA_H
 #define NETRA_C_NETRA_H
 
+#include <dlpack/dlpack.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -48,8 +56,8 @@ NETRA_API const char* netra_last_error(void);
 /* "ok", "invalid_argument", ... */
 NETRA_API const char* netra_status_name(netra_status status);
 
-/* The version of this ABI (bumped on incompatible changes). */
-#define NETRA_ABI_VERSION 1
+/* The version of this ABI (bumped on incompatible changes; 2: tensors are DLTensors). */
+#define NETRA_ABI_VERSION 2
 NETRA_API int netra_abi_version(void);
 
 #ifdef __cplusplus

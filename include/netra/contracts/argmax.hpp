@@ -2,7 +2,8 @@
 //
 // Semantics (bitwise equal to torch.argmax on the returned indices): NaN beats every number and
 // the first NaN wins among NaNs; equal values return the lowest index; +0.0 == -0.0; a row of
-// -inf returns 0. Input FP32 [rows, N] with a row stride in elements; output int64 [rows].
+// -inf returns 0. Input FP32 [rows, N] with a row stride in elements; output int64 [rows]
+// (argmax_signature: the tensors as DLPack describes them).
 //
 // Decomposition: stage one splits each row into `Chunks` chunks of `chunk_length` values and
 // writes one ordered 64-bit key per chunk (dsl/ordered_key.hpp) to a caller-owned workspace
@@ -26,18 +27,21 @@
 
 namespace netra {
 
-/// What a call to argmax actually has; built by the caller from its tensors.
+/// What a call to argmax actually has: the handle's target and device, its tensors (built from
+/// the caller's DLTensors, runtime/tensor.hpp) and the workspace of the tactic that asks.
+///   logits: float32 [rows, cols], rows contiguous, any row stride (elements);
+///   out:    int64 [rows], compact.
 struct argmax_signature {
   target_id target;
-  dtype input = dtype::f32;
-  dtype output = dtype::i64;
-  i64 rows = 0;
-  i64 cols = 0;
-  i64 row_stride = 0;  // elements
-  const void* logits = nullptr;
-  const void* out = nullptr;
+  device_ref device;
+  tensor_arg logits;
+  tensor_arg out;
   const void* workspace = nullptr;
   u64 workspace_bytes = 0;
+  NETRA_HOST_DEVICE constexpr i64 rows() const { return logits.rank == 2 ? logits.shape[0] : 0; }
+  NETRA_HOST_DEVICE constexpr i64 cols() const { return logits.rank == 2 ? logits.shape[1] : 0; }
+  /// The stride between rows in elements (a single row's stride does not matter: its length).
+  NETRA_HOST_DEVICE constexpr i64 row_stride() const { return rows() == 1 ? cols() : logits.strides[0]; }
 };
 
 namespace contracts {
@@ -86,14 +90,13 @@ struct argmax {
   /// Run-time admission: the first field that refuses, in this order.
   static decision admits(const argmax_signature& s) {
     if (s.target != Target::id) return refuse("target", Target::name, s.target);
-    if (s.input != dtype::f32) return refuse("input dtype", "f32", s.input);
-    if (s.output != dtype::i64) return refuse("output dtype", "i64", s.output);
-    if (s.cols != N) return refuse("cols", "== N of the contract", s.cols);
-    if (s.rows < 1 || s.rows > MaxRows) return refuse("rows", "in [1, MaxRows]", s.rows);
-    if (s.row_stride < N || s.row_stride % 4 != 0)
-      return refuse("row_stride", ">= N and a multiple of 4 elements (16-byte aligned rows)", s.row_stride);
-    if (const decision d = require_pointer<16>("logits", s.logits); !d.admitted()) return d;
-    if (const decision d = require_pointer<8>("out", s.out); !d.admitted()) return d;
+    if (const decision d = require_tensor(s.logits, {"logits", dtype::f32, 2, {-1, N}, "[rows, N]", layout::rows, 16}, s.device); !d.admitted())
+      return d;
+    if (s.rows() < 1 || s.rows() > MaxRows) return refuse("rows", "in [1, MaxRows]", s.rows());
+    if (s.row_stride() < N || s.row_stride() % 4 != 0)
+      return refuse("row_stride", ">= N and a multiple of 4 elements (16-byte aligned rows)", s.row_stride());
+    if (const decision d = require_tensor(s.out, {"out", dtype::i64, 1, {s.rows()}, "[rows]", layout::compact, 8}, s.device); !d.admitted())
+      return d;
     if (const decision d = require_pointer<16>("workspace", s.workspace); !d.admitted()) return d;
     if (s.workspace_bytes < workspace_bytes)
       return refuse("workspace_bytes", ">= the contract's workspace_bytes", static_cast<i64>(s.workspace_bytes));

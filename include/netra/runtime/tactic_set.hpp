@@ -25,6 +25,13 @@
 
 namespace netra {
 
+/// What select() returns: the index of the tactic that takes the call (or `fallback`) and the
+/// signature its contract admitted (bound to that tactic's resources).
+template <class Signature> struct selection {
+  int tactic = fallback;
+  Signature signature;
+};
+
 template <class... Tactics> class tactic_set {
  public:
   static constexpr auto tactics = boost::hana::tuple_t<Tactics...>;
@@ -39,10 +46,13 @@ template <class... Tactics> class tactic_set {
   /// Why tactic i is not loaded (empty when it is).
   const std::string& unavailable(std::size_t i) const { return unavailable_[i]; }
 
-  /// Index of the tactic that takes the call, or `fallback`. bind(signature, handle) returns the
-  /// signature with that tactic's resources (its workspace). Throws for a strict refusal.
-  template <class Signature, class Bind> int select(const Signature& s, Bind&& bind) const {
-    return select_tactic(tactics, s, decider(s, bind));
+  /// The tactic that takes the call (or `fallback`) and the signature it admitted: bind(signature,
+  /// handle) returns the signature with that tactic's resources (its workspace). The launch uses
+  /// both as they are — the call is admitted once. Throws for a strict refusal.
+  template <class Signature, class Bind> selection<Signature> select(const Signature& s, Bind&& bind) const {
+    selection<Signature> chosen{select_tactic(tactics, s, decider(s, bind)), s};
+    if (chosen.tactic != fallback) visit(chosen.tactic, [&](const auto& h) { chosen.signature = bind(s, h); });
+    return chosen;
   }
   template <class Signature, class Bind> explanation explain(const Signature& s, Bind&& bind) const {
     return netra::explain(tactics, s, decider(s, bind));

@@ -18,7 +18,7 @@ class moe_experts_dispatcher {
   /// call. Throws status::invalid_argument for a strict refusal (nothing launched).
   bool gate_up(stream_handle stream, const void* hidden, const i32* ids, const moe_expert_weights& w, void* out, i64 tokens) const {
     const auto s = moe_gate_up_call_signature(gate_up_.device().target, hidden, ids, w, out, tokens);
-    const int chosen = gate_up_.select(s, bind_workspace);
+    const int chosen = gate_up_.select(s, bind_workspace).tactic;
     if (chosen == fallback) return false;
     gate_up_.visit(chosen, [&](const auto& h) { moe_expert_gate_up(h, stream, hidden, ids, w, out, tokens); });
     return true;
@@ -29,7 +29,7 @@ class moe_experts_dispatcher {
   bool down(stream_handle stream, const void* act, bool act_is_bf16, const float* act_scales, const i32* ids, const float* route_weights,
             const moe_expert_weights& w, void* out, i64 tokens) const {
     const auto s = signature(act, act_is_bf16, act_scales, ids, route_weights, w, out, tokens);
-    const int chosen = down_.select(s, same);
+    const int chosen = down_.select(s, same).tactic;
     if (chosen == fallback) return false;
     down_.visit(chosen, [&](const auto& h) { moe_expert_down(h, stream, act, act_scales, ids, route_weights, w, out, tokens); });
     return true;

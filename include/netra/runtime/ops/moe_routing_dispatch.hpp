@@ -20,7 +20,7 @@ class moe_routing_dispatcher {
   /// for a strict refusal (nothing launched); false when no tactic admits the call.
   bool act_quant(stream_handle stream, const void* in, i64 rows, i64 cols, i64 row_stride, void* out, float* scales) const {
     const auto s = moe_act_quant_call_signature(act_quant_.device().target, in, rows, cols, row_stride, out, scales);
-    const int chosen = act_quant_.select(s, same);
+    const int chosen = act_quant_.select(s, same).tactic;
     if (chosen == fallback) return false;
     act_quant_.visit(chosen, [&](const auto& h) { moe_act_quant(h, stream, in, rows, cols, row_stride, out, scales); });
     return true;
@@ -30,7 +30,7 @@ class moe_routing_dispatcher {
   bool router(stream_handle stream, const void* hidden, i64 tokens, i64 hidden_size, i64 hidden_stride, const void* gate_weight, i64 experts,
               i32* ids, float* weights) const {
     const auto s = router_signature(hidden, tokens, hidden_size, hidden_stride, gate_weight, experts, ids, weights);
-    const int chosen = router_.select(s, bind_workspace);
+    const int chosen = router_.select(s, bind_workspace).tactic;
     if (chosen == fallback) return false;
     router_.visit(chosen, [&](const auto& h) { moe_router(h, stream, hidden, tokens, hidden_size, hidden_stride, gate_weight, experts, ids, weights); });
     return true;
@@ -40,7 +40,7 @@ class moe_routing_dispatcher {
   bool shared_gate(stream_handle stream, const void* hidden, i64 tokens, i64 hidden_size, i64 hidden_stride, const void* gate_weight, i32* ids,
                    float* weights) const {
     const auto s = moe_shared_gate_call_signature(shared_gate_.device().target, hidden, tokens, hidden_size, hidden_stride, gate_weight, ids, weights);
-    const int chosen = shared_gate_.select(s, same);
+    const int chosen = shared_gate_.select(s, same).tactic;
     if (chosen == fallback) return false;
     shared_gate_.visit(chosen, [&](const auto& h) { moe_shared_gate(h, stream, hidden, tokens, hidden_size, hidden_stride, gate_weight, ids, weights); });
     return true;

@@ -12,13 +12,15 @@
 
 namespace netra::tactics {
 
-/// The promoted domain of an exact argmax contract: every call on its target with its row
-/// length and a row count it serves (the article's batch range 1..128). Inside it a call that
-/// does not match the contract's ABI (alignment, strides, pointers) is an error, never a
-/// silent fallback to another implementation.
+/// The promoted domain of an exact argmax contract: every call on its target with float32 logits
+/// [rows, N] on the handle's device and a row count it serves (the article's batch range 1..128).
+/// Inside it a call that does not match the contract's ABI (alignment, strides, out) is an error,
+/// never a silent fallback to another implementation; other element types and devices are not
+/// its calls (the caller's own argmax takes them).
 template <class Contract> struct argmax_rows_domain {
   static bool contains(const argmax_signature& s) {
-    return s.target == Contract::target::id && s.cols == Contract::n && s.rows >= 1 && s.rows <= Contract::max_rows;
+    return s.target == Contract::target::id && s.logits.device == s.device && s.logits.type == dtype::f32 && s.cols() == Contract::n &&
+           s.rows() >= 1 && s.rows() <= Contract::max_rows;
   }
 };
 
