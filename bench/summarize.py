@@ -128,7 +128,9 @@ def family_section(d: dict, plot_link: str | None) -> str:
         text += f"\n![{d['family']}]({plot_link})\n"
     for contract, records in by_contract(d["records"]).items():
         policies = sorted({r["comparison"] for r in records})
-        text += f"\n### `{contract}`\n\nComparison: " + "; ".join(policies) + ".\n\n" + contract_table(records)
+        checked_by = sorted({r["correct_by"] for r in records if r.get("correct_by")})
+        text += (f"\n### `{contract}`\n\nComparison: " + "; ".join(policies) + "." +
+                 (" Checked by: " + "; ".join(checked_by) + "." if checked_by else "") + "\n\n" + contract_table(records))
         notes = sorted({f"{p['name']}: {p['note']}" for r in records for p in r["peers"] if p.get("note")})
         if notes:
             text += "\nPeers: " + "; ".join(notes) + ".\n"
