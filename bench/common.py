@@ -4,7 +4,8 @@ Method (docs/benchmarks.md): CUDA events; warm-up first; every measured call rea
 input set, and the sets together exceed the L2 several times, so each call reads cold data;
 eager = a burst of back-to-back calls on one stream; graph = the same calls captured once into a
 CUDA graph and replayed; the reported figure is the median over repetitions of the time per call.
-Results are written as JSON with the GPU, date and git revision.
+Results are written as JSON with the GPU, date and git revision: a family's records in the committed
+shape by record(), peer() and write_family() (bench/schema.py; usage in write_family's docstring).
 """
 from __future__ import annotations
 
@@ -149,24 +150,6 @@ def _fmt(v) -> str:
 
 
 # ---- results in the committed shape (bench/schema.py, docs/benchmarks.md "Results files") ----------
-#
-# A family's benchmark builds one record per (contract, instance, shape) and writes them all at once:
-#
-#     from bench import common
-#     bw = common.copy_bandwidth()                        # measured in the same run
-#     peers = [common.peer("torch", t_graph_us, exact=torch_meets_policy, eager_us=t_eager_us,
-#                          note="why it is or is not exact")]
-#     rec = common.record("rms_norm", "rms-norm-sm90a-...", {"rows": m}, netra_graph_us, netra_eager_us,
-#                         correct=ok,                      # the contract's check, in this run (None: not checked)
-#                         comparison="bitwise against the host oracle", peers=peers,
-#                         bytes_moved=nbytes, copy_bandwidth=bw, floor_us=None, target_us=None)
-#     common.write_family("bench/results/norm_h200.json", "norm", [rec, ...], bw, method="one line: how it was timed")
-#
-# record() fills best_peer (the fastest peer with exact=True), best_peer_graph_us,
-# speedup_vs_best_peer, roofline_us (bytes / bandwidth unless roofline_us= is given) and
-# meets_target; extra keyword arguments stay in the record. write_family() adds the environment
-# (GPU, SMs, L2, torch, CUDA, date, git revision), checks the shape and writes the file;
-# bench/summarize.py then puts the family into docs/results.md and docs/plots/<family>.png.
 try:
     from bench.schema import family_document, peer, problems, record  # noqa: E402,F401
 except ImportError:  # run as a script from inside bench/
@@ -177,7 +160,27 @@ def write_family(path: str, family: str, records: list[dict], copy_bandwidth: fl
                  evidence: bool = False, **extra) -> dict:
     """Writes a results file in the committed shape; `evidence=True` for files whose records are not
     kernel timings (floors, numerics, timelines: only the envelope is checked). Raises ValueError on
-    a malformed document, before writing anything."""
+    a malformed document, before writing anything.
+
+    A family's benchmark builds one record per (contract, instance, shape) and writes them at once:
+
+        from bench import common
+        bw = common.copy_bandwidth()                       # measured in the same run
+        peers = [common.peer("torch", t_graph_us, exact=torch_meets_policy, eager_us=t_eager_us,
+                             note="why it is or is not exact")]
+        rec = common.record("rms_norm", "rms-norm-sm90a-...", {"rows": m}, netra_graph_us, netra_eager_us,
+                            correct=ok,                     # the contract's check in this run (None: not checked)
+                            comparison="bitwise against the host oracle", peers=peers,
+                            bytes_moved=nbytes, copy_bandwidth=bw, floor_us=None, target_us=None)
+        common.write_family("bench/results/norm_h200.json", "norm", [rec, ...], bw,
+                            method="one line: how a figure was timed")
+
+    record() fills best_peer (the fastest peer with exact=True), best_peer_graph_us,
+    speedup_vs_best_peer, roofline_us (bytes / bandwidth unless roofline_us= is given) and
+    meets_target; extra keyword arguments stay in the record. write_family() adds the environment
+    (GPU, SMs, L2, torch, CUDA, date, git revision). Several scripts filling one family file:
+    merge_family(). bench/summarize.py then puts the family into docs/results.md and draws
+    docs/plots/<family>.png; nothing else needs to change."""
     doc = family_document(family, environment(), copy_bandwidth, method, records, **extra)
     bad = problems(doc, evidence=evidence)
     if bad:
