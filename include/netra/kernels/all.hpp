@@ -7,3 +7,6 @@
 #include "netra/kernels/moe/experts_gate_up.hpp"
 #include "netra/kernels/moe/experts_down.hpp"
 #include "netra/kernels/norm/rms_norm.hpp"
+#include "netra/kernels/gdn/conv.hpp"
+#include "netra/kernels/gdn/precompute.hpp"
+#include "netra/kernels/gdn/recurrent.hpp"

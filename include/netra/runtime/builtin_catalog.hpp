@@ -6,6 +6,7 @@
 #include <boost/hana.hpp>
 
 #include "netra/kernels/all.hpp"
+#include "netra/runtime/catalog/gdn.hpp"
 #include "netra/runtime/catalog/moe_experts.hpp"
 #include "netra/runtime/catalog/moe_routing.hpp"
 #include "netra/runtime/catalog/norm.hpp"
@@ -13,7 +14,7 @@
 
 namespace netra::catalog {
 /// All built-in instances, in build and audit order.
-inline constexpr auto all = boost::hana::flatten(boost::hana::make_tuple(sampling, moe_routing, moe_experts, norm));
+inline constexpr auto all = boost::hana::flatten(boost::hana::make_tuple(sampling, moe_routing, moe_experts, norm, gdn));
 }  // namespace netra::catalog
 
 namespace netra::kernels {

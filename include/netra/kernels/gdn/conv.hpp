@@ -16,6 +16,7 @@
 #include "netra/dsl/math.hpp"
 #include "netra/dsl/vector_memory.hpp"
 #include "netra/kernels/gdn/conv_history.hpp"
+#include "netra/kernels/gdn/token_loop.hpp"
 
 namespace netra::kernels {
 
@@ -55,13 +56,10 @@ template <class Contract> struct gdn_conv_update {
     const bool real = static_cast<u32>(requested) < static_cast<u32>(p.state_slots - 1);
     const u64 slot = real ? static_cast<u32>(requested) : static_cast<u32>(p.state_slots - 1);
 
-    float w[channels_per_thread][gdn::conv_width];
+    // Weights stay packed (two BF16 per register: taps 2i, 2i + 1 of a channel) and widen at use.
+    u32x4 w[4];
     NETRA_UNROLL
-    for (u32 v = 0; v < 4; ++v) {
-      const u32x4 wv = load_16B<target>(p.weight + u64{c0} * 4 + 8 * v);
-      NETRA_UNROLL
-      for (u32 e = 0; e < 8; ++e) w[(8 * v + e) / 4][e % 4] = f32_from_bf16(half_of(wv, e));
-    }
+    for (u32 v = 0; v < 4; ++v) w[v] = load_16B<target>(p.weight + u64{c0} * 4 + 8 * v);
     u16* const slot_base = p.state + slot * slot_elements;
     u16 h[channels_per_thread][gdn::conv_history];
     NETRA_UNROLL
@@ -74,6 +72,7 @@ template <class Contract> struct gdn_conv_update {
           if (vector_of(layout, c, j) == v) h[c][j] = half_of(hv, element_of(layout, c, j));
     }
 
+    NETRA_GDN_TOKEN_LOOP
     for (u32 t = 0; t < Contract::tokens; ++t) {
       const u64 row = u64{b} * Contract::tokens + t;
       const u32x4 xv = load_16B<target, cache_policy::streaming>(p.x + row * p.x_row_stride + c0);
@@ -81,10 +80,11 @@ template <class Contract> struct gdn_conv_update {
       NETRA_UNROLL
       for (u32 c = 0; c < channels_per_thread; ++c) {
         const u16 xc = half_of(xv, c);
-        float acc = mul_rn(w[c][0], f32_from_bf16(h[c][0]));
-        acc = fma_rn(w[c][1], f32_from_bf16(h[c][1]), acc);
-        acc = fma_rn(w[c][2], f32_from_bf16(h[c][2]), acc);
-        acc = fma_rn(w[c][3], f32_from_bf16(xc), acc);
+        const u32 w01 = w[c / 2][static_cast<int>(2 * (c % 2))], w23 = w[c / 2][static_cast<int>(2 * (c % 2) + 1)];
+        float acc = mul_rn(bit_cast<float>(w01 << 16), f32_from_bf16(h[c][0]));
+        acc = fma_rn(bit_cast<float>(w01 & 0xFFFF0000u), f32_from_bf16(h[c][1]), acc);
+        acc = fma_rn(bit_cast<float>(w23 << 16), f32_from_bf16(h[c][2]), acc);
+        acc = fma_rn(bit_cast<float>(w23 & 0xFFFF0000u), f32_from_bf16(xc), acc);
         out[c] = silu_f32(acc);
         h[c][0] = h[c][1];
         h[c][1] = h[c][2];

@@ -1,0 +1,95 @@
+// netra/contracts/gdn/precompute.hpp — the token-local quantities the recurrent core reads, from
+// the conv output y (q | k | v channels, BF16) and the projections a, b (BF16, [B T, 32]).
+//
+// Semantics, per row r (r = b T + t) (every operation one IEEE rounding, in this order):
+//   q/k head h (x = the head's 128 BF16 values as FP32):
+//     partials P_l = x[4l]^2 (mul), then fma(x[4l+e], x[4l+e], P_l) for e = 1, 2, 3 (l = 0..31);
+//     ss = butterfly over the 32 partials: P_l <- P_l + P_(l^m) for m = 1, 2, 4, 8, 16;
+//     inv = 1 / sqrt_rn(ss + 1e-6) (IEEE division); k_out = x * inv; q_out = (x * inv) * 128^-1/2.
+//   v head hv: decay = exp_f32(-(exp_f32(A_log[hv]) * softplus_f32(a[r][hv] + dt_bias[hv])))
+//     (exp(g) with g = -exp(A_log) softplus(a + dt_bias)); beta = sigmoid_f32(b[r][hv]).
+//   exp_f32 / sigmoid_f32: dsl/math.hpp; softplus_f32, sqrt_rn: dsl/activation.hpp.
+// Outputs (FP32): q, k [B T, 16, 128]; decay, beta [B T, 32]. A_log, dt_bias: FP32 [32].
+// Comparison policy: bitwise. A zero head gives ss = 0, inv = 1000.0000xx, outputs +-0.
+#pragma once
+#include "netra/contracts/gdn/model.hpp"
+
+namespace netra {
+
+struct gdn_precompute_signature {
+  target_id target;
+  dtype y_dtype = dtype::bf16, ab_dtype = dtype::bf16, param_dtype = dtype::f32, out_dtype = dtype::f32;
+  i64 batch = 0, tokens = 0;
+  i64 y_row_stride = 0;  // elements
+  const void* y = nullptr;
+  const void* a = nullptr;
+  const void* b = nullptr;
+  const void* a_log = nullptr;
+  const void* dt_bias = nullptr;
+  const void* q = nullptr;
+  const void* k = nullptr;
+  const void* decay = nullptr;
+  const void* beta = nullptr;
+};
+
+namespace contracts {
+
+template <class Target, u32 MaxBatch, u32 Tokens, u32 WaveSize = Target::wave_size> struct gdn_precompute {
+  static_assert(is_built_target_v<Target>,
+                "netra::contracts::gdn_precompute: field Target is not supported; supported: netra::gfx950, netra::sm90a");
+  static_assert(WaveSize == Target::wave_size,
+                "netra::contracts::gdn_precompute: field WaveSize must equal the target's wave size (gfx950: 64; sm90a: 32)");
+  static_assert(MaxBatch >= 1 && MaxBatch <= 128, "netra::contracts::gdn_precompute: field MaxBatch must be in [1, 128]");
+  static_assert(Tokens >= 1 && Tokens <= 16, "netra::contracts::gdn_precompute: field Tokens must be in [1, 16]");
+
+  using target = Target;
+  static constexpr const char* family = "gdn_precompute";
+  static constexpr const char* template_name = "netra::contracts::gdn_precompute";
+  static constexpr u32 max_batch = MaxBatch;
+  static constexpr u32 tokens = Tokens;
+  static constexpr u32 wave_size = WaveSize;
+  static constexpr u64 workspace_bytes = 0;
+  static constexpr i64 template_args[] = {MaxBatch, Tokens};
+
+  static decision admits(const gdn_precompute_signature& s) {
+    if (s.target != Target::id) return refuse("target", Target::name, s.target);
+    if (s.y_dtype != dtype::bf16) return refuse("y dtype", "bf16", s.y_dtype);
+    if (s.ab_dtype != dtype::bf16) return refuse("a/b dtype", "bf16", s.ab_dtype);
+    if (s.param_dtype != dtype::f32) return refuse("A_log/dt_bias dtype", "f32", s.param_dtype);
+    if (s.out_dtype != dtype::f32) return refuse("output dtype", "f32", s.out_dtype);
+    if (s.tokens != Tokens) return refuse("tokens", "== Tokens of the contract", s.tokens);
+    if (s.batch < 1 || s.batch > MaxBatch) return refuse("batch", "in [1, MaxBatch]", s.batch);
+    if (s.y_row_stride < gdn::channels || s.y_row_stride % 8 != 0)
+      return refuse("y_row_stride", ">= 8192 and a multiple of 8 elements", s.y_row_stride);
+    if (const decision d = require_pointer<16>("y", s.y); !d.admitted()) return d;
+    if (const decision d = require_pointer<4>("a", s.a); !d.admitted()) return d;
+    if (const decision d = require_pointer<4>("b", s.b); !d.admitted()) return d;
+    if (const decision d = require_pointer<4>("A_log", s.a_log); !d.admitted()) return d;
+    if (const decision d = require_pointer<4>("dt_bias", s.dt_bias); !d.admitted()) return d;
+    if (const decision d = require_pointer<16>("q", s.q); !d.admitted()) return d;
+    if (const decision d = require_pointer<16>("k", s.k); !d.admitted()) return d;
+    if (const decision d = require_pointer<4>("decay", s.decay); !d.admitted()) return d;
+    if (const decision d = require_pointer<4>("beta", s.beta); !d.admitted()) return d;
+    return admit();
+  }
+
+  static constexpr resource_budget budget() {
+    if constexpr (same_v<Target, gfx950>) {
+      resource_budget b;
+      b.max_vgprs = 48;  // the article's precompute: 44 VGPRs, 48 SGPRs
+      b.max_sgprs = 48;
+      b.max_code_bytes = 16384;
+      return b;
+    } else if constexpr (same_v<Target, sm90a>) {
+      resource_budget b;
+      b.max_registers = 64;
+      b.max_code_bytes = 32768;
+      return b;
+    } else {
+      static_assert(dependent_false_v<Target>, "netra::contracts::gdn_precompute: no resource budget for this target");
+    }
+  }
+};
+
+}  // namespace contracts
+}  // namespace netra

@@ -1,0 +1,140 @@
+// netra/contracts/gdn/recurrent.hpp — the gated delta rule over a request's token block: K0
+// verify (no state written), M16 (state committed) and accepted-prefix replay, one contract whose
+// field Commit says what reaches the state pool (gdn::state_commit).
+//
+// Semantics per request b, v head hv (the step and dot order: contracts/gdn/model.hpp):
+//   S = state[slot(b)][hv] (FP32, or BF16 widened exactly); for t = 0 .. n-1 (row r = b T + t):
+//   the step with decay[r][hv], beta[r][hv], k = k[r][hv / 2], q = q[r][hv / 2],
+//   v_j = v[r][4096 + 128 hv + j] (the conv output's v channels, BF16).
+//   Commit none:  n = T; out[r][hv][j] = bf16(o_j); the pool is only read.
+//   Commit final: n = T; the outputs, then state[slot(b)][hv] = S_T (stored per StateStorage).
+//   Commit accepted_prefix: n = accepted[b]; no outputs; if n >= 1, state[slot(b)] = S_n and the
+//     conv state slot takes window n - 1 of the verify step's conv update (windows[b][n - 1]:
+//     the same layout as the conv pool, copied whole); n = 0 or n outside [0, T] writes nothing.
+// Slots: as the conv contract: state_slots slots, the last the padding sentinel; an index outside
+// [0, state_slots - 2] reads the sentinel and writes no state. Real rows must name distinct slots.
+// Inputs q, k: FP32 [B T, 16, 128]; decay, beta: FP32 [B T, 32] (contracts/gdn/precompute.hpp).
+// Mapping parameter ValueBlock (Vb): a workgroup owns Vb value columns of one (request, v head);
+// L = wave / Vb lanes share a column (1, 2 or 4). Comparison policy: bitwise.
+#pragma once
+#include "netra/contracts/gdn/model.hpp"
+
+namespace netra {
+
+struct gdn_recurrent_signature {
+  target_id target;
+  dtype qk_dtype = dtype::f32, v_dtype = dtype::bf16, gate_dtype = dtype::f32, state_dtype = dtype::f32;
+  dtype out_dtype = dtype::bf16, index_dtype = dtype::i32;
+  i64 batch = 0, tokens = 0, state_slots = 0;
+  i64 v_row_stride = 0;  // elements of the conv output rows that hold v
+  const void* q = nullptr;
+  const void* k = nullptr;
+  const void* v = nullptr;  // the conv output (the kernel reads channels 4096 ..)
+  const void* decay = nullptr;
+  const void* beta = nullptr;
+  const void* state = nullptr;     // [state_slots, 32, 128, 128]
+  const void* slots = nullptr;     // [B] i32
+  const void* out = nullptr;       // [B T, 32, 128] BF16 (Commit none / final)
+  const void* accepted = nullptr;  // [B] i32 (accepted_prefix)
+  const void* conv_windows = nullptr;  // [B, T, conv slot] BF16 (accepted_prefix)
+  const void* conv_state = nullptr;    // conv pool, state_slots slots (accepted_prefix)
+};
+
+namespace contracts {
+
+/// Default value block: gfx950 16 (the article: one wave64 holds 128 x 16, 32 state registers per
+/// lane); sm90a 8 (the same lane geometry on warp32: 4 lanes per column, 32 state registers; Vb 16
+/// needs 255 registers per thread there, Vb 32 spills).
+template <class Target> inline constexpr u32 gdn_default_value_block = Target::wave_size / 4;
+
+template <class Target, u32 Commit, u32 MaxBatch, u32 Tokens, u32 StateStorage, u32 ValueBlock = gdn_default_value_block<Target>,
+          u32 WaveSize = Target::wave_size>
+struct gdn_recurrent {
+  static_assert(is_built_target_v<Target>,
+                "netra::contracts::gdn_recurrent: field Target is not supported; supported: netra::gfx950, netra::sm90a");
+  static_assert(WaveSize == Target::wave_size,
+                "netra::contracts::gdn_recurrent: field WaveSize must equal the target's wave size (gfx950: 64; sm90a: 32)");
+  static_assert(Commit == gdn::state_commit::none || Commit == gdn::state_commit::final || Commit == gdn::state_commit::accepted_prefix,
+                "netra::contracts::gdn_recurrent: field Commit must be 0 (none), 1 (final) or 2 (accepted_prefix)");
+  static_assert(MaxBatch >= 1 && MaxBatch <= 128, "netra::contracts::gdn_recurrent: field MaxBatch must be in [1, 128]");
+  static_assert(Tokens >= 1 && Tokens <= 16, "netra::contracts::gdn_recurrent: field Tokens must be in [1, 16]");
+  static_assert(StateStorage == gdn::state_storage::fp32 || StateStorage == gdn::state_storage::bf16,
+                "netra::contracts::gdn_recurrent: field StateStorage must be 0 (fp32) or 1 (bf16)");
+  static_assert(ValueBlock * 4 == WaveSize || ValueBlock * 2 == WaveSize || ValueBlock == WaveSize,
+                "netra::contracts::gdn_recurrent: field ValueBlock must be wave / 4, wave / 2 or wave (1, 2 or 4 lanes per column)");
+
+  using target = Target;
+  // The replay's code object also holds the conv commit kernel: its own instantiation header.
+  static constexpr const char* family = Commit == gdn::state_commit::accepted_prefix ? "gdn_replay" : "gdn_recurrent";
+  static constexpr const char* template_name = "netra::contracts::gdn_recurrent";
+  static constexpr u32 commit = Commit;
+  static constexpr u32 max_batch = MaxBatch;
+  static constexpr u32 tokens = Tokens;
+  static constexpr u32 state_storage = StateStorage;
+  static constexpr u32 value_block = ValueBlock;
+  static constexpr u32 wave_size = WaveSize;
+  static constexpr bool writes_outputs = Commit != gdn::state_commit::accepted_prefix;
+  static constexpr u64 workspace_bytes = 0;
+  static constexpr u64 state_bytes_per_slot = u64{gdn::state_elements} * gdn::state_bytes_per_element(StateStorage);
+  static constexpr i64 template_args[] = {Commit, MaxBatch, Tokens, StateStorage, ValueBlock};
+
+  static decision admits(const gdn_recurrent_signature& s) {
+    if (s.target != Target::id) return refuse("target", Target::name, s.target);
+    if (s.qk_dtype != dtype::f32) return refuse("q/k dtype", "f32", s.qk_dtype);
+    if (s.v_dtype != dtype::bf16) return refuse("v dtype", "bf16", s.v_dtype);
+    if (s.gate_dtype != dtype::f32) return refuse("decay/beta dtype", "f32", s.gate_dtype);
+    const dtype state = StateStorage == gdn::state_storage::fp32 ? dtype::f32 : dtype::bf16;
+    if (s.state_dtype != state) return refuse("state dtype", StateStorage == gdn::state_storage::fp32 ? "f32" : "bf16", s.state_dtype);
+    if (s.index_dtype != dtype::i32) return refuse("slots/accepted dtype", "i32", s.index_dtype);
+    if (writes_outputs && s.out_dtype != dtype::bf16) return refuse("out dtype", "bf16", s.out_dtype);
+    if (s.tokens != Tokens) return refuse("tokens", "== Tokens of the contract", s.tokens);
+    if (s.batch < 1 || s.batch > MaxBatch) return refuse("batch", "in [1, MaxBatch]", s.batch);
+    if (s.state_slots < 2 || s.state_slots > 0x7FFFFFFF) return refuse("state_slots", "in [2, 2^31 - 1] (one real slot and the sentinel)", s.state_slots);
+    if (s.v_row_stride < gdn::channels || s.v_row_stride % 8 != 0)
+      return refuse("v_row_stride", ">= 8192 and a multiple of 8 elements", s.v_row_stride);
+    if (const decision d = require_pointer<16>("q", s.q); !d.admitted()) return d;
+    if (const decision d = require_pointer<16>("k", s.k); !d.admitted()) return d;
+    if (const decision d = require_pointer<16>("v", s.v); !d.admitted()) return d;
+    if (const decision d = require_pointer<4>("decay", s.decay); !d.admitted()) return d;
+    if (const decision d = require_pointer<4>("beta", s.beta); !d.admitted()) return d;
+    if (const decision d = require_pointer<16>("state", s.state); !d.admitted()) return d;
+    if (const decision d = require_pointer<4>("slots", s.slots); !d.admitted()) return d;
+    if constexpr (writes_outputs) {
+      if (const decision d = require_pointer<4>("out", s.out); !d.admitted()) return d;
+    } else {
+      if (const decision d = require_pointer<4>("accepted", s.accepted); !d.admitted()) return d;
+      if (const decision d = require_pointer<16>("conv_windows", s.conv_windows); !d.admitted()) return d;
+      if (const decision d = require_pointer<16>("conv_state", s.conv_state); !d.admitted()) return d;
+    }
+    return admit();
+  }
+
+  static constexpr resource_budget budget() {
+    if constexpr (same_v<Target, gfx950>) {
+      resource_budget b;
+      b.max_vgprs = 88;  // the article's K0 core: 80 VGPRs, 40 SGPRs, 1 KiB LDS (this one: no LDS)
+      b.max_sgprs = 40;
+      b.max_code_bytes = 24576;
+      return b;
+    } else if constexpr (same_v<Target, sm90a>) {
+      resource_budget b;
+      b.max_registers = ValueBlock * 4 == WaveSize ? 128 : 255;  // Vb 8: 32 state registers per lane; Vb 16: 64
+      b.max_code_bytes = 65536;
+      return b;
+    } else {
+      static_assert(dependent_false_v<Target>, "netra::contracts::gdn_recurrent: no resource budget for this target");
+    }
+  }
+};
+
+/// The article's contracts: K0 verify (B 1..64, T 12, nothing committed), M16 (B 1, T 16,
+/// committed), replay (B 1..128, T 12, accepted prefix committed).
+template <class Target, u32 StateStorage, u32 ValueBlock = gdn_default_value_block<Target>>
+using gdn_k0 = gdn_recurrent<Target, gdn::state_commit::none, 64, 12, StateStorage, ValueBlock>;
+template <class Target, u32 StateStorage, u32 ValueBlock = gdn_default_value_block<Target>>
+using gdn_m16 = gdn_recurrent<Target, gdn::state_commit::final, 1, 16, StateStorage, ValueBlock>;
+template <class Target, u32 StateStorage, u32 ValueBlock = gdn_default_value_block<Target>>
+using gdn_replay = gdn_recurrent<Target, gdn::state_commit::accepted_prefix, 128, 12, StateStorage, ValueBlock>;
+
+}  // namespace contracts
+}  // namespace netra

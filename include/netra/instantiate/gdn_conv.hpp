@@ -1,0 +1,7 @@
+// netra/instantiate/gdn_conv.hpp — entry point of one gdn_conv contract instance.
+#pragma once
+#include "netra/kernels/gdn/conv.hpp"
+
+#define NETRA_INSTANTIATE(...)       \
+  using netra_contract = __VA_ARGS__; \
+  NETRA_ENTRY(netra_gdn_conv_update, ::netra::kernels::gdn_conv_update<netra_contract>)

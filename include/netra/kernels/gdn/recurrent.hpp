@@ -1,0 +1,160 @@
+// netra/kernels/gdn/recurrent.hpp — the recurrent core of contracts::gdn_recurrent (K0 verify,
+// M16 and replay are its Commit values; the replay adds kernels/gdn/conv_commit.hpp).
+//
+// Grid (V / Vb, 32, B); workgroup = one wave (gfx950: 64 lanes; sm90a: 32). Workgroup (x, hv, b)
+// owns value columns j = Vb x .. Vb x + Vb - 1 of v head hv of request b for the whole token
+// block; its state block (128 x Vb) stays in registers from the first token to the last.
+// Lane l owns column j = Vb x + l % Vb and the row groups r = G (l / Vb) .. G (l / Vb) + G - 1
+// (rows [32 r, 32 r + 32)), L = wave / Vb lanes per column, G = 4 / L groups per lane
+// (gfx950, Vb 16: L 4, G 1, 32 state registers; sm90a, Vb 16: L 2, G 2, 64).
+// Dot products (contracts/gdn/model.hpp): each lane runs the fma chain of each of its groups,
+// then the tree (p0 + p1) + (p2 + p3): in-lane adds for pairs inside a lane, one xor shuffle at
+// distance Vb (pairs across lanes) and one at 2 Vb (L = 4): the same tree for every wave size.
+// Per token every lane loads k (and q) for its rows (16-byte loads; the Vb lanes of a row group
+// read the same addresses), decay, beta and its v value; lanes with l / Vb == 0 store the BF16
+// output of their column. Commit none: the kernel has no other global store (the audit test
+// checks the code objects). Commit final / accepted_prefix: the state block is stored once.
+#pragma once
+#include "netra/contracts/gdn/recurrent.hpp"
+#include "netra/dsl/entry.hpp"
+#include "netra/dsl/ids.hpp"
+#include "netra/dsl/math.hpp"
+#include "netra/dsl/wave_reduce.hpp"
+#include "netra/kernels/gdn/conv_commit.hpp"
+#include "netra/kernels/gdn/state_io.hpp"
+#include "netra/kernels/gdn/token_loop.hpp"
+
+namespace netra::kernels {
+
+template <class Contract> struct gdn_recurrent_core {
+  using target = typename Contract::target;
+  static constexpr const char* symbol = "netra_gdn_recurrent";
+  static constexpr u32 wave = target::wave_size;
+  static constexpr u32 workgroup_size = wave;
+  static constexpr bool programmatic_dependent_launch = false;
+  static constexpr u32 vb = Contract::value_block;
+  static constexpr u32 lanes_per_column = wave / vb;
+  static constexpr u32 groups_per_lane = 4 / lanes_per_column;
+  static constexpr u32 rows = gdn_state_io::rows;
+  static constexpr u32 commit = Contract::commit;
+
+  struct params {
+    const float* q;
+    const float* k;
+    const u16* v;
+    i64 v_row_stride;
+    const float* decay;
+    const float* beta;
+    void* state;
+    const i32* slots;
+    u16* out;
+    const i32* accepted;
+    i32 state_slots;
+  };
+
+  NETRA_HOST_DEVICE static constexpr launch_shape shape(u32 batch) { return {{gdn::value_dim / vb, gdn::heads_v, batch}, workgroup_size, 0}; }
+  /// The value column lane `lane` of workgroup x owns.
+  NETRA_HOST_DEVICE static constexpr u32 column(u32 workgroup_x, u32 lane) { return workgroup_x * vb + lane % vb; }
+  /// Row group m (0 .. G-1) of lane `lane`: rows [32 r, 32 r + 32).
+  NETRA_HOST_DEVICE static constexpr u32 row_group(u32 lane, u32 m) { return (lane / vb) * groups_per_lane + m; }
+
+  /// The dot's partial chain over one row group: x[0] y[0], then fma in increasing row order.
+  static NETRA_DEVICE float chain(const float (&x)[rows], const float (&y)[rows]) {
+    float p = mul_rn(x[0], y[0]);
+    NETRA_UNROLL
+    for (u32 i = 1; i < rows; ++i) p = fma_rn(x[i], y[i], p);
+    return p;
+  }
+  /// (p0 + p1) + (p2 + p3) from this lane's partials and its partners' (xor Vb, xor 2 Vb).
+  static NETRA_DEVICE float tree(const float (&p)[groups_per_lane]) {
+    if constexpr (groups_per_lane == 4) return add_rn(add_rn(p[0], p[1]), add_rn(p[2], p[3]));
+    else if constexpr (groups_per_lane == 2) {
+      const float pair = add_rn(p[0], p[1]);
+      return add_rn(pair, xor_shuffle_f32<target>(pair, vb));
+    } else {
+      const float pair = add_rn(p[0], xor_shuffle_f32<target>(p[0], vb));
+      return add_rn(pair, xor_shuffle_f32<target>(pair, 2 * vb));
+    }
+  }
+  static NETRA_DEVICE void load_rows(const float* base, float (&x)[rows]) {
+    NETRA_UNROLL
+    for (u32 v = 0; v < rows / 4; ++v) {
+      const u32x4 w = load_16B<target>(base + 4 * v);
+      x[4 * v] = bit_cast<float>(w.x);
+      x[4 * v + 1] = bit_cast<float>(w.y);
+      x[4 * v + 2] = bit_cast<float>(w.z);
+      x[4 * v + 3] = bit_cast<float>(w.w);
+    }
+  }
+
+  static NETRA_DEVICE void run(const params& p) {
+    const u32 lane = lane_id<target>();
+    const u32 hv = workgroup_id<target, 1>();
+    const u32 b = workgroup_id<target, 2>();
+    const u32 j = column(workgroup_id<target, 0>(), lane);
+    const i32 requested = p.slots[b];
+    const bool real = static_cast<u32>(requested) < static_cast<u32>(p.state_slots - 1);
+    const u64 slot = real ? static_cast<u32>(requested) : static_cast<u32>(p.state_slots - 1);
+    u32 count = Contract::tokens;
+    if constexpr (commit == gdn::state_commit::accepted_prefix) {
+      count = static_cast<u32>(p.accepted[b]);
+      if (!real || count == 0 || count > Contract::tokens) return;  // nothing to commit
+    }
+
+    constexpr u32 bytes = gdn::state_bytes_per_element(Contract::state_storage);
+    char* const column_base = static_cast<char*>(p.state) + ((slot * gdn::heads_v + hv) * gdn::value_dim + j) * gdn::key_dim * bytes;
+    float s[groups_per_lane][rows];
+    NETRA_UNROLL
+    for (u32 m = 0; m < groups_per_lane; ++m)
+      gdn_state_io::load<target, Contract::state_storage>(column_base + row_group(lane, m) * rows * bytes, s[m]);
+
+    const u32 head = hv / (gdn::heads_v / gdn::heads_qk);
+    NETRA_GDN_TOKEN_LOOP
+    for (u32 t = 0; t < count; ++t) {
+      const u64 row = u64{b} * Contract::tokens + t;
+      const u64 gate = row * gdn::heads_v + hv;
+      const float a = p.decay[gate], beta = p.beta[gate];
+      const float vj = f32_from_bf16(p.v[row * p.v_row_stride + gdn::v_offset + hv * gdn::value_dim + j]);
+      const u64 head_base = (row * gdn::heads_qk + head) * gdn::key_dim;
+      float partial[groups_per_lane];
+      float kk[groups_per_lane][rows];
+      NETRA_UNROLL
+      for (u32 m = 0; m < groups_per_lane; ++m) {
+        load_rows(p.k + head_base + row_group(lane, m) * rows, kk[m]);
+        NETRA_UNROLL
+        for (u32 i = 0; i < rows; ++i) s[m][i] = mul_rn(a, s[m][i]);
+        partial[m] = chain(s[m], kk[m]);
+      }
+      const float u = mul_rn(beta, sub_rn(vj, tree(partial)));
+      NETRA_UNROLL
+      for (u32 m = 0; m < groups_per_lane; ++m)
+        NETRA_UNROLL
+        for (u32 i = 0; i < rows; ++i) s[m][i] = fma_rn(kk[m][i], u, s[m][i]);
+      if constexpr (Contract::writes_outputs) {
+        NETRA_UNROLL
+        for (u32 m = 0; m < groups_per_lane; ++m) {
+          float qq[rows];
+          load_rows(p.q + head_base + row_group(lane, m) * rows, qq);
+          partial[m] = chain(s[m], qq);
+        }
+        const float o = tree(partial);
+        if (lane < vb) p.out[gate * gdn::value_dim + j] = static_cast<u16>(pack_bf16x2<target>(o, 0.0f));
+      }
+    }
+    if constexpr (commit != gdn::state_commit::none) {
+      if (!real) return;
+      NETRA_UNROLL
+      for (u32 m = 0; m < groups_per_lane; ++m)
+        gdn_state_io::store<target, Contract::state_storage>(column_base + row_group(lane, m) * rows * bytes, s[m]);
+    }
+  }
+};
+
+template <class Target, u32 Commit, u32 MaxBatch, u32 Tokens, u32 StateStorage, u32 ValueBlock, u32 WaveSize>
+struct kernels_of<contracts::gdn_recurrent<Target, Commit, MaxBatch, Tokens, StateStorage, ValueBlock, WaveSize>> {
+  using contract = contracts::gdn_recurrent<Target, Commit, MaxBatch, Tokens, StateStorage, ValueBlock, WaveSize>;
+  using type = conditional_t<Commit == gdn::state_commit::accepted_prefix, type_list<gdn_recurrent_core<contract>, gdn_conv_commit<contract>>,
+                             type_list<gdn_recurrent_core<contract>>>;
+};
+
+}  // namespace netra::kernels

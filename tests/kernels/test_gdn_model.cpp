@@ -1,0 +1,195 @@
+// The gdn kernels' decompositions on the host: the recurrent core's lane map and reduction tree
+// (every admitted wave size x value block), the conv's history vectors in both layouts and the
+// precompute's head map, composed with modelled cross-lane shuffles, equal the oracles bit for bit.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <random>
+#include <set>
+#include <vector>
+
+#include "netra/kernels/gdn/conv.hpp"
+#include "netra/kernels/gdn/precompute.hpp"
+#include "netra/kernels/gdn/recurrent.hpp"
+#include "oracles/gdn.hpp"
+
+using namespace netra;
+namespace ref = netra::oracles::gdn_ref;
+
+namespace {
+std::uint32_t bits(float x) { return bit_cast<std::uint32_t>(x); }
+
+/// Adversarial state / input values: signed zeros, subnormals, large magnitudes, BF16 midpoints.
+float adversarial(std::mt19937& g, int kind) {
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  switch (kind % 8) {
+    case 0: return 0.0f;
+    case 1: return -0.0f;
+    case 2: return bit_cast<float>(static_cast<std::uint32_t>(1u + (g() & 0xFFFFu)));  // subnormal
+    case 3: return u(g) * 3.0e4f;
+    case 4: return bit_cast<float>((bit_cast<std::uint32_t>(u(g)) & 0xFFFF0000u) | 0x8000u);  // BF16 midpoint
+    default: return u(g);
+  }
+}
+
+/// One workgroup of the recurrent core modelled lane by lane (kernel lane maps, shuffles as
+/// partner reads), for n tokens of v head hv; returns the state block's columns and outputs.
+template <class C> void model_workgroup(u32 x, std::vector<float>& S, const ref::token_inputs& in, std::size_t T, std::size_t hv,
+                                        std::size_t n, std::vector<std::uint16_t>& out) {
+  using core = kernels::gdn_recurrent_core<C>;
+  constexpr u32 W = C::wave_size, G = core::groups_per_lane, R = core::rows;
+  std::vector<float> regs(W * G * R);
+  auto reg = [&](u32 lane, u32 m, u32 i) -> float& { return regs[(lane * G + m) * R + i]; };
+  for (u32 lane = 0; lane < W; ++lane)
+    for (u32 m = 0; m < G; ++m)
+      for (u32 i = 0; i < R; ++i) reg(lane, m, i) = S[core::column(x, lane) * ref::K + core::row_group(lane, m) * R + i];
+  auto chain = [&](u32 lane, u32 m, const float* y) {
+    float p = mul_rn(reg(lane, m, 0), y[core::row_group(lane, m) * R]);
+    for (u32 i = 1; i < R; ++i) p = fma_rn(reg(lane, m, i), y[core::row_group(lane, m) * R + i], p);
+    return p;
+  };
+  auto tree = [&](std::vector<float> partial /* [W][G] */) {
+    std::vector<float> d(W);
+    for (u32 lane = 0; lane < W; ++lane) {
+      if (G == 4) d[lane] = add_rn(add_rn(partial[lane * 4], partial[lane * 4 + 1]), add_rn(partial[lane * 4 + 2], partial[lane * 4 + 3]));
+      else if (G == 2) d[lane] = add_rn(partial[lane * 2], partial[lane * 2 + 1]);
+      else d[lane] = partial[lane];
+    }
+    const u32 steps = G == 4 ? 0u : G == 2 ? 1u : 2u;  // shuffles at xor Vb, then xor 2 Vb
+    for (u32 step = 0; step < steps; ++step) {
+      const u32 mask = core::vb << step;
+      std::vector<float> next(W);
+      for (u32 lane = 0; lane < W; ++lane) next[lane] = add_rn(d[lane], d[lane ^ mask]);
+      d = next;
+    }
+    return d;
+  };
+  const std::size_t head = hv / 2;
+  for (std::size_t t = 0; t < n; ++t) {
+    const std::size_t row = t;  // request 0
+    const float a = in.decay[row * ref::HV + hv], beta = in.beta[row * ref::HV + hv];
+    const float* k = in.k + (row * ref::H + head) * ref::K;
+    const float* q = in.q + (row * ref::H + head) * ref::K;
+    std::vector<float> partial(W * G);
+    for (u32 lane = 0; lane < W; ++lane)
+      for (u32 m = 0; m < G; ++m) {
+        for (u32 i = 0; i < R; ++i) reg(lane, m, i) = mul_rn(a, reg(lane, m, i));
+        partial[lane * G + m] = chain(lane, m, k);
+      }
+    const std::vector<float> dots = tree(partial);
+    for (u32 lane = 0; lane < W; ++lane) {
+      const float v = ref::bf(in.v[row * in.v_stride + gdn::v_offset + hv * ref::V + core::column(x, lane)]);
+      const float u = mul_rn(beta, sub_rn(v, dots[lane]));
+      for (u32 m = 0; m < G; ++m)
+        for (u32 i = 0; i < R; ++i) reg(lane, m, i) = fma_rn(k[core::row_group(lane, m) * R + i], u, reg(lane, m, i));
+    }
+    for (u32 lane = 0; lane < W; ++lane)
+      for (u32 m = 0; m < G; ++m) partial[lane * G + m] = chain(lane, m, q);
+    const std::vector<float> o = tree(partial);
+    for (u32 lane = 0; lane < core::vb; ++lane) out[(row * ref::HV + hv) * ref::V + core::column(x, lane)] = ref::to_bf(o[lane]);
+  }
+  for (u32 lane = 0; lane < W; ++lane)
+    for (u32 m = 0; m < G; ++m)
+      for (u32 i = 0; i < R; ++i) S[core::column(x, lane) * ref::K + core::row_group(lane, m) * R + i] = reg(lane, m, i);
+  (void)T;
+}
+
+struct head_case {
+  std::size_t T = 6;
+  std::vector<float> q, k, decay, beta, S0;
+  std::vector<std::uint16_t> v;
+  explicit head_case(unsigned seed) {
+    std::mt19937 g(seed);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    q.resize(T * ref::H * ref::K);
+    k.resize(q.size());
+    for (std::size_t i = 0; i < q.size(); ++i) {
+      q[i] = u(g) * 0.09f;
+      k[i] = (i / ref::K) % 5 == 3 ? 0.0f : u(g) * 0.09f;  // some all-zero heads (the eps path)
+    }
+    v.assign(T * ref::D, 0);
+    for (auto& x : v) x = ref::to_bf(adversarial(g, static_cast<int>(g() % 8)) * 0.5f);
+    decay.resize(T * ref::HV);
+    beta.resize(T * ref::HV);
+    for (std::size_t i = 0; i < decay.size(); ++i) {
+      const int kind = static_cast<int>(i % 5);
+      decay[i] = kind == 0 ? 0.0f : kind == 1 ? 1.0f : std::uniform_real_distribution<float>(0.5f, 1.0f)(g);  // g -> -inf, g = 0
+      beta[i] = kind == 2 ? 0.0f : kind == 3 ? 1.0f : std::uniform_real_distribution<float>(0.0f, 1.0f)(g);
+    }
+    S0.resize(ref::V * ref::K);
+    for (std::size_t i = 0; i < S0.size(); ++i) S0[i] = adversarial(g, static_cast<int>(i % 11));
+  }
+  ref::token_inputs inputs() const { return {q.data(), k.data(), v.data(), ref::D, decay.data(), beta.data()}; }
+};
+
+template <class C> void check_core_model(unsigned seed, std::size_t hv) {
+  const head_case hc(seed);
+  std::vector<float> expect = hc.S0, got = hc.S0;
+  std::vector<std::uint16_t> out_expect(hc.T * ref::HV * ref::V, 0), out_got(out_expect.size(), 0);
+  ref::run_head(expect.data(), hc.inputs(), 0, hc.T, hv, hc.T, out_expect.data());
+  for (u32 x = 0; x < ref::V / C::value_block; ++x) model_workgroup<C>(x, got, hc.inputs(), hc.T, hv, hc.T, out_got);
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) bad += bits(got[i]) != bits(expect[i]);
+  for (std::size_t i = 0; i < out_got.size(); ++i) bad += out_got[i] != out_expect[i];
+  CHECK(bad == 0);
+}
+}  // namespace
+
+TEST_CASE_TEMPLATE("the recurrent core's lane map and tree equal the oracle's dot order (wave64 and warp32, every value block)", C,
+                   contracts::gdn_k0<gfx950, 0, 16>, contracts::gdn_k0<gfx950, 0, 32>, contracts::gdn_k0<gfx950, 0, 64>,
+                   contracts::gdn_k0<sm90a, 0, 8>, contracts::gdn_k0<sm90a, 0, 16>, contracts::gdn_k0<sm90a, 0, 32>) {
+  using core = kernels::gdn_recurrent_core<C>;
+  // Every (column, row) of a head is owned by exactly one (workgroup, lane, group, register).
+  std::set<std::pair<u32, u32>> owned;
+  for (u32 x = 0; x < ref::V / C::value_block; ++x)
+    for (u32 lane = 0; lane < C::wave_size; ++lane)
+      for (u32 m = 0; m < core::groups_per_lane; ++m)
+        for (u32 i = 0; i < core::rows; ++i) owned.insert({core::column(x, lane), core::row_group(lane, m) * core::rows + i});
+  CHECK(owned.size() == ref::V * ref::K);
+  CHECK(core::shape(64).grid[0] * C::value_block == ref::V);
+  check_core_model<C>(7, 5);
+  check_core_model<C>(11, 30);
+}
+
+TEST_CASE("the oracle's step is the written order: a zero state and beta 1 give u = v, S = k u") {
+  head_case hc(3);
+  std::vector<float> S(ref::V * ref::K, 0.0f);
+  std::vector<float> k(ref::K), q(ref::K, 0.0f);
+  for (std::size_t i = 0; i < ref::K; ++i) k[i] = static_cast<float>(i % 7) * 0.125f;
+  std::vector<std::uint16_t> v(ref::V), out(ref::V);
+  for (std::size_t j = 0; j < ref::V; ++j) v[j] = ref::to_bf(static_cast<float>(j) * 0.5f);
+  ref::step(S.data(), 0.5f, 1.0f, k.data(), q.data(), v.data(), out.data());
+  for (std::size_t j = 0; j < ref::V; ++j) {
+    CHECK(out[j] == 0);  // q = 0: o = +0
+    for (std::size_t i = 0; i < ref::K; ++i) REQUIRE(S[j * ref::K + i] == k[i] * (static_cast<float>(j) * 0.5f));
+  }
+}
+
+TEST_CASE_TEMPLATE("the conv history vectors cover each slot image once, in the oracle's indexing (both layouts)", L,
+                   std::integral_constant<u32, gdn::conv_layout::channel_major>, std::integral_constant<u32, gdn::conv_layout::tap_major>) {
+  using C = contracts::gdn_conv<sm90a, 64, 12, L::value, gdn::conv_writes::windows>;
+  using kernel = kernels::gdn_conv_update<C>;
+  namespace m = kernels::gdn_conv_map;
+  std::vector<int> hits(ref::conv_slot, 0);
+  for (u32 w = 0; w < kernel::shape(1).grid[0]; ++w)
+    for (u32 t = 0; t < kernel::workgroup_size; ++t) {
+      const u32 c0 = kernel::first_channel(w, t);
+      for (u32 c = 0; c < m::channels_per_thread; ++c)
+        for (u32 j = 0; j < 3; ++j) {
+          const u64 at = m::vector_offset(L::value, c0, m::vector_of(L::value, c, j)) + m::element_of(L::value, c, j);
+          REQUIRE(at == ref::conv_index(L::value, c0 + c, j));
+          ++hits[at];
+        }
+      for (u32 v = 0; v < m::vectors; ++v) CHECK(m::vector_offset(L::value, c0, v) % 8 == 0);  // 16-byte aligned vectors
+    }
+  for (int h : hits) REQUIRE(h == 1);
+}
+
+TEST_CASE("the precompute's head map covers the 32 head slots and the 32 v heads once") {
+  using kernel = kernels::gdn_precompute_kernel<contracts::gdn_precompute<gfx950, 64, 12>>;
+  std::set<u32> slots;
+  for (u32 x = 0; x < kernel::shape(1).grid[0]; ++x)
+    for (u32 g = 0; g < kernel::groups_per_workgroup; ++g) slots.insert(kernel::head_slot(x, g));
+  CHECK(slots.size() == 32);
+  CHECK(*slots.rbegin() == 31);
+}
