@@ -85,7 +85,9 @@ def main() -> int:
         for s in [r.get("script")] if r.get("script") else []:
             if not os.path.isfile(os.path.join(root, s)):
                 failures.append(f"{r['id']}: script {s} does not exist")
-        if r["patch"] is None:
+        if r["patch"] is None:  # measured between committed revisions: the base must still name one
+            if not no_history and git(root, "cat-file", "-e", r["base"] + "^{commit}").returncode != 0:
+                skipped.append(f"{r['id']}: base commit {r['base']} is not in this clone")
             continue
         patches = [r["patch"], *r.get("requires", [])]
         referenced.update(patches)
