@@ -24,3 +24,5 @@ netra_add_compile_fail_test(negative_norm_whole_waves negative/norm_whole_waves.
   "netra::contracts::norm: field RowsPerWorkgroup must make whole waves")
 netra_add_compile_fail_test(negative_norm_max_tokens negative/norm_max_tokens.cpp
   "netra::contracts::norm: field MaxTokens must be in \\[1, 8192\\]")
+
+netra_add_gpu_test(test_norm_gpu gpu/test_norm_gpu.cpp)
