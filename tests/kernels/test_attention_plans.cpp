@@ -54,8 +54,8 @@ u32x4 chunk_of(const std::vector<std::uint8_t>& m, fragment_element pc) {
   for (unsigned i = 0; i < 16; ++i) w[i / 4] |= static_cast<std::uint32_t>(m[pc.row * kDim + 16 * pc.col + i]) << (8 * (i % 4));
   return {w[0], w[1], w[2], w[3]};
 }
-template <class Plan> std::array<std::uint32_t, Plan::q_words> q_regs(const block_data& b, unsigned lane) {
-  std::array<std::uint32_t, Plan::q_words> q{};
+template <class Plan> std::array<std::uint32_t, 4 * Plan::q_loads> q_regs(const block_data& b, unsigned lane) {
+  std::array<std::uint32_t, 4 * Plan::q_loads> q{};
   for (unsigned j = 0; j < Plan::q_loads; ++j) {
     const fragment_element e = Plan::q_load(lane, j);
     if (e.row >= kRows) continue;  // padding rows stay zero
@@ -97,7 +97,11 @@ template <class Plan> void check_ownership() {
       CHECK(Plan::score_of(lane ^ m, 0).row == Plan::score_of(lane, 0).row);
   for (unsigned lane = 0; lane < Plan::wave; ++lane)
     for (unsigned i = 0; i < Plan::o_items; ++i)
-      if (Plan::o_of(lane, i).row < kRows) CHECK(Plan::score_of(Plan::stats_lane(Plan::o_of(lane, i).row), 0).row == Plan::o_of(lane, i).row);
+      if (Plan::o_of(lane, i).row < kRows) {
+        CHECK(Plan::score_of(Plan::stats_lane(Plan::o_of(lane, i).row), 0).row == Plan::o_of(lane, i).row);
+        CHECK(Plan::o_row(lane, Plan::o_row_slot(i)) == Plan::o_of(lane, i).row);
+        if (Plan::o_rows_are_score_rows) CHECK(Plan::score_of(lane, 0).row == Plan::o_of(lane, i).row);
+      }
 }
 }  // namespace
 
@@ -115,10 +119,9 @@ TEST_CASE("sm90a plan (mma.sync m16n8k16 BF16): ownership, S = Q K^T and O = P V
         models::warp_b_bf16 bb{};
         for (unsigned lane = 0; lane < 32; ++lane) {
           const auto q = q_regs<plan>(b, lane);
-          std::uint32_t qa[plan::q_words];
-          for (unsigned w = 0; w < plan::q_words; ++w) qa[w] = q[w];
+          const unsigned j = step / 2;
           u32 av[4], bv[2];
-          plan::qk_a(av, qa, step);
+          plan::qk_a(av, u32x4{q[4 * j], q[4 * j + 1], q[4 * j + 2], q[4 * j + 3]}, step);
           plan::qk_b(bv, e4m3x4_to_bf16x4_reference(plan::k_word(chunk_of(b.k, plan::k_read(lane, 4 * nt + step / 4)), step)));
           for (unsigned w = 0; w < 4; ++w) a[lane][w] = av[w];
           bb[lane] = {bv[0], bv[1]};
@@ -178,12 +181,10 @@ TEST_CASE("gfx950 plan (v_mfma_f32_16x16x32_bf16): ownership, S = Q K^T and O = 
         models::wave_ab_bf16 a{}, bb{};
         for (unsigned lane = 0; lane < 64; ++lane) {
           const auto q = q_regs<plan>(b, lane);
-          std::uint32_t qa[plan::q_words];
-          for (unsigned w = 0; w < plan::q_words; ++w) qa[w] = q[w];
           const u32x4 chunk = chunk_of(b.k, plan::k_read(lane, 4 * mt + step / 2));
           u32 av[4], bv[4];
           plan::qk_a(av, e4m3x4_to_bf16x4_reference(plan::k_word(chunk, step, 0)), e4m3x4_to_bf16x4_reference(plan::k_word(chunk, step, 1)));
-          plan::qk_b(bv, qa, step);
+          plan::qk_b(bv, u32x4{q[4 * step], q[4 * step + 1], q[4 * step + 2], q[4 * step + 3]});
           for (unsigned w = 0; w < 4; ++w) a[lane][w] = av[w], bb[lane][w] = bv[w];
         }
         acc = models::mfma_f32_16x16x32_bf16(a, bb, acc);

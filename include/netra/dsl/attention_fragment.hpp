@@ -12,7 +12,8 @@
 //                      rows >= 8 are padding (not loaded, zero).
 //   k_read(lane, j) / v_read(lane, j) -> (position in the block, 16-byte chunk of its 256-byte row).
 //   score_of(lane, i) -> (query row, position) of score item i; o_of(lane, i) -> (query row, d).
-//   qk(...) / pv(...) run the instructions; the builders they use are host-callable so that
+//   qk(s, read_q, read_k) / pv(o, p, read_v) run the instructions, read_*(j) returning 16-byte
+//   load / chunk j (Q load j holds the BF16 pairs q_load(lane, j) .. + 7); the builders they use are host-callable so that
 //   tests/kernels/test_attention_plans.cpp composes them with the host instruction models.
 // The rows of a lane's scores are reduced over the lanes xor row_mask(0), xor row_mask(1).
 #pragma once
@@ -40,7 +41,7 @@ template <> struct attention_plan<mma_m16n8k16_bf16> {
   using shape = mma_m16n8k16_bf16;
   using target = sm90a;
   static constexpr u32 wave = 32, rows = 8, block = 64, head_dim = 256;
-  static constexpr u32 q_loads = 8, q_words = 32, k_reads = 32, v_reads = 32, scores = 16, o_items = 64;
+  static constexpr u32 q_loads = 8, k_reads = 32, v_reads = 32, scores = 16, o_items = 64;
   static constexpr bool o_rows_are_score_rows = false;
   NETRA_HOST_DEVICE static constexpr u32 row_mask(u32 i) { return i == 0 ? 1u : 2u; }
 
@@ -54,11 +55,18 @@ template <> struct attention_plan<mma_m16n8k16_bf16> {
   NETRA_HOST_DEVICE static constexpr fragment_element o_of(u32 lane, u32 i) {
     return {2 * (lane & 3) + (i & 1), 32 * (lane >> 2) + 2 * ((i / 4) % 16) + ((i % 4) >> 1)};
   }
-  /// The lane that holds the statistics of query row `row`.
+  /// The lane that holds the statistics of query row `row`; a lane's o items cover o_row_slots
+  /// rows: slot k is row o_row(lane, k), item i is in slot o_row_slot(i).
   NETRA_HOST_DEVICE static constexpr u32 stats_lane(u32 row) { return 4 * row; }
+  static constexpr u32 o_row_slots = 2;
+  NETRA_HOST_DEVICE static constexpr u32 o_row(u32 lane, u32 k) { return 2 * (lane & 3) + k; }
+  NETRA_HOST_DEVICE static constexpr u32 o_row_slot(u32 i) { return i & 1; }
 
   // Builders (host and device).
-  NETRA_HOST_DEVICE static void qk_a(u32 (&a)[4], const u32 (&q)[q_words], u32 step) { a[0] = q[2 * step], a[1] = 0, a[2] = q[2 * step + 1], a[3] = 0; }
+  /// Q operand of k-step `step` from Q load step / 2.
+  NETRA_HOST_DEVICE static void qk_a(u32 (&a)[4], const u32x4& q, u32 step) {
+    a[0] = q[static_cast<int>((2 * step) % 4)], a[1] = 0, a[2] = q[static_cast<int>((2 * step + 1) % 4)], a[3] = 0;
+  }
   NETRA_HOST_DEVICE static void qk_b(u32 (&b)[2], bf16x4 k4) { b[0] = k4.lo, b[1] = k4.hi; }
   NETRA_HOST_DEVICE static u32 k_word(const u32x4& chunk, u32 step) { return chunk[static_cast<int>(step % 4)]; }
   /// P^T operand of k-step kk from the BF16 pair words of the scores (word w = items 2w, 2w + 1).
@@ -71,22 +79,29 @@ template <> struct attention_plan<mma_m16n8k16_bf16> {
 
 #if defined(NETRA_COMPILER_CUDA)
   /// s = scores of the block from Q and the K chunks (k_read order), unscaled FP32 dot products.
-  static NETRA_DEVICE void qk(float (&s)[scores], const u32 (&q)[q_words], const u32x4* k) {
+  /// Chunk-major (64 head-dim elements at a time, all N-tiles): two Q loads live, not eight.
+  template <class ReadQ, class Read> static NETRA_DEVICE void qk(float (&s)[scores], ReadQ q, Read k) {
+    float acc[8][4] = {};
     NETRA_UNROLL
-    for (u32 nt = 0; nt < 8; ++nt) {
-      float acc[4] = {0, 0, 0, 0};
+    for (u32 c = 0; c < 4; ++c) {
+      const u32x4 q0 = q(2 * c), q1 = q(2 * c + 1);
       NETRA_UNROLL
-      for (u32 step = 0; step < 16; ++step) {
-        u32 a[4], b[2];
-        qk_a(a, q, step);
-        qk_b(b, e4m3x4_to_bf16x4<target>(k_word(k[4 * nt + step / 4], step)));
-        mma<shape>(acc, a, b, acc);
+      for (u32 nt = 0; nt < 8; ++nt) {
+        const u32x4 chunk = k(4 * nt + c);
+        NETRA_UNROLL
+        for (u32 step = 4 * c; step < 4 * c + 4; ++step) {
+          u32 a[4], b[2];
+          qk_a(a, step % 4 < 2 ? q0 : q1, step);
+          qk_b(b, e4m3x4_to_bf16x4<target>(k_word(chunk, step)));
+          mma<shape>(acc[nt], a, b, acc[nt]);
+        }
       }
-      s[2 * nt] = acc[0], s[2 * nt + 1] = acc[1];
     }
+    NETRA_UNROLL
+    for (u32 nt = 0; nt < 8; ++nt) s[2 * nt] = acc[nt][0], s[2 * nt + 1] = acc[nt][1];
   }
   /// o += P V over the block (V chunks in v_read order).
-  static NETRA_DEVICE void pv(float (&o)[o_items], const u32 (&p)[scores / 2], const u32x4* v) {
+  template <class Read> static NETRA_DEVICE void pv(float (&o)[o_items], const u32 (&p)[scores / 2], Read v) {
     NETRA_UNROLL
     for (u32 kk = 0; kk < 4; ++kk) {
       u32 b[2];
@@ -97,7 +112,7 @@ template <> struct attention_plan<mma_m16n8k16_bf16> {
         for (u32 w = 0; w < 4; ++w) {
           bf16x4 x[4];
           NETRA_UNROLL
-          for (u32 pi = 0; pi < 4; ++pi) x[pi] = e4m3x4_to_bf16x4<target>(v[8 * kk + 2 * pi + h][static_cast<int>(w)]);
+          for (u32 pi = 0; pi < 4; ++pi) x[pi] = e4m3x4_to_bf16x4<target>(v(8 * kk + 2 * pi + h)[static_cast<int>(w)]);
           const u32 mt = 8 * h + 2 * w;
           u32 a[4];
           pv_a<0>(a, x);
@@ -125,7 +140,7 @@ template <> struct attention_plan<mfma_f32_16x16x32_bf16> {
   using shape = mfma_f32_16x16x32_bf16;
   using target = gfx950;
   static constexpr u32 wave = 64, rows = 8, block = 64, head_dim = 256;
-  static constexpr u32 q_loads = 8, q_words = 32, k_reads = 16, v_reads = 16, scores = 16, o_items = 64;
+  static constexpr u32 q_loads = 8, k_reads = 16, v_reads = 16, scores = 16, o_items = 64;
   static constexpr bool o_rows_are_score_rows = true;
   NETRA_HOST_DEVICE static constexpr u32 row_mask(u32 i) { return i == 0 ? 16u : 32u; }
 
@@ -138,11 +153,13 @@ template <> struct attention_plan<mfma_f32_16x16x32_bf16> {
   NETRA_HOST_DEVICE static constexpr fragment_element score_of(u32 lane, u32 i) { return {lane % 16, 16 * (i / 4) + 4 * (lane / 16) + i % 4}; }
   NETRA_HOST_DEVICE static constexpr fragment_element o_of(u32 lane, u32 i) { return {lane % 16, 16 * (4 * (lane / 16) + i % 4) + i / 4}; }
   NETRA_HOST_DEVICE static constexpr u32 stats_lane(u32 row) { return row; }
+  static constexpr u32 o_row_slots = 1;
+  NETRA_HOST_DEVICE static constexpr u32 o_row(u32 lane, u32) { return lane % 16; }
+  NETRA_HOST_DEVICE static constexpr u32 o_row_slot(u32) { return 0; }
 
   NETRA_HOST_DEVICE static void qk_a(u32 (&a)[4], bf16x4 lo, bf16x4 hi) { a[0] = lo.lo, a[1] = lo.hi, a[2] = hi.lo, a[3] = hi.hi; }
-  NETRA_HOST_DEVICE static void qk_b(u32 (&b)[4], const u32 (&q)[q_words], u32 step) {
-    b[0] = q[4 * step], b[1] = q[4 * step + 1], b[2] = q[4 * step + 2], b[3] = q[4 * step + 3];
-  }
+/// Q^T operand of k-step `step` from Q load `step`.
+  NETRA_HOST_DEVICE static void qk_b(u32 (&b)[4], const u32x4& q) { b[0] = q.x, b[1] = q.y, b[2] = q.z, b[3] = q.w; }
   NETRA_HOST_DEVICE static u32 k_word(const u32x4& chunk, u32 step, u32 half) { return chunk[static_cast<int>(2 * (step % 2) + half)]; }
   NETRA_HOST_DEVICE static void pv_b(u32 (&b)[4], const u32 (&p)[scores / 2], u32 kk) {
     b[0] = p[4 * kk], b[1] = p[4 * kk + 1], b[2] = p[4 * kk + 2], b[3] = p[4 * kk + 3];
@@ -157,23 +174,27 @@ template <> struct attention_plan<mfma_f32_16x16x32_bf16> {
   }
 
 #if defined(NETRA_COMPILER_HIP)
-  static NETRA_DEVICE void qk(float (&s)[scores], const u32 (&q)[q_words], const u32x4* k) {
+  template <class ReadQ, class Read> static NETRA_DEVICE void qk(float (&s)[scores], ReadQ q, Read k) {
+    float acc[4][4] = {};
     NETRA_UNROLL
-    for (u32 mt = 0; mt < 4; ++mt) {
-      float acc[4] = {0, 0, 0, 0};
+    for (u32 c = 0; c < 4; ++c) {
+      const u32x4 q0 = q(2 * c), q1 = q(2 * c + 1);
       NETRA_UNROLL
-      for (u32 step = 0; step < 8; ++step) {
-        const u32x4& chunk = k[4 * mt + step / 2];
-        u32 a[4], b[4];
-        qk_a(a, e4m3x4_to_bf16x4<target>(k_word(chunk, step, 0)), e4m3x4_to_bf16x4<target>(k_word(chunk, step, 1)));
-        qk_b(b, q, step);
-        mma<shape>(acc, a, b, acc);
+      for (u32 mt = 0; mt < 4; ++mt) {
+        const u32x4 chunk = k(4 * mt + c);
+        NETRA_UNROLL
+        for (u32 step = 2 * c; step < 2 * c + 2; ++step) {
+          u32 a[4], b[4];
+          qk_a(a, e4m3x4_to_bf16x4<target>(k_word(chunk, step, 0)), e4m3x4_to_bf16x4<target>(k_word(chunk, step, 1)));
+          qk_b(b, step % 2 == 0 ? q0 : q1);
+          mma<shape>(acc[mt], a, b, acc[mt]);
+        }
       }
-      NETRA_UNROLL
-      for (u32 e = 0; e < 4; ++e) s[4 * mt + e] = acc[e];
     }
+    NETRA_UNROLL
+    for (u32 i = 0; i < scores; ++i) s[i] = acc[i / 4][i % 4];
   }
-  static NETRA_DEVICE void pv(float (&o)[o_items], const u32 (&p)[scores / 2], const u32x4* v) {
+  template <class Read> static NETRA_DEVICE void pv(float (&o)[o_items], const u32 (&p)[scores / 2], Read v) {
     NETRA_UNROLL
     for (u32 kk = 0; kk < 2; ++kk) {
       u32 b[4];
@@ -182,7 +203,7 @@ template <> struct attention_plan<mfma_f32_16x16x32_bf16> {
       for (u32 w = 0; w < 4; ++w) {
         bf16x4 x[8];
         NETRA_UNROLL
-        for (u32 i = 0; i < 8; ++i) x[i] = e4m3x4_to_bf16x4<target>(v[8 * kk + i][static_cast<int>(w)]);
+        for (u32 i = 0; i < 8; ++i) x[i] = e4m3x4_to_bf16x4<target>(v(8 * kk + i)[static_cast<int>(w)]);
         u32 a[4];
         pv_a<0>(a, x), mma_tile(o, 4 * w, a, b);
         pv_a<1>(a, x), mma_tile(o, 4 * w + 1, a, b);
@@ -198,5 +219,9 @@ template <> struct attention_plan<mfma_f32_16x16x32_bf16> {
   }
 #endif
 };
+
+/// The plan of a target's BF16 matrix instruction.
+template <class Target> using attention_plan_of =
+    attention_plan<conditional_t<same_v<Target, sm90a>, mma_m16n8k16_bf16, mfma_f32_16x16x32_bf16>>;
 
 }  // namespace netra

@@ -10,3 +10,4 @@
 #include "netra/kernels/gdn/conv.hpp"
 #include "netra/kernels/gdn/precompute.hpp"
 #include "netra/kernels/gdn/recurrent.hpp"
+#include "netra/kernels/attention/gqa8.hpp"

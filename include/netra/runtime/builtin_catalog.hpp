@@ -6,6 +6,7 @@
 #include <boost/hana.hpp>
 
 #include "netra/kernels/all.hpp"
+#include "netra/runtime/catalog/attention.hpp"
 #include "netra/runtime/catalog/gdn.hpp"
 #include "netra/runtime/catalog/moe_experts.hpp"
 #include "netra/runtime/catalog/moe_routing.hpp"
@@ -14,7 +15,7 @@
 
 namespace netra::catalog {
 /// All built-in instances, in build and audit order.
-inline constexpr auto all = boost::hana::flatten(boost::hana::make_tuple(sampling, moe_routing, moe_experts, norm, gdn));
+inline constexpr auto all = boost::hana::flatten(boost::hana::make_tuple(sampling, moe_routing, moe_experts, norm, gdn, attention));
 }  // namespace netra::catalog
 
 namespace netra::kernels {

@@ -1,0 +1,213 @@
+// netra/contracts/attention/gqa8_paged.hpp — GQA8 attention over a native FP8 (E4M3, OCP) paged
+// KV cache: decode (Tq = 1) and split-sequence verification (Tq verify tokens per request).
+//
+// Semantics. Hq = 16 query heads, Hkv = 2 KV heads (head h reads KV head h / 8), D = 256, softmax
+// scale 1/16. Request b (b < batch) has query tokens qo_indptr[b] .. qo_indptr[b] + Tq - 1 (int64,
+// rows of q / out [q_tokens, 16, 256] BF16) and KV length L_b: page size 1: L_b = kv_indptr[b + 1]
+// - kv_indptr[b] (int32), position p in slot kv_indices[kv_indptr[b] + p] (int64); page size 16:
+// kv_indptr counts pages, L_b = 16 (pages - 1) + kv_last_page_len[b], position p in slot
+// 16 kv_indices[kv_indptr[b] + p / 16] + p % 16. K and V are read in place from SGLang's token-slot
+// pools k_buffer / v_buffer [slots, 2, 256] E4M3, dequantized by the FP32 device scalars k_scale /
+// v_scale (graph-safe: read on the device). Token t of request b sees positions p < L_b - Tq + t + 1
+// (decode: all L_b; verify: the prefix and verify tokens 0..t, causal inside the verify block):
+//   out[token, h, :] = sum_p softmax_p(q . k_p * k_scale / 16) v_p * v_scale   (BF16, RNE),
+// and 0 where a row sees no position. A position whose page-table entry lies outside
+// kv_indices_count or whose slot lies outside the pool is MASKED: never read, weight 0. A request
+// whose query extent is not Tq, or runs past q_tokens, is left unwritten. When the host mirror
+// kv_indices_host is given, admits() refuses any entry outside the pool before launch.
+//
+// Decomposition (netra's association order; tests/oracles/attention_gqa8.hpp repeats it bit for
+// bit). Each request's positions [0, L_b) are cut into `slices` slices of chunk_b =
+// round_up(ceil(L_b / slices), 64 * BlockWarps) positions; a slice is cut into blocks of 64, and
+// its warp w (of BlockWarps) walks blocks w, w + BlockWarps, ... keeping an online-softmax state
+// (dsl/online_softmax.hpp) per query row: per block m = max(m, block max), l = l * alpha + sum of
+// the block's BF16-rounded weights (plan order: lane sums in item order, then the two row-mask
+// butterflies), o = o * alpha + P V. The warps of a slice merge in warp order; with slices = 1 the
+// slice writes out = bf16(o / l * v_scale); otherwise it writes its (m, l, o) to the workspace and
+// stage two merges the slices in slice order (the causal verify block, the last positions, ends the
+// last slice) and writes out. slices comes from slices_for(batch, processors) (so that one
+// sequence fills the device); results depend on (batch, slices) and are reproducible: no atomics.
+//
+// Comparison policy (bounded; derived in docs/kernels/attention.md): with w_p the exact weights,
+// V_inf = v_scale * max_p |v_p| over the row's visible positions and Delta the score error bound
+// (k_scale / 16) * 2^-15 * max_p sum_d |q_d k_pd| (FP32 accumulation of 256 exact products),
+//   |out - ref| <= 2^-8 |ref| + V_inf * (rho + (L_b / 4 + 256) * 2^-24 + 2^-20),
+//   rho = e^(2 Delta) (1 + 2^-9 + 2^-22) / (1 - 2^-9 - 2^-22) - 1
+// (BF16 output rounding; BF16 weights in PV and in l; exp_f32 <= 1 ulp; FP32 accumulation).
+#pragma once
+#include "netra/contracts/common.hpp"
+
+namespace netra {
+
+/// Where in the serving graph a call comes from: a dispatch dimension of every attention contract.
+enum class attention_phase : u8 { decode = 0, extend = 1, verify = 2, prefill = 3 };
+
+NETRA_HOST_DEVICE constexpr const char* attention_phase_name(attention_phase p) {
+  return p == attention_phase::decode ? "decode" : p == attention_phase::extend ? "extend" : p == attention_phase::verify ? "verify" : "prefill";
+}
+
+/// What an attention call has (built by the caller from its tensors).
+struct attention_signature {
+  target_id target;
+  attention_phase phase = attention_phase::decode;
+  dtype q_dtype = dtype::bf16, out_dtype = dtype::bf16, kv_dtype = dtype::e4m3, scale_dtype = dtype::f32;
+  dtype qo_indptr_dtype = dtype::i64, kv_indptr_dtype = dtype::i32, kv_indices_dtype = dtype::i64;
+  i64 q_heads = 0, kv_heads = 0, head_dim = 0;
+  float softmax_scale = 0.0f;
+  i64 batch = 0;
+  i64 tq = 0;        // query tokens per request
+  i64 q_tokens = 0;  // rows of q and out
+  i64 q_token_stride = 0, out_token_stride = 0;  // elements between tokens (contiguous: heads * D)
+  i64 page_size = 0;
+  i64 slots = 0;                 // rows of k_buffer / v_buffer
+  i64 kv_slot_stride = 0;        // bytes between slots (contiguous: kv_heads * D)
+  i64 kv_indices_count = 0;      // entries of kv_indices
+  const i64* kv_indices_host = nullptr;  // optional host mirror of kv_indices (kv_indices_count entries)
+  const void *q = nullptr, *out = nullptr, *k_buffer = nullptr, *v_buffer = nullptr;
+  const void *qo_indptr = nullptr, *kv_indptr = nullptr, *kv_indices = nullptr, *kv_last_page_len = nullptr;
+  const void *k_scale = nullptr, *v_scale = nullptr;
+  i64 slices = 1;
+  const void* workspace = nullptr;
+  u64 workspace_bytes = 0;
+};
+
+namespace contracts {
+
+template <class Target, u32 Phase, u32 Tq, u32 PageSize, u32 BlockWarps, u32 Stages, u32 MaxBatch, u32 SplitCapacity>
+struct attention_gqa8 {
+  static_assert(is_built_target_v<Target>, "netra::contracts::attention_gqa8: field Target is not supported; supported: netra::gfx950, netra::sm90a");
+  static_assert(Phase == static_cast<u32>(attention_phase::decode) || Phase == static_cast<u32>(attention_phase::verify),
+                "netra::contracts::attention_gqa8: field Phase must be decode (0) or verify (2)");
+  static_assert(Phase != static_cast<u32>(attention_phase::decode) || Tq == 1, "netra::contracts::attention_gqa8: field Tq must be 1 in decode");
+  static_assert(Tq >= 1 && Tq <= 16, "netra::contracts::attention_gqa8: field Tq must be in [1, 16]");
+  static_assert(PageSize == 1 || PageSize == 16, "netra::contracts::attention_gqa8: field PageSize must be 1 or 16");
+  static_assert(BlockWarps == 1 || BlockWarps == 2 || BlockWarps == 4 || BlockWarps == 8,
+                "netra::contracts::attention_gqa8: field BlockWarps must be 1, 2, 4 or 8");
+  static_assert(Stages >= 2 && Stages <= 8, "netra::contracts::attention_gqa8: field Stages must be in [2, 8]");
+  static_assert(MaxBatch >= 1 && MaxBatch <= 64, "netra::contracts::attention_gqa8: field MaxBatch must be in [1, 64]");
+  static_assert(SplitCapacity >= 1 && SplitCapacity <= 1024, "netra::contracts::attention_gqa8: field SplitCapacity must be in [1, 1024]");
+
+  using target = Target;
+  static constexpr const char* family = "attention_gqa8";
+  static constexpr const char* template_name = "netra::contracts::attention_gqa8";
+  static constexpr attention_phase phase = static_cast<attention_phase>(Phase);
+  static constexpr u32 q_heads = 16, kv_heads = 2, group = 8, head_dim = 256, block = 64;
+  static constexpr float softmax_scale = 0.0625f;
+  static constexpr u32 tq = Tq, page_size = PageSize, block_warps = BlockWarps, stages = Stages, max_batch = MaxBatch;
+  static constexpr u32 split_capacity = SplitCapacity;
+  static constexpr u32 rows = group * Tq;  // query rows per (request, KV head)
+  static constexpr u32 waves = Tq * BlockWarps;
+  static constexpr u32 workgroup_size = waves * Target::wave_size;
+  static_assert(workgroup_size <= Target::max_workgroup_size, "netra::contracts::attention_gqa8: Tq * BlockWarps waves exceed the workgroup size limit");
+  static constexpr u32 piece_bytes = BlockWarps * block * head_dim;  // one K or V stage: BlockWarps blocks
+  static constexpr u32 ring_bytes = Stages * piece_bytes;
+  static constexpr u32 epilogue_bytes = waves * group * head_dim * 4;  // every wave's o
+  static constexpr u32 q_bytes = rows * head_dim * 2;                  // the workgroup's queries (BF16)
+  static constexpr u32 table_rounds = max_of(2u, ceil_div(Stages, 2u)) + 1;  // slot ids looked up one round ahead
+  static constexpr u32 table_bytes = table_rounds * BlockWarps * block * 8;
+  static constexpr u32 stats_bytes = waves * group * 8;                // every wave's (m, l) per row
+  static constexpr u32 lds_bytes = max_of(ring_bytes, epilogue_bytes) + q_bytes + table_bytes + stats_bytes;
+  static_assert(lds_bytes <= Target::lds_bytes_per_workgroup, "netra::contracts::attention_gqa8: the staging ring exceeds the target's LDS");
+
+  /// Workspace: (m, l) then o per (request * slices + slice, KV head, row) for split calls.
+  static constexpr u64 split_o_bytes = static_cast<u64>(SplitCapacity) * kv_heads * rows * head_dim * 4;
+  static constexpr u64 split_stats_bytes = static_cast<u64>(SplitCapacity) * kv_heads * rows * 8;
+  static constexpr u64 workspace_bytes = split_o_bytes + split_stats_bytes;
+
+  static constexpr i64 template_args[] = {Phase, Tq, PageSize, BlockWarps, Stages, MaxBatch, SplitCapacity};
+
+  /// Slices per request so that batch * kv_heads workgroups cover the processors at least once
+  /// (1 when the batch alone does), within SplitCapacity.
+  NETRA_HOST_DEVICE static constexpr u32 slices_for(u32 batch, u32 processors) {
+    const u32 want = max_of(1u, processors / max_of(1u, batch * kv_heads));
+    const u32 cap = max_of(1u, SplitCapacity / max_of(1u, batch));
+    return want == 1 ? 1u : min_of(want, cap);
+  }
+  /// Positions per slice of a request of length L (a multiple of 64 * BlockWarps).
+  NETRA_HOST_DEVICE static constexpr u32 chunk_for(u32 length, u32 slices) {
+    return round_up(max_of(1u, ceil_div(length, slices)), block * BlockWarps);
+  }
+
+  static decision admits(const attention_signature& s) {
+    if (s.target != Target::id) return refuse("target", Target::name, s.target);
+    if (s.phase != phase) return refuse("phase", attention_phase_name(phase), static_cast<i64>(s.phase));
+    if (s.q_dtype != dtype::bf16) return refuse("q dtype", "bf16", s.q_dtype);
+    if (s.out_dtype != dtype::bf16) return refuse("out dtype", "bf16", s.out_dtype);
+    if (s.kv_dtype != dtype::e4m3) return refuse("kv dtype", "e4m3 (OCP)", s.kv_dtype);
+    if (s.scale_dtype != dtype::f32) return refuse("scale dtype", "f32", s.scale_dtype);
+    if (s.qo_indptr_dtype != dtype::i64) return refuse("qo_indptr dtype", "i64", s.qo_indptr_dtype);
+    if (s.kv_indptr_dtype != dtype::i32) return refuse("kv_indptr dtype", "i32", s.kv_indptr_dtype);
+    if (s.kv_indices_dtype != dtype::i64) return refuse("kv_indices dtype", "i64", s.kv_indices_dtype);
+    if (s.q_heads != q_heads) return refuse("q_heads", "== 16", s.q_heads);
+    if (s.kv_heads != kv_heads) return refuse("kv_heads", "== 2", s.kv_heads);
+    if (s.head_dim != head_dim) return refuse("head_dim", "== 256", s.head_dim);
+    if (s.softmax_scale != softmax_scale) return refuse("softmax_scale", "== 1/16", static_cast<i64>(s.softmax_scale * 1e6f));
+    if (s.batch < 1 || s.batch > MaxBatch) return refuse("batch", "in [1, MaxBatch]", s.batch);
+    if (s.tq != Tq) return refuse("tq", "== Tq of the contract", s.tq);
+    if (s.q_tokens < s.batch * Tq || s.q_tokens > (i64{1} << 31)) return refuse("q_tokens", ">= batch * Tq and <= 2^31", s.q_tokens);
+    if (s.q_token_stride != q_heads * head_dim) return refuse("q_token_stride", "== 4096 elements (contiguous)", s.q_token_stride);
+    if (s.out_token_stride != q_heads * head_dim) return refuse("out_token_stride", "== 4096 elements (contiguous)", s.out_token_stride);
+    if (s.page_size != PageSize) return refuse("page_size", "== PageSize of the contract", s.page_size);
+    if (s.slots < PageSize || s.slots % PageSize != 0 || s.slots > (i64{1} << 40)) return refuse("slots", "a positive multiple of PageSize", s.slots);
+    if (s.kv_slot_stride != kv_heads * head_dim) return refuse("kv_slot_stride", "== 512 bytes (contiguous)", s.kv_slot_stride);
+    if (s.kv_indices_count < 0 || s.kv_indices_count > (i64{1} << 31)) return refuse("kv_indices_count", "in [0, 2^31]", s.kv_indices_count);
+    if (s.slices < 1 || (s.slices > 1 && s.batch * s.slices > SplitCapacity)) return refuse("slices", "1, or batch * slices <= SplitCapacity", s.slices);
+    for (const auto& [name, p] : {pointer_field{"q", s.q}, pointer_field{"out", s.out}, pointer_field{"k_buffer", s.k_buffer},
+                                  pointer_field{"v_buffer", s.v_buffer}})
+      if (const decision d = require_pointer<16>(name, p); !d.admitted()) return d;
+    for (const auto& [name, p] : {pointer_field{"qo_indptr", s.qo_indptr}, pointer_field{"kv_indices", s.kv_indices}})
+      if (const decision d = require_pointer<8>(name, p); !d.admitted()) return d;
+    for (const auto& [name, p] : {pointer_field{"kv_indptr", s.kv_indptr}, pointer_field{"k_scale", s.k_scale}, pointer_field{"v_scale", s.v_scale}})
+      if (const decision d = require_pointer<4>(name, p); !d.admitted()) return d;
+    if (PageSize > 1)
+      if (const decision d = require_pointer<4>("kv_last_page_len", s.kv_last_page_len); !d.admitted()) return d;
+    if (s.slices > 1) {
+      if (const decision d = require_pointer<16>("workspace", s.workspace); !d.admitted()) return d;
+      if (s.workspace_bytes < workspace_bytes) return refuse("workspace_bytes", ">= the contract's workspace_bytes", static_cast<i64>(s.workspace_bytes));
+    }
+    if (s.kv_indices_host != nullptr)
+      for (i64 i = 0; i < s.kv_indices_count; ++i)
+        if (s.kv_indices_host[i] < 0 || s.kv_indices_host[i] >= s.slots / PageSize)
+          return refuse("kv_indices", "every entry inside the pool (host mirror checked)", s.kv_indices_host[i]);
+    return admit();
+  }
+
+  static constexpr resource_budget budget() {
+    if constexpr (same_v<Target, gfx950>) {
+      // .vgpr_count counts AGPRs too. Decode (8 waves of 64 rows x 8 live query rows): 256 VGPRs
+      // + 20 AGPRs, against the article's hand-written 148. Verify (12 waves, 170 VGPRs each at
+      // one workgroup per CU) spills: a 2-token wave (query columns 8..15 hold a second token)
+      // would fit; it is not built, so its budget admits the spill it has.
+      resource_budget b;
+      b.max_vgprs = Tq == 1 ? 288 : 170;
+      b.max_agprs = 32;
+      b.max_sgprs = 102;
+      b.max_lds_bytes = lds_bytes;
+      b.max_scratch_bytes = Tq == 1 ? 0 : 256;
+      b.max_spills = Tq == 1 ? 0 : 96;
+      b.max_code_bytes = 65536;
+      return b;
+    } else if constexpr (same_v<Target, sm90a>) {
+      resource_budget b;
+      b.max_registers = 65536 / workgroup_size < 255 ? 65536 / workgroup_size : 255;
+      b.max_lds_bytes = lds_bytes + 1024;  // sm_90 reserves 1 KiB per block
+      b.max_code_bytes = 131072;
+      return b;  // no stack, no spills
+    } else {
+      static_assert(dependent_false_v<Target>, "netra::contracts::attention_gqa8: no resource budget for this target");
+    }
+  }
+
+ private:
+  struct pointer_field {
+    const char* name;
+    const void* p;
+  };
+};
+
+/// The served instances (mapping fields per target; docs/kernels/attention.md says why).
+template <class Target> using attention_gqa8_decode = attention_gqa8<Target, 0, 1, 1, same_v<Target, sm90a> ? 4 : 2, same_v<Target, sm90a> ? 3 : 2, 64, 128>;
+template <class Target> using attention_gqa8_verify = attention_gqa8<Target, 2, 12, 1, 1, 6, 64, 128>;
+
+}  // namespace contracts
+}  // namespace netra

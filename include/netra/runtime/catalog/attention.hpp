@@ -1,0 +1,15 @@
+// netra/runtime/catalog/attention.hpp — built-in attention instances: the served GQA8 decode and
+// verify contracts on both targets, the page-size-16 decode, and the sm90a decode mappings the
+// benchmark compares (BlockWarps x Stages: 4 x 3 served, 2 x 6, 1 x 8).
+#pragma once
+#include <boost/hana.hpp>
+
+#include "netra/contracts/attention/gqa8_paged.hpp"
+
+namespace netra::catalog {
+inline constexpr auto attention =
+    boost::hana::tuple_t<contracts::attention_gqa8_decode<gfx950>, contracts::attention_gqa8_decode<sm90a>,
+                         contracts::attention_gqa8_verify<gfx950>, contracts::attention_gqa8_verify<sm90a>,
+                         contracts::attention_gqa8<gfx950, 0, 1, 16, 2, 2, 64, 128>, contracts::attention_gqa8<sm90a, 0, 1, 16, 4, 3, 64, 128>,
+                         contracts::attention_gqa8<sm90a, 0, 1, 1, 2, 6, 64, 128>, contracts::attention_gqa8<sm90a, 0, 1, 1, 1, 8, 64, 128>>;
+}  // namespace netra::catalog

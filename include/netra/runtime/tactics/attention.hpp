@@ -1,0 +1,31 @@
+// netra/runtime/tactics/attention.hpp — the dispatch list of GQA8 paged attention (host only).
+// Graph phase is a dispatch dimension: each contract admits one phase, so a call's shape alone
+// never selects a kernel (the article's lesson: a broad "M <= 16" predicate once sent a piecewise
+// prefill chunk to the extend kernel; tests/contracts/test_attention_contracts.cpp repeats that
+// call against this list). Inside a tactic's promoted domain (its target, phase, head shape, Tq,
+// page size and batch range) a call the contract refuses is an error, never a silent fallback.
+#pragma once
+#include <boost/hana.hpp>
+
+#include "netra/contracts/attention/gqa8_paged.hpp"
+#include "netra/runtime/tactic.hpp"
+
+namespace netra::tactics {
+
+template <class Contract> struct attention_gqa8_domain {
+  static bool contains(const attention_signature& s) {
+    return s.target == Contract::target::id && s.phase == Contract::phase && s.q_heads == Contract::q_heads &&
+           s.kv_heads == Contract::kv_heads && s.head_dim == Contract::head_dim && s.tq == Contract::tq &&
+           s.page_size == Contract::page_size && s.batch >= 1 && s.batch <= Contract::max_batch;
+  }
+};
+template <class Contract> using attention_gqa8_strict = strict<Contract, attention_gqa8_domain<Contract>>;
+
+/// decode and verify on both targets (page size 1), then decode at page size 16.
+inline constexpr auto attention_gqa8 = boost::hana::tuple_t<
+    attention_gqa8_strict<contracts::attention_gqa8_decode<gfx950>>, attention_gqa8_strict<contracts::attention_gqa8_decode<sm90a>>,
+    attention_gqa8_strict<contracts::attention_gqa8_verify<gfx950>>, attention_gqa8_strict<contracts::attention_gqa8_verify<sm90a>>,
+    attention_gqa8_strict<contracts::attention_gqa8<gfx950, 0, 1, 16, 2, 2, 64, 128>>,
+    attention_gqa8_strict<contracts::attention_gqa8<sm90a, 0, 1, 16, 4, 3, 64, 128>>>;
+
+}  // namespace netra::tactics

@@ -1,0 +1,133 @@
+// contracts/attention/gqa8_paged.hpp: run-time admission field by field, the slice policy, and
+// graph phase as a dispatch dimension — the article's mistake (a broad "M <= 16" predicate sent a
+// piecewise prefill chunk to the extend kernel) repeated against netra's dispatch list.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "netra/runtime/decision_text.hpp"
+#include "netra/runtime/tactics/attention.hpp"
+
+using namespace netra;
+using decode = contracts::attention_gqa8_decode<sm90a>;
+using verify = contracts::attention_gqa8_verify<sm90a>;
+
+namespace {
+alignas(64) unsigned char buffer[4096];
+attention_signature good(attention_phase phase, i64 tq) {
+  attention_signature s{};
+  s.target = target_id::sm90a;
+  s.phase = phase;
+  s.q_heads = 16, s.kv_heads = 2, s.head_dim = 256, s.softmax_scale = 0.0625f;
+  s.batch = 4, s.tq = tq, s.q_tokens = 4 * tq, s.q_token_stride = s.out_token_stride = 4096;
+  s.page_size = 1, s.slots = 1000, s.kv_slot_stride = 512, s.kv_indices_count = 100;
+  s.q = s.out = s.k_buffer = s.v_buffer = buffer;
+  s.qo_indptr = s.kv_indptr = s.kv_indices = s.k_scale = s.v_scale = buffer + 64;
+  s.slices = 1;
+  return s;
+}
+template <class C> std::string refused_field(const attention_signature& s) {
+  const decision d = C::admits(s);
+  return d.admitted() ? std::string("(admitted)") : std::string(d.field);
+}
+/// The first contract of a dispatch list that admits `s` (its index), or -1: the dispatch rule.
+template <class List> int first_admitting(List list, const attention_signature& s) {
+  int index = 0, chosen = -1;
+  boost::hana::for_each(list, [&](auto t) {
+    using contract = contract_of<typename decltype(t)::type>;
+    if (chosen < 0 && contract::admits(s).admitted()) chosen = index;
+    ++index;
+  });
+  return chosen;
+}
+}  // namespace
+
+TEST_CASE("a well-formed decode and verify call is admitted; each field refuses on its own") {
+  CHECK(decode::admits(good(attention_phase::decode, 1)).admitted());
+  CHECK(verify::admits(good(attention_phase::verify, 12)).admitted());
+  auto with = [](auto change) {
+    attention_signature s = good(attention_phase::decode, 1);
+    change(s);
+    return refused_field<decode>(s);
+  };
+  CHECK(with([](auto& s) { s.target = target_id::gfx950; }) == "target");
+  CHECK(with([](auto& s) { s.phase = attention_phase::verify; }) == "phase");
+  CHECK(with([](auto& s) { s.q_dtype = dtype::f16; }) == "q dtype");
+  CHECK(with([](auto& s) { s.kv_dtype = dtype::e5m2; }) == "kv dtype");
+  CHECK(with([](auto& s) { s.kv_indptr_dtype = dtype::i64; }) == "kv_indptr dtype");
+  CHECK(with([](auto& s) { s.kv_indices_dtype = dtype::i32; }) == "kv_indices dtype");
+  CHECK(with([](auto& s) { s.qo_indptr_dtype = dtype::i32; }) == "qo_indptr dtype");
+  CHECK(with([](auto& s) { s.q_heads = 32; }) == "q_heads");
+  CHECK(with([](auto& s) { s.kv_heads = 8; }) == "kv_heads");
+  CHECK(with([](auto& s) { s.head_dim = 128; }) == "head_dim");
+  CHECK(with([](auto& s) { s.softmax_scale = 0.088f; }) == "softmax_scale");
+  CHECK(with([](auto& s) { s.batch = 0; }) == "batch");
+  CHECK(with([](auto& s) { s.batch = 65, s.q_tokens = 65; }) == "batch");
+  CHECK(with([](auto& s) { s.tq = 2; }) == "tq");
+  CHECK(with([](auto& s) { s.q_tokens = 3; }) == "q_tokens");
+  CHECK(with([](auto& s) { s.q_token_stride = 8192; }) == "q_token_stride");
+  CHECK(with([](auto& s) { s.page_size = 16; }) == "page_size");
+  CHECK(with([](auto& s) { s.slots = 0; }) == "slots");
+  CHECK(with([](auto& s) { s.kv_slot_stride = 1024; }) == "kv_slot_stride");
+  CHECK(with([](auto& s) { s.q = buffer + 8; }) == "q");
+  CHECK(with([](auto& s) { s.out = nullptr; }) == "out");
+  CHECK(with([](auto& s) { s.kv_indices = buffer + 4; }) == "kv_indices");
+  CHECK(with([](auto& s) { s.k_scale = nullptr; }) == "k_scale");
+  CHECK(with([](auto& s) { s.slices = 0; }) == "slices");
+  CHECK(with([](auto& s) { s.slices = 64; }) == "slices");  // 4 x 64 > SplitCapacity
+  CHECK(with([](auto& s) { s.slices = 4; }) == "workspace");
+  CHECK(with([](auto& s) { s.slices = 4, s.workspace = buffer, s.workspace_bytes = 16; }) == "workspace_bytes");
+  CHECK(with([](auto& s) { s.slices = 4, s.workspace = buffer, s.workspace_bytes = decode::workspace_bytes; }) == "(admitted)");
+}
+
+TEST_CASE("an index outside the pool is refused before launch where the host can see it (the host mirror)") {
+  std::vector<i64> indices(100, 5);
+  attention_signature s = good(attention_phase::decode, 1);
+  s.kv_indices_host = indices.data();
+  CHECK(decode::admits(s).admitted());
+  indices[73] = 1000;  // == slots
+  CHECK(refused_field<decode>(s) == "kv_indices");
+  indices[73] = -1;
+  CHECK(refused_field<decode>(s) == "kv_indices");
+  CHECK(to_string(decode::admits(s)).find("inside the pool") != std::string::npos);
+  indices[73] = 999;
+  CHECK(decode::admits(s).admitted());
+}
+
+TEST_CASE("the slice count fills the device from its processor count") {
+  CHECK(decode::slices_for(1, 132) == 66);
+  CHECK(decode::slices_for(16, 132) == 4);
+  CHECK(decode::slices_for(64, 132) == 1);
+  CHECK(verify::slices_for(1, 132) == 66);
+  CHECK(decode::slices_for(1, 256) == 128);  // gfx950's 256 CUs, capped by SplitCapacity
+  for (u32 b = 1; b <= 64; ++b) CHECK(b * decode::slices_for(b, 132) <= decode::split_capacity);
+  CHECK(decode::chunk_for(8192, 66) == 256);  // round_up(125, 64 * 4)
+  CHECK(verify::chunk_for(49164, 66) == 768);
+  CHECK(decode::chunk_for(0, 66) == 256);
+}
+
+TEST_CASE("graph phase is a dispatch dimension: a piecewise-prefill chunk of 12 tokens is not a verification") {
+  // The article's call: piecewise prefill of a 12-token chunk over a cached prefix. By shape it is
+  // exactly a verification (M = batch * 12 <= 16 per request, the same heads, the same cache).
+  attention_signature prefill = good(attention_phase::prefill, 12);
+  prefill.batch = 1, prefill.q_tokens = 12;
+  // The broad predicate that once selected the extend kernel admits it...
+  auto broad_predicate = [](const attention_signature& s) { return s.tq <= 16 && s.q_heads == 16 && s.head_dim == 256; };
+  CHECK(broad_predicate(prefill));
+  // ...netra's verify contract refuses it by phase, and no tactic of the dispatch list takes it.
+  CHECK(refused_field<verify>(prefill) == "phase");
+  CHECK(first_admitting(tactics::attention_gqa8, prefill) == -1);
+  // Nor is it inside any tactic's promoted domain, so the call falls back instead of raising.
+  bool in_domain = false;
+  boost::hana::for_each(tactics::attention_gqa8, [&](auto t) { in_domain |= tactic_traits<typename decltype(t)::type>::in_promoted_domain(prefill); });
+  CHECK_FALSE(in_domain);
+  // The same shape in the verify phase is taken by the sm90a verify tactic (index 3).
+  attention_signature v = prefill;
+  v.phase = attention_phase::verify;
+  CHECK(first_admitting(tactics::attention_gqa8, v) == 3);
+  // And a one-token extend call is not decode.
+  attention_signature extend = good(attention_phase::extend, 1);
+  CHECK(first_admitting(tactics::attention_gqa8, extend) == -1);
+  CHECK(first_admitting(tactics::attention_gqa8, good(attention_phase::decode, 1)) == 1);
+}

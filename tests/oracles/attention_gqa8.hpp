@@ -1,0 +1,208 @@
+// tests/oracles/attention_gqa8.hpp — the host oracles of contracts::attention_gqa8.
+//   reference(): the contract's semantics in FP64 on the dequantized values (E4M3 * scale), with
+//     each output's comparison bound (the contract's policy) and whether the row is written.
+//   netra_order(): netra's association order, bit for bit, for a plan and a (slices, BlockWarps)
+//     split: blocks of 64, lane partial sums and butterflies of the plan, warp merge in warp
+//     order, slice merge in slice order. The one thing it cannot repeat is the matrix unit's
+//     summation; it takes each dot product as exact (FP64 rounded once), which is what the
+//     hardware returns when the inputs make every dot product and every P V sum exact
+//     (inputs::bitwise_case: small-integer Q and K, one non-zero V per head-dim element).
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "netra/dsl/attention_fragment.hpp"
+#include "netra/dsl/online_softmax.hpp"
+
+namespace netra::oracles {
+
+struct gqa8_case {
+  int tq = 1, page_size = 1, batch = 0;
+  std::int64_t slots = 0, q_tokens = 0;
+  float k_scale = 1.0f, v_scale = 1.0f;
+  std::vector<std::uint16_t> q;    // [q_tokens][16][256] BF16
+  std::vector<std::uint8_t> k, v;  // [slots][2][256] E4M3
+  std::vector<std::int64_t> qo_indptr;
+  std::vector<std::int32_t> kv_indptr;
+  std::vector<std::int64_t> kv_indices;
+  std::vector<std::int32_t> last_page_len;  // page size 16
+};
+
+constexpr int gqa8_q_heads = 16, gqa8_kv_heads = 2, gqa8_dim = 256;
+
+struct gqa8_request {
+  std::int64_t first_token = 0, length = 0;
+  bool writable = false;
+};
+inline gqa8_request request_of(const gqa8_case& c, int b) {
+  gqa8_request r;
+  r.first_token = c.qo_indptr[b];
+  r.writable = c.qo_indptr[b + 1] - r.first_token == c.tq && r.first_token >= 0 && r.first_token + c.tq <= c.q_tokens;
+  const std::int64_t entries = std::max<std::int64_t>(0, static_cast<std::int64_t>(c.kv_indptr[b + 1]) - c.kv_indptr[b]);
+  if (c.page_size == 1) r.length = entries;
+  else r.length = entries == 0 ? 0 : c.page_size * (entries - 1) + std::min<std::int64_t>(c.page_size, std::max<std::int64_t>(0, c.last_page_len[b]));
+  return r;
+}
+/// Pool slot of position p of request b, or -1 (masked).
+inline std::int64_t slot_of(const gqa8_case& c, int b, std::int64_t p) {
+  const std::int64_t entry = c.kv_indptr[b] + p / c.page_size;
+  if (entry < 0 || entry >= static_cast<std::int64_t>(c.kv_indices.size())) return -1;
+  const std::int64_t page = c.kv_indices[entry];
+  if (page < 0 || page >= c.slots / c.page_size) return -1;
+  return page * c.page_size + p % c.page_size;
+}
+inline double q_at(const gqa8_case& c, std::int64_t token, int head, int d) {
+  return f32_from_bf16(c.q[(token * gqa8_q_heads + head) * gqa8_dim + d]);
+}
+inline std::uint8_t kv_at(const std::vector<std::uint8_t>& pool, std::int64_t slot, int kv_head, int d) {
+  return pool[(slot * gqa8_kv_heads + kv_head) * gqa8_dim + d];
+}
+
+struct gqa8_expected {
+  std::vector<double> out;    // [q_tokens][16][256]
+  std::vector<double> bound;  // the contract's comparison bound per element
+  std::vector<bool> written;  // rows of requests the call writes
+};
+
+/// FP64 semantics and the contract's bound (contracts/attention/gqa8_paged.hpp).
+inline gqa8_expected reference(const gqa8_case& c) {
+  gqa8_expected e;
+  const std::size_t n = static_cast<std::size_t>(c.q_tokens) * gqa8_q_heads * gqa8_dim;
+  e.out.assign(n, 0.0), e.bound.assign(n, 0.0), e.written.assign(n, false);
+  const double score_scale = static_cast<double>(c.k_scale) / 16.0, u = std::ldexp(1.0, -9) + std::ldexp(1.0, -22);
+  for (int b = 0; b < c.batch; ++b) {
+    const gqa8_request r = request_of(c, b);
+    if (!r.writable) continue;
+    for (int t = 0; t < c.tq; ++t)
+      for (int h = 0; h < gqa8_q_heads; ++h) {
+        const int kvh = h / 8;
+        const std::int64_t token = r.first_token + t, visible = std::min(r.length, r.length - c.tq + t + 1);
+        std::vector<double> s;
+        std::vector<std::int64_t> slots;
+        double delta = 0;
+        for (std::int64_t p = 0; p < visible; ++p) {
+          const std::int64_t slot = slot_of(c, b, p);
+          if (slot < 0) continue;
+          double dot = 0, absdot = 0;
+          for (int d = 0; d < gqa8_dim; ++d) {
+            const double x = q_at(c, token, h, d) * f32_from_e4m3(kv_at(c.k, slot, kvh, d));
+            dot += x, absdot += std::fabs(x);
+          }
+          s.push_back(dot * score_scale);
+          slots.push_back(slot);
+          delta = std::fmax(delta, score_scale * std::ldexp(absdot, -15) + std::fabs(dot * score_scale) * std::ldexp(1.0, -24));
+        }
+        double m = -INFINITY;
+        for (double x : s) m = std::fmax(m, x);
+        double l = 0;
+        std::vector<double> w(s.size());
+        for (std::size_t j = 0; j < s.size(); ++j) l += (w[j] = std::exp(s[j] - m));
+        const double rho = std::exp(2 * delta) * (1 + u) / (1 - u) - 1;
+        for (int d = 0; d < gqa8_dim; ++d) {
+          double o = 0, vinf = 0;
+          for (std::size_t j = 0; j < s.size(); ++j) {
+            const double val = static_cast<double>(f32_from_e4m3(kv_at(c.v, slots[j], kvh, d))) * c.v_scale;
+            o += w[j] * val;
+            vinf = std::fmax(vinf, std::fabs(val));
+          }
+          const std::size_t at = (static_cast<std::size_t>(token) * gqa8_q_heads + h) * gqa8_dim + d;
+          e.out[at] = s.empty() ? 0.0 : o / l;
+          e.bound[at] = std::ldexp(std::fabs(e.out[at]), -8) + vinf * (rho + (r.length / 4.0 + 256) * std::ldexp(1.0, -24) + std::ldexp(1.0, -20));
+          e.written[at] = true;
+        }
+      }
+  }
+  return e;
+}
+
+/// netra's association order for plan `Plan` with `slices` slices and `block_warps` warps per
+/// slice; BF16 outputs for written rows, 0 elsewhere. Dot products taken as exact (see above).
+template <class Plan> std::vector<std::uint16_t> netra_order(const gqa8_case& c, int slices, int block_warps) {
+  std::vector<std::uint16_t> out(static_cast<std::size_t>(c.q_tokens) * gqa8_q_heads * gqa8_dim, 0);
+  const float score_scale = c.k_scale * 0.0625f;
+  struct wave_state {
+    softmax_stats st;
+    std::vector<float> o;
+  };
+  for (int b = 0; b < c.batch; ++b) {
+    const gqa8_request r = request_of(c, b);
+    if (!r.writable) continue;
+    const std::int64_t len = std::min<std::int64_t>(r.length, std::int64_t{1} << 30);
+    const std::int64_t chunk = ((std::max<std::int64_t>(1, (len + slices - 1) / slices) + 64 * block_warps - 1) / (64 * block_warps)) * 64 * block_warps;
+    for (int t = 0; t < c.tq; ++t)
+      for (int kvh = 0; kvh < gqa8_kv_heads; ++kvh)
+        for (int hr = 0; hr < 8; ++hr) {
+          const int h = kvh * 8 + hr;
+          const std::int64_t token = r.first_token + t, visible_end = r.length - c.tq + t + 1;
+          softmax_stats total = softmax_empty();
+          std::vector<float> total_o(gqa8_dim, 0.0f);
+          for (int sl = 0; sl < slices; ++sl) {
+            const std::int64_t start = sl * chunk, end = std::min(start + chunk, r.length);
+            const std::int64_t blocks = start < end ? (end - start + 63) / 64 : 0;
+            std::vector<wave_state> waves;
+            for (int w = 0; w < block_warps; ++w) {
+              wave_state ws{softmax_empty(), std::vector<float>(gqa8_dim, 0.0f)};
+              for (std::int64_t blk = w; blk < blocks; blk += block_warps) {
+                float s[64];
+                float m_block = negative_infinity();
+                for (int pos = 0; pos < 64; ++pos) {
+                  const std::int64_t at = start + 64 * blk + pos;
+                  const std::int64_t slot = at < end ? slot_of(c, b, at) : -1;
+                  s[pos] = negative_infinity();
+                  if (slot < 0 || at >= visible_end) continue;
+                  double dot = 0;
+                  for (int d = 0; d < gqa8_dim; ++d) dot += q_at(c, token, h, d) * f32_from_e4m3(kv_at(c.k, slot, kvh, d));
+                  s[pos] = mul_rn(static_cast<float>(dot), score_scale);
+                  m_block = max_of(m_block, s[pos]);
+                }
+                const float m_new = max_of(ws.st.m, m_block);
+                float pb[64];
+                for (int pos = 0; pos < 64; ++pos) pb[pos] = f32_from_bf16(bf16_from_f32_reference(softmax_weight(s[pos], m_new)));
+                // Lane partials (items in order), then the two butterflies of the plan.
+                const unsigned base = Plan::stats_lane(static_cast<unsigned>(hr)), m0 = Plan::row_mask(0), m1 = Plan::row_mask(1);
+                float part[4];
+                for (unsigned k = 0; k < 4; ++k) {
+                  const unsigned lane = base ^ (k & 1 ? m0 : 0) ^ (k & 2 ? m1 : 0);
+                  float acc = 0.0f;
+                  for (unsigned i = 0; i < Plan::scores; ++i) acc = add_rn(acc, pb[Plan::score_of(lane, i).col]);
+                  part[k] = acc;
+                }
+                const float l_block = add_rn(add_rn(part[0], part[1]), add_rn(part[2], part[3]));
+                const softmax_merge_factors f = softmax_merge(ws.st, {m_new, l_block});
+                ws.st = f.merged;
+                for (int d = 0; d < gqa8_dim; ++d) {
+                  double pv = 0;
+                  for (int pos = 0; pos < 64; ++pos) {
+                    const std::int64_t at = start + 64 * blk + pos;
+                    const std::int64_t slot = at < end ? slot_of(c, b, at) : -1;
+                    if (slot >= 0 && pb[pos] != 0.0f) pv += static_cast<double>(pb[pos]) * f32_from_e4m3(kv_at(c.v, slot, kvh, d));
+                  }
+                  ws.o[d] = static_cast<float>(static_cast<double>(mul_rn(ws.o[d], f.alpha)) + pv);
+                }
+              }
+              waves.push_back(ws);
+            }
+            softmax_stats st = waves[0].st;
+            std::vector<float> o = waves[0].o;
+            for (int w = 1; w < block_warps; ++w) {
+              const softmax_merge_factors f = softmax_merge(st, waves[w].st);
+              for (int d = 0; d < gqa8_dim; ++d) o[d] = softmax_merge_value(o[d], waves[w].o[d], f);
+              st = f.merged;
+            }
+            if (sl == 0) {
+              total = st, total_o = o;
+            } else {
+              const softmax_merge_factors f = softmax_merge(total, st);
+              for (int d = 0; d < gqa8_dim; ++d) total_o[d] = softmax_merge_value(total_o[d], o[d], f);
+              total = f.merged;
+            }
+          }
+          for (int d = 0; d < gqa8_dim; ++d)
+            out[(static_cast<std::size_t>(token) * gqa8_q_heads + h) * gqa8_dim + d] = bf16_from_f32_reference(softmax_finish(total_o[d], total.l, c.v_scale));
+        }
+  }
+  return out;
+}
+
+}  // namespace netra::oracles
