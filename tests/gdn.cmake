@@ -9,3 +9,10 @@ netra_add_host_test(test_gdn_host
   kernels/test_gdn_model.cpp
   kernels/test_gdn_math.cpp)
 target_compile_options(test_gdn_host PRIVATE -O2)
+
+netra_add_gpu_test(test_gdn_gpu gpu/test_gdn_kernels_gpu.cpp gpu/test_gdn_protocol_gpu.cpp)
+if(TARGET test_gdn_gpu)
+  target_compile_options(test_gdn_gpu PRIVATE -O2)
+  find_package(Threads REQUIRED)
+  target_link_libraries(test_gdn_gpu PRIVATE Threads::Threads)
+endif()

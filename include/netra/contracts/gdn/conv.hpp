@@ -20,20 +20,17 @@
 
 namespace netra {
 
+/// A conv update call: the handle's target and device and its tensors (runtime/tensor.hpp).
+///   x [B T, 8192] BF16, rows contiguous, any row stride (a multiple of 8 elements);
+///   weight [8192, 4] BF16; y [B T, 8192] BF16; slots [B] i32; state: the pool, [slots, 8192, 3]
+///   (channel_major) or [slots, 3, 8192] (tap_major) BF16; windows (Writes = windows)
+///   [B, T, 8192, 3] or [B, T, 3, 8192] BF16 — all compact.
 struct gdn_conv_signature {
   target_id target;
-  dtype x_dtype = dtype::bf16, weight_dtype = dtype::bf16, y_dtype = dtype::bf16, state_dtype = dtype::bf16;
-  dtype slot_dtype = dtype::i32;
-  i64 batch = 0, tokens = 0, channels = 0, width = 0;
-  i64 x_row_stride = 0;  // elements
-  i64 state_slots = 0;   // capacity of the pool, the sentinel included
-  u32 layout = 0;        // gdn::conv_layout of the pool (and the windows)
-  const void* x = nullptr;
-  const void* weight = nullptr;  // [D, 4] BF16
-  const void* y = nullptr;       // [B T, D] BF16
-  const void* state = nullptr;   // the pool
-  const void* slots = nullptr;   // [B] i32
-  const void* windows = nullptr; // [B, T, ...] (Writes = windows)
+  device_ref device;
+  tensor_arg x, weight, y, slots, state, windows;
+  NETRA_HOST_DEVICE constexpr i64 batch() const { return slots.rank == 1 ? slots.shape[0] : 0; }
+  NETRA_HOST_DEVICE constexpr i64 state_slots() const { return state.extent(0); }
 };
 
 namespace contracts {
@@ -61,31 +58,38 @@ struct gdn_conv {
   static constexpr u32 wave_size = WaveSize;
   static constexpr u64 workspace_bytes = 0;
   static constexpr u64 state_bytes_per_slot = u64{gdn::channels} * gdn::conv_history * 2;
-  static constexpr u64 windows_bytes(i64 batch) { return static_cast<u64>(batch) * Tokens * state_bytes_per_slot; }
   static constexpr i64 template_args[] = {MaxBatch, Tokens, Layout, Writes};
 
+  static constexpr bool channel_major = Layout == gdn::conv_layout::channel_major;
+
   static decision admits(const gdn_conv_signature& s) {
+    constexpr i64 D = gdn::channels, H = gdn::conv_history;
     if (s.target != Target::id) return refuse("target", Target::name, s.target);
-    if (s.x_dtype != dtype::bf16) return refuse("x dtype", "bf16", s.x_dtype);
-    if (s.weight_dtype != dtype::bf16) return refuse("weight dtype", "bf16", s.weight_dtype);
-    if (s.y_dtype != dtype::bf16) return refuse("y dtype", "bf16", s.y_dtype);
-    if (s.state_dtype != dtype::bf16) return refuse("state dtype", "bf16", s.state_dtype);
-    if (s.slot_dtype != dtype::i32) return refuse("slots dtype", "i32", s.slot_dtype);
-    if (s.channels != gdn::channels) return refuse("channels", "8192 (q | k | v of 16 / 16 / 32 heads of 128)", s.channels);
-    if (s.width != gdn::conv_width) return refuse("width", "4", s.width);
-    if (s.tokens != Tokens) return refuse("tokens", "== Tokens of the contract", s.tokens);
-    if (s.batch < 1 || s.batch > MaxBatch) return refuse("batch", "in [1, MaxBatch]", s.batch);
-    if (s.state_slots < 2 || s.state_slots > 0x7FFFFFFF) return refuse("state_slots", "in [2, 2^31 - 1] (one real slot and the sentinel)", s.state_slots);
-    if (s.layout != Layout) return refuse("layout", "== Layout of the contract", static_cast<i64>(s.layout));
-    if (s.x_row_stride < gdn::channels || s.x_row_stride % 8 != 0)
-      return refuse("x_row_stride", ">= 8192 and a multiple of 8 elements (16-byte aligned rows)", s.x_row_stride);
-    if (const decision d = require_pointer<16>("x", s.x); !d.admitted()) return d;
-    if (const decision d = require_pointer<16>("weight", s.weight); !d.admitted()) return d;
-    if (const decision d = require_pointer<16>("y", s.y); !d.admitted()) return d;
-    if (const decision d = require_pointer<16>("state", s.state); !d.admitted()) return d;
-    if (const decision d = require_pointer<4>("slots", s.slots); !d.admitted()) return d;
+    if (const decision d = require_tensor(s.slots, {"slots", dtype::i32, 1, {-1}, "[B]", layout::compact, 4}, s.device); !d.admitted()) return d;
+    const i64 B = s.batch();
+    if (B < 1 || B > MaxBatch) return refuse("batch", "in [1, MaxBatch] (the extent of slots)", B);
+    if (const decision d = require_tensor(s.x, {"x", dtype::bf16, 2, {B * Tokens, D}, "[B T, 8192] (T = Tokens)", layout::rows, 16}, s.device);
+        !d.admitted())
+      return d;
+    if (gdn::row_stride(s.x) < D || gdn::row_stride(s.x) % 8 != 0)
+      return refuse("x row stride", ">= 8192 and a multiple of 8 elements (16-byte aligned rows)", gdn::row_stride(s.x));
+    if (const decision d = require_tensor(s.weight, {"weight", dtype::bf16, 2, {D, 4}, "[8192, 4]", layout::compact, 16}, s.device); !d.admitted())
+      return d;
+    if (const decision d = require_tensor(s.y, {"y", dtype::bf16, 2, {B * Tokens, D}, "[B T, 8192]", layout::compact, 16}, s.device); !d.admitted())
+      return d;
+    if (const decision d = require_tensor(s.state, {"state", dtype::bf16, 3, {-1, channel_major ? D : H, channel_major ? H : D},
+                                                    channel_major ? "[slots, 8192, 3]" : "[slots, 3, 8192]", layout::compact, 16},
+                                          s.device);
+        !d.admitted())
+      return d;
+    if (s.state_slots() < 2 || s.state_slots() > 0x7FFFFFFF)
+      return refuse("state slots", "in [2, 2^31 - 1] (one real slot and the sentinel)", s.state_slots());
     if constexpr (Writes == gdn::conv_writes::windows)
-      if (const decision d = require_pointer<16>("windows", s.windows); !d.admitted()) return d;
+      if (const decision d = require_tensor(s.windows, {"windows", dtype::bf16, 4, {B, Tokens, channel_major ? D : H, channel_major ? H : D},
+                                                        channel_major ? "[B, T, 8192, 3]" : "[B, T, 3, 8192]", layout::compact, 16},
+                                            s.device);
+          !d.admitted())
+        return d;
     return admit();
   }
 

@@ -64,4 +64,14 @@ inline constexpr u32 none = 0;             // K0 verify: outputs of all T tokens
 inline constexpr u32 final = 1;            // M16: outputs of all T tokens and the state after token T
 inline constexpr u32 accepted_prefix = 2;  // replay: the state after the first accepted[b] tokens; no outputs
 }  // namespace state_commit
+
+/// The refusal of tensor `t` at its shape, with `text` the shape the contract wants.
+NETRA_HOST_DEVICE decision refuse_shape(const char* field, const char* text, const tensor_arg& t) {
+  decision d = refuse(field, text, 0, value_kind::shape);
+  d.count = t.rank < max_tensor_rank ? t.rank : max_tensor_rank;
+  for (i32 i = 0; i < d.count; ++i) d.values[i] = t.shape[i];
+  return d;
+}
+/// The stride between rows of a [rows, cols] tensor in elements (a single row: its length).
+NETRA_HOST_DEVICE constexpr i64 row_stride(const tensor_arg& t) { return t.extent(0) == 1 ? t.extent(1) : t.strides[0]; }
 }  // namespace netra::gdn

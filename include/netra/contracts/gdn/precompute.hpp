@@ -16,20 +16,13 @@
 
 namespace netra {
 
+/// A precompute call: y [B T, 8192] BF16 (rows contiguous, row stride a multiple of 8); a, b
+/// [B T, 32] BF16; A_log, dt_bias [32] FP32; q, k [B T, 16, 128] FP32; decay, beta [B T, 32] FP32.
 struct gdn_precompute_signature {
   target_id target;
-  dtype y_dtype = dtype::bf16, ab_dtype = dtype::bf16, param_dtype = dtype::f32, out_dtype = dtype::f32;
-  i64 batch = 0, tokens = 0;
-  i64 y_row_stride = 0;  // elements
-  const void* y = nullptr;
-  const void* a = nullptr;
-  const void* b = nullptr;
-  const void* a_log = nullptr;
-  const void* dt_bias = nullptr;
-  const void* q = nullptr;
-  const void* k = nullptr;
-  const void* decay = nullptr;
-  const void* beta = nullptr;
+  device_ref device;
+  tensor_arg y, a, b, a_log, dt_bias, q, k, decay, beta;
+  NETRA_HOST_DEVICE constexpr i64 rows() const { return y.rank == 2 ? y.shape[0] : 0; }
 };
 
 namespace contracts {
@@ -52,24 +45,21 @@ template <class Target, u32 MaxBatch, u32 Tokens, u32 WaveSize = Target::wave_si
   static constexpr i64 template_args[] = {MaxBatch, Tokens};
 
   static decision admits(const gdn_precompute_signature& s) {
+    constexpr i64 D = gdn::channels, H = gdn::heads_qk, HV = gdn::heads_v, K = gdn::key_dim;
     if (s.target != Target::id) return refuse("target", Target::name, s.target);
-    if (s.y_dtype != dtype::bf16) return refuse("y dtype", "bf16", s.y_dtype);
-    if (s.ab_dtype != dtype::bf16) return refuse("a/b dtype", "bf16", s.ab_dtype);
-    if (s.param_dtype != dtype::f32) return refuse("A_log/dt_bias dtype", "f32", s.param_dtype);
-    if (s.out_dtype != dtype::f32) return refuse("output dtype", "f32", s.out_dtype);
-    if (s.tokens != Tokens) return refuse("tokens", "== Tokens of the contract", s.tokens);
-    if (s.batch < 1 || s.batch > MaxBatch) return refuse("batch", "in [1, MaxBatch]", s.batch);
-    if (s.y_row_stride < gdn::channels || s.y_row_stride % 8 != 0)
-      return refuse("y_row_stride", ">= 8192 and a multiple of 8 elements", s.y_row_stride);
-    if (const decision d = require_pointer<16>("y", s.y); !d.admitted()) return d;
-    if (const decision d = require_pointer<4>("a", s.a); !d.admitted()) return d;
-    if (const decision d = require_pointer<4>("b", s.b); !d.admitted()) return d;
-    if (const decision d = require_pointer<4>("A_log", s.a_log); !d.admitted()) return d;
-    if (const decision d = require_pointer<4>("dt_bias", s.dt_bias); !d.admitted()) return d;
-    if (const decision d = require_pointer<16>("q", s.q); !d.admitted()) return d;
-    if (const decision d = require_pointer<16>("k", s.k); !d.admitted()) return d;
-    if (const decision d = require_pointer<4>("decay", s.decay); !d.admitted()) return d;
-    if (const decision d = require_pointer<4>("beta", s.beta); !d.admitted()) return d;
+    if (const decision d = require_tensor(s.y, {"y", dtype::bf16, 2, {-1, D}, "[B T, 8192]", layout::rows, 16}, s.device); !d.admitted()) return d;
+    const i64 R = s.rows();
+    if (R < Tokens || R > i64{MaxBatch} * Tokens || R % Tokens != 0) return refuse("rows", "B T with B in [1, MaxBatch] (T = Tokens)", R);
+    if (gdn::row_stride(s.y) < D || gdn::row_stride(s.y) % 8 != 0) return refuse("y row stride", ">= 8192 and a multiple of 8 elements", gdn::row_stride(s.y));
+    if (const decision d = require_tensor(s.a, {"a", dtype::bf16, 2, {R, HV}, "[B T, 32]", layout::compact, 2}, s.device); !d.admitted()) return d;
+    if (const decision d = require_tensor(s.b, {"b", dtype::bf16, 2, {R, HV}, "[B T, 32]", layout::compact, 2}, s.device); !d.admitted()) return d;
+    if (const decision d = require_tensor(s.a_log, {"A_log", dtype::f32, 1, {HV}, "[32]", layout::compact, 4}, s.device); !d.admitted()) return d;
+    if (const decision d = require_tensor(s.dt_bias, {"dt_bias", dtype::f32, 1, {HV}, "[32]", layout::compact, 4}, s.device); !d.admitted()) return d;
+    if (const decision d = require_tensor(s.q, {"q", dtype::f32, 3, {R, H, K}, "[B T, 16, 128]", layout::compact, 16}, s.device); !d.admitted()) return d;
+    if (const decision d = require_tensor(s.k, {"k", dtype::f32, 3, {R, H, K}, "[B T, 16, 128]", layout::compact, 16}, s.device); !d.admitted()) return d;
+    if (const decision d = require_tensor(s.decay, {"decay", dtype::f32, 2, {R, HV}, "[B T, 32]", layout::compact, 4}, s.device); !d.admitted())
+      return d;
+    if (const decision d = require_tensor(s.beta, {"beta", dtype::f32, 2, {R, HV}, "[B T, 32]", layout::compact, 4}, s.device); !d.admitted()) return d;
     return admit();
   }
 

@@ -21,23 +21,17 @@
 
 namespace netra {
 
+/// A recurrent core call: q, k [B T, 16, 128] FP32; v: the conv output [B T, 8192] BF16 (rows
+/// contiguous, row stride a multiple of 8); decay, beta [B T, 32] FP32; state: the pool
+/// [slots, 32, 128, 128] FP32 or BF16; slots [B] i32; Commit none / final: out [B T, 32, 128]
+/// BF16; accepted_prefix: accepted [B] i32, conv_windows [B, T, 8192, 3] or [B, T, 3, 8192] BF16
+/// and conv_state [slots, 8192, 3] or [slots, 3, 8192] in the windows' layout.
 struct gdn_recurrent_signature {
   target_id target;
-  dtype qk_dtype = dtype::f32, v_dtype = dtype::bf16, gate_dtype = dtype::f32, state_dtype = dtype::f32;
-  dtype out_dtype = dtype::bf16, index_dtype = dtype::i32;
-  i64 batch = 0, tokens = 0, state_slots = 0;
-  i64 v_row_stride = 0;  // elements of the conv output rows that hold v
-  const void* q = nullptr;
-  const void* k = nullptr;
-  const void* v = nullptr;  // the conv output (the kernel reads channels 4096 ..)
-  const void* decay = nullptr;
-  const void* beta = nullptr;
-  const void* state = nullptr;     // [state_slots, 32, 128, 128]
-  const void* slots = nullptr;     // [B] i32
-  const void* out = nullptr;       // [B T, 32, 128] BF16 (Commit none / final)
-  const void* accepted = nullptr;  // [B] i32 (accepted_prefix)
-  const void* conv_windows = nullptr;  // [B, T, conv slot] BF16 (accepted_prefix)
-  const void* conv_state = nullptr;    // conv pool, state_slots slots (accepted_prefix)
+  device_ref device;
+  tensor_arg q, k, v, decay, beta, state, slots, out, accepted, conv_windows, conv_state;
+  NETRA_HOST_DEVICE constexpr i64 batch() const { return slots.rank == 1 ? slots.shape[0] : 0; }
+  NETRA_HOST_DEVICE constexpr i64 state_slots() const { return state.extent(0); }
 };
 
 namespace contracts {
@@ -79,32 +73,42 @@ struct gdn_recurrent {
   static constexpr i64 template_args[] = {Commit, MaxBatch, Tokens, StateStorage, ValueBlock};
 
   static decision admits(const gdn_recurrent_signature& s) {
+    constexpr i64 D = gdn::channels, H = gdn::heads_qk, HV = gdn::heads_v, K = gdn::key_dim, V = gdn::value_dim;
+    constexpr dtype state = StateStorage == gdn::state_storage::fp32 ? dtype::f32 : dtype::bf16;
     if (s.target != Target::id) return refuse("target", Target::name, s.target);
-    if (s.qk_dtype != dtype::f32) return refuse("q/k dtype", "f32", s.qk_dtype);
-    if (s.v_dtype != dtype::bf16) return refuse("v dtype", "bf16", s.v_dtype);
-    if (s.gate_dtype != dtype::f32) return refuse("decay/beta dtype", "f32", s.gate_dtype);
-    const dtype state = StateStorage == gdn::state_storage::fp32 ? dtype::f32 : dtype::bf16;
-    if (s.state_dtype != state) return refuse("state dtype", StateStorage == gdn::state_storage::fp32 ? "f32" : "bf16", s.state_dtype);
-    if (s.index_dtype != dtype::i32) return refuse("slots/accepted dtype", "i32", s.index_dtype);
-    if (writes_outputs && s.out_dtype != dtype::bf16) return refuse("out dtype", "bf16", s.out_dtype);
-    if (s.tokens != Tokens) return refuse("tokens", "== Tokens of the contract", s.tokens);
-    if (s.batch < 1 || s.batch > MaxBatch) return refuse("batch", "in [1, MaxBatch]", s.batch);
-    if (s.state_slots < 2 || s.state_slots > 0x7FFFFFFF) return refuse("state_slots", "in [2, 2^31 - 1] (one real slot and the sentinel)", s.state_slots);
-    if (s.v_row_stride < gdn::channels || s.v_row_stride % 8 != 0)
-      return refuse("v_row_stride", ">= 8192 and a multiple of 8 elements", s.v_row_stride);
-    if (const decision d = require_pointer<16>("q", s.q); !d.admitted()) return d;
-    if (const decision d = require_pointer<16>("k", s.k); !d.admitted()) return d;
-    if (const decision d = require_pointer<16>("v", s.v); !d.admitted()) return d;
-    if (const decision d = require_pointer<4>("decay", s.decay); !d.admitted()) return d;
-    if (const decision d = require_pointer<4>("beta", s.beta); !d.admitted()) return d;
-    if (const decision d = require_pointer<16>("state", s.state); !d.admitted()) return d;
-    if (const decision d = require_pointer<4>("slots", s.slots); !d.admitted()) return d;
+    if (const decision d = require_tensor(s.slots, {"slots", dtype::i32, 1, {-1}, "[B]", layout::compact, 4}, s.device); !d.admitted()) return d;
+    const i64 B = s.batch(), R = B * Tokens;
+    if (B < 1 || B > MaxBatch) return refuse("batch", "in [1, MaxBatch] (the extent of slots)", B);
+    if (const decision d = require_tensor(s.q, {"q", dtype::f32, 3, {R, H, K}, "[B T, 16, 128]", layout::compact, 16}, s.device); !d.admitted()) return d;
+    if (const decision d = require_tensor(s.k, {"k", dtype::f32, 3, {R, H, K}, "[B T, 16, 128]", layout::compact, 16}, s.device); !d.admitted()) return d;
+    if (const decision d = require_tensor(s.v, {"v", dtype::bf16, 2, {R, D}, "[B T, 8192]", layout::rows, 16}, s.device); !d.admitted()) return d;
+    if (gdn::row_stride(s.v) < D || gdn::row_stride(s.v) % 8 != 0) return refuse("v row stride", ">= 8192 and a multiple of 8 elements", gdn::row_stride(s.v));
+    if (const decision d = require_tensor(s.decay, {"decay", dtype::f32, 2, {R, HV}, "[B T, 32]", layout::compact, 4}, s.device); !d.admitted())
+      return d;
+    if (const decision d = require_tensor(s.beta, {"beta", dtype::f32, 2, {R, HV}, "[B T, 32]", layout::compact, 4}, s.device); !d.admitted()) return d;
+    if (const decision d = require_tensor(s.state, {"state", state, 4, {-1, HV, V, K}, "[slots, 32, 128, 128]", layout::compact, 16}, s.device);
+        !d.admitted())
+      return d;
+    if (s.state_slots() < 2 || s.state_slots() > 0x7FFFFFFF)
+      return refuse("state slots", "in [2, 2^31 - 1] (one real slot and the sentinel)", s.state_slots());
     if constexpr (writes_outputs) {
-      if (const decision d = require_pointer<4>("out", s.out); !d.admitted()) return d;
+      if (const decision d = require_tensor(s.out, {"out", dtype::bf16, 3, {R, HV, V}, "[B T, 32, 128]", layout::compact, 2}, s.device); !d.admitted())
+        return d;
     } else {
-      if (const decision d = require_pointer<4>("accepted", s.accepted); !d.admitted()) return d;
-      if (const decision d = require_pointer<16>("conv_windows", s.conv_windows); !d.admitted()) return d;
-      if (const decision d = require_pointer<16>("conv_state", s.conv_state); !d.admitted()) return d;
+      if (const decision d = require_tensor(s.accepted, {"accepted", dtype::i32, 1, {B}, "[B]", layout::compact, 4}, s.device); !d.admitted())
+        return d;
+      if (const decision d = require_tensor(s.conv_windows, {"conv_windows", dtype::bf16, 4, {B, Tokens, -1, -1}, "[B, T, 8192, 3] or [B, T, 3, 8192]",
+                                                             layout::compact, 16},
+                                            s.device);
+          !d.admitted())
+        return d;
+      const i64 e2 = s.conv_windows.shape[2], e3 = s.conv_windows.shape[3];
+      if (!((e2 == D && e3 == 3) || (e2 == 3 && e3 == D))) return gdn::refuse_shape("conv_windows", "[B, T, 8192, 3] or [B, T, 3, 8192]", s.conv_windows);
+      if (const decision d = require_tensor(s.conv_state, {"conv_state", dtype::bf16, 3, {s.state_slots(), e2, e3}, "[slots, ...] in the windows' layout",
+                                                           layout::compact, 16},
+                                            s.device);
+          !d.admitted())
+        return d;
     }
     return admit();
   }

@@ -1,0 +1,85 @@
+// tests/gpu/test_gdn_common.hpp — what the gdn GPU tests share: handles of the catalogued sm90a
+// instances, tensors over test buffers, adversarial BF16 inputs, a parallel loop for the oracle.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gpu/gpu_buffers.hpp"
+#include "netra/runtime/instance.hpp"
+#include "netra/runtime/ops/gdn.hpp"
+#include "oracles/gdn.hpp"
+
+namespace netra::testing::gdn {
+namespace ref = netra::oracles::gdn_ref;
+
+inline const device_info& device() {
+  static const device_info d = current_cuda_device();
+  return d;
+}
+inline device_ref dev() { return device_of(device()); }
+
+template <class C> const handle<C>& handle_of() {
+  static const handle<C> h(std::string(NETRA_CODE_OBJECT_DIR) + "/" + instance_name<C>() + ".cubin", device());
+  return h;
+}
+
+template <class T> tensor_arg tensor(const gpu_array<T>& a, dtype type, std::initializer_list<i64> extents, std::initializer_list<i64> strides = {},
+                                     std::size_t offset = 0) {
+  return strided_tensor(a.data() + offset, type, dev(), extents, strides);
+}
+
+/// BF16 bits of a value drawn for kind (ordinary values of scale `s` mostly, then the
+/// adversarial ones: signed zeros, subnormals, large magnitudes, and, where `specials`, NaN/Inf).
+inline std::uint16_t bf16_value(std::mt19937& g, float s, bool specials) {
+  const unsigned r = g() % 64;
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  if (r == 0) return 0x0000;
+  if (r == 1) return 0x8000;
+  if (r == 2) return static_cast<std::uint16_t>(1 + g() % 0x7F);  // subnormal
+  if (r == 3) return ref::to_bf(u(g) * 200.0f);
+  if (specials && r == 4) return 0x7FC0;                               // NaN
+  if (specials && r == 5) return (g() & 1) ? 0x7F80 : 0xFF80;          // +-Inf
+  return ref::to_bf(u(g) * s);
+}
+
+inline std::vector<std::uint16_t> bf16_values(std::size_t n, unsigned seed, float s, bool specials) {
+  std::mt19937 g(seed);
+  std::vector<std::uint16_t> v(n);
+  for (auto& x : v) x = bf16_value(g, s, specials);
+  return v;
+}
+
+/// f(i) for i in [0, n) on the machine's cores.
+inline void parallel_for(std::size_t n, const std::function<void(std::size_t)>& f) {
+  const std::size_t workers = std::max<std::size_t>(1, std::min<std::size_t>(n, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (std::size_t w = 0; w < workers; ++w)
+    pool.emplace_back([&, w] {
+      for (std::size_t i = w; i < n; i += workers) f(i);
+    });
+  for (auto& t : pool) t.join();
+}
+
+/// Expects `call` to be refused (netra::error, status invalid_argument) naming `field`.
+template <class F> void refused(F&& call, const char* field) {
+  try {
+    call();
+    FAIL("the call was not refused: ", field);
+  } catch (const error& e) {
+    CHECK(e.code() == status::invalid_argument);
+    CHECK_MESSAGE(std::string(e.what()).find(field) != std::string::npos, e.what());
+  }
+}
+
+template <class T> std::size_t mismatches(const std::vector<T>& a, const std::vector<T>& b, std::size_t n) {
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < n; ++i) bad += std::memcmp(&a[i], &b[i], sizeof(T)) != 0;
+  return bad;
+}
+}  // namespace netra::testing::gdn
