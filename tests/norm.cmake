@@ -26,3 +26,15 @@ netra_add_compile_fail_test(negative_norm_max_tokens negative/norm_max_tokens.cp
   "netra::contracts::norm: field MaxTokens must be in \\[1, 8192\\]")
 
 netra_add_gpu_test(test_norm_gpu gpu/test_norm_gpu.cpp)
+
+# GPU benchmark driver (run by bench/norm.py, not by ctest).
+if(CUDAToolkit_FOUND)
+  add_executable(netra-bench-norm ${PROJECT_SOURCE_DIR}/bench/norm_bench.cpp)
+  target_link_libraries(netra-bench-norm PRIVATE netra::netra ${CMAKE_DL_LIBS})
+  target_include_directories(netra-bench-norm PRIVATE ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR} ${CUDAToolkit_INCLUDE_DIRS})
+  target_compile_definitions(netra-bench-norm PRIVATE NETRA_CODE_OBJECT_DIR="${NETRA_CODE_OBJECT_DIR}")
+  target_compile_options(netra-bench-norm PRIVATE ${NETRA_TEST_WARNINGS})
+  if(TARGET netra_code_objects)
+    add_dependencies(netra-bench-norm netra_code_objects)
+  endif()
+endif()

@@ -1,0 +1,203 @@
+// netra-bench-norm: times the sm90a normalization instances through netra's C++ launch path,
+// eager (a burst of back-to-back calls) and graph-replayed (the same burst captured once), every
+// call reading its own input set (sets together >= 3x L2), per docs/benchmarks.md. Dispatch
+// as netra's: the decode instance for tokens <= 64, the prefill instance above. Each shape's first
+// input set is checked bitwise against the oracle (tests/oracles/norm.hpp) in the same process.
+// Prints one JSON object per (operation, fp8_out, tokens) on stdout; "diagnostic" lines compare
+// the decode mappings (two warps per row against one) and the prefill mapping at decode sizes.
+//
+// --dump DIR also writes, for bench/norm.py's check of the torch peers, each shape's first input
+// set and netra's outputs for it: <name>.{x,residual,gate,weight}.bin, <name>.{out,scales,r}.bin
+// (raw little-endian arrays).
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bench/gpu_timing.hpp"
+#include "netra/runtime/instance.hpp"
+#include "netra/runtime/ops/norm.hpp"
+#include "oracles/norm.hpp"
+
+using namespace netra;
+using netra::bench::drv;
+
+namespace {
+
+struct options {
+  std::string objects = NETRA_CODE_OBJECT_DIR, dump;
+  int l2 = 0;
+  device_info device;
+};
+
+template <class T> void write_file(const std::string& path, const std::vector<T>& v) {
+  FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f) throw std::runtime_error("cannot write " + path);
+  std::fwrite(v.data(), sizeof(T), v.size(), f);
+  std::fclose(f);
+}
+
+/// Device memory for `sets` input sets of one shape, and the calls on each.
+template <class C> struct shape_sets {
+  i64 tokens, cols = C::cols, sets;
+  std::size_t in_elems, out_bytes, scale_elems;
+  device_buffer x, residual, gate, weight, out, scales;
+  shape_sets(const device_info& d, i64 t, int l2)
+      : tokens(t),
+        sets(0),
+        in_elems(static_cast<std::size_t>(t * C::cols)),
+        out_bytes(static_cast<std::size_t>(t * C::cols) * (C::fp8_out ? 1 : 2)),
+        scale_elems(static_cast<std::size_t>(t * C::cols / 128)),
+        x(), residual(), gate(), weight(), out(), scales() {
+    const std::size_t per_set = in_elems * 2 * (C::kind == norm_kind::rms ? 1 : 2) + out_bytes + scale_elems * 4;
+    sets = std::max<i64>(2, std::min<i64>(4096, static_cast<i64>(3.0 * l2 / static_cast<double>(per_set)) + 1));
+    x = device_buffer(d.api, in_elems * 2 * sets);
+    if (C::kind == norm_kind::add_rms) residual = device_buffer(d.api, in_elems * 2 * sets);
+    if (C::kind == norm_kind::gated) gate = device_buffer(d.api, in_elems * 2 * sets);
+    weight = device_buffer(d.api, C::n * 2);
+    out = device_buffer(d.api, out_bytes * sets);
+    if (C::fp8_out) scales = device_buffer(d.api, scale_elems * 4 * sets);
+  }
+  u16* at(const device_buffer& b, i64 s) const { return static_cast<u16*>(b.data()) + in_elems * s; }
+  template <class H> void call(const H& h, CUstream stream, i64 s, float eps) const {
+    norm(h, stream, eps, tokens, at(x, s), cols, C::kind == norm_kind::add_rms ? at(residual, s) : nullptr, cols,
+         C::kind == norm_kind::gated ? at(gate, s) : nullptr, cols, weight.data(), static_cast<u8*>(out.data()) + out_bytes * s,
+         C::fp8_out ? static_cast<float*>(scales.data()) + scale_elems * s : nullptr);
+  }
+  std::size_t bytes() const {
+    const std::size_t reads = in_elems * 2 * (C::kind == norm_kind::rms ? 1 : 2) + C::n * 2;
+    const std::size_t writes = out_bytes + scale_elems * 4 + (C::kind == norm_kind::add_rms ? in_elems * 2 : 0);
+    return reads + writes;
+  }
+};
+
+void upload(const device_buffer& b, std::size_t offset_bytes, const void* host, std::size_t bytes) {
+  drv().check(drv().cuMemcpyHtoD(reinterpret_cast<CUdeviceptr>(static_cast<char*>(b.data()) + offset_bytes), host, bytes), "HtoD");
+}
+template <class T> std::vector<T> download(const device_buffer& b, std::size_t offset_bytes, std::size_t count) {
+  std::vector<T> v(count);
+  drv().check(drv().cuMemcpyDtoH(v.data(), reinterpret_cast<CUdeviceptr>(static_cast<const char*>(b.data()) + offset_bytes), count * sizeof(T)), "DtoH");
+  return v;
+}
+
+/// One (contract, tokens) record: fill every set with random rows, check set 0, time.
+template <class C> void bench_shape(const options& o, const handle<C>& h, CUstream stream, i64 tokens, const char* family, const char* name) {
+  shape_sets<C> s(o.device, tokens, o.l2);
+  const float eps = 1e-6f;
+  std::vector<std::uint16_t> w(C::n), x(s.in_elems), r(s.in_elems), z(s.in_elems);
+  oracles::fill_norm_weight(w.data(), C::n, C::weight_form, 7);
+  upload(s.weight, 0, w.data(), w.size() * 2);
+  std::vector<std::uint16_t> x0, r0, z0;
+  for (i64 set = 0; set < s.sets; ++set) {
+    for (i64 row = 0; row < tokens * C::heads; ++row) {
+      const std::uint64_t seed = static_cast<std::uint64_t>(set * 1000003 + row);
+      oracles::fill_norm_row(x.data() + row * C::n, C::n, oracles::norm_row::random, seed);
+      oracles::fill_norm_row(r.data() + row * C::n, C::n, oracles::norm_row::random, seed + 17);
+      oracles::fill_norm_row(z.data() + row * C::n, C::n, oracles::norm_row::random, seed + 29);
+    }
+    upload(s.x, s.in_elems * 2 * set, x.data(), s.in_elems * 2);
+    if (C::kind == norm_kind::add_rms) upload(s.residual, s.in_elems * 2 * set, r.data(), s.in_elems * 2);
+    if (C::kind == norm_kind::gated) upload(s.gate, s.in_elems * 2 * set, z.data(), s.in_elems * 2);
+    if (set == 0) {
+      x0 = x;
+      r0 = r;
+      z0 = z;
+    }
+  }
+  // The check: set 0, one call, against the oracle (the residual is updated in place by it).
+  s.call(h, stream, 0, eps);
+  drv().check(drv().cuStreamSynchronize(stream), "sync");
+  oracles::norm_call call;
+  call.kind = C::kind;
+  call.weight_form = C::weight_form;
+  call.fp8_out = C::fp8_out;
+  call.eps = eps;
+  call.tokens = tokens;
+  call.x = x0.data();
+  call.x_stride = C::cols;
+  std::vector<std::uint16_t> want_r = r0;
+  call.residual = want_r.data();
+  call.residual_stride = C::cols;
+  call.gate = z0.data();
+  call.gate_stride = C::cols;
+  call.weight = w.data();
+  std::vector<std::uint16_t> want;
+  std::vector<std::uint8_t> want_q;
+  std::vector<float> want_s;
+  oracles::norm_reference(call, want, want_q, want_s);
+  const auto got = download<std::uint8_t>(s.out, 0, s.out_bytes);
+  bool correct = C::fp8_out ? got == want_q : std::memcmp(got.data(), want.data(), s.out_bytes) == 0;
+  std::vector<float> got_s;
+  std::vector<std::uint16_t> got_r;
+  if (C::fp8_out) {
+    got_s = download<float>(s.scales, 0, s.scale_elems);
+    correct = correct && std::memcmp(got_s.data(), want_s.data(), s.scale_elems * 4) == 0;
+  }
+  if (C::kind == norm_kind::add_rms) {
+    got_r = download<std::uint16_t>(s.residual, 0, s.in_elems);
+    correct = correct && got_r == want_r;
+  }
+  if (!o.dump.empty()) {
+    const std::string base = o.dump + "/" + name + "-" + std::to_string(tokens);
+    write_file(base + ".x.bin", x0);
+    write_file(base + ".weight.bin", w);
+    if (C::kind == norm_kind::add_rms) write_file(base + ".residual.bin", r0), write_file(base + ".r.bin", got_r);
+    if (C::kind == norm_kind::gated) write_file(base + ".gate.bin", z0);
+    write_file(base + ".out.bin", got);
+    if (C::fp8_out) write_file(base + ".scales.bin", got_s);
+  }
+  const int calls = static_cast<int>(s.sets);
+  const bench::timing t = bench::time_eager_and_graph(stream, calls, [&] {
+    for (i64 set = 0; set < s.sets; ++set) s.call(h, stream, set, eps);
+  });
+  std::printf("{\"family\": \"%s\", \"contract\": \"%s\", \"instance\": \"%s\", \"tokens\": %ld, \"fp8_out\": %s, \"input_sets\": %ld, "
+              "\"bytes\": %zu, \"eager_us\": %.3f, \"graph_us\": %.3f, \"correct\": %s}\n",
+              family, name, instance_name<C>().c_str(), static_cast<long>(tokens), C::fp8_out ? "true" : "false", static_cast<long>(s.sets),
+              s.bytes(), t.eager_us, t.graph_us, correct ? "true" : "false");
+  std::fflush(stdout);
+}
+
+template <class C> const handle<C>& handle_of(const options& o) {
+  static const handle<C> h(o.objects + "/" + instance_name<C>() + ".cubin", o.device);
+  return h;
+}
+
+/// Every shape of one operation through the dispatch rule (decode <= 64 tokens, else prefill).
+template <u32 Kind, u32 Fp8> void bench_operation(const options& o, CUstream stream, const char* name) {
+  using decode = contracts::norm_decode<sm90a, Kind, 0, Fp8>;
+  using prefill = contracts::norm_prefill<sm90a, Kind, 0, Fp8>;
+  for (i64 tokens : {1, 16, 64}) bench_shape<decode>(o, handle_of<decode>(o), stream, tokens, "norm", name);
+  for (i64 tokens : {512, 8192}) bench_shape<prefill>(o, handle_of<prefill>(o), stream, tokens, "norm", name);
+  if constexpr (Kind == 0 && Fp8 == 0) {  // the mapping choice at decode sizes
+    using one_warp = contracts::rms_norm<sm90a, 0, 0, 64, 1, 1>;
+    for (i64 tokens : {1, 16, 64}) {
+      bench_shape<one_warp>(o, handle_of<one_warp>(o), stream, tokens, "diagnostic", "rms_norm_one_warp_per_row");
+      bench_shape<prefill>(o, handle_of<prefill>(o), stream, tokens, "diagnostic", "rms_norm_prefill_mapping");
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--dump" && i + 1 < argc) o.dump = argv[++i];
+    else o.objects = a;
+  }
+  o.device = current_cuda_device();
+  drv().check(drv().cuDeviceGetAttribute(&o.l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, o.device.ordinal), "L2 size");
+  CUstream stream;
+  drv().check(drv().cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  bench_operation<0, 0>(o, stream, "rms_norm");
+  bench_operation<0, 1>(o, stream, "rms_norm_fp8");
+  bench_operation<1, 0>(o, stream, "add_rms_norm");
+  bench_operation<1, 1>(o, stream, "add_rms_norm_fp8");
+  bench_operation<2, 0>(o, stream, "gated_rms_norm");
+  bench_operation<2, 1>(o, stream, "gated_rms_norm_fp8");
+  drv().cuStreamDestroy(stream);
+  return 0;
+}
