@@ -1,0 +1,131 @@
+// netra/contracts/moe/grouped_down.hpp — grouped MoE down projection for mid and large batches:
+// each route's activations times its expert's W2, per route (the weighted route sum is
+// contracts::moe_grouped_reduce, the next launch).
+//
+// Semantics (M = tokens in [MinTokens, MaxTokens], R = 9M routes):
+//   inputs  plan             moe::grouped_plan_layout<MaxTokens, Tile> of this call
+//           act, act_scales  E4M3 [R, 512] + FP32 [R, 4] (act_quant's layout, row r = route r)
+//           W2, S2           expert_weights.hpp
+//   output  partials         caller-owned, `partials_bytes` (persistent: the reducer reads it)
+//   q_b[r][n] = P_b * (sa[r][b] * S2[e][n/128][b]) for the 4 scale blocks b of K (P_b the matrix
+//   instruction's sum of the block's 128 exact products, FP32 accumulation; one FP32 product each),
+//   e = ids[r] (the plan's key). Field KParts splits K:
+//     KParts 1: y[r][n] = ((q_0 + q_1) + q_2) + q_3, FP32 [R_max, 2048] at partials
+//               (the decode down's y, expert_down.hpp);
+//     KParts 2: h_p[r][n] = f16(q_2p + q_2p+1) for p = 0, 1 (RNE, overflow to ±Inf, subnormals
+//               kept), FP16 [2][R_max, 2048] at partials; the reducer's y = f32(h_0) + f32(h_1).
+//   with R_max = 9 MaxTokens. Rows of routes with an invalid id are not written.
+// Comparison policy: through the reducer's output (grouped_reduce.hpp). Each value is computed by
+// the same operations wherever its route lands in the plan's tiles: bitwise repeatable.
+//
+// Mapping: grid (RowTiles x KParts, max_expert_tiles(R)); workgroup (x, j): plan tile j, K part
+// p = x % KParts, output rows [2048 / RowTiles * (x / KParts), + 2048 / RowTiles) in passes of
+// 128 rows (8 waves of 16 rows). The tile's activations (its K part) are staged once in LDS; each
+// W2 byte of an expert is read once per tile of that expert.
+#pragma once
+#include "netra/contracts/moe/grouped_plan.hpp"
+
+namespace netra {
+
+/// What a call to the grouped down projection has; built by the caller from its tensors.
+struct moe_grouped_down_signature {
+  target_id target;
+  dtype act_dtype = dtype::e4m3;
+  dtype weight_dtype = dtype::e4m3;
+  dtype scale_dtype = dtype::f32;
+  i64 tokens = 0;
+  i64 hidden_size = 0;   // 2048
+  i64 intermediate = 0;  // 512
+  i64 experts = 0;       // 257
+  i64 plan_tile = 0;
+  const void* plan = nullptr;
+  u64 plan_bytes = 0;
+  const void* act = nullptr;
+  const void* act_scales = nullptr;
+  const void* w2 = nullptr;
+  const void* s2 = nullptr;
+  const void* partials = nullptr;  // written
+  u64 partials_bytes = 0;
+};
+
+namespace contracts {
+
+template <class Target, u32 MinTokens, u32 MaxTokens, u32 Tile, u32 KParts, u32 RowTiles, u32 WaveSize = Target::wave_size>
+struct moe_grouped_down {
+  static_assert(is_built_target_v<Target>,
+                "netra::contracts::moe_grouped_down: field Target is not supported; supported: netra::gfx950, netra::sm90a");
+  static_assert(WaveSize == Target::wave_size,
+                "netra::contracts::moe_grouped_down: field WaveSize must equal the target's wave size (gfx950: 64; sm90a: 32)");
+  static_assert(MinTokens >= 1 && MinTokens <= MaxTokens && MaxTokens <= 768,
+                "netra::contracts::moe_grouped_down: fields MinTokens, MaxTokens must satisfy 1 <= MinTokens <= MaxTokens <= 768");
+  static_assert(Tile == 16 || Tile == 32 || Tile == 64, "netra::contracts::moe_grouped_down: field Tile must be 16, 32 or 64");
+  static_assert(KParts == 1 || KParts == 2,
+                "netra::contracts::moe_grouped_down: field KParts must be 1 (FP32 y) or 2 (two FP16 K partials)");
+  static_assert(RowTiles == 1 || RowTiles == 2 || RowTiles == 4 || RowTiles == 8 || RowTiles == 16,
+                "netra::contracts::moe_grouped_down: field RowTiles must be 1, 2, 4, 8 or 16 (whole 128-row passes)");
+
+  using target = Target;
+  using weights = moe::expert_weights;
+  using layout = moe::grouped_plan_layout<MaxTokens, Tile>;
+  static constexpr const char* family = "moe_grouped_down";
+  static constexpr const char* template_name = "netra::contracts::moe_grouped_down";
+  static constexpr u32 min_tokens = MinTokens;
+  static constexpr u32 max_tokens = MaxTokens;
+  static constexpr u32 tile = Tile;
+  static constexpr u32 k_parts = KParts;
+  static constexpr u32 row_tiles = RowTiles;
+  static constexpr u32 wave_size = WaveSize;
+  static constexpr u32 waves = 8;
+  static constexpr u32 max_routes = layout::max_routes;
+  /// Bytes of the partials: FP32 [R_max, 2048] (KParts 1) or FP16 [2, R_max, 2048] (KParts 2).
+  static constexpr u64 partials_bytes = 4ull * max_routes * weights::hidden;
+  static constexpr u64 workspace_bytes = 0;
+  static constexpr i64 template_args[] = {MinTokens, MaxTokens, Tile, KParts, RowTiles};
+  /// LDS of the tile's activations: Tile columns of the part's K bytes, each padded by 64 bytes.
+  static constexpr u32 part_k = weights::intermediate / KParts;
+  static constexpr u32 column_stride = part_k + 64;
+
+  static decision admits(const moe_grouped_down_signature& s) {
+    if (s.target != Target::id) return refuse("target", Target::name, static_cast<i64>(s.target));
+    if (s.act_dtype != dtype::e4m3) return refuse("act dtype", "e4m3", static_cast<i64>(s.act_dtype));
+    if (s.weight_dtype != dtype::e4m3) return refuse("weight dtype", "e4m3", static_cast<i64>(s.weight_dtype));
+    if (s.scale_dtype != dtype::f32) return refuse("scale dtype", "f32", static_cast<i64>(s.scale_dtype));
+    if (s.tokens < MinTokens || s.tokens > MaxTokens) return refuse("tokens", "in [MinTokens, MaxTokens]", s.tokens);
+    if (s.hidden_size != weights::hidden) return refuse("hidden_size", "== 2048", s.hidden_size);
+    if (s.intermediate != weights::intermediate) return refuse("intermediate", "== 512", s.intermediate);
+    if (s.experts != weights::experts) return refuse("experts", "== 257 (256 routed + shared)", s.experts);
+    if (s.plan_tile != Tile) return refuse("plan tile", "== the contract's Tile", s.plan_tile);
+    if (const decision d = require_pointer<16>("plan", s.plan); !d.admitted()) return d;
+    if (s.plan_bytes < layout::bytes) return refuse("plan_bytes", ">= the plan layout's bytes", static_cast<i64>(s.plan_bytes));
+    if (const decision d = require_pointer<16>("act", s.act); !d.admitted()) return d;
+    if (const decision d = require_pointer<16>("act_scales", s.act_scales); !d.admitted()) return d;
+    if (const decision d = require_pointer<16>("w2", s.w2); !d.admitted()) return d;
+    if (const decision d = require_pointer<4>("s2", s.s2); !d.admitted()) return d;
+    if (const decision d = require_pointer<16>("partials", s.partials); !d.admitted()) return d;
+    if (s.partials_bytes < partials_bytes) return refuse("partials_bytes", ">= the contract's partials_bytes", static_cast<i64>(s.partials_bytes));
+    return admit();
+  }
+
+  static constexpr resource_budget budget() {
+    if constexpr (same_v<Target, gfx950>) {
+      resource_budget b;
+      b.max_vgprs = 128;
+      b.max_agprs = 0;
+      b.max_sgprs = 102;
+      b.max_lds_bytes = 65536;  // the staged activations (Tile x (512 / KParts + 64) B) and scales
+      b.max_code_bytes = 32768;
+      return b;
+    } else if constexpr (same_v<Target, sm90a>) {
+      resource_budget b;
+      b.max_registers = 168;
+      b.max_lds_bytes = 65536;
+      b.max_code_bytes = 65536;
+      return b;
+    } else {
+      static_assert(dependent_false_v<Target>, "netra::contracts::moe_grouped_down: no resource budget for this target");
+    }
+  }
+};
+
+}  // namespace contracts
+}  // namespace netra

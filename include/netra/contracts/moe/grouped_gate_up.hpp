@@ -1,0 +1,123 @@
+// netra/contracts/moe/grouped_gate_up.hpp — grouped MoE gate_up for mid and large batches, with
+// act_quant fused: every route's token row times its expert's W13, then SiLU(gate) * up and the
+// E4M3 block quantization of contracts::moe_act_quant.
+//
+// Semantics (M = tokens in [MinTokens, MaxTokens], R = 9M routes):
+//   inputs  plan        moe::grouped_plan_layout<MaxTokens, Tile> as contracts::moe_grouped_plan
+//                       wrote it for this call (the grouped routes, qx / sx of the hidden rows)
+//           W13, S13    expert_weights.hpp
+//   outputs act         E4M3 [R, 512], act_scales FP32 [R, 4] (row r = route r; act_quant's layout)
+//           gate_up     BF16 [R, 1024] (optional: null writes nothing)
+//   g[r][n] = bf16( acc ), acc = +0, then acc = fma(P_b, sx[t][b] * S13[e][n/128][b], acc) for the
+//   scale blocks b = 0 .. 15 in order (P_b: the matrix instruction's sum of the 128 products of the
+//   block, exact products, FP32 accumulation), e = ids[r], t = r / 9;
+//   act / act_scales = contracts::moe_act_quant of the BF16 row g[r] (bitwise: the same
+//   operations, dsl/block_quant.hpp). Routes with an invalid id: g = +0.0, act 0x00, scale +0.0
+//   (act_quant of a zero row). A hidden block with NaN / Inf poisons its token (expert_weights.hpp).
+// Comparison policy: gate_up rows vs the FP64 reference of the dequantized math as
+// expert_weights.hpp (|g - ref| <= 2^-8 |ref| + 2^-15 E + 2^-120); act / act_scales bitwise equal
+// to act_quant of g. Every value is computed by the same operations whatever tile, workgroup or
+// column it lands in (a D column depends only on its B column), so results are bitwise
+// repeatable and do not depend on the other routes of the call.
+//
+// Mapping: grid (4, max_tiles(R)); workgroup (g, j) serves plan tile j for the intermediate group
+// g (gate rows 128 g .. 128 g + 127 and the up rows 512 + 128 g ..: everything one 128-value
+// act_quant group needs); workgroups past the call's tile count exit. 8 waves; wave w owns gate
+// rows 128 g + 16 w .. + 15 and the up rows 512 + 128 g + 16 w ..; the tile's activations are
+// staged once in LDS. Each W13 byte of an expert is read once per tile of that expert.
+#pragma once
+#include "netra/contracts/moe/grouped_plan.hpp"
+
+namespace netra {
+
+/// What a call to the grouped gate_up has; built by the caller from its tensors.
+struct moe_grouped_gate_up_signature {
+  target_id target;
+  dtype weight_dtype = dtype::e4m3;
+  dtype scale_dtype = dtype::f32;
+  dtype act_dtype = dtype::e4m3;
+  i64 tokens = 0;
+  i64 hidden_size = 0;   // 2048
+  i64 intermediate = 0;  // 512
+  i64 experts = 0;       // 257
+  i64 plan_tile = 0;     // the Tile the plan was made with
+  const void* plan = nullptr;
+  u64 plan_bytes = 0;
+  const void* w13 = nullptr;
+  const void* s13 = nullptr;
+  const void* act = nullptr;
+  const void* act_scales = nullptr;
+  const void* gate_up = nullptr;  // optional
+};
+
+namespace contracts {
+
+template <class Target, u32 MinTokens, u32 MaxTokens, u32 Tile, u32 WaveSize = Target::wave_size> struct moe_grouped_gate_up {
+  static_assert(is_built_target_v<Target>,
+                "netra::contracts::moe_grouped_gate_up: field Target is not supported; supported: netra::gfx950, netra::sm90a");
+  static_assert(WaveSize == Target::wave_size,
+                "netra::contracts::moe_grouped_gate_up: field WaveSize must equal the target's wave size (gfx950: 64; sm90a: 32)");
+  static_assert(MinTokens >= 1 && MinTokens <= MaxTokens && MaxTokens <= 768,
+                "netra::contracts::moe_grouped_gate_up: fields MinTokens, MaxTokens must satisfy 1 <= MinTokens <= MaxTokens <= 768");
+  static_assert(Tile == 16 || Tile == 32 || Tile == 64, "netra::contracts::moe_grouped_gate_up: field Tile must be 16, 32 or 64");
+
+  using target = Target;
+  using weights = moe::expert_weights;
+  using layout = moe::grouped_plan_layout<MaxTokens, Tile>;
+  static constexpr const char* family = "moe_grouped_gate_up";
+  static constexpr const char* template_name = "netra::contracts::moe_grouped_gate_up";
+  static constexpr u32 min_tokens = MinTokens;
+  static constexpr u32 max_tokens = MaxTokens;
+  static constexpr u32 tile = Tile;
+  static constexpr u32 wave_size = WaveSize;
+  static constexpr u32 waves = 8;
+  static constexpr u64 workspace_bytes = 0;
+  static constexpr i64 template_args[] = {MinTokens, MaxTokens, Tile};
+  /// LDS of the tile's activations: Tile columns of 2048 E4M3 bytes, each padded by 64 bytes.
+  static constexpr u32 column_stride = weights::hidden + 64;
+  static constexpr u32 staged_bytes = Tile * column_stride;
+
+  static decision admits(const moe_grouped_gate_up_signature& s) {
+    if (s.target != Target::id) return refuse("target", Target::name, static_cast<i64>(s.target));
+    if (s.weight_dtype != dtype::e4m3) return refuse("weight dtype", "e4m3", static_cast<i64>(s.weight_dtype));
+    if (s.scale_dtype != dtype::f32) return refuse("scale dtype", "f32", static_cast<i64>(s.scale_dtype));
+    if (s.act_dtype != dtype::e4m3) return refuse("act dtype", "e4m3", static_cast<i64>(s.act_dtype));
+    if (s.tokens < MinTokens || s.tokens > MaxTokens) return refuse("tokens", "in [MinTokens, MaxTokens]", s.tokens);
+    if (s.hidden_size != weights::hidden) return refuse("hidden_size", "== 2048", s.hidden_size);
+    if (s.intermediate != weights::intermediate) return refuse("intermediate", "== 512", s.intermediate);
+    if (s.experts != weights::experts) return refuse("experts", "== 257 (256 routed + shared)", s.experts);
+    if (s.plan_tile != Tile) return refuse("plan tile", "== the contract's Tile", s.plan_tile);
+    if (const decision d = require_pointer<16>("plan", s.plan); !d.admitted()) return d;
+    if (s.plan_bytes < layout::bytes) return refuse("plan_bytes", ">= the plan layout's bytes", static_cast<i64>(s.plan_bytes));
+    if (const decision d = require_pointer<16>("w13", s.w13); !d.admitted()) return d;
+    if (const decision d = require_pointer<4>("s13", s.s13); !d.admitted()) return d;
+    if (const decision d = require_pointer<16>("act", s.act); !d.admitted()) return d;
+    if (const decision d = require_pointer<16>("act_scales", s.act_scales); !d.admitted()) return d;
+    if (s.gate_up != nullptr && !aligned_to(s.gate_up, 16))
+      return refuse("gate_up", "null or 16-byte aligned data", static_cast<i64>(__builtin_bit_cast(u64, s.gate_up)));
+    return admit();
+  }
+
+  static constexpr resource_budget budget() {
+    if constexpr (same_v<Target, gfx950>) {
+      resource_budget b;
+      b.max_vgprs = 128;  // 8 waves of 64 per workgroup
+      b.max_agprs = 0;
+      b.max_sgprs = 102;
+      b.max_lds_bytes = 163840;  // the staged activations (Tile x 2112 B), the BF16 group, the scales
+      b.max_code_bytes = 32768;
+      return b;
+    } else if constexpr (same_v<Target, sm90a>) {
+      resource_budget b;
+      b.max_registers = 224;  // 256 threads, one workgroup per SM: two blocks' weight pieces of 32 rows in flight per lane
+      b.max_lds_bytes = 232448;
+      b.max_code_bytes = 65536;
+      return b;
+    } else {
+      static_assert(dependent_false_v<Target>, "netra::contracts::moe_grouped_gate_up: no resource budget for this target");
+    }
+  }
+};
+
+}  // namespace contracts
+}  // namespace netra

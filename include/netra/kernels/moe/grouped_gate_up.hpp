@@ -1,0 +1,224 @@
+// netra/kernels/moe/grouped_gate_up.hpp — the one kernel of contracts::moe_grouped_gate_up.
+//
+// Contract: gate_up of every route of the plan's tiles, then act_quant fused (SiLU(gate) * up,
+// BF16, E4M3 per 128 values); semantics and policy in contracts/moe/grouped_gate_up.hpp.
+// Mapping: grid (4, max_tiles(9M)); workgroup (g, j) = intermediate group g of plan tile j (key e,
+// up to Tile routes); workgroups with j >= the call's tile count exit. 8 waves.
+//   1. Thread c < routes reads the tile's c-th route; then the columns' qx rows (2048 E4M3 bytes
+//      each) land in LDS (dynamic, Tile x 2112 B) with their 16 scales, every thread in turn.
+//   2. Wave w: gate rows 128 g + 16 w .. + 15 and up rows 512 + that, whole K. Per scale block b
+//      (ascending): the block's weight pieces (2 x 16 rows, experts_fragment.hpp maps; the next
+//      block's loads issued before this block's products), per used 16-column chunk the block
+//      products of both row tiles (grouped_tile.hpp), acc = fma(P_b, sw_b * sx_b, acc) from +0.
+//      gate and up of intermediate index i sit in the same lane's same D item.
+//   3. Each item: gate, up -> BF16 (optionally stored to gate_up), y = bf16(silu(gate) * up) into
+//      the workgroup's group image (LDS, [Tile][128]); barrier.
+//   4. act_quant of the group image: 16 threads per column, 8 values each (one 16-byte LDS read),
+//      the group's amax over the 16 (xor 1, 2, 4, 8), dsl/block_quant.hpp's scale and division,
+//      8 E4M3 bytes stored per thread, the first of the 16 stores the scale.
+// A tile of the invalid key writes act_quant's zero row (0x00, scale +0.0) and gate_up's +0.0.
+// On sm90a: programmatic dependent launch (released at once, waits before reading the plan).
+#pragma once
+#include "netra/contracts/moe/grouped_gate_up.hpp"
+#include "netra/dsl/block_quant.hpp"
+#include "netra/dsl/entry.hpp"
+#include "netra/dsl/math.hpp"
+#include "netra/dsl/narrow_store.hpp"
+#include "netra/dsl/wave_reduce.hpp"
+#include "netra/dsl/workgroup_barrier.hpp"
+#include "netra/kernels/moe/grouped_tile.hpp"
+
+namespace netra::kernels {
+
+template <class Contract> struct moe_grouped_gate_up_kernel {
+  using target = typename Contract::target;
+  using layout = typename Contract::layout;
+  using weights = moe::expert_weights;
+  using F = moe_grouped::fragment<target>;
+  using S = typename F::shape;
+  static constexpr const char* symbol = "netra_moe_grouped_gate_up";
+  static constexpr u32 wave = target::wave_size;
+  static constexpr u32 waves = Contract::waves;
+  static constexpr u32 workgroup_size = waves * wave;
+  static constexpr bool programmatic_dependent_launch = target::has_programmatic_dependent_launch;
+  static constexpr u32 tile = Contract::tile;
+  static constexpr u32 chunks = tile / F::chunk_columns;
+  static constexpr u32 blocks = weights::hidden / weights::block;  // 16
+  static constexpr u32 group = weights::block;                     // 128 intermediate values
+  static constexpr u32 stride = Contract::column_stride;
+  static constexpr u32 dynamic_lds_bytes = Contract::staged_bytes;
+  static constexpr bool prefers_max_lds = true;
+  static constexpr u32 min_workgroups_per_processor = 1;
+  static constexpr u32 y_stride = group + 8;  // BF16 values per column of the group image
+  static_assert(waves * F::rows == group, "grouped gate_up: the waves' rows make one 128-row group");
+  static_assert(tile % F::chunk_columns == 0, "grouped gate_up: whole 16-column chunks");
+  static_assert((tile * 16) % workgroup_size == 0 || workgroup_size % (tile * 16) == 0, "grouped gate_up: whole waves in the quantization");
+
+  struct params {
+    const u8* plan;
+    const u8* w13;      // E4M3 [257, 1024, 2048]
+    const float* s13;   // FP32 [257, 8, 16]
+    u8* act;            // E4M3 [9M, 512]
+    float* act_scales;  // FP32 [9M, 4]
+    u16* gate_up;       // BF16 [9M, 1024] or null
+    u32 tokens;
+  };
+
+  NETRA_HOST_DEVICE static constexpr launch_shape shape(u32 tokens) {
+    return {{weights::intermediate / group, layout::max_tiles(tokens * moe::route_layout::slots), 1}, workgroup_size, dynamic_lds_bytes};
+  }
+
+  struct shared_state {
+    float sx[tile][blocks];
+    u32 route[tile];
+    alignas(16) u16 y[tile][y_stride];
+  };
+
+  using accumulators = float[2][chunks][F::tiles][S::d_items];
+
+  /// Step 2 for wave w: the gate (t = 0) and up (t = 1) accumulators of the tile's used chunks.
+  static NETRA_DEVICE void project(const params& p, const shared_state& sh, const u8* staged, u32 key, u32 g, u32 used, accumulators& acc) {
+    const u32 lane = lane_id<target>(), w = wave_id<target>();
+    const u32 row[2] = {group * g + F::rows * w, weights::intermediate + group * g + F::rows * w};
+    const u8* expert = p.w13 + static_cast<u64>(key) * weights::w13_expert_bytes;
+    const u8* rows[2] = {expert + static_cast<u64>(row[0]) * weights::hidden, expert + static_cast<u64>(row[1]) * weights::hidden};
+    // lane l < 16: the gate rows' scale of block l; 16 <= l < 32: the up rows' of block l - 16
+    const float* srow = p.s13 + static_cast<u64>(key) * (weights::w13_scale_rows * weights::w13_scale_cols);
+    const float scale = lane < 32 ? srow[((lane < 16 ? row[0] : row[1]) / weights::block) * weights::w13_scale_cols + lane % 16] : 0.0f;
+    NETRA_UNROLL
+    for (u32 t = 0; t < 2; ++t)
+      NETRA_UNROLL
+      for (u32 c = 0; c < chunks; ++c)
+        NETRA_UNROLL
+        for (u32 n = 0; n < F::tiles; ++n)
+          NETRA_UNROLL
+          for (u32 i = 0; i < S::d_items; ++i) acc[t][c][n][i] = 0.0f;
+    moe_grouped::weight_pieces<target> next[2], cur[2];
+    NETRA_UNROLL
+    for (u32 t = 0; t < 2; ++t) moe_grouped::load_weight_pieces<target, weights::hidden>(rows[t], 0, lane, next[t]);
+    NETRA_NO_UNROLL
+    for (u32 b = 0; b < blocks; ++b) {
+      NETRA_UNROLL
+      for (u32 t = 0; t < 2; ++t)
+        NETRA_UNROLL
+        for (u32 v = 0; v < F::weight_pieces; ++v) cur[t][v] = next[t][v];
+      if (b + 1 < blocks) {
+        NETRA_UNROLL
+        for (u32 t = 0; t < 2; ++t) moe_grouped::load_weight_pieces<target, weights::hidden>(rows[t], (b + 1) * weights::block, lane, next[t]);
+      }
+      const float sw[2] = {bit_cast<float>(wave_broadcast<target>(bit_cast<u32>(scale), b)),
+                           bit_cast<float>(wave_broadcast<target>(bit_cast<u32>(scale), 16 + b))};
+      NETRA_UNROLL
+      for (u32 c = 0; c < chunks; ++c) {
+        if (c >= used) break;  // uniform
+        NETRA_UNROLL
+        for (u32 n = 0; n < F::tiles; ++n) {
+          NETRA_UNROLL
+          for (u32 t = 0; t < 2; ++t) {
+            float d[S::d_items];
+            moe_grouped::chunk_product<target, stride>(d, cur[t], staged, c, n, b * weights::block, lane);
+            NETRA_UNROLL
+            for (u32 i = 0; i < S::d_items; ++i) {
+              const float sx = sh.sx[moe_grouped::item_column<target>(lane, c, n, i)][b];
+              acc[t][c][n][i] = fma_rn(d[i], mul_rn(sw[t], sx), acc[t][c][n][i]);
+            }
+          }
+        }
+      }
+    }
+  }
+
+  /// Step 4: act_quant of the group image, columns < routes.
+  static NETRA_DEVICE void quantize_group(const params& p, const shared_state& sh, u32 g, u32 routes, u32 thread) {
+    for (u32 s0 = 0; s0 < tile * 16; s0 += workgroup_size) {
+      const u32 s = s0 + thread;
+      if (s >= tile * 16) break;  // whole waves (static_assert above)
+      const u32 col = s / 16, part = s % 16;
+      const bool live = col < routes;
+      const u32x4 v = *reinterpret_cast<const u32x4*>(&sh.y[live ? col : 0][8 * part]);
+      u32 m = max_of(max_of(bf16x2_magnitude_max(v.x), bf16x2_magnitude_max(v.y)), max_of(bf16x2_magnitude_max(v.z), bf16x2_magnitude_max(v.w)));
+      NETRA_UNROLL
+      for (u32 mask = 1; mask < 16; mask <<= 1) m = max_of(m, xor_shuffle_u32<target>(m, mask));
+      const float scale = act_quant_scale_fast(m);
+      const act_quant_divider divider = act_quant_divider::make(m, act_quant_divisor(m, scale));
+      u32 q[4];
+      const u32 words[4] = {v.x, v.y, v.z, v.w};
+      NETRA_UNROLL
+      for (u32 k = 0; k < 4; ++k)
+        q[k] = pack_e4m3x2<target>(divider.quotient(bit_cast<float>(words[k] << 16)), divider.quotient(bit_cast<float>(words[k] & 0xFFFF0000u)));
+      if (!live) continue;
+      const u64 route = sh.route[col];
+      store_8B<target>(p.act + route * weights::intermediate + group * g + 8 * part, q[0] | (q[1] << 16), q[2] | (q[3] << 16));
+      if (part == 0) store_4B<target>(p.act_scales + route * 4 + g, bit_cast<u32>(scale));
+    }
+  }
+
+  /// A tile of the invalid key: act_quant's zero row for group g, gate_up's +0.0.
+  static NETRA_DEVICE void zero_rows(const params& p, const shared_state& sh, u32 g, u32 routes, u32 thread) {
+    for (u32 s = thread; s < routes * 8; s += workgroup_size) {
+      const u64 route = sh.route[s / 8];
+      store_16B<target>(p.act + route * weights::intermediate + group * g + 16 * (s % 8), u32x4{0u, 0u, 0u, 0u});
+      if (p.gate_up != nullptr) {
+        store_16B<target>(p.gate_up + route * weights::gate_up_rows + group * g + 16 * (s % 8), u32x4{0u, 0u, 0u, 0u});
+        store_16B<target>(p.gate_up + route * weights::gate_up_rows + weights::intermediate + group * g + 16 * (s % 8), u32x4{0u, 0u, 0u, 0u});
+      }
+      if (s % 8 == 0) store_4B<target>(p.act_scales + route * 4 + g, 0u);
+    }
+  }
+
+  static NETRA_DEVICE void run(const params& p) {
+    NETRA_SHARED shared_state sh;
+    NETRA_DYNAMIC_SHARED_BYTES(staged);
+    launch_dependents<target>();
+    wait_for_prerequisites<target>();  // the plan (and before it the routes) exist
+    const u32 g = workgroup_id<target, 0>(), j = workgroup_id<target, 1>();
+    if (j >= moe_grouped::plan_tile_count<layout>(p.plan)) return;  // uniform
+    const moe_grouped::plan_tile t = moe_grouped::load_plan_tile<target, layout>(p.plan, j);
+    const u32 thread = thread_id<target>(), lane = lane_id<target>(), w = wave_id<target>();
+    const u32* routes = moe_grouped::plan_routes<layout>(p.plan);
+    if (thread < t.routes) sh.route[thread] = routes[t.first + thread];
+    workgroup_barrier<target>();
+    if (t.key == layout::invalid_key) {
+      zero_rows(p, sh, g, t.routes, thread);
+      return;
+    }
+    const u8* qx = p.plan + layout::qx_offset;
+    const float* sx = reinterpret_cast<const float*>(p.plan + layout::sx_offset);
+    moe_grouped::stage_columns<target, weights::hidden, stride, workgroup_size>(
+        staged, t.routes, thread, [&](u32 c) { return qx + moe::route_layout::token_of(sh.route[c]) * weights::hidden; });
+    for (u32 s = thread; s < t.routes * blocks; s += workgroup_size)
+      sh.sx[s / blocks][s % blocks] = sx[moe::route_layout::token_of(sh.route[s / blocks]) * blocks + s % blocks];
+    workgroup_barrier<target>();
+
+    const u32 used = ceil_div(t.routes, F::chunk_columns);
+    accumulators acc;
+    project(p, sh, staged, t.key, g, used, acc);
+    NETRA_UNROLL
+    for (u32 c = 0; c < chunks; ++c) {
+      if (c >= used) break;  // uniform
+      NETRA_UNROLL
+      for (u32 n = 0; n < F::tiles; ++n)
+        NETRA_UNROLL
+        for (u32 i = 0; i < S::d_items; ++i) {
+          const u32 col = moe_grouped::item_column<target>(lane, c, n, i), row = F::rows * w + moe_grouped::item_row<target>(lane, n, i);
+          const u32 gu = pack_bf16x2<target>(acc[0][c][n][i], acc[1][c][n][i]);  // gate | up << 16
+          const float y = mul_rn(silu_f32(bit_cast<float>(gu << 16)), bit_cast<float>(gu & 0xFFFF0000u));
+          sh.y[col][row] = static_cast<u16>(pack_bf16x2<target>(y, 0.0f));
+          if (p.gate_up != nullptr && col < t.routes) {
+            u16* out = p.gate_up + static_cast<u64>(sh.route[col]) * weights::gate_up_rows + group * g + row;
+            out[0] = static_cast<u16>(gu);
+            out[weights::intermediate] = static_cast<u16>(gu >> 16);
+          }
+        }
+    }
+    workgroup_barrier<target>();
+    quantize_group(p, sh, g, t.routes, thread);
+  }
+};
+
+template <class Target, u32 MinTokens, u32 MaxTokens, u32 Tile, u32 WaveSize>
+struct kernels_of<contracts::moe_grouped_gate_up<Target, MinTokens, MaxTokens, Tile, WaveSize>> {
+  using type = type_list<moe_grouped_gate_up_kernel<contracts::moe_grouped_gate_up<Target, MinTokens, MaxTokens, Tile, WaveSize>>>;
+};
+
+}  // namespace netra::kernels

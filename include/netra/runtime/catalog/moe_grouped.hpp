@@ -1,0 +1,13 @@
+// netra/runtime/catalog/moe_grouped.hpp — built-in grouped MoE expert instances for mid and large
+// batches (issue 29 §3, §4), both targets: per token range a plan (routes grouped by expert, the
+// hidden quantized once), gate_up with act_quant fused, down per route and the weighted route sum;
+// 17..256 tokens with tiles of 16 routes, 257..768 with tiles of 32 (sm90a) / 64 (gfx950), and the
+// exact M768 split-K pair (two FP16 K partials, then the reducer).
+#pragma once
+#include <boost/hana.hpp>
+
+#include "netra/runtime/tactics/moe_grouped.hpp"
+
+namespace netra::catalog {
+inline constexpr auto moe_grouped = boost::hana::flatten(boost::hana::make_tuple(tactics::grouped_contracts<gfx950>, tactics::grouped_contracts<sm90a>));
+}  // namespace netra::catalog

@@ -1,0 +1,296 @@
+// The grouped expert path on the GPU (sm90a cubins built by CMake) against the host oracles:
+// the plan bit for bit (tiles, route order, quantized hidden), gate_up's BF16 rows within the
+// expert policy of the FP64 reference and its fused act_quant bit for bit against act_quant of
+// those rows, the route sum within the policy (KParts 1) or the split-K bound (KParts 2), for
+// M = 17 .. 768 on every configuration; adversarial inputs (saturated E4M3, E4M3 ties, NaN hidden
+// blocks, zero and NaN block scales, NaN route weights, invalid ids, an expert taking every route,
+// experts no route reads holding NaN, FP16 partials past their range); bitwise repeatability;
+// poisoned outputs (every element written); refused calls that launch and write nothing.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gpu/gpu_buffers.hpp"
+#include "netra/runtime/ops/moe_grouped.hpp"
+#include "oracles/moe_grouped.hpp"
+#include "oracles/moe_routing.hpp"
+
+using namespace netra;
+
+namespace {
+
+template <class Contract> const handle<Contract>& handle_of() {
+  static const handle<Contract> h(std::string(NETRA_CODE_OBJECT_DIR) + "/" + instance_name<Contract>() + ".cubin", current_cuda_device());
+  return h;
+}
+CUstream test_stream() {
+  static CUstream s = [] {
+    CUstream st;
+    testing::drv().check(testing::drv().cuStreamCreate(&st, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    return st;
+  }();
+  return s;
+}
+void sync_stream() { testing::drv().check(testing::drv().cuStreamSynchronize(test_stream()), "cuStreamSynchronize"); }
+
+/// All 257 experts on the device and on the host. Experts in [first_unused, 256) hold E4M3 NaN and
+/// NaN scales: no test routes to them, so a kernel that reads one shows NaN where the oracle is finite.
+struct experts {
+  static constexpr int first_unused = 232;
+  oracles::weight_params params;
+  std::vector<std::uint8_t> w13 = std::vector<std::uint8_t>(257ull << 21), w2 = std::vector<std::uint8_t>(257ull << 20);
+  std::vector<float> s13 = std::vector<float>(257 * 128), s2 = std::vector<float>(257 * 64);
+  testing::gpu_array<std::uint8_t> d13{257ull << 21}, d2{257ull << 20};
+  testing::gpu_array<float> ds13{257 * 128}, ds2{257 * 64};
+  oracles::expert_weight_view view{[this](int e, int n, int k) { return w13[(static_cast<std::size_t>(e) << 21) + n * 2048 + k]; },
+                                   [this](int e, int n, int k) { return w2[(static_cast<std::size_t>(e) << 20) + n * 512 + k]; },
+                                   [this](int e, int i, int j) { return s13[e * 128 + i * 16 + j]; },
+                                   [this](int e, int i, int j) { return s2[e * 64 + i * 4 + j]; }};
+
+  explicit experts(const oracles::weight_params& p) : params(p) {
+    const auto gen = oracles::hashed_weights(p);
+    std::vector<std::thread> workers;
+    for (int part = 0; part < 16; ++part)
+      workers.emplace_back([&, part] {
+        for (int e = part; e < 257; e += 16) {
+          const bool unused = e >= first_unused && e < 256;
+          for (int n = 0; n < 1024; ++n)
+            for (int k = 0; k < 2048; ++k) w13[(static_cast<std::size_t>(e) << 21) + n * 2048 + k] = unused ? 0x7F : gen.w13(e, n, k);
+          for (int n = 0; n < 2048; ++n)
+            for (int k = 0; k < 512; ++k) w2[(static_cast<std::size_t>(e) << 20) + n * 512 + k] = unused ? 0x7F : gen.w2(e, n, k);
+          for (int i = 0; i < 128; ++i) s13[e * 128 + i] = unused ? std::nanf("") : gen.s13(e, i / 16, i % 16);
+          for (int i = 0; i < 64; ++i) s2[e * 64 + i] = unused ? std::nanf("") : gen.s2(e, i / 4, i % 4);
+        }
+      });
+    for (auto& t : workers) t.join();
+    s13[9 * 128 + 2 * 16 + 3] = std::nanf("");  // expert 9: one NaN block scale in each matrix
+    s2[9 * 64 + 5 * 4 + 1] = std::nanf("");
+    d13.upload(w13);
+    d2.upload(w2);
+    ds13.upload(s13);
+    ds2.upload(s2);
+  }
+  moe_expert_weights device() const { return {d13.data(), ds13.data(), d2.data(), ds2.data()}; }
+};
+
+experts& random_experts() {
+  static experts e(oracles::weight_params{});
+  return e;
+}
+experts& saturated_experts() {  // every weight ±448; scales in [0.5, 1): FP16 partials overflow
+  oracles::weight_params p;
+  p.seed = 3;
+  p.saturate = true;
+  p.scale_lo = 0.5f;
+  p.scale_hi = 1.0f;
+  p.zero_scale_expert = 4;
+  static experts e(p);
+  return e;
+}
+
+struct call {
+  int tokens;
+  std::vector<std::uint16_t> hidden;
+  std::vector<std::int32_t> ids;
+  std::vector<float> route_weights;
+};
+call random_call(int tokens, std::uint64_t seed) {
+  call c{tokens, oracles::hidden_rows(tokens, seed), oracles::routed_ids(tokens, seed, experts::first_unused), {}};
+  oracles::xorshift r{seed + 5};
+  c.route_weights.resize(c.ids.size());
+  for (auto& w : c.route_weights) w = 0.02f + 0.1f * (r.uniform() + 1.0f);
+  return c;
+}
+
+struct outputs {
+  std::vector<std::uint8_t> plan, act;
+  std::vector<float> act_scales;
+  std::vector<std::uint16_t> gate_up, out;
+  bool operator==(const outputs&) const = default;
+};
+
+/// One configuration's four launches; every output poisoned first (0xFF).
+template <class Config> outputs run(const experts& x, const call& c, bool with_gate_up = true) {
+  const std::size_t routes = c.ids.size();
+  testing::gpu_array<std::uint16_t> hidden(c.hidden.size()), gate_up(routes * 1024), out(static_cast<std::size_t>(c.tokens) * 2048);
+  testing::gpu_array<std::int32_t> ids(routes);
+  testing::gpu_array<float> weights(routes), scales(routes * 4);
+  testing::gpu_array<std::uint8_t> plan(Config::plan::layout::bytes), act(routes * 512), partials(Config::down::partials_bytes);
+  hidden.upload(c.hidden);
+  ids.upload(c.ids);
+  weights.upload(c.route_weights);
+  for (const auto* b : {&plan, &act, &partials}) b->fill_bytes(0xFF);
+  gate_up.fill_bytes(0xFF);
+  out.fill_bytes(0xFF);
+  scales.fill_bytes(0xFF);
+  const u64 plan_bytes = Config::plan::layout::bytes;
+  moe_grouped_plan(handle_of<typename Config::plan>(), test_stream(), hidden.data(), ids.data(), plan.data(), plan_bytes, c.tokens);
+  moe_grouped_gate_up(handle_of<typename Config::gate_up>(), test_stream(), plan.data(), plan_bytes, x.device(), act.data(), scales.data(),
+                      with_gate_up ? gate_up.data() : nullptr, c.tokens);
+  moe_grouped_down(handle_of<typename Config::down>(), test_stream(), plan.data(), plan_bytes, act.data(), scales.data(), x.device(), partials.data(),
+                   Config::down::partials_bytes, c.tokens);
+  moe_grouped_reduce(handle_of<typename Config::reduce>(), test_stream(), partials.data(), Config::down::partials_bytes, ids.data(), weights.data(),
+                     out.data(), c.tokens);
+  sync_stream();
+  outputs o{plan.download(), act.download(), scales.download(), with_gate_up ? gate_up.download() : std::vector<std::uint16_t>{}, out.download()};
+  o.plan.resize(plan_bytes);
+  o.act.resize(routes * 512);
+  o.act_scales.resize(routes * 4);
+  if (with_gate_up) o.gate_up.resize(routes * 1024);
+  o.out.resize(static_cast<std::size_t>(c.tokens) * 2048);
+  return o;
+}
+
+bool every_16th(int n) { return n % 16 == 5; }
+
+/// Every check of one call on one configuration.
+template <class Config> void check_call(const experts& x, const call& c) {
+  using layout = typename Config::plan::layout;
+  INFO("tokens ", c.tokens, ", configuration ", tactics::grouped_configuration<sm90a>(c.tokens));
+  const outputs o = run<Config>(x, c);
+  const std::size_t routes = c.ids.size();
+
+  // the plan, bit for bit
+  const oracles::grouped_plan want = oracles::make_grouped_plan(c.ids, layout::tile);
+  const oracles::grouped_plan got = oracles::read_grouped_plan(o.plan, layout::tiles_offset, layout::routes_offset, routes);
+  CHECK(got.tiles == want.tiles);
+  CHECK(got.routes == want.routes);
+  long quant_mismatches = 0;
+  for (int t = 0; t < c.tokens; ++t)
+    for (int b = 0; b < 16; ++b) {
+      std::uint8_t q[128];
+      const float s = oracles::hidden_quant_block(c.hidden.data() + t * 2048 + 128 * b, q);
+      float got_s;
+      std::memcpy(&got_s, o.plan.data() + layout::sx_offset + 4 * (t * 16 + b), 4);
+      quant_mismatches += std::memcmp(q, o.plan.data() + layout::qx_offset + t * 2048 + 128 * b, 128) != 0;
+      quant_mismatches += std::memcmp(&s, &got_s, 4) != 0 && !(std::isnan(s) && std::isnan(got_s));
+    }
+  CHECK(quant_mismatches == 0);
+
+  // gate_up within the policy; act_quant of its rows bit for bit
+  const auto ref = oracles::gate_up_reference(c.tokens, c.hidden.data(), c.ids.data(), x.view, every_16th);
+  const auto rep = oracles::check_policy(ref, o.gate_up, [](std::size_t i) { return every_16th(static_cast<int>(i % 1024) % 512); });
+  INFO("gate_up: ", rep.describe());
+  CHECK(rep.failures == 0);
+  std::vector<std::uint8_t> act(routes * 512);
+  std::vector<float> act_scales(routes * 4);
+  oracles::act_quant(o.gate_up.data(), static_cast<std::int64_t>(routes), 1024, act.data(), act_scales.data());
+  CHECK(act == o.act);
+  CHECK(std::memcmp(act_scales.data(), o.act_scales.data(), 4 * act_scales.size()) == 0);
+  long invalid_nonzero = 0;
+  for (std::size_t r = 0; r < routes; ++r)
+    if (!oracles::valid_expert(c.ids[r]))
+      for (int n = 0; n < 1024; ++n) invalid_nonzero += o.gate_up[r * 1024 + n] != 0;
+  CHECK(invalid_nonzero == 0);
+
+  // the route sum
+  if constexpr (Config::down::k_parts == 1) {
+    const auto dref = oracles::down_reference(c.tokens, o.act.data(), o.act_scales.data(), c.ids.data(), c.route_weights.data(), x.view, every_16th);
+    const auto drep = oracles::check_policy(dref, o.out, [](std::size_t i) { return every_16th(static_cast<int>(i % 2048)); });
+    INFO("down: ", drep.describe());
+    CHECK(drep.failures == 0);
+  } else {
+    const auto sref =
+        oracles::split_k_down_reference(c.tokens, o.act.data(), o.act_scales.data(), c.ids.data(), c.route_weights.data(), x.view, every_16th);
+    long failures = 0, overflows = 0, checked = 0;
+    for (std::size_t i = 0; i < sref.size(); ++i) {
+      if (!every_16th(static_cast<int>(i % 2048))) continue;
+      ++checked;
+      overflows += sref[i].overflow;
+      if (!oracles::within_split_k_policy(sref[i], o.out[i])) ++failures;
+    }
+    INFO("split-K down: checked ", checked, ", overflowing ", overflows, ", failures ", failures);
+    CHECK(failures == 0);
+  }
+
+  // bitwise repeatable; the optional gate_up output changes nothing else
+  CHECK(run<Config>(x, c) == o);
+  outputs without = run<Config>(x, c, false);
+  without.gate_up = o.gate_up;
+  CHECK(without == o);
+}
+
+}  // namespace
+
+TEST_CASE("grouped experts, mid batches (17 .. 256 tokens, tiles of 16)") {
+  for (int tokens : {17, 64, 128, 256}) check_call<tactics::grouped_mid<sm90a>>(random_experts(), random_call(tokens, 100 + tokens));
+}
+
+TEST_CASE("grouped experts, large batches (257 .. 768) and the M768 split-K pair") {
+  check_call<tactics::grouped_large<sm90a>>(random_experts(), random_call(300, 7));
+  const call m768 = random_call(768, 8);
+  check_call<tactics::grouped_large<sm90a>>(random_experts(), m768);
+  check_call<tactics::grouped_split_k<sm90a>>(random_experts(), m768);
+}
+
+TEST_CASE("grouped experts, adversarial inputs") {
+  call c = random_call(64, 21);
+  c.hidden = oracles::tie_hidden_rows(64, 21);                     // E4M3 ties of the hidden quantization
+  c.hidden[3 * 2048 + 5 * 128 + 7] = 0x7FC1;                        // a NaN block: token 3 is NaN everywhere
+  c.hidden[10 * 2048 + 2 * 128] = 0xFF80;                           // -Inf: token 10 likewise
+  for (int b = 0; b < 128; ++b) c.hidden[12 * 2048 + 9 * 128 + b] = 0;  // an all-zero block
+  c.ids[4] = -1;
+  c.ids[40] = 257;
+  c.ids[41] = 100000;
+  c.ids[77] = 9;                     // the expert with NaN block scales
+  c.ids[78] = 4;                     // zero block scales (saturated set)
+  c.ids[79] = c.ids[80] = c.ids[81] = 5;  // duplicates inside a token
+  c.route_weights[100] = std::nanf("");
+  c.route_weights[101] = 0.0f;
+  check_call<tactics::grouped_mid<sm90a>>(random_experts(), c);
+  check_call<tactics::grouped_mid<sm90a>>(saturated_experts(), c);
+  c.tokens = 300;
+  c.hidden = oracles::tie_hidden_rows(300, 22);
+  c.ids = oracles::routed_ids(300, 22, experts::first_unused);
+  c.route_weights.resize(c.ids.size(), 0.125f);
+  check_call<tactics::grouped_large<sm90a>>(saturated_experts(), c);
+}
+
+TEST_CASE("grouped experts: one expert takes every route; empty experts") {
+  call c = random_call(64, 31);
+  std::fill(c.ids.begin(), c.ids.end(), 7);  // 576 routes, 36 tiles of one expert
+  check_call<tactics::grouped_mid<sm90a>>(random_experts(), c);
+  call d = random_call(768, 32);
+  std::fill(d.ids.begin(), d.ids.end(), 7);
+  check_call<tactics::grouped_split_k<sm90a>>(random_experts(), d);
+  call e = random_call(40, 33);
+  for (std::size_t r = 0; r < e.ids.size(); ++r) e.ids[r] = (r % 9 == 8) ? 256 : static_cast<std::int32_t>(r % 3);  // three experts
+  check_call<tactics::grouped_mid<sm90a>>(random_experts(), e);
+}
+
+TEST_CASE("split-K: FP16 partials past their range are infinite, the rest within the bound") {
+  call c = random_call(768, 41);
+  check_call<tactics::grouped_split_k<sm90a>>(saturated_experts(), c);
+}
+
+TEST_CASE("grouped experts: refused calls launch nothing and write nothing") {
+  const call c = random_call(16, 51);
+  using config = tactics::grouped_mid<sm90a>;
+  testing::gpu_array<std::uint8_t> plan(config::plan::layout::bytes), act(16 * 9 * 512);
+  testing::gpu_array<float> scales(16 * 9 * 4);
+  testing::gpu_array<std::uint16_t> hidden(c.hidden.size());
+  testing::gpu_array<std::int32_t> ids(c.ids.size());
+  hidden.upload(c.hidden);
+  ids.upload(c.ids);
+  plan.fill_bytes(0xA5);
+  act.fill_bytes(0xA5);
+  CHECK_THROWS(moe_grouped_plan(handle_of<config::plan>(), test_stream(), hidden.data(), ids.data(), plan.data(), config::plan::layout::bytes - 16, 16));
+  CHECK_THROWS(moe_grouped_gate_up(handle_of<config::gate_up>(), test_stream(), plan.data(), config::plan::layout::bytes, random_experts().device(),
+                                   act.data(), scales.data(), nullptr, 16));
+  sync_stream();
+  for (auto v : plan.download()) REQUIRE(v == 0xA5);
+  for (auto v : act.download()) REQUIRE(v == 0xA5);
+  moe_grouped_experts<sm90a> block(current_cuda_device(), [](const std::string& name) {
+    return read_file_bytes(std::string(NETRA_CODE_OBJECT_DIR) + "/" + name + ".cubin");
+  });
+  moe_grouped_args a;
+  a.tokens = 16;
+  CHECK_THROWS(block.run(test_stream(), a, moe_grouped_experts<sm90a>::plan_bytes, moe_grouped_experts<sm90a>::partials_bytes));
+  a.tokens = 769;
+  CHECK_THROWS(block.run(test_stream(), a, moe_grouped_experts<sm90a>::plan_bytes, moe_grouped_experts<sm90a>::partials_bytes));
+}

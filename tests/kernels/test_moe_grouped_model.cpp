@@ -1,0 +1,222 @@
+// The grouped expert contracts on the host: the plan kernel's grouping decomposed as the kernel
+// decomposes it (its own segment map, one wave row at a time, key matches and per-wave counts as
+// the kernel keeps them, wave32 and wave64) equal to the oracle's stable counting order for
+// random, skewed, one-expert and invalid-id route streams of 1 .. 768 tokens; the FP16 conversion
+// of the split-K partials bit for bit against the compiler's _Float16; the contracts' launch
+// geometry (the article's M768 grids) and their refusals.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <vector>
+
+#include "netra/kernels/moe/grouped_gate_up.hpp"
+#include "netra/kernels/moe/grouped_plan.hpp"
+#include "netra/kernels/moe/split_k_down.hpp"
+#include "netra/runtime/tactics/moe_grouped.hpp"
+#include "oracles/moe_grouped.hpp"
+
+using namespace netra;
+
+namespace {
+
+/// The plan kernel's group() for one workgroup of `kernel::waves` waves, lanes in lockstep.
+template <class Contract> oracles::grouped_plan model_plan(const std::vector<std::int32_t>& ids) {
+  using kernel = kernels::moe_grouped_plan_kernel<Contract>;
+  constexpr u32 W = kernel::wave, waves = kernel::waves, keys = kernel::keys;
+  const u32 routes = static_cast<u32>(ids.size());
+  std::vector<u32> key(routes);
+  for (u32 i = 0; i < routes; ++i) key[i] = moe::expert_unit_list::key_of(ids[i]);
+  std::vector<std::vector<u32>> count(waves, std::vector<u32>(keys, 0));
+  const u32 seg = kernel::segment(routes);
+  auto rows = [&](u32 w, auto each_row) {
+    const u32 first = w * seg, end = std::min(routes, first + seg);
+    for (u32 base = first; base < end; base += W) {
+      std::map<u32, std::vector<u32>> peers;  // key -> lanes holding it (ascending)
+      for (u32 l = 0; l < W && base + l < end; ++l) peers[key[base + l]].push_back(l);
+      each_row(base, peers);
+    }
+  };
+  for (u32 w = 0; w < waves; ++w)
+    rows(w, [&](u32, const std::map<u32, std::vector<u32>>& peers) {
+      for (const auto& [k, lanes] : peers) count[w][k] += static_cast<u32>(lanes.size());  // the lowest lane adds them
+    });
+  std::vector<u32> total(keys, 0);
+  for (u32 k = 0; k < keys; ++k)
+    for (u32 w = 0; w < waves; ++w) {
+      const u32 c = count[w][k];
+      count[w][k] = total[k];
+      total[k] += c;
+    }
+  std::vector<u32> first_position(keys, 0), first_tile(keys, 0);
+  for (u32 k = 1; k < keys; ++k) {
+    first_position[k] = first_position[k - 1] + total[k - 1];
+    first_tile[k] = first_tile[k - 1] + (total[k - 1] + Contract::tile - 1) / Contract::tile;
+  }
+  oracles::grouped_plan p;
+  p.routes.assign(routes, 0xFFFFFFFFu);
+  for (u32 w = 0; w < waves; ++w)
+    rows(w, [&](u32 base, const std::map<u32, std::vector<u32>>& peers) {
+      for (const auto& [k, lanes] : peers) {
+        for (u32 rank = 0; rank < lanes.size(); ++rank) p.routes[first_position[k] + count[w][k] + rank] = base + lanes[rank];
+        count[w][k] += static_cast<u32>(lanes.size());
+      }
+    });
+  for (u32 k = 0; k < keys; ++k)
+    for (u32 j = 0; j * Contract::tile < total[k]; ++j)
+      p.tiles.push_back({k, first_position[k] + j * Contract::tile, std::min(Contract::tile, total[k] - j * Contract::tile)});
+  return p;
+}
+
+std::vector<std::int32_t> skewed_ids(int tokens, std::uint64_t seed) {
+  std::vector<std::int32_t> ids = oracles::routed_ids(tokens, seed, 24);
+  for (std::size_t r = 0; r < ids.size(); r += 7) ids[r] = (r % 3 == 0) ? -1 : (r % 3 == 1) ? 300 : 5;  // invalid ids and duplicates
+  return ids;
+}
+
+template <class Contract> void check_plans() {
+  for (int tokens : {1, 2, 17, 64, 128, 255, 256}) {
+    if (tokens > static_cast<int>(Contract::max_tokens)) continue;
+    for (const auto& ids : {oracles::routed_ids(tokens, 11 + tokens), skewed_ids(tokens, 5), std::vector<std::int32_t>(tokens * 9, 7)}) {
+      const oracles::grouped_plan want = oracles::make_grouped_plan(ids, Contract::tile), got = model_plan<Contract>(ids);
+      CHECK(got.routes == want.routes);
+      CHECK(got.tiles == want.tiles);
+      CHECK(want.tiles.size() <= Contract::layout::max_tiles(static_cast<u32>(ids.size())));
+      u32 expert_tiles = 0;
+      for (const auto& t : want.tiles) expert_tiles += t.key < 257;
+      CHECK(expert_tiles <= Contract::layout::max_expert_tiles(static_cast<u32>(ids.size())));
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("grouped plan: the kernel's grouping equals the stable counting order (wave32 and wave64)") {
+  check_plans<contracts::moe_grouped_plan<sm90a, 256, 16>>();
+  check_plans<contracts::moe_grouped_plan<gfx950, 256, 16>>();
+  check_plans<contracts::moe_grouped_plan<sm90a, 768, 32>>();
+  check_plans<contracts::moe_grouped_plan<gfx950, 768, 64>>();
+  // the full M768 stream, every tile size
+  const auto ids = oracles::routed_ids(768, 99);
+  CHECK(model_plan<contracts::moe_grouped_plan<gfx950, 768, 64>>(ids).routes == oracles::make_grouped_plan(ids, 64).routes);
+  CHECK(model_plan<contracts::moe_grouped_plan<sm90a, 768, 32>>(ids).tiles == oracles::make_grouped_plan(ids, 32).tiles);
+}
+
+TEST_CASE("split-K partials: FP16 rounding bit for bit against _Float16") {
+  using kernels::moe_grouped::f16_from_f32_rn;
+  using kernels::moe_grouped::f32_from_f16;
+  std::vector<float> xs = {0.0f, -0.0f, 65504.0f, 65519.996f, 65520.0f, -65520.0f, 1e30f, 5.9604645e-08f, 2.9802322e-08f, 2.9802326e-08f,
+                           8.940697e-08f, 6.097555e-05f, 6.1035156e-05f, bit_cast<float>(0x7F800000u), bit_cast<float>(0xFF800000u)};
+  std::uint64_t h = 1;
+  for (int i = 0; i < 400000; ++i) {
+    h = oracles::mix(h, 3, 5, 7);
+    const u32 bits = static_cast<u32>(h);
+    const u32 e = 100 + static_cast<u32>((h >> 40) % 45);  // exponents around FP16's range
+    xs.push_back(bit_cast<float>((bits & 0x807FFFFFu) | (e << 23)));
+    xs.push_back(bit_cast<float>(bits));
+  }
+  long mismatches = 0;
+  for (float x : xs) {
+    if (x != x) continue;
+    const _Float16 ref = static_cast<_Float16>(x);
+    std::uint16_t ref_bits;
+    std::memcpy(&ref_bits, &ref, 2);
+    mismatches += f16_from_f32_rn(x) != ref_bits;
+    if (f16_from_f32_rn(x) != ref_bits && mismatches < 5) MESSAGE("x = " << x << " got " << f16_from_f32_rn(x) << " want " << ref_bits);
+  }
+  CHECK(mismatches == 0);
+  CHECK(f16_from_f32_rn(bit_cast<float>(0x7FC00000u)) == 0x7E00);
+  for (u32 v = 0; v < 0x10000; ++v) {
+    if ((v & 0x7C00u) == 0x7C00u && (v & 0x3FFu) != 0) continue;  // NaN payloads
+    _Float16 f;
+    const std::uint16_t b = static_cast<std::uint16_t>(v);
+    std::memcpy(&f, &b, 2);
+    CHECK(bit_cast<u32>(f32_from_f16(b)) == bit_cast<u32>(static_cast<float>(f)));
+  }
+}
+
+TEST_CASE("grouped contracts: launch geometry, the article's M768 figures, domains") {
+  using producer = kernels::moe_grouped_down_kernel<contracts::moe_split_k_down<gfx950>>;
+  using reducer = kernels::moe_grouped_reduce_kernel<contracts::moe_split_k_reduce<gfx950>>;
+  CHECK(producer::shape(768).grid[0] == 2);
+  CHECK(producer::shape(768).grid[1] == 365);
+  CHECK(reducer::shape(768).grid[0] == 16);
+  CHECK(reducer::shape(768).grid[1] == 768);
+  CHECK(contracts::moe_split_k_down<gfx950>::budget().max_vgprs == 256);
+  CHECK(contracts::moe_split_k_down<gfx950>::budget().max_lds_bytes == 65536);
+  CHECK(contracts::moe_split_k_reduce<gfx950>::budget().max_vgprs == 28);
+  CHECK(contracts::moe_split_k_down<gfx950>::partials_bytes == 2ull * 6912 * 2048 * 2);
+  // every M in [17, 768] has exactly one first configuration, and 768 is the split-K pair
+  for (i64 m = 1; m <= 800; ++m) {
+    const std::string c = tactics::grouped_configuration<sm90a>(m);
+    CHECK((c.empty() == (m < 17 || m > 768)));
+  }
+  CHECK(std::string(tactics::grouped_configuration<gfx950>(768)) == "split_k");
+  CHECK(std::string(tactics::grouped_configuration<sm90a>(128)) == "mid");
+  CHECK(std::string(tactics::grouped_configuration<sm90a>(512)) == "large");
+}
+
+TEST_CASE("grouped contracts refuse what they do not serve, naming the field") {
+  using gate_up = contracts::moe_grouped_gate_up<sm90a, 17, 256, 16>;
+  alignas(16) static std::uint8_t buffer[64];
+  moe_grouped_gate_up_signature s{};
+  s.target = target_id::sm90a;
+  s.tokens = 17;
+  s.hidden_size = 2048;
+  s.intermediate = 512;
+  s.experts = 257;
+  s.plan_tile = 16;
+  s.plan = s.w13 = s.s13 = s.act = s.act_scales = buffer;
+  s.plan_bytes = gate_up::layout::bytes;
+  CHECK(gate_up::admits(s).admitted());
+  auto refused_at = [](const decision& d) { return std::string(d.admitted() ? "" : d.field); };
+  auto t = s;
+  t.tokens = 16;
+  CHECK(refused_at(gate_up::admits(t)) == "tokens");
+  t = s;
+  t.tokens = 257;
+  CHECK(refused_at(gate_up::admits(t)) == "tokens");
+  t = s;
+  t.plan_tile = 32;
+  CHECK(refused_at(gate_up::admits(t)) == "plan tile");
+  t = s;
+  t.plan_bytes = gate_up::layout::bytes - 1;
+  CHECK(refused_at(gate_up::admits(t)) == "plan_bytes");
+  t = s;
+  t.gate_up = buffer + 4;
+  CHECK(refused_at(gate_up::admits(t)) == "gate_up");
+  t = s;
+  t.target = target_id::gfx950;
+  CHECK(refused_at(gate_up::admits(t)) == "target");
+
+  using down = contracts::moe_split_k_down<sm90a>;
+  moe_grouped_down_signature d{};
+  d.target = target_id::sm90a;
+  d.tokens = 768;
+  d.hidden_size = 2048;
+  d.intermediate = 512;
+  d.experts = 257;
+  d.plan_tile = down::tile;
+  d.plan = d.act = d.act_scales = d.w2 = d.s2 = d.partials = buffer;
+  d.plan_bytes = down::layout::bytes;
+  d.partials_bytes = down::partials_bytes;
+  CHECK(down::admits(d).admitted());
+  auto e = d;
+  e.tokens = 767;
+  CHECK(refused_at(down::admits(e)) == "tokens");
+  e = d;
+  e.partials_bytes = down::partials_bytes - 16;
+  CHECK(refused_at(down::admits(e)) == "partials_bytes");
+
+  using reduce = contracts::moe_split_k_reduce<sm90a>;
+  moe_grouped_reduce_signature r{};
+  r.target = target_id::sm90a;
+  r.tokens = 768;
+  r.hidden_size = 2048;
+  r.partials = r.ids = r.route_weights = r.out = buffer;
+  r.partials_bytes = reduce::partials_bytes;
+  CHECK(reduce::admits(r).admitted());
+  r.ids = nullptr;
+  CHECK(refused_at(reduce::admits(r)) == "ids");
+}
