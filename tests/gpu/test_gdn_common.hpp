@@ -66,17 +66,6 @@ inline void parallel_for(std::size_t n, const std::function<void(std::size_t)>& 
   for (auto& t : pool) t.join();
 }
 
-/// Expects `call` to be refused (netra::error, status invalid_argument) naming `field`.
-template <class F> void refused(F&& call, const char* field) {
-  try {
-    call();
-    FAIL("the call was not refused: ", field);
-  } catch (const error& e) {
-    CHECK(e.code() == status::invalid_argument);
-    CHECK_MESSAGE(std::string(e.what()).find(field) != std::string::npos, e.what());
-  }
-}
-
 template <class T> std::size_t mismatches(const std::vector<T>& a, const std::vector<T>& b, std::size_t n) {
   std::size_t bad = 0;
   for (std::size_t i = 0; i < n; ++i) bad += std::memcmp(&a[i], &b[i], sizeof(T)) != 0;

@@ -11,6 +11,17 @@ using namespace netra::testing::gdn;
 using netra::testing::gpu_array;
 
 namespace {
+/// Expects `call` to be refused (netra::error, status invalid_argument) naming `field`.
+template <class F> void refused(F&& call, const char* field) {
+  try {
+    call();
+    FAIL("the call was not refused: ", field);
+  } catch (const error& e) {
+    CHECK(e.code() == status::invalid_argument);
+    CHECK_MESSAGE(std::string(e.what()).find(field) != std::string::npos, e.what());
+  }
+}
+
 constexpr std::size_t D = ref::D, HV = ref::HV, H = ref::H, K = ref::K, V = ref::V;
 
 template <class C> void conv_case(std::size_t B, std::size_t x_stride, unsigned seed) {
@@ -101,7 +112,7 @@ template <class C> void core_case(std::size_t B, std::vector<std::size_t> checke
   const core_buffers buf(in);
   const auto pool = random_state<elem>(slots, seed + 9);
   std::vector<std::int32_t> slot(B);
-  for (std::size_t b = 0; b < B; ++b) slot[b] = static_cast<std::int32_t>((b * 3 + 1) % (slots - 1));
+  for (std::size_t b = 0; b < B; ++b) slot[b] = static_cast<std::int32_t>(slots - 2 - b);  // distinct real slots
   if (B >= 3) slot[2] = 1 << 30;  // padded row: reads the sentinel, writes no state
   gpu_array<elem> dpool(pool.size());
   gpu_array<std::int32_t> dslot(B);

@@ -1,0 +1,237 @@
+"""Gated delta net benchmark on the GPU (issue 27): netra's conv update, precompute, K0 verify,
+M16 and accepted-prefix replay (timed and checked against the host oracle by the C++ driver
+`netra-bench-gdn`, same run) against torch implementations of the same math, eager and
+torch.compile, each eager and graph-replayed with inputs rotated past the L2 (bench/common.py).
+
+Peers are judged on the inputs the driver dumps with netra's outputs (which the driver and the GPU
+tests check bitwise against the oracles): a peer is exact only if it reproduces every byte; its
+mismatch count and largest error are recorded. Roofline: bytes / the copy bandwidth measured here;
+fp32_floor_us: the kernel's FP32 operations (4 per state element per token, 3 in replay) at one
+FP32 operation per lane per clock (132 SMs x 128 lanes x 1.98 GHz).
+
+usage: python3 bench/gdn.py --netra-bench build/tests/netra-bench-gdn --out bench/results/gdn_h200.json
+           [--compile-peers 0|1|2]   (1: torch.compile for K0 B = 64 FP32 and conv B = 64 only; 2: every large shape)
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, __file__.rsplit("/bench/", 1)[0])
+from bench import common  # noqa: E402
+
+D, H, HV, K, V = 8192, 16, 32, 128, 128
+FP32_RATE = 132 * 128 * 1.98e9
+TARGETS = {("k0", 64, "fp32"): 60.0, ("k0", 64, "bf16"): 50.0, ("replay", 128, "bf16"): 74.0}
+COMPARISON = "bitwise against the host oracle on sampled requests (every head) of the first input set, in the driver"
+
+
+# ---- torch implementations of the same math (the peers) ------------------------------------------
+def conv_torch(x, w, state, windows: bool):
+    """x [B T, D] bf16, w [D, 4] bf16, state [B, D, 3] bf16 (channel-major) -> y, windows or final."""
+    B = state.shape[0]
+    T = x.shape[0] // B
+    xs = torch.cat([state.transpose(1, 2), x.view(B, T, D)], dim=1).float()  # [B, T + 3, D]
+    wf = w.float()
+    acc = wf[:, 0] * xs[:, 0:T] + wf[:, 1] * xs[:, 1:T + 1] + wf[:, 2] * xs[:, 2:T + 2] + wf[:, 3] * xs[:, 3:T + 3]
+    y = F.silu(acc).to(torch.bfloat16).view(B * T, D)
+    if windows:
+        win = torch.stack([xs[:, t + 1:t + 4] for t in range(T)], dim=1).to(torch.bfloat16)  # [B, T, 3, D]
+        return y, win.transpose(2, 3).contiguous()
+    return y, xs[:, T:T + 3].to(torch.bfloat16).transpose(1, 2).contiguous()
+
+
+def precompute_torch(y, a, b, a_log, dt_bias):
+    R = y.shape[0]
+    qk = y[:, :2 * H * K].float().view(R, 2 * H, K)
+    n = qk * torch.rsqrt((qk * qk).sum(-1, keepdim=True) + 1e-6)
+    q, k = n[:, :H] * K ** -0.5, n[:, H:]
+    g = -torch.exp(a_log) * F.softplus(a.float() + dt_bias)
+    return q.contiguous(), k.contiguous(), torch.exp(g), torch.sigmoid(b.float())
+
+
+def recurrent_torch(q, k, y, decay, beta, state, T: int, accepted=None, outputs: bool = True):
+    """q, k [B T, 16, 128] f32; y [B T, D] bf16 (v at 4096..); state [B, 32, V, K] (f32 or bf16)."""
+    B = state.shape[0]
+    S = state.float()
+    qh = q.view(B, T, H, K).repeat_interleave(2, dim=2)
+    kh = k.view(B, T, H, K).repeat_interleave(2, dim=2)
+    v = y[:, 4096:].float().view(B, T, HV, V)
+    a, bt = decay.view(B, T, HV), beta.view(B, T, HV)
+    outs = []
+    for t in range(T):
+        Sn = S * a[:, t, :, None, None]
+        d = (Sn @ kh[:, t, :, :, None]).squeeze(-1)
+        u = bt[:, t, :, None] * (v[:, t] - d)
+        Sn = Sn + u[..., None] * kh[:, t, :, None, :]
+        if outputs:
+            outs.append((Sn @ qh[:, t, :, :, None]).squeeze(-1).to(torch.bfloat16))
+        S = Sn if accepted is None else torch.where((accepted > t)[:, None, None, None], Sn, S)
+    out = torch.stack(outs, dim=1).view(B * T, HV, V) if outputs else None
+    return out, S.to(state.dtype)
+
+
+def load(dump, name, dtype, shape):
+    raw = np.fromfile(os.path.join(dump, name), dtype={torch.float32: np.float32, torch.int32: np.int32}.get(dtype, np.uint16))
+    t = torch.from_numpy(raw.copy())
+    if dtype == torch.bfloat16:
+        t = t.view(torch.bfloat16)
+    return t.view(*shape).cuda()
+
+
+def compare(got, want):
+    g, w = got.contiguous().view(-1), want.contiguous().view(-1)
+    same = (g.view(torch.int16 if g.element_size() == 2 else torch.int32) == w.view(torch.int16 if w.element_size() == 2 else torch.int32))
+    mism = int((~same).sum())
+    err = float((g.float() - w.float()).abs().nan_to_num(0, 0, 0).max()) if g.numel() else 0.0
+    return mism, err
+
+
+# ---- peer runs on the dumped data: exactness -------------------------------------------------------
+def exactness(dump):
+    """{contract: (mismatches, max |error|, what)} of the torch math on the driver's inputs."""
+    res = {}
+    with torch.no_grad():
+        x = load(dump, "conv_x.bin", torch.bfloat16, (64 * 12, D))
+        w = load(dump, "conv_w.bin", torch.bfloat16, (D, 4))
+        st = load(dump, "conv_state.bin", torch.bfloat16, (64, D, 3))
+        y, win = conv_torch(x, w, st, True)
+        m1, e1 = compare(y, load(dump, "conv_y_windows.bin", torch.bfloat16, (64 * 12, D)))
+        m2, e2 = compare(win, load(dump, "conv_windows.bin", torch.bfloat16, (64, 12, D, 3)))
+        res["conv"] = (m1 + m2, max(e1, e2), "y and windows, B = 64")
+        R = 64 * 12
+        q, k, dec, bet = precompute_torch(load(dump, "pre_y.bin", torch.bfloat16, (R, D)), load(dump, "pre_a.bin", torch.bfloat16, (R, HV)),
+                                          load(dump, "pre_b.bin", torch.bfloat16, (R, HV)), load(dump, "pre_alog.bin", torch.float32, (HV,)),
+                                          load(dump, "pre_dtbias.bin", torch.float32, (HV,)))
+        mm, ee = 0, 0.0
+        for got, name, shape in ((q, "pre_q.bin", (R, H, K)), (k, "pre_k.bin", (R, H, K)), (dec, "pre_decay.bin", (R, HV)), (bet, "pre_beta.bin", (R, HV))):
+            m, e = compare(got, load(dump, name, torch.float32, shape))
+            mm, ee = mm + m, max(ee, e)
+        res["precompute"] = (mm, ee, "q, k, decay, beta, B = 64")
+        for contract, B, T in (("k0", 64, 12), ("m16", 1, 16), ("replay", 128, 12)):
+            for sd, tdt in (("fp32", torch.float32), ("bf16", torch.bfloat16)):
+                p = f"{contract}_{sd}"
+                if not os.path.exists(os.path.join(dump, p + "_q.bin")):
+                    continue
+                R = B * T
+                args = (load(dump, p + "_q.bin", torch.float32, (R, H, K)), load(dump, p + "_k.bin", torch.float32, (R, H, K)),
+                        load(dump, p + "_y.bin", torch.bfloat16, (R, D)), load(dump, p + "_decay.bin", torch.float32, (R, HV)),
+                        load(dump, p + "_beta.bin", torch.float32, (R, HV)), load(dump, p + "_state.bin", tdt, (B, HV, V, K)))
+                after = load(dump, p + "_state_after.bin", tdt, (B, HV, V, K))
+                if contract == "replay":
+                    acc = load(dump, p + "_accepted.bin", torch.int32, (B,))
+                    _, S = recurrent_torch(*args, T, accepted=acc, outputs=False)
+                    res[p] = (*compare(S, after), f"committed state, B = {B}")
+                else:
+                    out, S = recurrent_torch(*args, T)
+                    m, e = compare(out, load(dump, p + "_out.bin", torch.bfloat16, (R, HV, V)))
+                    if contract == "m16":
+                        m2, e2 = compare(S, after)
+                        m, e = m + m2, max(e, e2)
+                    res[p] = (m, e, f"outputs{' and state' if contract == 'm16' else ''}, B = {B}")
+    return res
+
+
+# ---- peer timing ----------------------------------------------------------------------------------
+def peer_calls(rec):
+    """A list of zero-argument calls over rotated input sets for the record's shape (torch math)."""
+    c, s = rec["contract"], rec["shape"]
+    B, T = s["batch"], s["t"]
+    R = B * T
+    dev = "cuda"
+    bf = lambda *shape: (torch.randn(*shape, device=dev) * 0.5).to(torch.bfloat16)  # noqa: E731
+    n = common.rotation(int(rec["bytes"]))
+    sets = []
+    for _ in range(n):
+        if c == "conv":
+            sets.append((bf(R, D), bf(D, 4), bf(B, D, 3), bool(s["windows"])))
+        elif c == "precompute":
+            sets.append((bf(R, D), bf(R, HV), bf(R, HV), torch.randn(HV, device=dev), torch.randn(HV, device=dev)))
+        else:
+            sd = torch.float32 if s["state_dtype"] == "fp32" else torch.bfloat16
+            q = F.normalize(torch.randn(R, H, K, device=dev), dim=-1)
+            k = F.normalize(torch.randn(R, H, K, device=dev), dim=-1)
+            st = (torch.randn(B, HV, V, K, device=dev) * 0.1).to(sd)
+            acc = torch.full((B,), T, dtype=torch.int32, device=dev) if c == "replay" else None
+            sets.append((q, k, bf(R, D), torch.rand(R, HV, device=dev), torch.rand(R, HV, device=dev), st, T, acc, c != "replay"))
+    return sets
+
+
+def time_peers(rec, compiled: bool):
+    c = rec["contract"]
+    fn = {"conv": conv_torch, "precompute": precompute_torch}.get(c, recurrent_torch)
+    sets = peer_calls(rec)
+    peers = []
+    variants = [("torch eager", fn)]
+    if compiled:
+        variants.append(("torch.compile", torch.compile(fn, dynamic=False)))
+    for name, f in variants:
+        calls = [lambda a=a, f=f: f(*a) for a in sets]
+        try:
+            with torch.no_grad():
+                eager = common.bench_eager(calls, reps=10)["median_us"]
+                graph = common.bench_graph(calls, reps=10)["median_us"]
+            peers.append({"name": name, "eager_us": eager, "graph_us": graph})
+        except Exception as e:  # noqa: BLE001 — a peer that cannot run is reported, not fatal
+            peers.append({"name": name, "eager_us": None, "graph_us": None, "error": f"{type(e).__name__}: {str(e)[:200]}"})
+    return peers
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--netra-bench", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--compile-peers", type=int, default=1)
+    a = ap.parse_args()
+    bw = common.copy_bandwidth()
+    dump = tempfile.mkdtemp(prefix="gdn-bench-")
+    out = subprocess.run([a.netra_bench, "--dump", dump], check=True, capture_output=True, text=True, timeout=240).stdout
+    raw = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    exact = exactness(dump)
+    records = []
+    for r in raw:
+        s = r["shape"]
+        c = r["contract"]
+        key = c if c in ("conv", "precompute") else ("m16" if c.startswith("m16") else c) + "_" + s.get("state_dtype", "fp32")
+        mism, err, what = exact.get(key, (None, None, None))
+        big = (c == "k0" and s["batch"] == 64) or (c == "conv" and s["batch"] == 64 and s.get("layout") == "channel_major") or \
+              (c == "replay" and s["batch"] == 128 and s.get("accepted") == "T") or c == "m16" or (c == "precompute" and s["batch"] == 64)
+        timed = c not in ("m16_precompute_core",) and (c != "replay" or s.get("accepted") == "T") and (c != "k0" or s.get("value_block") == 8) and \
+            (c != "conv" or s.get("layout") == "channel_major")
+        first = (c == "k0" and s["batch"] == 64 and s.get("state_dtype") == "fp32") or (c == "conv" and s["batch"] == 64 and s.get("windows"))
+        compiled = a.compile_peers >= 2 and big or a.compile_peers == 1 and first and big
+        peers = []
+        if timed:
+            for p in time_peers(r, compiled=compiled):
+                note = (f"{mism} mismatching values, max |err| {err:.3g} ({what})" if mism is not None else "exactness not measured") + \
+                    ("" if "error" not in p else "; " + p["error"])
+                peers.append(common.peer(p["name"], p["graph_us"], exact=mism == 0, eager_us=p["eager_us"], note=note,
+                                         mismatches=mism, max_abs_error=err))
+        target = TARGETS.get((c, s["batch"], s.get("state_dtype")))
+        if c == "conv" and s["batch"] == 64:
+            target = 18.0 if s["windows"] else 9.0
+        if c == "replay" and s.get("accepted") != "T":
+            target = None
+        if c == "m16_precompute_core":
+            target = 10.0
+        records.append(common.record(c, r["instance"], s, r["netra_graph_us"], r["netra_eager_us"], r["correct"], COMPARISON, peers, r["bytes"], bw,
+                                     target_us=target, fp32_ops=r["fp32_ops"] or None,
+                                     fp32_floor_us=(r["fp32_ops"] / FP32_RATE * 1e6) if r["fp32_ops"] else None))
+        print(json.dumps({k: records[-1][k] for k in ("contract", "shape", "netra_graph_us", "roofline_us", "correct")}), flush=True)
+        # Written after every record, so that a run cut short keeps what it measured.
+        common.write_family(a.out, "gdn", records, bw,
+                            method="CUDA events; netra: C++ driver bursts over input sets rotated past 3x L2, eager and one captured graph "
+                                   "replayed, median of 30; torch peers: bench/common.py bench_eager / bench_graph, median of 10",
+                            exactness={k: {"mismatches": v[0], "max_abs_error": v[1], "what": v[2]} for k, v in exact.items()})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,298 @@
+// bench/gdn_bench.cpp — netra's gdn kernels timed on the GPU (sm90a cubins from the build): conv
+// update (with / without windows), precompute, K0 verify (FP32 / BF16 state, value blocks 8 and
+// 16), M16 (and precompute + M16 as one burst), replay (every request accepting T tokens, and
+// random lengths). Eager and graph-replayed bursts over input sets rotated past 3x the L2
+// (bench/gpu_timing.hpp). Each record is checked in this process against the host oracle on its
+// first input set (sampled requests, every head). One JSON line per record on stdout; with
+// --dump DIR, the inputs and netra's outputs of one shape per contract for bench/gdn.py's peers.
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bench/gpu_timing.hpp"
+#include "gpu/test_gdn_common.hpp"
+
+using namespace netra;
+using namespace netra::testing::gdn;
+using netra::testing::gpu_array;
+using netra::bench::drv;
+
+namespace {
+constexpr std::size_t D = ref::D, HV = ref::HV, H = ref::H, K = ref::K, V = ref::V;
+constexpr double l2 = 60.0 * 1024 * 1024;
+std::string dump_dir;
+CUstream stream;
+
+std::size_t sets_for(double bytes_per_call) { return std::max<std::size_t>(2, std::min<std::size_t>(64, static_cast<std::size_t>(3 * l2 / bytes_per_call) + 1)); }
+
+template <class T> void dump(const std::string& name, const std::vector<T>& v) {
+  if (dump_dir.empty()) return;
+  std::ofstream(dump_dir + "/" + name, std::ios::binary).write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(v.size() * sizeof(T)));
+}
+
+void emit(const char* contract, const std::string& instance, const std::string& shape, bench::timing t, bool correct, double bytes, double fp32_ops) {
+  std::printf("{\"contract\": \"%s\", \"instance\": \"%s\", \"shape\": {%s}, \"netra_graph_us\": %.3f, \"netra_eager_us\": %.3f, \"correct\": %s, "
+              "\"bytes\": %.0f, \"fp32_ops\": %.0f}\n",
+              contract, instance.c_str(), shape.c_str(), t.graph_us, t.eager_us, correct ? "true" : "false", bytes, fp32_ops);
+  std::fflush(stdout);
+}
+
+// ---------------------------------------------------------------- conv
+bool admitted(const decision& d) {
+  if (!d.admitted()) std::fprintf(stderr, "netra-bench-gdn: refused: %s\n", to_string(d).c_str());
+  return d.admitted();
+}
+
+template <class C> void bench_conv(std::size_t B) {
+  constexpr std::size_t T = C::tokens;
+  constexpr bool windows = C::writes == gdn::conv_writes::windows;
+  const std::size_t rows = B * T;
+  const double bytes = rows * D * 2.0 * 2 + B * ref::conv_slot * 2.0 * (windows ? 1 + T : 2);
+  const std::size_t n = sets_for(bytes), slots = n * B + 1;
+  gpu_array<std::uint16_t> x(n * rows * D), y(n * rows * D), w(D * 4), pool(slots * ref::conv_slot), win(windows ? n * rows * ref::conv_slot : 1);
+  gpu_array<std::int32_t> slot(n * B);
+  const auto xh = bf16_values(rows * D, 1, 1.5f, false), wh = bf16_values(D * 4, 2, 0.6f, false), ph = bf16_values(slots * ref::conv_slot, 3, 1.5f, false);
+  for (std::size_t i = 0; i < n; ++i)
+    drv().check(drv().cuMemcpyHtoD(reinterpret_cast<CUdeviceptr>(x.data() + i * rows * D), xh.data(), rows * D * 2), "upload");
+  w.upload(wh), pool.upload(ph);
+  std::vector<std::int32_t> sh(n * B);
+  for (std::size_t i = 0; i < sh.size(); ++i) sh[i] = static_cast<std::int32_t>(i);
+  slot.upload(sh);
+  auto sig = [&](std::size_t i) {
+    return gdn_conv_call(device(), tensor(x, dtype::bf16, {i64(rows), i64(D)}, {}, i * rows * D), tensor(w, dtype::bf16, {i64(D), 4}),
+                         tensor(y, dtype::bf16, {i64(rows), i64(D)}, {}, i * rows * D), tensor(slot, dtype::i32, {i64(B)}, {}, i * B),
+                         tensor(pool, dtype::bf16, {i64(slots), i64(D), 3}),
+                         windows ? tensor(win, dtype::bf16, {i64(B), i64(T), i64(D), 3}, {}, i * rows * ref::conv_slot) : tensor_arg{});
+  };
+  const auto& h = handle_of<C>();
+  bool ok = true;
+  for (std::size_t i = 0; i < n; ++i) ok &= admitted(C::admits(sig(i)));
+  // Correctness on set 0 (before timing: final_state calls advance the pool).
+  launch_gdn_conv(h, stream, sig(0));
+  drv().check(drv().cuStreamSynchronize(stream), "sync");
+  std::vector<std::uint16_t> ye(rows * D), we(windows ? rows * ref::conv_slot : 0), fe(ref::conv_slot);
+  const auto yg = y.download();
+  const auto wg = win.download();
+  for (std::size_t b : {std::size_t{0}, B - 1}) {
+    ref::conv_request(xh.data(), D, wh.data(), ph.data() + b * ref::conv_slot, 0, b, T, ye.data(), windows ? we.data() : nullptr, fe.data());
+    for (std::size_t e = b * T * D; e < (b + 1) * T * D; ++e) ok &= yg[e] == ye[e];
+    if (windows)
+      for (std::size_t e = b * T * ref::conv_slot; e < (b + 1) * T * ref::conv_slot; ++e) ok &= wg[e] == we[e];
+  }
+  if (!dump_dir.empty() && B == 64) {
+    dump("conv_x.bin", xh), dump("conv_w.bin", wh);
+    dump("conv_state.bin", std::vector<std::uint16_t>(ph.begin(), ph.begin() + static_cast<std::ptrdiff_t>(B * ref::conv_slot)));
+    dump(windows ? "conv_y_windows.bin" : "conv_y.bin", std::vector<std::uint16_t>(yg.begin(), yg.begin() + static_cast<std::ptrdiff_t>(rows * D)));
+    if (windows) dump("conv_windows.bin", std::vector<std::uint16_t>(wg.begin(), wg.begin() + static_cast<std::ptrdiff_t>(rows * ref::conv_slot)));
+  }
+  const auto t = bench::time_eager_and_graph(stream, static_cast<int>(n), [&] {
+    for (std::size_t i = 0; i < n; ++i) launch_gdn_conv(h, stream, sig(i));
+  });
+  emit("conv", instance_name<C>(), "\"batch\": " + std::to_string(B) + ", \"t\": " + std::to_string(T) + ", \"windows\": " + (windows ? "true" : "false") +
+                                      ", \"layout\": \"" + (C::channel_major ? "channel_major" : "tap_major") + "\"",
+       t, ok, bytes, 0);
+}
+}  // namespace
+
+namespace {
+// ---------------------------------------------------------------- precompute
+template <class C> double bench_precompute(std::size_t B, bool record) {
+  constexpr std::size_t T = C::tokens;
+  const std::size_t rows = B * T;
+  const double bytes = rows * (D * 2.0 + 4 * HV * 2.0 + 2 * H * K * 4.0 + 2 * HV * 4.0);
+  const std::size_t n = sets_for(bytes);
+  gpu_array<std::uint16_t> y(n * rows * D), a(n * rows * HV), b(n * rows * HV);
+  gpu_array<float> al(HV), dt(HV), q(n * rows * H * K), k(n * rows * H * K), decay(n * rows * HV), beta(n * rows * HV);
+  const auto yh = bf16_values(n * rows * D, 4, 1.0f, false), ah = bf16_values(n * rows * HV, 5, 3.0f, false), bh = bf16_values(n * rows * HV, 6, 3.0f, false);
+  std::vector<float> alh(HV), dth(HV);
+  for (std::size_t h = 0; h < HV; ++h) alh[h] = -1.0f + 0.08f * static_cast<float>(h), dth[h] = 0.03f * static_cast<float>(h) - 0.5f;
+  y.upload(yh), a.upload(ah), b.upload(bh), al.upload(alh), dt.upload(dth);
+  auto sig = [&](std::size_t i) {
+    const std::size_t r0 = i * rows;
+    return gdn_precompute_call(device(), tensor(y, dtype::bf16, {i64(rows), i64(D)}, {}, r0 * D), tensor(a, dtype::bf16, {i64(rows), i64(HV)}, {}, r0 * HV),
+                               tensor(b, dtype::bf16, {i64(rows), i64(HV)}, {}, r0 * HV), tensor(al, dtype::f32, {i64(HV)}), tensor(dt, dtype::f32, {i64(HV)}),
+                               tensor(q, dtype::f32, {i64(rows), i64(H), i64(K)}, {}, r0 * H * K), tensor(k, dtype::f32, {i64(rows), i64(H), i64(K)}, {}, r0 * H * K),
+                               tensor(decay, dtype::f32, {i64(rows), i64(HV)}, {}, r0 * HV), tensor(beta, dtype::f32, {i64(rows), i64(HV)}, {}, r0 * HV));
+  };
+  const auto& h = handle_of<C>();
+  bool ok = admitted(C::admits(sig(0)));
+  launch_gdn_precompute(h, stream, sig(0));
+  drv().check(drv().cuStreamSynchronize(stream), "sync");
+  const auto qg = q.download(), kg = k.download(), dg = decay.download(), bg = beta.download();
+  std::vector<float> qe(H * K), ke(H * K), de(HV), be(HV);
+  for (std::size_t r = 0; r < rows; r += std::max<std::size_t>(1, rows / 16)) {
+    ref::precompute_row(yh.data() + r * D, ah.data() + r * HV, bh.data() + r * HV, alh.data(), dth.data(), qe.data(), ke.data(), de.data(), be.data());
+    ok &= std::memcmp(qe.data(), qg.data() + r * H * K, H * K * 4) == 0 && std::memcmp(ke.data(), kg.data() + r * H * K, H * K * 4) == 0;
+    ok &= std::memcmp(de.data(), dg.data() + r * HV, HV * 4) == 0 && std::memcmp(be.data(), bg.data() + r * HV, HV * 4) == 0;
+  }
+  if (!dump_dir.empty() && B == 64 && T == 12) {
+    dump("pre_y.bin", std::vector<std::uint16_t>(yh.begin(), yh.begin() + static_cast<std::ptrdiff_t>(rows * D)));
+    dump("pre_a.bin", std::vector<std::uint16_t>(ah.begin(), ah.begin() + static_cast<std::ptrdiff_t>(rows * HV)));
+    dump("pre_b.bin", std::vector<std::uint16_t>(bh.begin(), bh.begin() + static_cast<std::ptrdiff_t>(rows * HV)));
+    dump("pre_alog.bin", alh), dump("pre_dtbias.bin", dth);
+    dump("pre_q.bin", std::vector<float>(qg.begin(), qg.begin() + static_cast<std::ptrdiff_t>(rows * H * K)));
+    dump("pre_k.bin", std::vector<float>(kg.begin(), kg.begin() + static_cast<std::ptrdiff_t>(rows * H * K)));
+    dump("pre_decay.bin", std::vector<float>(dg.begin(), dg.begin() + static_cast<std::ptrdiff_t>(rows * HV)));
+    dump("pre_beta.bin", std::vector<float>(bg.begin(), bg.begin() + static_cast<std::ptrdiff_t>(rows * HV)));
+  }
+  const auto t = bench::time_eager_and_graph(stream, static_cast<int>(n), [&] {
+    for (std::size_t i = 0; i < n; ++i) launch_gdn_precompute(h, stream, sig(i));
+  });
+  if (record) emit("precompute", instance_name<C>(), "\"batch\": " + std::to_string(B) + ", \"t\": " + std::to_string(T), t, ok, bytes, 0);
+  return t.graph_us;
+}
+
+// ---------------------------------------------------------------- recurrent core (K0, M16, replay)
+/// random_lengths: replay lengths drawn from 0..T (else every request accepts T).
+template <class C, class Pre = void> void bench_core(std::size_t B, bool random_lengths, const char* contract) {
+  constexpr std::size_t T = C::tokens;
+  constexpr bool replay = C::commit == gdn::state_commit::accepted_prefix;
+  using elem = conditional_t<C::state_storage == gdn::state_storage::fp32, float, std::uint16_t>;
+  constexpr dtype sd = C::state_storage == gdn::state_storage::fp32 ? dtype::f32 : dtype::bf16;
+  const std::size_t rows = B * T;
+  const double state_bytes = static_cast<double>(B) * ref::state_slot * sizeof(elem) * (C::commit == gdn::state_commit::none ? 1 : 2);
+  const double token_bytes = rows * (2 * H * K * 4.0 + HV * V * 2.0 + 2 * HV * 4.0) + (replay ? 0 : rows * HV * V * 2.0) +
+                             (replay ? B * ref::conv_slot * 2.0 * 2 : 0);
+  const std::size_t n = sets_for(state_bytes + token_bytes), slots = n * B + 1;
+  std::vector<float> qh, kh, dh, bh;
+  std::vector<std::uint16_t> yh;
+  {
+    // Token inputs: the host precompute of random conv outputs (normalised q / k, decays in (0, 1)).
+    yh = bf16_values(rows * D, 7, 1.0f, false);
+    const auto ah = bf16_values(rows * HV, 8, 3.0f, false), bbh = bf16_values(rows * HV, 9, 3.0f, false);
+    std::vector<float> al(HV, -1.0f), dt(HV, 0.2f);
+    qh.resize(rows * H * K), kh.resize(rows * H * K), dh.resize(rows * HV), bh.resize(rows * HV);
+    for (std::size_t r = 0; r < rows; ++r)
+      ref::precompute_row(yh.data() + r * D, ah.data() + r * HV, bbh.data() + r * HV, al.data(), dt.data(), qh.data() + r * H * K, kh.data() + r * H * K,
+                          dh.data() + r * HV, bh.data() + r * HV);
+  }
+  gpu_array<float> q(n * rows * H * K), k(n * rows * H * K), decay(n * rows * HV), beta(n * rows * HV);
+  gpu_array<std::uint16_t> y(n * rows * D), out(replay ? 1 : n * rows * HV * V), win(replay ? n * rows * ref::conv_slot : 1), conv(replay ? slots * ref::conv_slot : 1);
+  gpu_array<elem> pool(slots * ref::state_slot);
+  gpu_array<std::int32_t> slot(n * B), acc(n * B);
+  for (std::size_t i = 0; i < n; ++i) {
+    auto up = [&](auto& dst, const auto& src) {
+      drv().check(drv().cuMemcpyHtoD(reinterpret_cast<CUdeviceptr>(dst.data() + i * src.size()), src.data(), src.size() * sizeof(src[0])), "upload");
+    };
+    up(q, qh), up(k, kh), up(decay, dh), up(beta, bh), up(y, yh);
+  }
+  std::mt19937 g(11);
+  std::uniform_real_distribution<float> u(-0.3f, 0.3f);
+  std::vector<elem> ph(slots * ref::state_slot);
+  for (auto& e : ph) {
+    if constexpr (sizeof(elem) == 4) e = u(g);
+    else e = ref::to_bf(u(g));
+  }
+  pool.upload(ph);
+  std::vector<std::int32_t> sh(n * B), ah(n * B);
+  for (std::size_t i = 0; i < sh.size(); ++i) sh[i] = static_cast<std::int32_t>(i), ah[i] = random_lengths ? static_cast<std::int32_t>(g() % (T + 1)) : static_cast<std::int32_t>(T);
+  slot.upload(sh), acc.upload(ah);
+  if (replay) win.fill_bytes(0x3C), conv.fill_bytes(0x3C);
+  auto sig = [&](std::size_t i) {
+    const std::size_t r0 = i * rows;
+    return gdn_recurrent_call(device(), tensor(q, dtype::f32, {i64(rows), i64(H), i64(K)}, {}, r0 * H * K), tensor(k, dtype::f32, {i64(rows), i64(H), i64(K)}, {}, r0 * H * K),
+                              tensor(y, dtype::bf16, {i64(rows), i64(D)}, {}, r0 * D), tensor(decay, dtype::f32, {i64(rows), i64(HV)}, {}, r0 * HV),
+                              tensor(beta, dtype::f32, {i64(rows), i64(HV)}, {}, r0 * HV), tensor(pool, sd, {i64(slots), i64(HV), i64(V), i64(K)}),
+                              tensor(slot, dtype::i32, {i64(B)}, {}, i * B), replay ? tensor_arg{} : tensor(out, dtype::bf16, {i64(rows), i64(HV), i64(V)}, {}, r0 * HV * V),
+                              replay ? tensor(acc, dtype::i32, {i64(B)}, {}, i * B) : tensor_arg{},
+                              replay ? tensor(win, dtype::bf16, {i64(B), i64(T), i64(D), 3}, {}, r0 * ref::conv_slot) : tensor_arg{},
+                              replay ? tensor(conv, dtype::bf16, {i64(slots), i64(D), 3}) : tensor_arg{});
+  };
+  const auto& h = handle_of<C>();
+  bool ok = admitted(C::admits(sig(0)));
+  launch_gdn_recurrent(h, stream, sig(0));
+  drv().check(drv().cuStreamSynchronize(stream), "sync");
+  const auto pg = pool.download();
+  std::vector<std::uint16_t> og = replay ? std::vector<std::uint16_t>{} : out.download();
+  const ref::token_inputs in{qh.data(), kh.data(), yh.data(), D, dh.data(), bh.data()};
+  std::vector<std::uint16_t> oe(rows * HV * V);
+  for (std::size_t b : {std::size_t{0}, B - 1})
+    for (std::size_t hv = 0; hv < HV; hv += (b == 0 ? 1 : 7)) {
+      std::vector<float> S = ref::widen(ph.data() + (b * HV + hv) * V * K, C::state_storage, V * K);
+      const std::size_t steps = replay ? static_cast<std::size_t>(ah[b]) : T;
+      ref::run_head(S.data(), in, b, T, hv, steps, replay ? nullptr : oe.data());
+      std::vector<elem> se(V * K);
+      if (C::commit == gdn::state_commit::none || steps == 0) std::copy_n(ph.data() + (b * HV + hv) * V * K, V * K, se.data());
+      else ref::narrow(S, C::state_storage, se.data());
+      ok &= std::memcmp(se.data(), pg.data() + (b * HV + hv) * V * K, V * K * sizeof(elem)) == 0;
+      if (!replay)
+        for (std::size_t t = 0; t < T; ++t) ok &= std::memcmp(oe.data() + ((b * T + t) * HV + hv) * V, og.data() + ((b * T + t) * HV + hv) * V, V * 2) == 0;
+    }
+  if (!dump_dir.empty() && ((std::string(contract) == "k0" && B == 64) || std::string(contract) == "m16" || (replay && B == 128 && !random_lengths))) {
+    const std::string p = std::string(contract) + (C::state_storage ? "_bf16" : "_fp32");
+    dump(p + "_q.bin", qh), dump(p + "_k.bin", kh), dump(p + "_y.bin", yh), dump(p + "_decay.bin", dh), dump(p + "_beta.bin", bh);
+    dump(p + "_state.bin", std::vector<elem>(ph.begin(), ph.begin() + static_cast<std::ptrdiff_t>(B * ref::state_slot)));
+    dump(p + "_state_after.bin", std::vector<elem>(pg.begin(), pg.begin() + static_cast<std::ptrdiff_t>(B * ref::state_slot)));
+    if (!replay) dump(p + "_out.bin", std::vector<std::uint16_t>(og.begin(), og.begin() + static_cast<std::ptrdiff_t>(rows * HV * V)));
+    else dump(p + "_accepted.bin", std::vector<std::int32_t>(ah.begin(), ah.begin() + static_cast<std::ptrdiff_t>(B)));
+  }
+  double accepted_tokens = 0;
+  for (std::size_t b = 0; b < B; ++b) accepted_tokens += replay ? ah[b] : static_cast<double>(T);
+  const double fp32_ops = accepted_tokens * HV * V * K * (replay ? 3.0 : 4.0);
+  const std::string shape = "\"batch\": " + std::to_string(B) + ", \"t\": " + std::to_string(T) + ", \"state_dtype\": \"" +
+                            (C::state_storage ? "bf16" : "fp32") + "\", \"value_block\": " + std::to_string(C::value_block) +
+                            (replay ? std::string(", \"accepted\": \"") + (random_lengths ? "random 0..T" : "T") + "\"" : std::string());
+  if constexpr (same_v<Pre, void>) {
+    const auto t = bench::time_eager_and_graph(stream, static_cast<int>(n), [&] {
+      for (std::size_t i = 0; i < n; ++i) launch_gdn_recurrent(h, stream, sig(i));
+    });
+    emit(contract, instance_name<C>(), shape, t, ok, state_bytes + token_bytes, fp32_ops);
+  } else {
+    // Precompute + core in one burst (M16 at B = 1: the issue's combined target).
+    gpu_array<std::uint16_t> ab(n * rows * HV * 2);
+    gpu_array<float> al(HV), dt(HV);
+    ab.fill_bytes(0x3E), al.fill_bytes(0), dt.fill_bytes(0);
+    auto psig = [&](std::size_t i) {
+      const std::size_t r0 = i * rows;
+      return gdn_precompute_call(device(), tensor(y, dtype::bf16, {i64(rows), i64(D)}, {}, r0 * D), tensor(ab, dtype::bf16, {i64(rows), i64(HV)}, {}, 2 * r0 * HV),
+                                 tensor(ab, dtype::bf16, {i64(rows), i64(HV)}, {}, (2 * r0 + rows) * HV), tensor(al, dtype::f32, {i64(HV)}),
+                                 tensor(dt, dtype::f32, {i64(HV)}), tensor(q, dtype::f32, {i64(rows), i64(H), i64(K)}, {}, r0 * H * K),
+                                 tensor(k, dtype::f32, {i64(rows), i64(H), i64(K)}, {}, r0 * H * K), tensor(decay, dtype::f32, {i64(rows), i64(HV)}, {}, r0 * HV),
+                                 tensor(beta, dtype::f32, {i64(rows), i64(HV)}, {}, r0 * HV));
+    };
+    ok &= admitted(Pre::admits(psig(0)));
+    const auto& hp = handle_of<Pre>();
+    const auto t = bench::time_eager_and_graph(stream, static_cast<int>(n), [&] {
+      for (std::size_t i = 0; i < n; ++i) launch_gdn_precompute(hp, stream, psig(i)), launch_gdn_recurrent(h, stream, sig(i));
+    });
+    emit("m16_precompute_core", instance_name<C>(), shape, t, ok, state_bytes + token_bytes + rows * D * 2.0, fp32_ops);
+  }
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::string(argv[i]) == "--dump") dump_dir = argv[i + 1];
+  (void)device();
+  drv().check(drv().cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  namespace cl = gdn::conv_layout;
+  namespace cw = gdn::conv_writes;
+  namespace ss = gdn::state_storage;
+  for (std::size_t B : {1, 16, 64}) {
+    bench_conv<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, cw::windows>>(B);
+    bench_conv<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, cw::final_state>>(B);
+  }
+  bench_conv<contracts::gdn_conv<sm90a, 64, 12, cl::tap_major, cw::windows>>(64);
+  bench_conv<contracts::gdn_conv<sm90a, 64, 12, cl::tap_major, cw::final_state>>(64);
+  for (std::size_t B : {1, 16, 64}) bench_precompute<contracts::gdn_precompute<sm90a, 128, 12>>(B, true);
+  bench_precompute<contracts::gdn_precompute<sm90a, 1, 16>>(1, true);
+  for (std::size_t B : {1, 16, 64}) {
+    bench_core<contracts::gdn_k0<sm90a, ss::fp32>>(B, false, "k0");
+    bench_core<contracts::gdn_k0<sm90a, ss::bf16>>(B, false, "k0");
+    bench_core<contracts::gdn_k0<sm90a, ss::fp32, 16>>(B, false, "k0");
+    bench_core<contracts::gdn_k0<sm90a, ss::bf16, 16>>(B, false, "k0");
+  }
+  bench_core<contracts::gdn_m16<sm90a, ss::fp32>>(1, false, "m16");
+  bench_core<contracts::gdn_m16<sm90a, ss::bf16>>(1, false, "m16");
+  bench_core<contracts::gdn_m16<sm90a, ss::fp32>, contracts::gdn_precompute<sm90a, 1, 16>>(1, false, "m16");
+  bench_core<contracts::gdn_m16<sm90a, ss::bf16>, contracts::gdn_precompute<sm90a, 1, 16>>(1, false, "m16");
+  for (std::size_t B : {1, 16, 64, 128})
+    for (bool random : {false, true}) {
+      bench_core<contracts::gdn_replay<sm90a, ss::bf16>>(B, random, "replay");
+      bench_core<contracts::gdn_replay<sm90a, ss::fp32>>(B, random, "replay");
+    }
+  return 0;
+}
