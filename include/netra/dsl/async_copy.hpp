@@ -1,7 +1,8 @@
 // netra/dsl/async_copy.hpp — 16-byte copies global -> LDS / shared memory that a thread issues
 // now and consumes later, target-neutral.
 //   copy_16B_to_lds<T>(dst, src, valid): copies 16 bytes, or writes 16 zero bytes without reading
-//     `src` when `valid` is false (masked rows never touch memory).
+//     `src` when `valid` is false (masked rows never touch memory; `src` must still be a global
+//     address of the buffer, e.g. its first row).
 //   commit_lds_copies<T>(): closes the thread's current group of copies.
 //   wait_lds_copies<T, N>(): returns once at most N of the thread's groups are still in flight.
 // Other threads see the bytes after wait_lds_copies and a workgroup_barrier.
@@ -23,7 +24,7 @@ template <class Target> struct async_copy_ops {
 #if defined(NETRA_COMPILER_CUDA)
 template <> struct async_copy_ops<sm90a> {
   static NETRA_DEVICE void copy(void* dst, const void* src, bool valid) {
-    sm90a_isa::cp_async_cg_shared_global_16(dst, valid ? src : dst, valid ? 16u : 0u);
+    sm90a_isa::cp_async_cg_shared_global_16(dst, src, valid ? 16u : 0u);
   }
   static NETRA_DEVICE void commit() { sm90a_isa::cp_async_commit_group(); }
   template <u32 N> static NETRA_DEVICE void wait() { sm90a_isa::cp_async_wait_group<N>(); }

@@ -191,7 +191,7 @@ struct attention_gqa8 {
       resource_budget b;
       b.max_registers = 65536 / workgroup_size < 255 ? 65536 / workgroup_size : 255;
       b.max_lds_bytes = lds_bytes + 1024;  // sm_90 reserves 1 KiB per block
-      b.max_code_bytes = 131072;
+      b.max_code_bytes = 196608;  // both products fully unrolled: ~147 KB of SASS for decode
       return b;  // no stack, no spills
     } else {
       static_assert(dependent_false_v<Target>, "netra::contracts::attention_gqa8: no resource budget for this target");

@@ -1,0 +1,313 @@
+"""GQA8 paged FP8-KV attention on the H200: netra's decode and split-sequence verification against
+torch SDPA (every backend) on a BF16 copy of the cache, in one process.
+
+netra's cubins are loaded through the CUDA driver (ctypes) and launched on torch's current stream,
+so CUDA-graph capture records them like any torch kernel. Every timed shape is checked in the same
+run against the contract's policy (FP64 reference of the dequantized math on the GPU, the bound of
+contracts/attention/gqa8_paged.hpp) for netra and for each peer. The peers read a dense BF16 copy
+of the gathered, dequantized K/V (exact: every E4M3 value is a BF16 value); making that copy is
+timed separately ("dequant copy") and not included in their figures.
+
+usage: python3 bench/attention.py --objects build/code_objects --out bench/results/attention_h200.json
+"""
+from __future__ import annotations
+
+import argparse
+import ctypes
+import itertools
+import math
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, __file__.rsplit("/bench/", 1)[0])
+from bench import common  # noqa: E402
+
+HQ, HKV, D, BLOCK = 16, 2, 256, 64
+FP8 = torch.float8_e4m3fn
+cuda = ctypes.CDLL("libcuda.so.1")
+
+
+def check(r: int, what: str) -> None:
+    if r != 0:
+        raise RuntimeError(f"{what}: CUresult {r}")
+
+
+class Args(ctypes.Structure):  # kernels/attention/gqa8_geometry.hpp: attention_gqa8_args
+    _fields_ = [(n, ctypes.c_void_p) for n in ("q", "out", "k", "v", "qo", "kv_indptr", "kv_indices", "last", "k_scale", "v_scale",
+                                                 "split_o", "split_stats")] + \
+               [("q_tokens", ctypes.c_int64), ("slots", ctypes.c_int64), ("count", ctypes.c_int64), ("slices", ctypes.c_uint32)]
+
+
+class Instance:
+    """One catalogued attention_gqa8 instance: attention-gqa8-sm90a-<phase>-<tq>-<page>-<bw>-<stages>-<maxb>-<cap>."""
+
+    def __init__(self, objects: str, phase: int, tq: int, page: int, bw: int, stages: int, max_batch: int = 64, cap: int = 128):
+        self.name = f"attention-gqa8-sm90a-{phase}-{tq}-{page}-{bw}-{stages}-{max_batch}-{cap}"
+        self.tq, self.bw, self.stages, self.cap = tq, bw, stages, cap
+        waves = tq * bw
+        self.threads = 32 * waves
+        ring, epilogue = stages * bw * BLOCK * D, waves * 8 * D * 4
+        rounds = max(2, -(-stages // 2)) + 1
+        self.lds = max(ring, epilogue) + 8 * tq * D * 2 + rounds * bw * BLOCK * 8 + waves * 8 * 8
+        rows = 8 * tq
+        self.split_o_bytes = cap * HKV * rows * D * 4
+        self.workspace = torch.zeros(self.split_o_bytes // 4 + cap * HKV * rows * 2, dtype=torch.float32, device="cuda")
+        data = open(f"{objects}/{self.name}.cubin", "rb").read()
+        self.module = ctypes.c_void_p()
+        check(cuda.cuModuleLoadData(ctypes.byref(self.module), data), "cuModuleLoadData")
+        self.one, self.two = ctypes.c_void_p(), ctypes.c_void_p()
+        check(cuda.cuModuleGetFunction(ctypes.byref(self.one), self.module, b"netra_attention_gqa8_stage_one"), "stage one")
+        check(cuda.cuModuleGetFunction(ctypes.byref(self.two), self.module, b"netra_attention_gqa8_stage_two"), "stage two")
+        check(cuda.cuFuncSetAttribute(self.one, 8, self.lds), "max dynamic shared")  # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+
+    def slices_for(self, batch: int, processors: int) -> int:
+        want = max(1, processors // max(1, batch * HKV))
+        return 1 if want == 1 else min(want, max(1, self.cap // batch))
+
+    def launch(self, c: "Case", s: int, slices: int) -> None:
+        a = Args(c.q[s].data_ptr(), c.out[s].data_ptr(), c.k[s].data_ptr(), c.v[s].data_ptr(), c.qo.data_ptr(), c.kv_indptr.data_ptr(),
+                 c.kv_indices[s].data_ptr(), c.kv_indptr.data_ptr(), c.scales.data_ptr(), c.scales.data_ptr() + 4,
+                 self.workspace.data_ptr(), self.workspace.data_ptr() + self.split_o_bytes, c.q_tokens, c.slots, c.kv_indices[s].numel(), slices)
+        params = (ctypes.c_void_p * 1)(ctypes.cast(ctypes.pointer(a), ctypes.c_void_p))
+        stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+        check(cuda.cuLaunchKernel(self.one, slices, HKV, c.batch, self.threads, 1, 1, self.lds, stream, params, None), "launch one")
+        if slices > 1:
+            check(cuda.cuLaunchKernel(self.two, HKV * 8 * self.tq, c.batch, 1, D, 1, 1, 0, stream, params, None), "launch two")
+
+
+class Case:
+    """`sets` independent input sets (rotated past L2) of one call: B requests of lengths `lengths`."""
+
+    def __init__(self, lengths: list[int], tq: int, sets: int, seed: int):
+        g = torch.Generator(device="cuda").manual_seed(seed)
+        self.batch, self.tq, self.lengths = len(lengths), tq, lengths
+        total = sum(lengths)
+        self.slots = total + 64
+        self.q_tokens = self.batch * tq
+        self.qo = torch.arange(self.batch + 1, device="cuda", dtype=torch.int64) * tq
+        self.kv_indptr = torch.tensor([0] + list(itertools.accumulate(lengths)), device="cuda", dtype=torch.int32)
+        self.scales = torch.tensor([0.9, 1.1], device="cuda", dtype=torch.float32)
+        self.q, self.out, self.k, self.v, self.kv_indices = [], [], [], [], []
+        for _ in range(sets):
+            self.q.append(torch.randn(self.q_tokens, HQ, D, device="cuda", generator=g).to(torch.bfloat16))
+            self.out.append(torch.empty(self.q_tokens, HQ, D, device="cuda", dtype=torch.bfloat16))
+            self.k.append((torch.randn(self.slots, HKV, D, device="cuda", generator=g) * 1.5).to(FP8).view(torch.uint8))
+            self.v.append((torch.randn(self.slots, HKV, D, device="cuda", generator=g) * 1.5).to(FP8).view(torch.uint8))
+            self.kv_indices.append(torch.randperm(self.slots, device="cuda", generator=g)[:total].to(torch.int64))
+
+    def bytes(self) -> int:  # compulsory: FP8 K and V once, the indices, Q and O
+        return sum(self.lengths) * (2 * HKV * D + 8) + 2 * self.q_tokens * HQ * D * 2
+
+    def dense(self, s: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Gathered, dequantized BF16 K/V [B, 2, Lmax, 256] (zero-padded)."""
+        lmax = max(self.lengths)
+        k = torch.zeros(self.batch, HKV, lmax, D, device="cuda", dtype=torch.bfloat16)
+        v = torch.zeros_like(k)
+        self.dequant_into(s, k, v)
+        return k, v
+
+    def dequant_into(self, s: int, k: torch.Tensor, v: torch.Tensor) -> None:
+        ks, vs = self.scales[0], self.scales[1]
+        idx, start = self.kv_indices[s], 0
+        for b, n in enumerate(self.lengths):
+            rows = idx[start:start + n]
+            k[b, :, :n] = (self.k[s][rows].view(FP8).to(torch.bfloat16) * ks).transpose(0, 1)
+            v[b, :, :n] = (self.v[s][rows].view(FP8).to(torch.bfloat16) * vs).transpose(0, 1)
+            start += n
+
+
+def reference(c: Case, s: int, b: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """FP64 output of request b [tq, 16, 256] and the contract's bound."""
+    start = int(sum(c.lengths[:b]))
+    n = c.lengths[b]
+    rows = c.kv_indices[s][start:start + n]
+    k = c.k[s][rows].view(FP8).to(torch.float64)  # [n, 2, 256]
+    v = c.v[s][rows].view(FP8).to(torch.float64) * float(c.scales[1])
+    q = c.q[s][b * c.tq:(b + 1) * c.tq].to(torch.float64).view(c.tq, HKV, 8, D)
+    scale = float(c.scales[0]) / 16
+    dots = torch.einsum("thgd,nhd->thgn", q, k)
+    absdots = torch.einsum("thgd,nhd->thgn", q.abs(), k.abs())
+    t = torch.arange(c.tq, device="cuda").view(c.tq, 1, 1, 1)
+    visible = torch.arange(n, device="cuda").view(1, 1, 1, n) < (n - c.tq + t + 1)
+    s_ = (dots * scale).masked_fill(~visible, -math.inf)
+    w = torch.softmax(s_, dim=-1)
+    out = torch.einsum("thgn,nhd->thgd", w, v)
+    delta = (scale * absdots * 2.0 ** -15 + (dots * scale).abs() * 2.0 ** -24).masked_fill(~visible, 0).amax(-1, keepdim=True)
+    u = 2.0 ** -9 + 2.0 ** -22
+    rho = torch.exp(2 * delta) * (1 + u) / (1 - u) - 1
+    vinf = v.abs().amax(0).view(1, HKV, 1, D)  # over all positions: >= the visible ones
+    bound = out.abs() * 2.0 ** -8 + vinf * (rho + (n / 4 + 256) * 2.0 ** -24 + 2.0 ** -20)
+    return out.reshape(c.tq, HQ, D), bound.reshape(c.tq, HQ, D)
+
+
+def compare(c: Case, got: torch.Tensor, s: int, requests: list[int]) -> dict:
+    beyond, max_err, dot, nr, ng = 0, 0.0, 0.0, 0.0, 0.0
+    for b in requests:
+        ref, bound = reference(c, s, b)
+        g = got[b * c.tq:(b + 1) * c.tq].to(torch.float64)
+        err = (g - ref).abs()
+        beyond += int((~(err <= bound)).sum())
+        max_err = max(max_err, float(err.max()))
+        dot += float((g * ref).sum()); nr += float((ref * ref).sum()); ng += float((g * g).sum())
+    return {"beyond_bound": beyond, "max_abs_err": max_err, "cosine": dot / math.sqrt(nr * ng) if nr and ng else None,
+            "checked_requests": len(requests)}
+
+
+def sdpa_peers(c: Case, dense: list[tuple[torch.Tensor, torch.Tensor]], check_requests: list[int]) -> list[dict]:
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from torch.nn.attention.bias import causal_lower_right
+    peers = []
+    lmax = max(c.lengths)
+    ragged = min(c.lengths) != lmax
+    pad = torch.arange(lmax, device="cuda").view(1, lmax) < torch.tensor(c.lengths, device="cuda").view(-1, 1)  # [B, L]
+    for view in ("gqa", "folded"):
+        for backend in (SDPBackend.CUDNN_ATTENTION, SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH):
+            name = f"torch SDPA ({backend.name.lower()}, {'enable_gqa' if view == 'gqa' else 'GQA-folded view'}) on a BF16 copy"
+            outs = [torch.empty_like(c.out[s]) for s in range(len(dense))]
+
+            def make(s, view=view, backend=backend):
+                k, v = dense[s]
+                q = c.q[s].view(c.batch, c.tq, HQ, D)
+                if view == "gqa":
+                    qq = q.transpose(1, 2)  # [B, 16, tq, D]
+                    if c.tq > 1 and not ragged:
+                        mask = causal_lower_right(c.tq, lmax)
+                    elif ragged or c.tq > 1:
+                        t = torch.arange(c.tq, device="cuda").view(1, c.tq, 1)
+                        lens = torch.tensor(c.lengths, device="cuda").view(-1, 1, 1)
+                        mask = (torch.arange(lmax, device="cuda").view(1, 1, lmax) < lens - c.tq + t + 1).unsqueeze(1)
+                    else:
+                        mask = None
+
+                    def call():
+                        with sdpa_kernel(backend):
+                            o = torch.nn.functional.scaled_dot_product_attention(qq, k, v, attn_mask=mask, scale=1 / 16, enable_gqa=True)
+                        outs[s].view(c.batch, c.tq, HQ, D).copy_(o.transpose(1, 2))
+                else:
+                    qq = q.view(c.batch, c.tq, HKV, 8, D).permute(0, 2, 1, 3, 4).reshape(c.batch, HKV, c.tq * 8, D)
+                    mask = None
+                    if ragged or c.tq > 1:
+                        t = (torch.arange(c.tq * 8, device="cuda") // 8).view(1, -1, 1)
+                        lens = torch.tensor(c.lengths, device="cuda").view(-1, 1, 1)
+                        mask = (torch.arange(lmax, device="cuda").view(1, 1, lmax) < lens - c.tq + t + 1).unsqueeze(1)
+
+                    def call():
+                        with sdpa_kernel(backend):
+                            o = torch.nn.functional.scaled_dot_product_attention(qq, k, v, attn_mask=mask, scale=1 / 16)
+                        outs[s].view(c.batch, c.tq, HKV, 8, D).copy_(o.view(c.batch, HKV, c.tq, 8, D).permute(0, 2, 1, 3, 4))
+                return call
+
+            try:
+                calls = [make(s) for s in range(len(dense))]
+                calls[0]()
+                torch.cuda.synchronize()
+                cmp = compare(c, outs[0], 0, check_requests)
+                g = common.bench_graph(calls, reps=10)["median_us"]
+                e = common.bench_eager(calls, reps=10)["median_us"]
+                peers.append(common.peer(name, g, exact=cmp["beyond_bound"] == 0, eager_us=e,
+                                         note=f"max |err| {cmp['max_abs_err']:.3g}, beyond bound {cmp['beyond_bound']}, cosine {cmp['cosine']}; "
+                                              "K/V dequantized to a BF16 copy beforehand (copy not timed here)"))
+            except Exception as ex:  # a backend that does not take this call
+                peers.append(common.peer(name, None, exact=False, note=f"not run: {type(ex).__name__}: {str(ex).splitlines()[0][:160]}"))
+            torch.cuda.synchronize()
+    return peers
+
+
+def dequant_copy_us(c: Case, dense: list) -> float:
+    calls = [lambda s=s: c.dequant_into(s, *dense[s]) for s in range(len(dense))]
+    return common.bench_graph(calls, reps=10)["median_us"]
+
+
+def bench_shape(inst: Instance, lengths: list[int], tq: int, contract: str, target_us, seed: int, bw: float, peers_on: bool = True) -> dict:
+    probe = Case(lengths, tq, 1, seed)
+    sets = min(common.rotation(probe.bytes()), 64)
+    del probe
+    c = Case(lengths, tq, sets, seed)
+    slices = inst.slices_for(c.batch, torch.cuda.get_device_properties(0).multi_processor_count)
+    calls = [lambda s=s: inst.launch(c, s, slices) for s in range(sets)]
+    for x in c.out:
+        x.fill_(float("nan"))
+    calls[0]()
+    torch.cuda.synchronize()
+    check_requests = sorted({0, c.batch - 1})
+    cmp = compare(c, c.out[0], 0, check_requests)
+    calls[0]()
+    again = c.out[0].clone()
+    calls[0]()
+    repeatable = bool(torch.equal(again.view(torch.int16), c.out[0].view(torch.int16)))
+    g = common.bench_graph(calls, reps=15)
+    e = common.bench_eager(calls, reps=15)
+    peers, copy_us = [], None
+    if peers_on:
+        nd = min(sets, 2)
+        dense = [c.dense(s) for s in range(nd)]
+        copy_us = dequant_copy_us(c, dense)
+        peers = sdpa_peers(c, dense, check_requests)
+        del dense
+    shape = {"batch": c.batch, "kv_len": max(lengths) if tq == 1 else max(lengths) - tq, "tq": tq}
+    if min(lengths) != max(lengths):
+        shape["kv_len_mean"] = sum(lengths) / len(lengths)
+        shape["mixed"] = True
+    rec = common.record(contract, inst.name, shape, g["median_us"], e["median_us"], correct=cmp["beyond_bound"] == 0 and repeatable,
+                        comparison="bounded (contracts/attention/gqa8_paged.hpp): |err| <= 2^-8 |ref| + V_inf (rho + (L/4 + 256) 2^-24 + 2^-20) "
+                                   "against the FP64 dequantized math, requests " + str(check_requests),
+                        peers=peers, bytes_moved=c.bytes(), copy_bandwidth=bw, target_us=target_us,
+                        slices=slices, input_sets=sets, repeatable_bits=repeatable, dequant_copy_graph_us=copy_us, **cmp)
+    print(f"{inst.name} {shape} slices {slices}: graph {g['median_us']:.2f} us eager {e['median_us']:.2f} | roofline {rec['roofline_us']:.2f} "
+          f"| {cmp} | best peer {rec['best_peer']} {rec['best_peer_graph_us']} | copy {copy_us}", flush=True)
+    del c
+    torch.cuda.empty_cache()
+    return rec
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--objects", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--budget-s", type=float, default=130.0, help="start no new shape after this many seconds")
+    a = ap.parse_args()
+    began = time.monotonic()
+    torch.zeros(1, device="cuda")
+    bw = common.copy_bandwidth()
+    decode = Instance(a.objects, 0, 1, 1, 4, 3)
+    verify = Instance(a.objects, 2, 12, 1, 1, 6)
+    records, mapping = [], []
+    method = ("CUDA graph replay and eager bursts of calls over input sets rotated past L2 (>= 3x L2), median of 15 (peers 10); "
+              "torch SDPA peers read a dense BF16 copy of the gathered, dequantized cache, timed separately (dequant_copy_graph_us)")
+
+    def save() -> None:
+        common.write_family(a.out, "attention", records, bw, method=method, mapping_comparison=mapping)
+
+    def keep_mapping(r: dict) -> None:
+        mapping.append({k: r[k] for k in ("instance", "shape", "netra_graph_us", "netra_eager_us", "correct", "slices")})
+
+    g = torch.Generator().manual_seed(7)
+    mixed = [int(x) for x in torch.randint(256, 16384, (64,), generator=g)]
+    plan = [(decode, [8192] * 64, 1, "gqa8_decode", 140.0), (decode, [8192], 1, "gqa8_decode", 6.0),
+            (verify, [49152 + 12], 12, "split_verify_gqa8", 20.0), (verify, [8192 + 12], 12, "split_verify_gqa8", None)]
+    plan += [(decode, [L] * b, 1, "gqa8_decode", None) for b in (1, 16, 64) for L in (1024, 8192, 32768) if (b, L) not in ((64, 8192), (1, 8192))]
+    plan.append((decode, mixed, 1, "gqa8_decode", None))
+    for i, (inst, lengths, tq, contract, target) in enumerate(plan):
+        if time.monotonic() - began > a.budget_s:
+            print(f"budget reached: {len(plan) - i} shapes not run", flush=True)
+            break
+        r = bench_shape(inst, lengths, tq, contract, target, 100 + i, bw)
+        records.append(r)
+        if tq == 1 and len(set(lengths)) == 1 and (lengths[0] == 8192 or (len(lengths), lengths[0]) == (64, 32768)):
+            keep_mapping(r)
+        save()
+    # The sm90a decode mapping, by measurement: BlockWarps x Stages (the served 4 x 3 is above).
+    for bw_, st in ((2, 6), (1, 8)):
+        inst = Instance(a.objects, 0, 1, 1, bw_, st)
+        for b, L in ((1, 8192), (64, 8192), (16, 8192), (64, 32768)):
+            if time.monotonic() - began > a.budget_s + 30:
+                break
+            keep_mapping(bench_shape(inst, [L] * b, 1, "gqa8_decode", None, 900 + b + L, bw, peers_on=False))
+            save()
+    save()
+
+
+if __name__ == "__main__":
+    main()

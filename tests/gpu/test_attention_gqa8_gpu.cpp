@@ -1,0 +1,194 @@
+// attention_gqa8 on the GPU (sm90a cubins built by CMake): bitwise equal to netra's association
+// order (tests/oracles/attention_gqa8.hpp) on exact inputs for every catalogued sm90a mapping and
+// split; within the contract's bound of the FP64 semantics on random and adversarial calls, with
+// the NaN that fills every unindexed slot never reaching an output; masked (out-of-pool) indices
+// never read; bitwise identical across runs; refused calls launch nothing and write nothing.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "gpu/gpu_buffers.hpp"
+#include "netra/runtime/instance.hpp"
+#include "netra/runtime/ops/attention_gqa8.hpp"
+#include "oracles/attention_gqa8_inputs.hpp"
+
+using namespace netra;
+using namespace netra::oracles;
+using plan = attention_plan<mma_m16n8k16_bf16>;
+using decode = contracts::attention_gqa8_decode<sm90a>;
+using verify = contracts::attention_gqa8_verify<sm90a>;
+using decode16 = contracts::attention_gqa8<sm90a, 0, 1, 16, 4, 3, 64, 128>;
+using decode_2x6 = contracts::attention_gqa8<sm90a, 0, 1, 1, 2, 6, 64, 128>;
+using decode_1x8 = contracts::attention_gqa8<sm90a, 0, 1, 1, 1, 8, 64, 128>;
+
+namespace {
+template <class C> const handle<C>& h() {
+  static const handle<C> value(std::string(NETRA_CODE_OBJECT_DIR) + "/" + instance_name<C>() + ".cubin", current_cuda_device());
+  return value;
+}
+constexpr std::uint16_t poison = 0xABAB;
+
+struct device_case {
+  testing::gpu_array<std::uint16_t> q, out;
+  testing::gpu_array<std::uint8_t> k, v;
+  testing::gpu_array<std::int64_t> qo, indices;
+  testing::gpu_array<std::int32_t> indptr, last;
+  testing::gpu_array<float> scales;
+  const gqa8_case& c;
+  explicit device_case(const gqa8_case& host)
+      : q(host.q.size()), out(host.q.size()), k(host.k.size()), v(host.v.size()), qo(host.qo_indptr.size()),
+        indices(std::max<std::size_t>(1, host.kv_indices.size())), indptr(host.kv_indptr.size()),
+        last(std::max<std::size_t>(1, host.last_page_len.size())), scales(2), c(host) {
+    q.upload(host.q), k.upload(host.k), v.upload(host.v), qo.upload(host.qo_indptr), indptr.upload(host.kv_indptr);
+    if (!host.kv_indices.empty()) indices.upload(host.kv_indices);
+    if (!host.last_page_len.empty()) last.upload(host.last_page_len);
+    scales.upload({host.k_scale, host.v_scale});
+    out.upload(std::vector<std::uint16_t>(host.q.size(), poison));
+  }
+  attention_gqa8_call call(attention_phase phase) const {
+    attention_gqa8_call a;
+    a.phase = phase, a.q = q.data(), a.out = out.data(), a.q_tokens = c.q_tokens, a.k_buffer = k.data(), a.v_buffer = v.data();
+    a.slots = c.slots, a.page_size = c.page_size, a.qo_indptr = qo.data(), a.kv_indptr = indptr.data(), a.kv_indices = indices.data();
+    a.kv_indices_count = static_cast<i64>(c.kv_indices.size()), a.kv_last_page_len = last.data(), a.k_scale = scales.data();
+    a.v_scale = scales.data() + 1, a.batch = c.batch, a.tq = c.tq;
+    return a;
+  }
+};
+
+template <class C> std::vector<std::uint16_t> run(const gqa8_case& c, i64 slices) {
+  device_case d(c);
+  attention_gqa8(h<C>(), nullptr, d.call(C::phase), slices);
+  return d.out.download();
+}
+
+struct summary {
+  std::size_t checked = 0, beyond = 0, nan = 0, untouched_bad = 0;
+  double max_err = 0, dot = 0, n_ref = 0, n_got = 0;
+};
+summary compare(const gqa8_expected& e, const std::vector<std::uint16_t>& got) {
+  summary s;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    if (!e.written[i]) {
+      s.untouched_bad += got[i] != poison;
+      continue;
+    }
+    const double g = f32_from_bf16(got[i]);
+    s.nan += g != g;
+    const double err = std::fabs(g - e.out[i]);
+    s.beyond += !(err <= e.bound[i]);
+    s.max_err = std::fmax(s.max_err, err);
+    s.dot += g * e.out[i], s.n_ref += e.out[i] * e.out[i], s.n_got += g * g;
+    ++s.checked;
+  }
+  return s;
+}
+template <class C> void bounded(const gqa8_shape& shape, std::uint32_t seed, const char* what, i64 slices = 0) {
+  const gqa8_case c = make_case(shape, seed);
+  const i64 sl = slices > 0 ? slices : attention_gqa8_slices(h<C>(), c.batch);
+  const summary s = compare(reference(c), run<C>(c, sl));
+  const double cosine = s.dot / std::sqrt(s.n_ref * s.n_got);
+  MESSAGE(instance_name<C>(), " ", what, " (slices ", sl, "): ", s.checked, " outputs, max |err| ", s.max_err, ", beyond bound ", s.beyond,
+          ", cosine ", cosine);
+  CHECK(s.checked > 0);
+  CHECK(s.beyond == 0);
+  CHECK(s.nan == 0);
+  CHECK(s.untouched_bad == 0);
+}
+template <class C> void bitwise(const gqa8_shape& shape, std::uint32_t seed, i64 slices) {
+  const gqa8_case c = make_case(shape, seed);
+  const auto got = run<C>(c, slices);
+  const auto want = netra_order<plan>(c, static_cast<int>(slices), static_cast<int>(C::block_warps));
+  const gqa8_expected e = reference(c);
+  std::size_t differ = 0, checked = 0;
+  for (std::size_t i = 0; i < got.size(); ++i)
+    if (e.written[i]) differ += got[i] != want[i], ++checked;
+  MESSAGE(instance_name<C>(), " bitwise, slices ", slices, ": ", differ, " of ", checked, " outputs differ from netra's order");
+  CHECK(checked > 0);
+  CHECK(differ == 0);
+}
+}  // namespace
+
+TEST_CASE("bitwise equal to netra's association order on exact inputs (every mapping, split and unsplit)") {
+  const gqa8_shape d{1, 1, {0, 1, 63, 64, 65, 300, 1000, 129}, 0.37f, 0.8f, gqa8_fill::bitwise, 0};
+  for (i64 slices : {1, 3, 16}) {
+    bitwise<decode>(d, 1, slices);
+    bitwise<decode_2x6>(d, 2, slices);
+    bitwise<decode_1x8>(d, 3, slices);
+  }
+  bitwise<decode16>({1, 16, {0, 1, 17, 300, 999}, 0.5f, 2.0f, gqa8_fill::bitwise, 0}, 4, 1);
+  bitwise<decode16>({1, 16, {0, 1, 17, 300, 999}, 0.5f, 2.0f, gqa8_fill::bitwise, 0}, 5, 5);
+  bitwise<verify>({12, 1, {12, 13, 200, 700}, 0.3f, 1.0f, gqa8_fill::bitwise, 0}, 6, 1);
+  bitwise<verify>({12, 1, {200, 1500}, 0.3f, 1.0f, gqa8_fill::bitwise, 0}, 7, 8);
+}
+
+TEST_CASE("within the contract's bound on random and adversarial decode calls; NaN of unindexed slots never leaks") {
+  bounded<decode>({1, 1, {0, 1, 63, 64, 65, 127, 1000, 4099}, 0.8f, 1.3f, gqa8_fill::random, 0}, 11, "ragged lengths");
+  bounded<decode>({1, 1, {0, 1, 63, 64, 65, 127, 1000, 4099}, 0.8f, 1.3f, gqa8_fill::random, 0}, 12, "ragged lengths", 1);
+  bounded<decode>({1, 1, std::vector<std::int64_t>(64, 1024), 1.0f, 1.0f, gqa8_fill::random, 0}, 13, "B = 64, L = 1024");
+  bounded<decode>({1, 1, {8192}, 1.0f, 1.0f, gqa8_fill::random, 0}, 14, "B = 1, L = 8192 (split)");
+  bounded<decode>({1, 1, {130, 7}, 1.0f, 1.0f, gqa8_fill::equal_scores, 0}, 15, "all-equal scores");
+  bounded<decode>({1, 1, {300, 65}, 1.0f, 1.0f, gqa8_fill::spike, 0}, 16, "a score spike");
+  bounded<decode>({1, 1, {129, 700}, 1.0f / 64, 1.0f, gqa8_fill::saturated, 0}, 17, "K/V at +-448");
+  bounded<decode>({1, 1, {129, 700}, 1.0f, 1.0f, gqa8_fill::subnormal, 0}, 18, "subnormal E4M3 codes");
+  bounded<decode>({1, 1, {100, 333}, 1e-6f, 1e-6f, gqa8_fill::random, 0}, 19, "scales << 1");
+  bounded<decode>({1, 1, {100, 333}, 40.0f, 1e4f, gqa8_fill::random, 0}, 20, "scales >> 1");
+  bounded<decode16>({1, 16, {0, 1, 17, 200, 5000}, 1.0f, 1.0f, gqa8_fill::random, 0}, 21, "page size 16");
+  bounded<decode_2x6>({1, 1, {1, 65, 3000}, 1.0f, 1.0f, gqa8_fill::random, 0}, 22, "mapping 2 x 6");
+  bounded<decode_1x8>({1, 1, {1, 65, 3000}, 1.0f, 1.0f, gqa8_fill::random, 0}, 23, "mapping 1 x 8");
+}
+
+TEST_CASE("split-sequence verification (Tq = 12) within the bound, causal inside the verify block") {
+  bounded<verify>({12, 1, {12, 13, 140, 1000}, 0.9f, 1.1f, gqa8_fill::random, 0}, 31, "ragged prefixes");
+  bounded<verify>({12, 1, {5}, 0.9f, 1.1f, gqa8_fill::random, 0}, 32, "a request shorter than Tq");
+  bounded<verify>({12, 1, {8204}, 1.0f, 1.0f, gqa8_fill::random, 0}, 33, "prefix 8192 + 12 (split)");
+  bounded<verify>({12, 1, {8204}, 1.0f, 1.0f, gqa8_fill::spike, 0}, 34, "prefix 8192 + 12, a spike");
+}
+
+TEST_CASE("an index outside the pool is masked on the device: never read, weight 0") {
+  bounded<decode>({1, 1, {150, 900, 64}, 1.0f, 1.0f, gqa8_fill::random, 3}, 41, "every 3rd index outside the pool");
+  bounded<decode16>({1, 16, {150, 900}, 1.0f, 1.0f, gqa8_fill::random, 2}, 42, "every 2nd page outside the pool");
+  bounded<verify>({12, 1, {300}, 1.0f, 1.0f, gqa8_fill::random, 4}, 43, "verify, every 4th index outside the pool");
+}
+
+TEST_CASE("the same input gives the same bits on every run (no atomics in the result path)") {
+  const gqa8_case c = make_case({1, 1, {3000, 17, 64, 1000}, 1.0f, 1.0f, gqa8_fill::random, 0}, 51);
+  const auto a = run<decode>(c, 16), b = run<decode>(c, 16);
+  CHECK(std::memcmp(a.data(), b.data(), a.size() * 2) == 0);
+  const gqa8_case v = make_case({12, 1, {2000}, 1.0f, 1.0f, gqa8_fill::random, 0}, 52);
+  const auto x = run<verify>(v, 66), y = run<verify>(v, 66);
+  CHECK(std::memcmp(x.data(), y.data(), x.size() * 2) == 0);
+}
+
+TEST_CASE("a refused call names the field, launches nothing and writes nothing") {
+  const gqa8_case c = make_case({1, 1, {100, 100}, 1.0f, 1.0f, gqa8_fill::random, 0}, 61);
+  device_case d(c);
+  auto refused = [&](attention_gqa8_call a, i64 slices, const char* field) {
+    try {
+      attention_gqa8(h<decode>(), nullptr, a, slices);
+      FAIL("the call was not refused");
+    } catch (const error& e) {
+      CHECK(std::string(e.what()).find(field) != std::string::npos);
+    }
+  };
+  auto a = d.call(attention_phase::decode);
+  auto wrong_phase = a;
+  wrong_phase.phase = attention_phase::prefill;
+  refused(wrong_phase, 1, "'phase'");
+  refused(a, 200, "'slices'");
+  auto misaligned = a;
+  misaligned.q = a.q + 1;
+  refused(misaligned, 1, "'q'");
+  auto big_batch = a;
+  big_batch.batch = 65;
+  refused(big_batch, 1, "'batch'");
+  std::vector<i64> mirror = c.kv_indices;
+  mirror[7] = c.slots;
+  auto with_mirror = a;
+  with_mirror.kv_indices_host = mirror.data();
+  refused(with_mirror, 1, "'kv_indices'");
+  const auto after = d.out.download();
+  for (auto x : after) REQUIRE(x == poison);
+}
