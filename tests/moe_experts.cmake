@@ -2,6 +2,8 @@
 # host models, negative compile tests and GPU tests. Included by tests/CMakeLists.txt.
 
 netra_add_host_test(test_moe_fragments dsl/test_matrix_fragments.cpp)
+# The fragment layer (dsl/fragment/): every shape's piece maps against the instruction models.
+netra_add_host_test(test_dsl_fragments dsl/test_fragment_pieces.cpp)
 netra_add_host_test(test_moe_experts_model kernels/test_moe_experts_model.cpp)
 target_compile_options(test_moe_experts_model PRIVATE -O2)
 

@@ -3,7 +3,9 @@
 // (every element must be written) and poisoned weights (the experts a call must not read hold
 // E4M3 NaN, so reading one shows up as NaN): gate_up and down for M = 1 .. 16, adversarial
 // inputs, the bit-exact fused quantizations, run-to-run and batch invariance, the gate_up ->
-// act_quant -> down chain with programmatic dependent launch, and refused calls.
+// act_quant -> down chain with programmatic dependent launch, and refused calls. Both weight
+// stagings run: the LDS staging (the sm90a default) and the register staging (the gfx950
+// default, contract field Staging), which must agree bit for bit.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -31,6 +33,13 @@ using gate_up_resident_c = contracts::moe_expert_gate_up_units_decode<sm90a>;  /
 using down_c = contracts::moe_expert_down_decode<sm90a>;
 using down_fused_c = contracts::moe_expert_down_fused_decode<sm90a>;
 using act_quant_c = contracts::moe_act_quant_batch<sm90a>;
+// The gfx950 staging (weights in the lanes' registers, contract field Staging) on the H200: every
+// gate_up and down test below also runs these and requires the LDS staging's bits.
+using gate_up_registers_c = contracts::moe_expert_gate_up<sm90a, 16, gate_up_schedule::route_scan, staging::registers>;
+using gate_up_units_registers_c = contracts::moe_expert_gate_up<sm90a, 16, gate_up_schedule::unit_list, staging::registers>;
+using gate_up_resident_registers_c = contracts::moe_expert_gate_up<sm90a, 16, gate_up_schedule::resident, staging::registers>;
+template <class Down> using down_registers = contracts::moe_expert_down<sm90a, Down::max_tokens, Down::input, staging::registers>;
+static_assert(gate_up_c::weights_in_lds && down_c::weights_in_lds && !gate_up_registers_c::weights_in_lds && !down_registers<down_c>::weights_in_lds);
 
 template <class Contract> const handle<Contract>& handle_of() {
   static const handle<Contract> h(std::string(NETRA_CODE_OBJECT_DIR) + "/" + instance_name<Contract>() + ".cubin", current_cuda_device());
@@ -111,12 +120,13 @@ expert_store& store() {
   return s;
 }
 
-/// gate_up on the device with every schedule: out BF16 [9M, 1024], poisoned first (0xFFFF: a NaN
-/// no kernel writes). The unit-list and resident schedules must give the route scan's bits (a row
-/// does not depend on which workgroup computes it); the list the units kernel left in the
+/// gate_up on the device with every schedule and both stagings: out BF16 [9M, 1024], poisoned
+/// first (0xFFFF: a NaN no kernel writes). The unit-list and resident schedules and the
+/// register staging must give the route scan's bits (a row does not depend on which workgroup
+/// computes it, nor on where its weights waited); the list the units kernel left in the
 /// workspace must be the oracle's; the resident grid runs twice (its claims start from the
 /// counters the previous call left) and must leave both counters zero. Returns the route scan's
-/// output.
+/// output (LDS staging).
 std::vector<std::uint16_t> run_gate_up(int tokens, const std::vector<std::uint16_t>& hidden, const std::vector<std::int32_t>& ids) {
   testing::gpu_array<std::uint16_t> x(hidden.size()), out(static_cast<std::size_t>(tokens) * 9 * 1024);
   testing::gpu_array<std::int32_t> id(ids.size());
@@ -141,20 +151,27 @@ std::vector<std::uint16_t> run_gate_up(int tokens, const std::vector<std::uint16
   };
   INFO("tokens ", tokens);
   const auto scanned = run(handle_of<gate_up_c>());
-  const auto& units = handle_of<gate_up_units_c>();
-  CHECK(differ(run(units), scanned) == 0);
-  const auto words = workspace(units);
-  CHECK(words[0] == oracles::unit_list(ids).size());
-  CHECK(oracles::read_unit_list(words, ids.size()) == oracles::unit_list(ids));
-  const auto& resident = handle_of<gate_up_resident_c>();
+  CHECK(differ(run(handle_of<gate_up_registers_c>()), scanned) == 0);
+  auto check_units = [&](const auto& units) {
+    CHECK(differ(run(units), scanned) == 0);
+    const auto words = workspace(units);
+    CHECK(words[0] == oracles::unit_list(ids).size());
+    CHECK(oracles::read_unit_list(words, ids.size()) == oracles::unit_list(ids));
+  };
+  check_units(handle_of<gate_up_units_c>());
+  check_units(handle_of<gate_up_units_registers_c>());
   using list = moe::expert_unit_list;
-  for (int call = 0; call < 2; ++call) {
-    INFO("resident call ", call);
-    CHECK(differ(run(resident), scanned) == 0);
-    const auto counters = workspace(resident);
-    CHECK(counters[list::claims_word] == 0);
-    CHECK(counters[list::finished_word] == 0);
-  }
+  auto check_resident = [&](const auto& resident) {
+    for (int call = 0; call < 2; ++call) {
+      INFO("resident call ", call);
+      CHECK(differ(run(resident), scanned) == 0);
+      const auto counters = workspace(resident);
+      CHECK(counters[list::claims_word] == 0);
+      CHECK(counters[list::finished_word] == 0);
+    }
+  };
+  check_resident(handle_of<gate_up_resident_c>());
+  check_resident(handle_of<gate_up_resident_registers_c>());
   return scanned;
 }
 
@@ -181,7 +198,7 @@ down_inputs make_down_inputs(int tokens, std::uint64_t seed, std::vector<std::in
 }
 
 /// down on the device: out BF16 [M, 2048], poisoned first.
-template <class Contract> std::vector<std::uint16_t> run_down(const down_inputs& c) {
+template <class Contract> std::vector<std::uint16_t> run_down_staged(const down_inputs& c) {
   testing::gpu_array<std::uint8_t> act(c.act.size());
   testing::gpu_array<std::uint16_t> gu(c.gate_up_out.size()), out(static_cast<std::size_t>(c.tokens) * 2048);
   testing::gpu_array<float> scales(c.act_scales.size()), weights(c.route_weights.size());
@@ -196,6 +213,13 @@ template <class Contract> std::vector<std::uint16_t> run_down(const down_inputs&
   moe_expert_down(handle_of<Contract>(), test_stream(), in, scales.data(), id.data(), weights.data(), store().device(), out.data(), c.tokens);
   sync();
   return out.download();
+}
+/// run_down_staged with Contract and with its weights in registers (the gfx950 staging), which
+/// must give the same bits. Returns Contract's.
+template <class Contract> std::vector<std::uint16_t> run_down(const down_inputs& c) {
+  const auto lds = run_down_staged<Contract>(c);
+  CHECK(run_down_staged<down_registers<Contract>>(c) == lds);
+  return lds;
 }
 
 void require_policy(const oracles::policy_report& rep, long expect_checked) {

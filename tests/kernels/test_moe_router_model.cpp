@@ -1,7 +1,7 @@
 // The router and the shared gate on the host, decomposed as the kernels decompose them:
 //  - the BF16 fragment traits agree with the independent instruction models (and a wrong map
 //    fails);
-//  - the matrix tactic's lane maps (matrix_k, matrix_a_row, matrix_b_col, operand words) composed
+//  - the matrix tactic's lane maps (the fragment piece maps at matrix_a_k / matrix_b_k) composed
 //    with the instruction models give the FP64 dot products of the right (token, expert) for both
 //    targets: every K of the split used once, A and B paired on the same K;
 //  - the exact tactic's slices, 32-lane reduce-scatter (logits kernel) and the route kernel's
@@ -18,7 +18,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "models/matrix_bf16.hpp"
+#include "models/instruction.hpp"
 #include "netra/dsl/matrix_fragment_bf16.hpp"
 #include "netra/kernels/moe/router.hpp"
 #include "netra/kernels/moe/shared_gate.hpp"
@@ -117,59 +117,41 @@ std::array<std::uint32_t, 4> load16(const std::uint16_t* p) {
   return {pack2(p[0], p[1]), pack2(p[2], p[3]), pack2(p[4], p[5]), pack2(p[6], p[7])};
 }
 
-/// The matrix tactic's 16 x 64 partial tile of workgroup (tile, expert_tile, split), modelled.
+/// The matrix tactic's 16 x 64 partial tile of workgroup (tile, expert_tile, split), modelled: per
+/// wave and instruction tile, the lanes' A / B pieces loaded at the kernel's rows and K
+/// (matrix_a / matrix_b piece maps, matrix_a_k / matrix_b_k), the words of each instruction taken
+/// from them (word_of), through the target's instruction model (tests/models/instruction.hpp).
 template <class Contract> std::vector<double> matrix_tile_model(const router_problem& pr, u32 tile, u32 et, u32 split) {
   using K = kernels::moe_router_logits_kernel<Contract>;
-  using target = typename Contract::target;
+  using S = typename K::matrix_shape;
+  using A = typename K::matrix_a;
+  using B = typename K::matrix_b;
+  using M = models::instruction_model<S>;
   std::vector<double> out(16 * 64, 0.0);
-  for (u32 wave = 0; wave < K::waves; ++wave) {
-    if constexpr (same_v<target, sm90a>) {
-      using S = mma_m16n8k16_bf16;
-      for (u32 n = 0; n < 8; ++n) {
-        models::warp_d_bf16 acc{};
-        for (u32 step = 0; step < 4; ++step) {
-          models::warp_a_bf16 a{};
-          models::warp_b_bf16 b{};
-          for (u32 lane = 0; lane < 32; ++lane) {
-            for (u32 w = 0; w < 4; ++w) {
-              const auto o = K::matrix_a_word(step, w);
-              a[lane][w] = load16(pr.h(static_cast<int>(tile * 16 + K::matrix_a_row(lane, o.half))) + K::matrix_k(split, wave, lane, o.chunk))[o.word];
-            }
-            for (u32 w = 0; w < 2; ++w) {
-              const auto o = K::matrix_b_word(step, w);
-              b[lane][w] = load16(pr.w(static_cast<int>(et * 64 + K::matrix_b_col(lane, n))) + K::matrix_k(split, wave, lane, o.chunk))[o.word];
-            }
+  for (u32 wave = 0; wave < K::waves; ++wave)
+    for (u32 n = 0; n < 64 / S::n; ++n) {
+      typename M::d_type acc{};
+      for (u32 step = 0; step < K::matrix_steps; ++step) {
+        typename M::a_type a{};
+        typename M::b_type b{};
+        for (u32 lane = 0; lane < S::wave_size; ++lane) {
+          for (u32 w = 0; w < S::a_words; ++w) {
+            const auto o = A::word_of(step, w);
+            a[lane][w] = load16(pr.h(static_cast<int>(tile * 16 + A::piece_of(lane, o.piece).index)) + K::matrix_a_k(split, wave, lane, o.piece))[o.word];
           }
-          acc = models::mma_m16n8k16_bf16(a, b, acc);
+          for (u32 w = 0; w < S::b_words; ++w) {
+            const auto o = B::word_of(step, w);
+            b[lane][w] = load16(pr.w(static_cast<int>(et * 64 + S::n * n + B::piece_of(lane, o.piece).index)) + K::matrix_b_k(split, wave, lane, o.piece))[o.word];
+          }
         }
-        for (u32 lane = 0; lane < 32; ++lane)
-          for (u32 i = 0; i < 4; ++i) {
-            const auto e = S::d_element(lane, i);
-            out[e.row * 64 + 8 * n + e.col] += acc[lane][i];
-          }
+        acc = M::run(a, b, acc);
       }
-    } else {
-      using S = mfma_f32_16x16x32_bf16;
-      for (u32 n = 0; n < 4; ++n) {
-        models::wave_d_bf16 acc{};
-        for (u32 step = 0; step < 4; ++step) {
-          models::wave_ab_bf16 a{}, b{};
-          for (u32 lane = 0; lane < 64; ++lane)
-            for (u32 w = 0; w < 4; ++w) {
-              const auto oa = K::matrix_a_word(step, w), ob = K::matrix_b_word(step, w);
-              a[lane][w] = load16(pr.h(static_cast<int>(tile * 16 + K::matrix_a_row(lane, oa.half))) + K::matrix_k(split, wave, lane, oa.chunk))[oa.word];
-              b[lane][w] = load16(pr.w(static_cast<int>(et * 64 + K::matrix_b_col(lane, n))) + K::matrix_k(split, wave, lane, ob.chunk))[ob.word];
-            }
-          acc = models::mfma_f32_16x16x32_bf16(a, b, acc);
+      for (u32 lane = 0; lane < S::wave_size; ++lane)
+        for (u32 i = 0; i < S::d_items; ++i) {
+          const auto e = S::d_element(lane, i);
+          out[e.row * 64 + S::n * n + e.col] += acc[lane][i];
         }
-        for (u32 lane = 0; lane < 64; ++lane)
-          for (u32 i = 0; i < 4; ++i) {
-            const auto e = S::d_element(lane, i);
-            out[e.row * 64 + 16 * n + e.col] += acc[lane][i];
-          }
-      }
     }
-  }
   return out;
 }
 
@@ -206,10 +188,11 @@ TEST_CASE("matrix tactic lane maps give the FP64 dot products of the right (toke
 TEST_CASE("matrix tactic LDS tiles: sm90a pair stores and vector reads hit each bank at most as often as their bytes require") {
   using C = contracts::moe_router_matrix<sm90a>;
   using S = mma_m16n8k16_bf16;
-  CHECK(kernels::d_pairs_adjacent<S>());
-  CHECK(!kernels::d_pairs_adjacent<mfma_f32_16x16x32_bf16>());  // gfx950 stores items one by one
+  CHECK(fragment::d_pairs_adjacent<S>());
+  CHECK(!fragment::d_pairs_adjacent<mfma_f32_16x16x32_bf16>());  // gfx950 stores items one by one
   constexpr u32 stride = C::matrix_tile_stride;
   // an 8-byte store of 32 lanes moves 256 bytes: at best two wavefronts, each bank used twice
+  // (the kernel asserts the same with fragment::store_d_wavefronts; here counted independently)
   for (u32 n = 0; n < 8; ++n)
     for (u32 h = 0; h < 2; ++h) {
       int uses[32] = {};

@@ -26,6 +26,7 @@ struct gfx950 {
   static constexpr u32 max_workgroup_size = 1024;
   static constexpr u32 compute_units = 256;
   static constexpr bool fp8_is_ocp = true;  // E4M3FN: bias 7, max 448, NaN S.1111.111
+  static constexpr u32 lds_banks = 64;       // 4-byte LDS banks (docs/target-notes.md §3: inferred, not checked)
   // Capabilities (kernels and contracts branch on these, never on the target's name):
   static constexpr bool has_bulk_copy = false;                      // async global -> LDS copies on an LDS barrier (dsl/bulk_copy.hpp)
   static constexpr bool has_programmatic_dependent_launch = false;  // a successor launches before its predecessor ends (dsl/sync.hpp)
@@ -110,6 +111,7 @@ struct sm90a {
   static constexpr u32 max_registers = 255;                     // per thread
   static constexpr u32 max_workgroup_size = 1024;
   static constexpr u32 compute_units = 132;  // SMs on H200 SXM
+  static constexpr u32 lds_banks = 32;        // 4-byte shared-memory banks
   static constexpr bool fp8_is_ocp = true;
   // Capabilities (kernels and contracts branch on these, never on the target's name):
   static constexpr bool has_bulk_copy = true;                      // cp.async.bulk into shared memory on an mbarrier

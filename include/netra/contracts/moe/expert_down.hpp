@@ -28,6 +28,7 @@
 // route with its expert, which serves every route of that expert.
 #pragma once
 #include "netra/contracts/moe/expert_weights.hpp"
+#include "netra/contracts/staging.hpp"
 
 namespace netra {
 
@@ -59,7 +60,17 @@ struct moe_down_signature {
 
 namespace contracts {
 
-template <class Target, u32 MaxTokens, u32 Input, u32 WaveSize = Target::wave_size> struct moe_expert_down {
+/// The template arguments an instance is named and spelled by: Staging only when it is not the
+/// target's default, so the instances with defaults keep their names.
+template <u32 MaxTokens, u32 Input, u32 Staging, bool DefaultStaging> struct moe_down_args {
+  static constexpr i64 value[] = {MaxTokens, Input, Staging};
+};
+template <u32 MaxTokens, u32 Input, u32 Staging> struct moe_down_args<MaxTokens, Input, Staging, true> {
+  static constexpr i64 value[] = {MaxTokens, Input};
+};
+
+template <class Target, u32 MaxTokens, u32 Input, u32 Staging = default_staging<Target>, u32 WaveSize = Target::wave_size>
+struct moe_expert_down {
   static_assert(is_built_target_v<Target>,
                 "netra::contracts::moe_expert_down: field Target is not supported; supported: netra::gfx950, netra::sm90a");
   static_assert(WaveSize == Target::wave_size,
@@ -69,6 +80,10 @@ template <class Target, u32 MaxTokens, u32 Input, u32 WaveSize = Target::wave_si
   static_assert(Input == moe_down_input_e4m3 || Input == moe_down_input_gate_up,
                 "netra::contracts::moe_expert_down: field Input must be 0 (act_quant's E4M3 + scales) or 1 (gate_up's BF16, "
                 "act_quant fused)");
+  static_assert(Staging == staging::registers || Staging == staging::lds_bulk_copy,
+                "netra::contracts::moe_expert_down: field Staging must be 0 (registers) or 1 (lds_bulk_copy)");
+  static_assert(Staging != staging::lds_bulk_copy || Target::has_bulk_copy,
+                "netra::contracts::moe_expert_down: field Staging 1 (lds_bulk_copy) needs the target's bulk copy (sm90a); use 0 (registers)");
 
   static_assert(Input != moe_down_input_gate_up || MaxTokens <= 4,
                 "netra::contracts::moe_expert_down: field MaxTokens must be <= 4 with Input 1 (act_quant fused: every workgroup "
@@ -83,12 +98,17 @@ template <class Target, u32 MaxTokens, u32 Input, u32 WaveSize = Target::wave_si
   static constexpr u32 input = Input;
   static constexpr bool fused_act_quant = Input == moe_down_input_gate_up;
   static constexpr u32 wave_size = WaveSize;
-  static constexpr u32 waves = 12;  // per workgroup: the workgroup's units are dealt round-robin to its waves
-  /// sm90a: each wave's next two units staged in LDS by the copy engine (192 KiB of dynamic LDS
-  /// per workgroup); gfx950: the current unit in VGPRs (no wired bulk copy).
-  static constexpr bool weights_in_lds = Target::has_bulk_copy;
+  /// Field Staging (contracts/staging.hpp): lds_bulk_copy (the sm90a default), each wave's next
+  /// two units staged in LDS by the copy engine (192 KiB of dynamic LDS per workgroup);
+  /// registers (the gfx950 default), the current unit in the lanes' registers.
+  static constexpr u32 weight_staging = Staging;
+  static constexpr bool weights_in_lds = Staging == staging::lds_bulk_copy;
+  /// Waves per workgroup: the workgroup's units are dealt round-robin to them. 12; 8 with the
+  /// weights in registers on a warp32 target (a lane's mma.sync weight pieces are 64 registers,
+  /// which at 12 warps' 168 spilled). The results do not depend on it.
+  static constexpr u32 waves = weights_in_lds || WaveSize == 64 ? 12 : 8;
   static constexpr u64 workspace_bytes = 0;
-  static constexpr i64 template_args[] = {MaxTokens, Input};
+  static constexpr const auto& template_args = moe_down_args<MaxTokens, Input, Staging, Staging == default_staging<Target>>::value;
 
   static decision admits(const moe_down_signature& s) {
     if (s.target != Target::id) return refuse("target", Target::name, static_cast<i64>(s.target));
@@ -127,10 +147,10 @@ template <class Target, u32 MaxTokens, u32 Input, u32 WaveSize = Target::wave_si
       return b;
     } else if constexpr (same_v<Target, sm90a>) {
       resource_budget b;
-      b.max_registers = 168;  // 12 warps: 3 per sub-partition, 16384 / (3 x 32) registers each
+      b.max_registers = waves == 12 ? 168 : 255;  // 12 warps: 3 per sub-partition, 16384 / (3 x 32) registers each; 8: 255
       // 192 KiB of staged units (dynamic) + partials, schedule, barriers (+ Input 1's activations)
       // + the 1 KiB the SM reserves per block: within the 227 KiB a workgroup may have
-      b.max_lds_bytes = 221184;
+      b.max_lds_bytes = weights_in_lds ? 221184 : 40960;  // registers staging: no staged units
       b.max_code_bytes = 65536;
       return b;
     } else {

@@ -37,14 +37,16 @@
 //                   (the handle does it), left zero by every call.
 //   For calls with many shared experts the block takes unit_list (gfx950) / resident (sm90a),
 //   moe_expert_gate_up_units_decode, from tactics::unit_list_min_tokens = 10 tokens.
-// Weight staging differs by target (field weights_in_lds): M = 1 streams 18 MiB of weights,
-// all of it in flight at once. sm90a keeps it in shared memory through the copy engine (in
-// registers, at the register cost of the FP8 mma.sync emulation, only 528 of the 576 workgroups
-// fit the SMs' register files); gfx950 keeps it in VGPRs (512 KiB per CU), as it has no wired
-// bulk copy (dsl/bulk_copy.hpp).
+// Weight staging is field Staging (contracts/staging.hpp; default per target): M = 1 streams
+// 18 MiB of weights, all of it in flight at once. lds_bulk_copy (the sm90a default) keeps it in
+// shared memory through the copy engine; registers (the gfx950 default: 512 KiB of VGPRs per CU,
+// no wired bulk copy) keeps it in the lanes' registers: on sm90a, at the register cost of the FP8
+// mma.sync emulation, 3 workgroups per SM instead of 5 then fit (396 of M = 1's 576 at once).
+// The two stagings give the same bits.
 #pragma once
 #include "netra/contracts/moe/expert_unit_list.hpp"
 #include "netra/contracts/moe/expert_weights.hpp"
+#include "netra/contracts/staging.hpp"
 
 namespace netra {
 
@@ -78,16 +80,21 @@ inline constexpr u32 resident = 2;    // a resident grid, each workgroup lists t
 
 namespace contracts {
 
-/// The template arguments an instance is named and spelled by: Schedule only when it is not
-/// route_scan, so the route-scan instances keep their names.
-template <u32 MaxTokens, u32 Schedule> struct moe_gate_up_args {
+/// The template arguments an instance is named and spelled by: Schedule only when it or Staging
+/// is not the default, Staging only when it is not the target's default, so the instances with
+/// defaults keep their names.
+template <u32 MaxTokens, u32 Schedule, u32 Staging, bool DefaultStaging> struct moe_gate_up_args {
+  static constexpr i64 value[] = {MaxTokens, Schedule, Staging};
+};
+template <u32 MaxTokens, u32 Schedule, u32 Staging> struct moe_gate_up_args<MaxTokens, Schedule, Staging, true> {
   static constexpr i64 value[] = {MaxTokens, Schedule};
 };
-template <u32 MaxTokens> struct moe_gate_up_args<MaxTokens, gate_up_schedule::route_scan> {
+template <u32 MaxTokens, u32 Staging> struct moe_gate_up_args<MaxTokens, gate_up_schedule::route_scan, Staging, true> {
   static constexpr i64 value[] = {MaxTokens};
 };
 
-template <class Target, u32 MaxTokens, u32 Schedule = gate_up_schedule::route_scan, u32 WaveSize = Target::wave_size>
+template <class Target, u32 MaxTokens, u32 Schedule = gate_up_schedule::route_scan, u32 Staging = default_staging<Target>,
+          u32 WaveSize = Target::wave_size>
 struct moe_expert_gate_up {
   static_assert(is_built_target_v<Target>,
                 "netra::contracts::moe_expert_gate_up: field Target is not supported; supported: netra::gfx950, netra::sm90a");
@@ -99,6 +106,10 @@ struct moe_expert_gate_up {
                 "netra::contracts::moe_expert_gate_up: field Schedule must be 0 (route_scan), 1 (unit_list) or 2 (resident)");
   static_assert(Schedule != gate_up_schedule::resident || Target::has_programmatic_dependent_launch,
                 "netra::contracts::moe_expert_gate_up: field Schedule 2 (resident) needs programmatic dependent launch (sm90a); use 1 (unit_list)");
+  static_assert(Staging == staging::registers || Staging == staging::lds_bulk_copy,
+                "netra::contracts::moe_expert_gate_up: field Staging must be 0 (registers) or 1 (lds_bulk_copy)");
+  static_assert(Staging != staging::lds_bulk_copy || Target::has_bulk_copy,
+                "netra::contracts::moe_expert_gate_up: field Staging 1 (lds_bulk_copy) needs the target's bulk copy (sm90a); use 0 (registers)");
 
   using target = Target;
   using weights = moe::expert_weights;
@@ -112,11 +123,17 @@ struct moe_expert_gate_up {
   static constexpr bool unit_list = Schedule == gate_up_schedule::unit_list;
   static constexpr bool resident = Schedule == gate_up_schedule::resident;
   static constexpr u32 k_split = 4;  // waves per workgroup, each owns 2048 / 4 = 512 of K
-  static constexpr bool weights_in_lds = Target::has_bulk_copy;  // sm90a: copy engine -> LDS; gfx950: VGPRs
+  static constexpr u32 weight_staging = Staging;
+  static constexpr bool weights_in_lds = Staging == staging::lds_bulk_copy;  // copy engine -> LDS; else registers
+  /// Workgroups that must fit on one processor at once (the entry point's launch bounds; the
+  /// gfx950 entry takes no minimum: 576 workgroups on 256 CUs): weights in LDS 5 (sm90a: at most
+  /// 96 registers per thread), with the resident schedule's lister 4 (128; ptxas spilled 12 bytes
+  /// at 96); weights in registers 3 (168: the mma.sync pieces' 64 weight registers spilled at 128).
+  static constexpr u32 min_workgroups_per_processor = !weights_in_lds ? 3 : resident ? 4 : 5;
   /// unit_list: the call's unit list, rewritten by every call (no initial contents needed);
   /// resident: the list's header, its counters zero before the first call and after every call.
   static constexpr u64 workspace_bytes = unit_list ? moe::expert_unit_list::bytes(max_routes) : resident ? moe::expert_unit_list::header_bytes : 0;
-  static constexpr const auto& template_args = moe_gate_up_args<MaxTokens, Schedule>::value;
+  static constexpr const auto& template_args = moe_gate_up_args<MaxTokens, Schedule, Staging, Staging == default_staging<Target>>::value;
 
   static decision admits(const moe_gate_up_signature& s) {
     if (s.target != Target::id) return refuse("target", Target::name, static_cast<i64>(s.target));
@@ -154,8 +171,10 @@ struct moe_expert_gate_up {
       return b;
     } else if constexpr (same_v<Target, sm90a>) {
       resource_budget b;
-      b.max_registers = resident ? 128 : 96;  // 5 workgroups of 128 threads per SM (launch bounds); resident 4
-      b.max_lds_bytes = 40744;  // 36,944 static (32 KiB staged weights, 4 KiB partials), resident 2,748 more (the list in LDS), + the 1 KiB the SM reserves per block
+      b.max_registers = 65536 / (min_workgroups_per_processor * 128) / 8 * 8;  // launch bounds: 5, 4 or 3 workgroups of 128 threads per SM
+      // 36,944 static (32 KiB staged weights, 4 KiB partials), resident 2,748 more (the list in
+      // LDS), + the 1 KiB the SM reserves per block; registers staging: no staged weights
+      b.max_lds_bytes = weights_in_lds ? 40744 : 12288;
       b.max_code_bytes = 49152;
       return b;
     } else {

@@ -173,6 +173,10 @@ struct moe_router {
   /// hidden vectors spill at 16 waves' 128 registers). H200: 32 tokens, 8 clusters of 16, took a
   /// second wave (9.78 us against 5.18 at 16 tokens), so the cluster router serves M <= 16.
   static constexpr u32 cluster_token_tile = 4;
+  /// exact_fp32: a one-token tile sums in 1-token passes (8 values per lane) instead of 4-token
+  /// ones, where it pays and fits: sm90a (H200, two kernels, M = 1 4.52 -> 3.89 us); on gfx950
+  /// the second pass size takes the logits kernel from 125 to 172 VGPRs, over the 128 budgeted.
+  static constexpr bool exact_one_token_passes = same_v<Target, sm90a>;
   static constexpr u32 token_tile = exact ? 8 : 16;
   static constexpr u32 expert_tile = exact ? 8 : 64;
   static constexpr u32 k_splits = exact ? 8 : 4;  // exact: the 8 K groups' sums G_g; matrix: 512-K splits

@@ -1,13 +1,13 @@
 // netra/kernels/moe/experts_device.hpp — device steps the decode expert kernels share: the
-// route scan (which routes share an expert, in route order), the block-tile matrix product on
-// the lane maps of experts_fragment.hpp, and the BF16 -> E4M3 helpers of the hidden quantization.
+// route scan (which routes share an expert, in route order) and the BF16 -> E4M3 helpers of the
+// hidden quantization. (The block-scaled products are dsl/fragment/block_scaled.hpp's.)
 #pragma once
 #include "netra/dsl/convert.hpp"
 #include "netra/dsl/strong_load.hpp"
 #include "netra/dsl/sync.hpp"
 #include "netra/dsl/ids.hpp"
 #include "netra/dsl/math.hpp"
-#include "netra/dsl/matrix_fragment.hpp"
+#include "netra/dsl/fragment/block_scaled.hpp"
 #include "netra/dsl/wave_reduce.hpp"
 #include "netra/dsl/wave_vote.hpp"
 #include "netra/kernels/moe/experts_fragment.hpp"
@@ -100,24 +100,6 @@ NETRA_DEVICE route_scan<Wants> scan_routes(const i32* ids, u32 routes, u32 first
   return scan_loaded_routes<Target, MaxRoutes>(load_route_ids<Target, MaxRoutes>(ids, routes), routes, first, want);
 }
 
-/// One block of a block tile: d += W(16 x 128) * X(128 x 8 or 16) for one instruction tile, from
-/// the lane's weight pieces and quantized activation words (experts_fragment.hpp maps).
-template <class Target>
-NETRA_DEVICE void block_product(float (&d)[block_fragment<Target>::shape::d_items], const u32x4 (&weight)[block_fragment<Target>::weight_pieces],
-                                const u32 (&act)[block_fragment<Target>::act_pieces][4]) {
-  using F = block_fragment<Target>;
-  using S = typename F::shape;
-  NETRA_UNROLL
-  for (u32 q = 0; q < F::mmas; ++q) {
-    u32 a[S::a_words], b[S::b_words];
-    NETRA_UNROLL
-    for (u32 i = 0; i < S::a_words; ++i) a[i] = weight[F::a_word(q, i).piece][F::a_word(q, i).word];
-    NETRA_UNROLL
-    for (u32 i = 0; i < S::b_words; ++i) b[i] = act[F::b_word(q, i).piece][F::b_word(q, i).word];
-    mma<S>(d, a, b, d);
-  }
-}
-
 /// Largest BF16 magnitude (bits & 0x7FFF, as integers: NaN > +Inf > finite) of the 8 values of a
 /// 16-byte piece half.
 NETRA_HOST_DEVICE constexpr u32 bf16x8_magnitude(const u32x4& v) {
@@ -135,21 +117,6 @@ template <class Target> NETRA_DEVICE u32 e4m3x4_of_bf16_scaled(u32 w0, u32 w1, f
   const u32 p0 = pack_e4m3x2<Target>(mul_rn(bit_cast<float>(w0 << 16), r), mul_rn(bit_cast<float>(w0 & 0xFFFF0000u), r));
   const u32 p1 = pack_e4m3x2<Target>(mul_rn(bit_cast<float>(w1 << 16), r), mul_rn(bit_cast<float>(w1 & 0xFFFF0000u), r));
   return p0 | (p1 << 16);
-}
-
-/// The value `own` of the lane whose B column is the column of D item `item` (tile `tile`): on
-/// gfx950 the lane's own, on sm90a fetched from lane 4 * (2t + (item & 1)). Every lane must call it.
-template <class Target> NETRA_DEVICE u32 from_column_lane(u32 own, u32 lane, u32 tile, u32 item) {
-  using F = block_fragment<Target>;
-  if constexpr (F::d_column_is_b_column) {
-    return own;
-  } else {
-    const u32 column = F::d_element(lane, tile, item).col - tile * F::tile_columns;
-    return target_ops<Target>::broadcast(own, F::b_lane_of(column));
-  }
-}
-template <class Target> NETRA_DEVICE float column_scale(float own, u32 lane, u32 tile, u32 item) {
-  return bit_cast<float>(from_column_lane<Target>(bit_cast<u32>(own), lane, tile, item));
 }
 
 }  // namespace netra::kernels::moe_experts

@@ -77,7 +77,7 @@ template <class Contract> struct moe_expert_down_kernel {
   static constexpr u32 dynamic_lds_bytes = weights_in_lds ? waves * stages * unit_bytes : 0;
   static constexpr bool prefers_max_lds = weights_in_lds;
   // Fused prologue: wave-per-route rows, V values per lane, a 128-value group on 128 / V lanes.
-  static constexpr u32 prologue_values = weights::intermediate / wave;  // 8 (gfx950) / 16 (sm90a)
+  static constexpr u32 prologue_values = weights::intermediate / wave;  // 8 on a wave64, 16 on a warp32
   static constexpr u32 prologue_group_lanes = weights::block / prologue_values;
   static_assert(Contract::max_tokens * tile_rows <= workgroup_size, "down: one summing thread per (token, row)");
   static_assert(prologue_values % 8 == 0 && prologue_group_lanes <= wave, "down: prologue pieces are whole 16-byte loads");
@@ -243,7 +243,7 @@ template <class Contract> struct moe_expert_down_kernel {
       for (u32 b = 0; b < blocks; ++b) {
         NETRA_UNROLL
         for (u32 v = 0; v < F::weight_pieces; ++v) {
-          const moe_experts::piece pc = F::weight_piece(lane, v);
+          const fragment::piece pc = F::weight_piece(lane, v);
           un.wt[b][v] = load_16B<target, cache_policy::streaming_early>(wrow + pc.index * weights::intermediate + b * weights::block + pc.k);
         }
       }
@@ -291,31 +291,21 @@ template <class Contract> struct moe_expert_down_kernel {
   static NETRA_DEVICE void run_tile(const unit& un, const u8* staged, u32 lane, u32 n, const tile_acts& t, float (*partial)[tile_rows]) {
     const u32 my_route = moe_experts::select(un.route, n);
     float y[S::d_items];
-    NETRA_UNROLL
-    for (u32 b = 0; b < blocks; ++b) {
-      u32x4 wb[F::weight_pieces];
+    auto gather = [&](u32 b, u32x4 (&wb)[F::weight_pieces]) {
       NETRA_UNROLL
       for (u32 v = 0; v < F::weight_pieces; ++v) {
         if constexpr (weights_in_lds) {
-          const moe_experts::piece pc = F::weight_piece(lane, v);
+          const fragment::piece pc = F::weight_piece(lane, v);
           wb[v] = *reinterpret_cast<const u32x4*>(staged + pc.index * weights::intermediate + b * weights::block + pc.k);
         } else {
           wb[v] = un.wt[b][v];
         }
       }
-      float d[S::d_items];
-      NETRA_UNROLL
-      for (u32 i = 0; i < S::d_items; ++i) d[i] = 0.0f;
-      moe_experts::block_product<target>(d, wb, t.q[b]);
-      NETRA_UNROLL
-      for (u32 i = 0; i < S::d_items; ++i) {
-        const float q_b = mul_rn(d[i], mul_rn(moe_experts::column_scale<target>(t.sa[b], lane, n, i), un.sw[b]));
-        y[i] = b == 0 ? q_b : add_rn(y[i], q_b);
-      }
-    }
+    };
+    fragment::block_scaled_accumulate<F, target, fragment::scale_policy::sum_of_products>(y, lane, n, gather, t.q, [&](u32 b) { return un.sw[b]; }, t.sa);
     NETRA_UNROLL
     for (u32 i = 0; i < S::d_items; ++i) {
-      const u32 rr = moe_experts::from_column_lane<target>(my_route, lane, n, i);
+      const u32 rr = fragment::from_column_lane<F, target>(my_route, lane, n, i);
       if (rr != moe_experts::no_route) partial[rr][F::d_element(lane, n, i).row] = y[i];
     }
   }
@@ -417,8 +407,9 @@ template <class Contract> struct moe_expert_down_kernel {
   }
 };
 
-template <class Target, u32 MaxTokens, u32 Input, u32 WaveSize> struct kernels_of<contracts::moe_expert_down<Target, MaxTokens, Input, WaveSize>> {
-  using contract = contracts::moe_expert_down<Target, MaxTokens, Input, WaveSize>;
+template <class Target, u32 MaxTokens, u32 Input, u32 Staging, u32 WaveSize>
+struct kernels_of<contracts::moe_expert_down<Target, MaxTokens, Input, Staging, WaveSize>> {
+  using contract = contracts::moe_expert_down<Target, MaxTokens, Input, Staging, WaveSize>;
   using type = type_list<moe_expert_down_kernel<contract>>;
 };
 

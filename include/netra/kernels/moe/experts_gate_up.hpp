@@ -89,10 +89,8 @@ template <class Contract> struct moe_expert_gate_up_kernel {
   static constexpr u32 wave = target::wave_size;
   static constexpr u32 k_split = Contract::k_split;
   static constexpr u32 workgroup_size = wave * k_split;
-  /// Workgroups that must fit on one SM / CU at once (entry point's launch bounds): 5 on sm90a
-  /// (at most 96 registers), 4 for the resident schedule (at most 128: with its lister ptxas
-  /// spilled 12 bytes at 96); gfx950 needs no hint (576 workgroups on 256 CUs).
-  static constexpr u32 min_workgroups_per_processor = same_v<target, sm90a> ? (Contract::resident ? 4 : 5) : 1;
+  /// Workgroups that must fit on one processor at once (the entry point's launch bounds).
+  static constexpr u32 min_workgroups_per_processor = Contract::min_workgroups_per_processor;
   static constexpr bool weights_in_lds = Contract::weights_in_lds;
   /// sm90a: 5 x 37 KiB per SM needs the largest shared-memory carve-out (runtime/kernel_traits.hpp).
   static constexpr bool prefers_max_lds = weights_in_lds;
@@ -197,7 +195,7 @@ template <class Contract> struct moe_expert_gate_up_kernel {
     for (u32 b = 0; b < blocks_per_wave; ++b) {
       NETRA_UNROLL
       for (u32 v = 0; v < F::weight_pieces; ++v) {
-        const moe_experts::piece pc = F::weight_piece(lane, v);
+        const fragment::piece pc = F::weight_piece(lane, v);
         wt[b][v] = load_16B<target, cache_policy::streaming_early>(rows + pc.index * weights::hidden + b * weights::block + pc.k);
       }
     }
@@ -293,7 +291,7 @@ template <class Contract> struct moe_expert_gate_up_kernel {
       for (u32 b = 0; b < blocks_per_wave; ++b) {
         NETRA_UNROLL
         for (u32 v = 0; v < F::act_pieces; ++v) {
-          const moe_experts::piece pc = F::act_piece(lane, n, v);
+          const fragment::piece pc = F::act_piece(lane, n, v);
           NETRA_UNROLL
           for (u32 j = 0; j < 4; ++j) {
             const u32 got = target_ops<target>::broadcast(held[(4 * j % pass_values) / 4], (b * weights::block + pc.k + 4 * j) / pass_values);
@@ -365,26 +363,19 @@ template <class Contract> struct moe_expert_gate_up_kernel {
       float acc[S::d_items];
       NETRA_UNROLL
       for (u32 i = 0; i < S::d_items; ++i) acc[i] = 0.0f;
-      NETRA_UNROLL
-      for (u32 b = 0; b < blocks_per_wave; ++b) {
-        u32x4 wb[F::weight_pieces];
+      auto gather = [&](u32 b, u32x4 (&wb)[F::weight_pieces]) {
         NETRA_UNROLL
         for (u32 v = 0; v < F::weight_pieces; ++v) {
           if constexpr (weights_in_lds) {
-            const moe_experts::piece pc = F::weight_piece(lane, v);
+            const fragment::piece pc = F::weight_piece(lane, v);
             wb[v] = *reinterpret_cast<const u32x4*>(&sh.weight[pc.index][w * k_per_wave + b * weights::block + pc.k]);
           } else {
             wb[v] = wt[b][v];
           }
         }
-        const float sw = bit_cast<float>(wave_broadcast<target>(bit_cast<u32>(weight_scale), b));
-        float d[S::d_items];
-        NETRA_UNROLL
-        for (u32 i = 0; i < S::d_items; ++i) d[i] = 0.0f;
-        moe_experts::block_product<target>(d, wb, q[b]);
-        NETRA_UNROLL
-        for (u32 i = 0; i < S::d_items; ++i) acc[i] = fma_rn(d[i], mul_rn(sw, moe_experts::column_scale<target>(sx[b], lane, n, i)), acc[i]);
-      }
+      };
+      auto block_weight_scale = [&](u32 b) { return bit_cast<float>(wave_broadcast<target>(bit_cast<u32>(weight_scale), b)); };
+      fragment::block_scaled_accumulate<F, target, fragment::scale_policy::fma_chain>(acc, lane, n, gather, q, block_weight_scale, sx);
       NETRA_UNROLL
       for (u32 i = 0; i < S::d_items; ++i) {
         const fragment_element e = F::d_element(lane, n, i);
@@ -451,7 +442,7 @@ template <class Contract> struct moe_expert_gate_up_kernel {
       // Meanwhile wave 1 stages the first item's rows when its expert is known without the list:
       // the first item is (unit y, tile x), and unit y is route y's expert when routes 0 .. y hold
       // distinct valid ids (always, for a router's top-8 of token 0); otherwise the loop stages it.
-      if (w == 1 && !(early_shared && y == 0)) {
+      if (weights_in_lds && w == 1 && !(early_shared && y == 0)) {
         const bool mine = lane <= y;
         const i32 id = mine ? static_cast<i32>(load_u32_strong<target>(p.ids + lane)) : -1;
         bool fits = !mine || weights::valid_expert(id);
@@ -496,7 +487,7 @@ template <class Contract> struct moe_expert_gate_up_kernel {
       const u32 items = ul.units * tiles, grid = tiles * unit_rows;
       const u32 s = early_shared ? ul.shared_unit : no_unit;  // uniform
       u32 use = 0;
-      bool staged = ul.first_staged != 0;  // uniform
+      bool staged = weights_in_lds && ul.first_staged != 0;  // uniform
       if constexpr (early_shared) {
         if (y == 0) {
           staged = shared_first(s);
@@ -581,9 +572,9 @@ template <class Contract> struct moe_expert_gate_up_kernel {
   }
 };
 
-template <class Target, u32 MaxTokens, u32 Schedule, u32 WaveSize>
-struct kernels_of<contracts::moe_expert_gate_up<Target, MaxTokens, Schedule, WaveSize>> {
-  using contract = contracts::moe_expert_gate_up<Target, MaxTokens, Schedule, WaveSize>;
+template <class Target, u32 MaxTokens, u32 Schedule, u32 Staging, u32 WaveSize>
+struct kernels_of<contracts::moe_expert_gate_up<Target, MaxTokens, Schedule, Staging, WaveSize>> {
+  using contract = contracts::moe_expert_gate_up<Target, MaxTokens, Schedule, Staging, WaveSize>;
   using type = conditional_t<contract::unit_list, type_list<moe_expert_units_kernel<contract>, moe_expert_gate_up_kernel<contract>>,
                              type_list<moe_expert_gate_up_kernel<contract>>>;
 };

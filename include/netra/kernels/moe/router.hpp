@@ -37,7 +37,9 @@
 #include "netra/dsl/float_ops.hpp"
 #include "netra/dsl/ids.hpp"
 #include "netra/dsl/math.hpp"
-#include "netra/dsl/matrix_fragment_bf16.hpp"
+#include "netra/dsl/fragment/lds_tile.hpp"
+#include "netra/dsl/fragment/register_tile.hpp"
+#include "netra/dsl/fragment/target_shapes.hpp"
 #include "netra/dsl/narrow_store.hpp"
 #include "netra/dsl/prefetch.hpp"
 #include "netra/dsl/sync.hpp"
@@ -89,38 +91,13 @@ NETRA_UNROLL
   router_cas<0, 1>(k), router_cas<2, 3>(k), router_cas<4, 5>(k), router_cas<6, 7>(k);
 }
 
-/// Two adjacent FP32 values of one LDS row: one 8-byte store.
-struct alignas(8) router_f32x2 {
-  float first, second;
-};
-
 /// Index of the partial logit (split, token, expert) in the workspace.
 template <class Contract> NETRA_HOST_DEVICE constexpr u64 router_partial_index(u32 split, u32 token, u32 expert) {
   return (static_cast<u64>(split) * Contract::padded_tokens + token) * Contract::experts + expert;
 }
 
-/// True when items 2h and 2h + 1 of every lane's D fragment are columns c, c + 1 (c even) of one
-/// row: the matrix tactic then stores each pair with one 8-byte LDS access.
-template <class Shape> NETRA_HOST_DEVICE constexpr bool d_pairs_adjacent() {
-  for (u32 lane = 0; lane < Shape::wave_size; ++lane)
-    for (u32 h = 0; 2 * h + 1 < Shape::d_items; ++h) {
-      const fragment_element a = Shape::d_element(lane, 2 * h), b = Shape::d_element(lane, 2 * h + 1);
-      if (b.row != a.row || b.col != a.col + 1 || a.col % 2 != 0) return false;
-    }
-  return true;
-}
-
-/// The matrix_bf16 tactic's instruction per target.
-template <class Target> struct router_matrix_instruction {
-  static_assert(dependent_false_v<Target>, "netra::kernels::moe_router: no matrix_bf16 mapping for this target");
-};
-template <> struct router_matrix_instruction<sm90a> {
-  using type = mma_m16n8k16_bf16;
-};
-template <> struct router_matrix_instruction<gfx950> {
-  using type = mfma_f32_16x16x32_bf16;
-};
-template <class Target> using router_matrix_shape = typename router_matrix_instruction<Target>::type;
+/// The matrix_bf16 tactic's instruction: the target's BF16 shape (dsl/fragment/target_shapes.hpp).
+template <class Target> using router_matrix_shape = typename fragment::matrix_instructions<Target>::bf16;
 
 // ---- the logits kernel ---------------------------------------------------------------------------
 
@@ -138,9 +115,8 @@ template <class Contract> struct moe_router_logits_kernel {
   /// passes only, M = 1 4.52 us; 1-token passes only, M = 1 3.89 but M = 16 7.31 (4.80) and M = 32
   /// 10.17 (5.89): one token's 8 chains and 5 dependent shuffles per pass serialise.
   static constexpr u32 pass_tokens = 4;
-  /// 1-token passes for one-token tiles on sm90a only: on gfx950 the second path takes the logits
-  /// kernel from 125 to 172 VGPRs (over the contract's 128), and its gain is measured on the H200 only.
-  static constexpr bool one_token_passes = same_v<target, sm90a>;
+  /// 1-token passes for one-token tiles where the contract asks for them (exact_one_token_passes).
+  static constexpr bool one_token_passes = Contract::exact_one_token_passes;
 
   struct params {
     const u16* hidden;  // BF16 [tokens, hidden_stride]
@@ -174,39 +150,20 @@ template <class Contract> struct moe_router_logits_kernel {
   /// The lane of each value group that stores it.
   template <u32 P = pass_tokens> NETRA_HOST_DEVICE static constexpr bool exact_stores(u32 lane) { return lane % (4 / P) == 0; }
 
-  /// matrix_bf16 lane maps (host models compose them with the instruction models):
-  /// the first K of the 16-byte vector lane `lane` of wave `wave` loads for chunk `chunk` (A and B
-  /// alike). sm90a: 8 warps x 64 K, chunk 0..1, 8 K per lane quad position t = lane & 3;
-  /// gfx950: 4 waves x 128 K, chunk 0..3, 8 K per K group q = lane / 16.
-  NETRA_HOST_DEVICE static constexpr u32 matrix_k(u32 split, u32 wave, u32 lane, u32 chunk) {
-    if constexpr (same_v<target, sm90a>) return split * Contract::k_chunk + 64 * wave + 32 * chunk + 8 * (lane & 3);
-    else return split * Contract::k_chunk + 128 * wave + 32 * chunk + 8 * (lane / 16);
-  }
-  /// Token row (inside the 16-token tile) of A vector `half` of a lane (sm90a: rows g and g + 8;
-  /// gfx950: one row, l % 16).
-  NETRA_HOST_DEVICE static constexpr u32 matrix_a_row(u32 lane, u32 half) {
-    if constexpr (same_v<target, sm90a>) return (lane >> 2) + 8 * half;
-    else return lane % 16 + 0 * half;
-  }
-  /// Expert (inside the 64-expert tile) of B vector `n` of a lane (n8 tiles on sm90a, n16 on gfx950).
-  NETRA_HOST_DEVICE static constexpr u32 matrix_b_col(u32 lane, u32 n) {
-    if constexpr (same_v<target, sm90a>) return 8 * n + (lane >> 2);
-    else return 16 * n + lane % 16;
-  }
-  /// Which loaded word forms operand word `word` of instruction step `step`: sm90a step = 2c + h,
-  /// A words {lo P(2h), hi P(2h), lo P(2h+1), hi P(2h+1)} and B words {P(2h), P(2h+1)} of chunk c;
-  /// gfx950 step = chunk, all four words of the chunk's vector in order.
-  struct operand_word {
-    u32 chunk, half, word;
-  };
-  NETRA_HOST_DEVICE static constexpr operand_word matrix_a_word(u32 step, u32 word) {
-    if constexpr (same_v<target, sm90a>) return {step / 2, word & 1, 2 * (step % 2) + word / 2};
-    else return {step, 0, word};
-  }
-  NETRA_HOST_DEVICE static constexpr operand_word matrix_b_word(u32 step, u32 word) {
-    if constexpr (same_v<target, sm90a>) return {step / 2, 0, 2 * (step % 2) + word};
-    else return {step, 0, word};
-  }
+  /// matrix_bf16 lane maps (host models compose them with the instruction models): wave w of
+  /// a split owns K [split * k_chunk + wave_k * w, + wave_k), `matrix_steps` instructions of the
+  /// target's BF16 shape along it; lanes load its A (token rows) and B (expert columns) pieces by
+  /// the fragment layer's piece maps (dsl/fragment/operand_pieces.hpp), at piece k past
+  /// matrix_wave_k, and instruction q takes its words from them (word_of).
+  using matrix_shape = router_matrix_shape<target>;
+  using matrix_a = fragment::a_pieces<matrix_shape>;
+  using matrix_b = fragment::b_pieces<matrix_shape>;
+  static constexpr u32 wave_k = Contract::k_chunk / waves;
+  static constexpr u32 matrix_steps = wave_k / matrix_shape::k;
+  NETRA_HOST_DEVICE static constexpr u32 matrix_wave_k(u32 split, u32 wave) { return split * Contract::k_chunk + wave_k * wave; }
+  /// K of A / B piece v of a lane (one 32-bit offset: the row pointer adds it once).
+  NETRA_HOST_DEVICE static constexpr u32 matrix_a_k(u32 split, u32 wave, u32 lane, u32 v) { return matrix_wave_k(split, wave) + matrix_a::piece_of(lane, v).k; }
+  NETRA_HOST_DEVICE static constexpr u32 matrix_b_k(u32 split, u32 wave, u32 lane, u32 v) { return matrix_wave_k(split, wave) + matrix_b::piece_of(lane, v).k; }
 
   /// +0.0 read from LDS after a workgroup barrier that follows the operand loads: the fma / matrix
   /// chains start from it, so the compiler can neither start a chain before the barrier nor sink
@@ -336,6 +293,20 @@ NETRA_UNROLL
     launch_dependents<target>();  // after the stores (see the file comment)
   }
 
+  /// Every D-pair store of the matrix tactic's LDS tile takes the fewest wavefronts its bytes
+  /// allow (fragment::store_d_wavefronts; shapes with single-item stores are not constrained).
+  NETRA_HOST_DEVICE static constexpr bool stores_spread_evenly() {
+    if constexpr (fragment::d_pairs_adjacent<matrix_shape>()) {
+      for (u32 n = 0; n < Contract::expert_tile / matrix_shape::n; ++n)
+        for (u32 h = 0; 2 * h < matrix_shape::d_items; ++h)
+          if (fragment::store_d_wavefronts<matrix_shape, Contract::matrix_tile_stride, target::lds_banks>(n, h) != 2 * matrix_shape::wave_size / target::lds_banks)
+            return false;
+    }
+    return true;
+  }
+  static_assert(Contract::exact || stores_spread_evenly(),
+                "netra::kernels::moe_router: the D-pair stores of the LDS tile take more wavefronts than their bytes need");
+
   /// matrix_bf16: the workgroup's 16 x 64 partial logits over its 512-K split into the workspace.
   static NETRA_DEVICE void partials_matrix(const params& p, u32 tile, u32 expert_tile, u32 split) {
     constexpr u32 tile_cols = Contract::expert_tile;  // 64
@@ -343,82 +314,39 @@ NETRA_UNROLL
     static_assert(tile_stride >= tile_cols && tile_stride % 4 == 0, "netra::kernels::moe_router: LDS tile rows must hold 64 floats, 16-byte aligned");
     const u32 thread = thread_id<target>();
     const u32 lane = lane_id<target>(), wave = wave_id<target>();
-    NETRA_SHARED u32x4 tiles[waves][16][tile_stride / 4];  // per wave 16 rows of tile_stride floats, 16-byte aligned
+    NETRA_SHARED fragment::lds_f32_tile<16, tile_stride> tiles[waves];  // per wave 16 rows of tile_stride floats
     clear_zero_slot(p, thread);
-    // Wave w: K [split * 512 + (512 / waves) w, + 512 / waves) = `chunks` chunks of 32 (sm90a: 8
-    // warps, 2 chunks; gfx950: 4 waves, 4 chunks); all 64 experts = `n_tiles` instruction tiles
-    // (sm90a 8 n8 tiles, gfx950 4 n16). Per chunk a lane loads `halves` 16-byte A vectors (sm90a:
-    // rows g and g + 8 at chunk K 8t .. 8t + 7; gfx950: row l % 16 at K 8q .. 8q + 7) and one B
-    // vector per tile at the same K: instruction step s reads its operand words from them
-    // (matrix_a_word / matrix_b_word: sm90a step 2c + h takes P(2h) as K pair (2t, 2t + 1) and
-    // P(2h + 1) as (2t + 8, 2t + 9) of chunk c, gfx950 step c all four words of chunk c), in A and
-    // B alike, so every physical K of a chunk is used once, in the same place on both sides.
-    using shape_t = router_matrix_shape<target>;
-    constexpr u32 chunks = Contract::k_chunk / waves / 32;
-    constexpr u32 halves = 64 / target::wave_size;
+    // Wave w: K [matrix_wave_k(split, w), + wave_k) = matrix_steps instructions (sm90a: 8 warps x
+    // 64 K, 4 m16n8k16; gfx950: 4 waves x 128 K, 4 16x16x32); all 64 experts = `n_tiles`
+    // instruction tiles (sm90a 8 n8 tiles, gfx950 4 n16). A lane loads its A pieces (token rows)
+    // and per tile its B pieces (expert columns) by the piece maps (sm90a: rows g and g + 8 at K
+    // 8t + 32c; gfx950: row l % 16 at K 8q + 32c), every load before the first use.
+    using shape_t = matrix_shape;
     constexpr u32 n_tiles = tile_cols / shape_t::n;
-    constexpr u32 steps = chunks * (32 / shape_t::k);
-    u32x4 a[chunks][halves], b[n_tiles][chunks];
+    fragment::register_tile<matrix_a, matrix_steps> a;
+    fragment::register_tile<matrix_b, matrix_steps> b[n_tiles];
 NETRA_UNROLL
-    for (u32 c = 0; c < chunks; ++c)
-NETRA_UNROLL
-      for (u32 h = 0; h < halves; ++h)
-        a[c][h] = load_16B<target, cache_policy::streaming_early>(hidden_row(p, tile * 16 + matrix_a_row(lane, h)) + matrix_k(split, wave, lane, c));
+    for (u32 v = 0; v < a.pieces; ++v)
+      a.piece[v] = load_16B<target, cache_policy::streaming_early>(hidden_row(p, tile * 16 + matrix_a::piece_of(lane, v).index) + matrix_a_k(split, wave, lane, v));
 NETRA_UNROLL
     for (u32 n = 0; n < n_tiles; ++n)
 NETRA_UNROLL
-      for (u32 c = 0; c < chunks; ++c)
-        b[n][c] = load_16B<target, cache_policy::streaming_early>(p.weight + static_cast<u64>(expert_tile * tile_cols + matrix_b_col(lane, n)) * Contract::hidden_size +
-                                                                  matrix_k(split, wave, lane, c));
+      for (u32 v = 0; v < b[n].pieces; ++v)
+        b[n].piece[v] = load_16B<target, cache_policy::streaming_early>(
+            p.weight + static_cast<u64>(expert_tile * tile_cols + shape_t::n * n + matrix_b::piece_of(lane, v).index) * Contract::hidden_size +
+            matrix_b_k(split, wave, lane, v));
     const float zero = zero_after_loads<target>();
     float acc[n_tiles][shape_t::d_items];
 NETRA_UNROLL
     for (u32 n = 0; n < n_tiles; ++n)
 NETRA_UNROLL
       for (u32 i = 0; i < shape_t::d_items; ++i) acc[n][i] = zero;
-NETRA_UNROLL
-    for (u32 step = 0; step < steps; ++step) {
-      u32 aw[shape_t::a_words];
-NETRA_UNROLL
-      for (u32 w = 0; w < shape_t::a_words; ++w) {
-        const operand_word o = matrix_a_word(step, w);
-        aw[w] = a[o.chunk][o.half][o.word];
-      }
-NETRA_UNROLL
-      for (u32 n = 0; n < n_tiles; ++n) {
-        u32 bw[shape_t::b_words];
-NETRA_UNROLL
-        for (u32 w = 0; w < shape_t::b_words; ++w) {
-          const operand_word o = matrix_b_word(step, w);
-          bw[w] = b[n][o.chunk][o.word];
-        }
-        mma<shape_t>(acc[n], aw, bw, acc[n]);
-      }
-    }
-    if constexpr (d_pairs_adjacent<shape_t>()) {
-      // sm90a: D items 2h and 2h + 1 are adjacent columns of one row: one 8-byte store each. Rows
-      // are 72 floats apart, so lane (g, t) starts at bank 8g + 8n + 2t (mod 32): the 32 lanes of
-      // a store fill the banks twice (two wavefronts, the least for 256 bytes; rows 64 floats
-      // apart put all 8 rows g on the same 4 banks: 8 wavefronts per 4-byte store).
-      static_assert(tile_stride == 72, "netra::kernels::moe_router: LDS tile rows for D pairs are 72 floats apart (bank spread above)");
-NETRA_UNROLL
-      for (u32 n = 0; n < n_tiles; ++n)
-NETRA_UNROLL
-        for (u32 h = 0; 2 * h < shape_t::d_items; ++h) {
-          const fragment_element d = shape_t::d_element(lane, 2 * h);
-          *reinterpret_cast<router_f32x2*>(reinterpret_cast<float*>(tiles[wave][d.row]) + shape_t::n * n + d.col) =
-              router_f32x2{acc[n][2 * h], acc[n][2 * h + 1]};
-        }
-    } else {
-      // gfx950: the 4 items of a lane are 4 rows of one column.
-NETRA_UNROLL
-      for (u32 n = 0; n < n_tiles; ++n)
-NETRA_UNROLL
-        for (u32 i = 0; i < shape_t::d_items; ++i) {
-          const fragment_element d = shape_t::d_element(lane, i);
-          reinterpret_cast<float*>(tiles[wave][d.row])[shape_t::n * n + d.col] = acc[n][i];
-        }
-    }
+    fragment::multiply<shape_t, matrix_steps>(acc, a, b);
+    // The D fragments into the wave's LDS tile: where the shape pairs items in adjacent columns
+    // (sm90a) one 8-byte store per pair; rows tile_stride floats apart spread a store over the
+    // banks as evenly as its bytes allow (sm90a, 72: lane (g, t) starts at bank 8g + 8n + 2t, two
+    // wavefronts for 256 bytes; 64 would put all 8 rows g on the same banks).
+    fragment::store_d<shape_t>(tiles[wave], acc, lane);
     workgroup_barrier<target>();
     // 16 x 64 outputs, 4 consecutive experts per thread (one 16-byte LDS read per wave: a warp
     // reads 2 rows x 256 contiguous bytes, four wavefronts), waves added in order.
@@ -426,7 +354,7 @@ NETRA_UNROLL
     float s[4];
 NETRA_UNROLL
     for (u32 w = 0; w < waves; ++w) {
-      const u32x4 v = tiles[w][row][col / 4];
+      const u32x4 v = tiles[w].v[row][col / 4];
 NETRA_UNROLL
       for (u32 j = 0; j < 4; ++j) s[j] = w == 0 ? bit_cast<float>(v[j]) : add_rn(s[j], bit_cast<float>(v[j]));
     }

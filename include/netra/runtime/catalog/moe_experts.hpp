@@ -15,5 +15,11 @@ inline constexpr auto moe_experts =
                          contracts::moe_expert_gate_up_units_decode<gfx950>, contracts::moe_expert_gate_up_units_decode<sm90a>,
                          contracts::moe_expert_gate_up<sm90a, 16, gate_up_schedule::unit_list>,
                          contracts::moe_expert_down_decode<gfx950>, contracts::moe_expert_down_decode<sm90a>,
-                         contracts::moe_expert_down_fused_decode<gfx950>, contracts::moe_expert_down_fused_decode<sm90a>>;
+                         contracts::moe_expert_down_fused_decode<gfx950>, contracts::moe_expert_down_fused_decode<sm90a>,
+                         // the gfx950 staging (weights in registers) on sm90a, so that the H200 runs that path (GPU tests)
+                         contracts::moe_expert_gate_up<sm90a, 16, gate_up_schedule::route_scan, staging::registers>,
+                         contracts::moe_expert_gate_up<sm90a, 16, gate_up_schedule::unit_list, staging::registers>,
+                         contracts::moe_expert_gate_up<sm90a, 16, gate_up_schedule::resident, staging::registers>,
+                         contracts::moe_expert_down<sm90a, 16, moe_down_input_e4m3, staging::registers>,
+                         contracts::moe_expert_down<sm90a, 4, moe_down_input_gate_up, staging::registers>>;
 }  // namespace netra::catalog
