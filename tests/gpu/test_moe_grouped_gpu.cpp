@@ -111,7 +111,11 @@ struct outputs {
   std::vector<std::uint8_t> plan, act;
   std::vector<float> act_scales;
   std::vector<std::uint16_t> gate_up, out;
-  bool operator==(const outputs&) const = default;
+  /// Bit for bit (the scales compared as bits: a NaN scale equals itself).
+  bool operator==(const outputs& o) const {
+    return plan == o.plan && act == o.act && gate_up == o.gate_up && out == o.out && act_scales.size() == o.act_scales.size() &&
+           std::memcmp(act_scales.data(), o.act_scales.data(), 4 * act_scales.size()) == 0;
+  }
 };
 
 /// One configuration's four launches; every output poisoned first (0xFF).

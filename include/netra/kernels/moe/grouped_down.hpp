@@ -10,7 +10,8 @@
 //   1. Thread c < routes reads the tile's c-th route; the columns' activations of the part (act
 //      rows, 512 / KParts E4M3 bytes each) land in LDS with their scales.
 //   2. Passes of 128 rows; wave w owns 16 rows of each. The wave's weight pieces of all the
-//      part's blocks are loaded at once (the next pass's before this pass's products); per used
+//      part's blocks are loaded at once (the first pass's before step 1, the next pass's before
+//      this pass's products); per used
 //      16-column chunk and instruction tile: per block b, q_b = P_b * (sa_b * sw_b), summed in
 //      block order; stored per D item to the route's row of the partials (FP32, or FP16 by
 //      grouped_f16.hpp).
@@ -122,6 +123,9 @@ template <class Contract> struct moe_grouped_down_kernel {
     if (t.key == layout::invalid_key) return;  // the reducer gives these routes y = +0
     const u32 thread = thread_id<target>(), lane = lane_id<target>(), w = wave_id<target>();
     const u32 part = x % k_parts, first_row = workgroup_rows * (x / k_parts) + F::rows * w;
+    const u8* expert = p.w2 + static_cast<u64>(t.key) * weights::w2_expert_bytes;
+    pass_weights cur, next;
+    load_pass(expert, first_row, part, lane, next);  // the first pass's weights in flight while the activations are staged
     if (thread < t.routes) sh.route[thread] = moe_grouped::plan_routes<layout>(p.plan)[t.first + thread];
     workgroup_barrier<target>();
     moe_grouped::stage_columns<target, part_k, stride, workgroup_size>(
@@ -130,9 +134,6 @@ template <class Contract> struct moe_grouped_down_kernel {
       sh.sa[s / part_blocks][s % part_blocks] = p.act_scales[static_cast<u64>(sh.route[s / part_blocks]) * weights::w2_scale_cols + part * part_blocks + s % part_blocks];
     workgroup_barrier<target>();
 
-    const u8* expert = p.w2 + static_cast<u64>(t.key) * weights::w2_expert_bytes;
-    pass_weights cur, next;
-    load_pass(expert, first_row, part, lane, next);
     NETRA_NO_UNROLL
     for (u32 q = 0; q < passes; ++q) {
       NETRA_UNROLL

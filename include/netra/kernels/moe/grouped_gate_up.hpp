@@ -7,8 +7,8 @@
 //   1. Thread c < routes reads the tile's c-th route; then the columns' qx rows (2048 E4M3 bytes
 //      each) land in LDS (dynamic, Tile x 2112 B) with their 16 scales, every thread in turn.
 //   2. Wave w: gate rows 128 g + 16 w .. + 15 and up rows 512 + that, whole K. Per scale block b
-//      (ascending): the block's weight pieces (2 x 16 rows, experts_fragment.hpp maps; the next
-//      block's loads issued before this block's products), per used 16-column chunk the block
+//      (ascending): the block's weight pieces (2 x 16 rows, the fragment layer's maps; block 0's
+//      issued before step 1, the next block's before this block's products), per used 16-column chunk the block
 //      products of both row tiles (grouped_tile.hpp), acc = fma(P_b, sw_b * sx_b, acc) from +0.
 //      gate and up of intermediate index i sit in the same lane's same D item.
 //   3. Each item: gate, up -> BF16 (optionally stored to gate_up), y = bf16(silu(gate) * up) into
@@ -76,12 +76,25 @@ template <class Contract> struct moe_grouped_gate_up_kernel {
 
   using accumulators = float[2][chunks][F::tiles][S::d_items];
 
-  /// Step 2 for wave w: the gate (t = 0) and up (t = 1) accumulators of the tile's used chunks.
-  static NETRA_DEVICE void project(const params& p, const shared_state& sh, const u8* staged, u32 key, u32 g, u32 used, accumulators& acc) {
-    const u32 lane = lane_id<target>(), w = wave_id<target>();
-    const u32 row[2] = {group * g + F::rows * w, weights::intermediate + group * g + F::rows * w};
-    const u8* expert = p.w13 + static_cast<u64>(key) * weights::w13_expert_bytes;
-    const u8* rows[2] = {expert + static_cast<u64>(row[0]) * weights::hidden, expert + static_cast<u64>(row[1]) * weights::hidden};
+  using row_pieces = moe_grouped::weight_pieces<target>[2];  // the gate and the up row tile's pieces of one block
+
+  /// The wave's gate (t = 0) and up (t = 1) rows: the first row of each, and its W13 row pointer.
+  static NETRA_DEVICE u32 first_row(u32 g, u32 t) { return t * weights::intermediate + group * g + F::rows * wave_id<target>(); }
+  static NETRA_DEVICE const u8* rows_of(const params& p, u32 key, u32 g, u32 t) {
+    return p.w13 + static_cast<u64>(key) * weights::w13_expert_bytes + static_cast<u64>(first_row(g, t)) * weights::hidden;
+  }
+  /// Block b's weight pieces of both row tiles.
+  static NETRA_DEVICE void load_block(const params& p, u32 key, u32 g, u32 b, u32 lane, row_pieces& out) {
+    NETRA_UNROLL
+    for (u32 t = 0; t < 2; ++t) moe_grouped::load_weight_pieces<target, weights::hidden>(rows_of(p, key, g, t), b * weights::block, lane, out[t]);
+  }
+
+  /// Step 2 for wave w: the gate (t = 0) and up (t = 1) accumulators of the tile's used chunks;
+  /// `next` holds block 0's pieces (loaded before the activations were staged).
+  static NETRA_DEVICE void project(const params& p, const shared_state& sh, const u8* staged, u32 key, u32 g, u32 used, row_pieces& next,
+                                   accumulators& acc) {
+    const u32 lane = lane_id<target>();
+    const u32 row[2] = {first_row(g, 0), first_row(g, 1)};
     // lane l < 16: the gate rows' scale of block l; 16 <= l < 32: the up rows' of block l - 16
     const float* srow = p.s13 + static_cast<u64>(key) * (weights::w13_scale_rows * weights::w13_scale_cols);
     const float scale = lane < 32 ? srow[((lane < 16 ? row[0] : row[1]) / weights::block) * weights::w13_scale_cols + lane % 16] : 0.0f;
@@ -93,19 +106,14 @@ template <class Contract> struct moe_grouped_gate_up_kernel {
         for (u32 n = 0; n < F::tiles; ++n)
           NETRA_UNROLL
           for (u32 i = 0; i < S::d_items; ++i) acc[t][c][n][i] = 0.0f;
-    moe_grouped::weight_pieces<target> next[2], cur[2];
-    NETRA_UNROLL
-    for (u32 t = 0; t < 2; ++t) moe_grouped::load_weight_pieces<target, weights::hidden>(rows[t], 0, lane, next[t]);
+    row_pieces cur;
     NETRA_NO_UNROLL
     for (u32 b = 0; b < blocks; ++b) {
       NETRA_UNROLL
       for (u32 t = 0; t < 2; ++t)
         NETRA_UNROLL
         for (u32 v = 0; v < F::weight_pieces; ++v) cur[t][v] = next[t][v];
-      if (b + 1 < blocks) {
-        NETRA_UNROLL
-        for (u32 t = 0; t < 2; ++t) moe_grouped::load_weight_pieces<target, weights::hidden>(rows[t], (b + 1) * weights::block, lane, next[t]);
-      }
+      if (b + 1 < blocks) load_block(p, key, g, b + 1, lane, next);
       const float sw[2] = {bit_cast<float>(wave_broadcast<target>(bit_cast<u32>(scale), b)),
                            bit_cast<float>(wave_broadcast<target>(bit_cast<u32>(scale), 16 + b))};
       NETRA_UNROLL
@@ -155,14 +163,17 @@ template <class Contract> struct moe_grouped_gate_up_kernel {
 
   /// A tile of the invalid key: act_quant's zero row for group g, gate_up's +0.0.
   static NETRA_DEVICE void zero_rows(const params& p, const shared_state& sh, u32 g, u32 routes, u32 thread) {
-    for (u32 s = thread; s < routes * 8; s += workgroup_size) {
-      const u64 route = sh.route[s / 8];
-      store_16B<target>(p.act + route * weights::intermediate + group * g + 16 * (s % 8), u32x4{0u, 0u, 0u, 0u});
-      if (p.gate_up != nullptr) {
-        store_16B<target>(p.gate_up + route * weights::gate_up_rows + group * g + 16 * (s % 8), u32x4{0u, 0u, 0u, 0u});
-        store_16B<target>(p.gate_up + route * weights::gate_up_rows + weights::intermediate + group * g + 16 * (s % 8), u32x4{0u, 0u, 0u, 0u});
-      }
-      if (s % 8 == 0) store_4B<target>(p.act_scales + route * 4 + g, 0u);
+    constexpr u32 act_pieces = group / 16, bf16_pieces = group / 8;  // 16-byte pieces of the group: E4M3, BF16
+    const u32x4 zero{0u, 0u, 0u, 0u};
+    for (u32 s = thread; s < routes * act_pieces; s += workgroup_size) {
+      const u64 route = sh.route[s / act_pieces];
+      store_16B<target>(p.act + route * weights::intermediate + group * g + 16 * (s % act_pieces), zero);
+      if (s % act_pieces == 0) store_4B<target>(p.act_scales + route * 4 + g, 0u);
+    }
+    if (p.gate_up == nullptr) return;
+    for (u32 s = thread; s < routes * bf16_pieces * 2; s += workgroup_size) {  // the gate half, then the up half of each route
+      const u32 c = s / (2 * bf16_pieces), half = (s / bf16_pieces) % 2, piece = s % bf16_pieces;
+      store_16B<target>(p.gate_up + static_cast<u64>(sh.route[c]) * weights::gate_up_rows + half * weights::intermediate + group * g + 8 * piece, zero);
     }
   }
 
@@ -175,6 +186,8 @@ template <class Contract> struct moe_grouped_gate_up_kernel {
     if (j >= moe_grouped::plan_tile_count<layout>(p.plan)) return;  // uniform
     const moe_grouped::plan_tile t = moe_grouped::load_plan_tile<target, layout>(p.plan, j);
     const u32 thread = thread_id<target>(), lane = lane_id<target>(), w = wave_id<target>();
+    row_pieces first;  // block 0's weights in flight while the activations are staged
+    if (t.key != layout::invalid_key) load_block(p, t.key, g, 0, lane, first);
     const u32* routes = moe_grouped::plan_routes<layout>(p.plan);
     if (thread < t.routes) sh.route[thread] = routes[t.first + thread];
     workgroup_barrier<target>();
@@ -192,7 +205,7 @@ template <class Contract> struct moe_grouped_gate_up_kernel {
 
     const u32 used = ceil_div(t.routes, F::chunk_columns);
     accumulators acc;
-    project(p, sh, staged, t.key, g, used, acc);
+    project(p, sh, staged, t.key, g, used, first, acc);
     NETRA_UNROLL
     for (u32 c = 0; c < chunks; ++c) {
       if (c >= used) break;  // uniform
