@@ -9,13 +9,14 @@
 #include "netra/runtime/catalog/attention.hpp"
 #include "netra/runtime/catalog/gdn.hpp"
 #include "netra/runtime/catalog/moe_experts.hpp"
+#include "netra/runtime/catalog/moe_grouped.hpp"
 #include "netra/runtime/catalog/moe_routing.hpp"
 #include "netra/runtime/catalog/norm.hpp"
 #include "netra/runtime/catalog/sampling.hpp"
 
 namespace netra::catalog {
 /// All built-in instances, in build and audit order.
-inline constexpr auto all = boost::hana::flatten(boost::hana::make_tuple(sampling, moe_routing, moe_experts, norm, gdn, attention));
+inline constexpr auto all = boost::hana::flatten(boost::hana::make_tuple(sampling, moe_routing, moe_experts, moe_grouped, norm, gdn, attention));
 }  // namespace netra::catalog
 
 namespace netra::kernels {
