@@ -1,7 +1,10 @@
 // The grouped expert contracts on the host: the plan kernel's grouping decomposed as the kernel
 // decomposes it (its own segment map, one wave row at a time, key matches and per-wave counts as
 // the kernel keeps them, wave32 and wave64) equal to the oracle's stable counting order for
-// random, skewed, one-expert and invalid-id route streams of 1 .. 768 tokens; the FP16 conversion
+// random, skewed, one-expert and invalid-id route streams of 1 .. 768 tokens; one block product
+// of a tile as the kernels take it (weight pieces from W rows, act pieces from the padded LDS
+// columns, the instructions' words, D items to tile columns and rows) on the instruction models of
+// tests/models/ (gfx950 under both byte orders, sm90a) equal to the plain product; the FP16 conversion
 // of the split-K partials bit for bit against the compiler's _Float16; the contracts' launch
 // geometry (the article's M768 grids) and their refusals.
 #include <doctest/doctest.h>
@@ -15,6 +18,8 @@
 #include "netra/kernels/moe/grouped_plan.hpp"
 #include "netra/kernels/moe/split_k_down.hpp"
 #include "netra/runtime/tactics/moe_grouped.hpp"
+#include "models/mfma.hpp"
+#include "models/mma_sync.hpp"
 #include "oracles/moe_grouped.hpp"
 
 using namespace netra;
@@ -90,7 +95,98 @@ template <class Contract> void check_plans() {
   }
 }
 
+/// Small-integer E4M3 bytes (-4 .. 4): every product and sum is exact.
+std::uint8_t small_e4m3(std::uint64_t h) { return e4m3_from_f32_reference(static_cast<float>(static_cast<int>(h % 9) - 4)); }
+
+/// D of one block (byte k0 of the rows / columns) for chunk `chunk` of a tile, as the kernels take
+/// their operands, run on the instruction model `mma(a_words, b_words, c)` per instruction and
+/// instruction tile; compared with the plain product. Returns the number of mismatching items.
+template <class Target, u32 Stride, class Mma>
+long block_product_mismatches(const std::vector<std::uint8_t>& w, const std::vector<std::uint8_t>& lds, u32 chunk, u32 k0, Mma mma) {
+  using F = kernels::moe_grouped::fragment<Target>;
+  using S = typename F::shape;
+  constexpr u32 W = F::wave;
+  long bad = 0;
+  auto word_of = [](const std::uint8_t* bytes, u32 word) {
+    u32 v;
+    std::memcpy(&v, bytes + 4 * word, 4);
+    return v;
+  };
+  for (u32 n = 0; n < F::tiles; ++n) {
+    std::vector<std::array<float, S::d_items>> d(W);
+    for (auto& x : d) x.fill(0.0f);
+    for (u32 q = 0; q < F::mmas; ++q) {
+      std::array<std::array<u32, S::a_words>, W> a{};
+      std::array<std::array<u32, S::b_words>, W> b{};
+      for (u32 l = 0; l < W; ++l) {
+        for (u32 i = 0; i < S::a_words; ++i) {
+          const auto src = F::a_word(q, i);
+          const netra::fragment::piece pc = F::weight_piece(l, src.piece);
+          a[l][i] = word_of(w.data() + pc.index * 2048 + k0 + pc.k, src.word);  // load_weight_pieces' address
+        }
+        for (u32 i = 0; i < S::b_words; ++i) {
+          const auto src = F::b_word(q, i);
+          const netra::fragment::piece pc = F::act_piece(l, n, src.piece);
+          b[l][i] = word_of(lds.data() + (chunk * F::chunk_columns + pc.index) * Stride + k0 + pc.k, src.word);  // chunk_product's address
+        }
+      }
+      d = mma(a, b, d);
+    }
+    for (u32 l = 0; l < W; ++l)
+      for (u32 i = 0; i < S::d_items; ++i) {
+        const u32 col = kernels::moe_grouped::item_column<Target>(l, chunk, n, i), row = kernels::moe_grouped::item_row<Target>(l, n, i);
+        double want = 0;
+        for (u32 k = k0; k < k0 + 128; ++k) want += static_cast<double>(f32_from_e4m3(w[row * 2048 + k])) * f32_from_e4m3(lds[col * Stride + k]);
+        bad += static_cast<double>(d[l][i]) != want;
+      }
+  }
+  return bad;
+}
+
 }  // namespace
+
+TEST_CASE("grouped tiles: one block product as the kernels take it, on the instruction models") {
+  constexpr u32 stride = contracts::moe_grouped_gate_up<sm90a, 17, 256, 32>::column_stride;
+  std::vector<std::uint8_t> w(16 * 2048), lds(32 * stride);
+  for (std::size_t i = 0; i < w.size(); ++i) w[i] = small_e4m3(oracles::mix(1, i, 0, 0));
+  for (std::size_t i = 0; i < lds.size(); ++i) lds[i] = small_e4m3(oracles::mix(2, i, 0, 0));
+  for (u32 chunk = 0; chunk < 2; ++chunk)
+    for (u32 k0 : {0u, 128u, 1920u}) {
+      CHECK(block_product_mismatches<sm90a, stride>(w, lds, chunk, k0, [](const auto& a, const auto& b, const auto& c) {
+              models::warp_a ma{};
+              models::warp_b mb{};
+              models::warp_c mc{};
+              for (u32 l = 0; l < 32; ++l) {
+                for (u32 i = 0; i < 4; ++i) ma[l][i] = a[l][i], mc[l][i] = c[l][i];
+                for (u32 i = 0; i < 2; ++i) mb[l][i] = b[l][i];
+              }
+              const models::warp_c r = models::mma_m16n8k32_e4m3(ma, mb, mc);
+              std::vector<std::array<float, 4>> d(32);
+              for (u32 l = 0; l < 32; ++l)
+                for (u32 i = 0; i < 4; ++i) d[l][i] = r[l][i];
+              return d;
+            }) == 0);
+      auto gfx950_model = [](auto order) {
+        return [](const auto& a, const auto& b, const auto& c) {
+          models::lane_words<8> ma{}, mb{};
+          models::lane_floats<4> mc{};
+          for (u32 l = 0; l < 64; ++l) {
+            for (u32 i = 0; i < 8; ++i) ma[l][i] = a[l][i], mb[l][i] = b[l][i];
+            for (u32 i = 0; i < 4; ++i) mc[l][i] = c[l][i];
+          }
+          const auto r = models::v_mfma_f32_16x16x128_e4m3<decltype(order)::value>(ma, mb, mc);
+          std::vector<std::array<float, 4>> d(64);
+          for (u32 l = 0; l < 64; ++l)
+            for (u32 i = 0; i < 4; ++i) d[l][i] = r[l][i];
+          return d;
+        };
+      };
+      using halves = std::integral_constant<models::k_order_16x16x128, models::k_order_16x16x128::halves>;
+      using contiguous = std::integral_constant<models::k_order_16x16x128, models::k_order_16x16x128::contiguous>;
+      CHECK(block_product_mismatches<gfx950, stride>(w, lds, chunk, k0, gfx950_model(halves{})) == 0);
+      CHECK(block_product_mismatches<gfx950, stride>(w, lds, chunk, k0, gfx950_model(contiguous{})) == 0);
+    }
+}
 
 TEST_CASE("grouped plan: the kernel's grouping equals the stable counting order (wave32 and wave64)") {
   check_plans<contracts::moe_grouped_plan<sm90a, 256, 16>>();
