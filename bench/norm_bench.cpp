@@ -3,8 +3,8 @@
 // call reading its own input set (sets together >= 3x L2), per docs/benchmarks.md. Dispatch
 // as netra's: the decode instance for tokens <= 64, the prefill instance above. Each shape's first
 // input set is checked bitwise against the oracle (tests/oracles/norm.hpp) in the same process.
-// Prints one JSON object per (operation, fp8_out, tokens) on stdout; "diagnostic" lines compare
-// the decode mappings (two warps per row against one) and the prefill mapping at decode sizes.
+// Prints one JSON object per (operation, fp8_out, tokens) on stdout; "diagnostic" lines time the
+// alternative mappings of catalog::norm_alternatives (and the prefill mapping at 64 tokens).
 //
 // --dump DIR also writes, for bench/norm.py's check of the torch peers, each shape's first input
 // set and netra's outputs for it: <name>.{x,residual,gate,weight}.bin, <name>.{out,scales,r}.bin
@@ -139,7 +139,7 @@ template <class C> void bench_shape(const options& o, const handle<C>& h, CUstre
     got_r = download<std::uint16_t>(s.residual, 0, s.in_elems);
     correct = correct && got_r == want_r;
   }
-  if (!o.dump.empty()) {
+  if (!o.dump.empty() && std::string(family) == "norm") {
     const std::string base = o.dump + "/" + name + "-" + std::to_string(tokens);
     write_file(base + ".x.bin", x0);
     write_file(base + ".weight.bin", w);
@@ -170,13 +170,38 @@ template <u32 Kind, u32 Fp8> void bench_operation(const options& o, CUstream str
   using prefill = contracts::norm_prefill<sm90a, Kind, 0, Fp8>;
   for (i64 tokens : {1, 16, 64}) bench_shape<decode>(o, handle_of<decode>(o), stream, tokens, "norm", name);
   for (i64 tokens : {512, 8192}) bench_shape<prefill>(o, handle_of<prefill>(o), stream, tokens, "norm", name);
-  if constexpr (Kind == 0 && Fp8 == 0) {  // the mapping choice at decode sizes
-    using one_warp = contracts::rms_norm<sm90a, 0, 0, 64, 1, 1>;
-    for (i64 tokens : {1, 16, 64}) {
-      bench_shape<one_warp>(o, handle_of<one_warp>(o), stream, tokens, "diagnostic", "rms_norm_one_warp_per_row");
-      bench_shape<prefill>(o, handle_of<prefill>(o), stream, tokens, "diagnostic", "rms_norm_prefill_mapping");
-    }
-  }
+}
+
+/// The alternatives of catalog::norm_alternatives at the sizes they compete for.
+template <class C> void bench_alternative(const options& o, CUstream stream, std::initializer_list<i64> tokens_list) {
+  const std::string name = std::string(norm_kind_name(C::kind)) + (C::fp8_out ? "_fp8" : "");
+  for (i64 tokens : tokens_list) bench_shape<C>(o, handle_of<C>(o), stream, tokens, "diagnostic", name.c_str());
+}
+void bench_alternatives(const options& o, CUstream stream) {
+  bench_alternative<contracts::rms_norm<sm90a, 0, 0, 64, 1, 1>>(o, stream, {1, 16, 64});
+  bench_alternative<contracts::add_rms_norm<sm90a, 0, 1, 64, 1, 1>>(o, stream, {16, 64});
+  bench_alternative<contracts::norm_prefill<sm90a, 0, 0, 0>>(o, stream, {64});
+  bench_alternative<contracts::norm_prefill<sm90a, 1, 0, 1>>(o, stream, {64});
+  bench_alternative<contracts::norm_prefill<sm90a, 2, 0, 0>>(o, stream, {64});
+  bench_alternative<contracts::norm_prefill<sm90a, 2, 0, 1>>(o, stream, {64});
+  bench_alternative<contracts::gated_rms_norm<sm90a, 0, 64, 4>>(o, stream, {16, 64});
+  bench_alternative<contracts::gated_rms_norm<sm90a, 1, 64, 4>>(o, stream, {16, 64});
+  bench_alternative<contracts::rms_norm<sm90a, 0, 0, 8192, 1, 1>>(o, stream, {512, 8192});
+  bench_alternative<contracts::rms_norm<sm90a, 0, 0, 8192, 1, 2>>(o, stream, {512, 8192});
+  bench_alternative<contracts::rms_norm<sm90a, 0, 0, 8192, 1, 8>>(o, stream, {512, 8192});
+  bench_alternative<contracts::rms_norm<sm90a, 0, 0, 8192, 1, 4, 2>>(o, stream, {512, 8192});
+  bench_alternative<contracts::rms_norm<sm90a, 0, 1, 8192, 1, 4, 2>>(o, stream, {512, 8192});
+  bench_alternative<contracts::rms_norm<sm90a, 0, 0, 8192, 2, 2>>(o, stream, {512, 8192});
+  bench_alternative<contracts::rms_norm<sm90a, 0, 0, 8192, 2, 4>>(o, stream, {512, 8192});
+  bench_alternative<contracts::rms_norm<sm90a, 0, 1, 8192, 2, 2>>(o, stream, {512, 8192});
+  bench_alternative<contracts::add_rms_norm<sm90a, 0, 0, 8192, 2, 2>>(o, stream, {512, 8192});
+  bench_alternative<contracts::add_rms_norm<sm90a, 0, 1, 8192, 2, 2>>(o, stream, {512, 8192});
+  bench_alternative<contracts::add_rms_norm<sm90a, 0, 0, 8192, 1, 2>>(o, stream, {512, 8192});
+  bench_alternative<contracts::add_rms_norm<sm90a, 0, 0, 8192, 1, 8>>(o, stream, {512, 8192});
+  bench_alternative<contracts::add_rms_norm<sm90a, 0, 0, 8192, 1, 4, 2>>(o, stream, {512, 8192});
+  bench_alternative<contracts::add_rms_norm<sm90a, 0, 1, 8192, 1, 4, 2>>(o, stream, {512, 8192});
+  bench_alternative<contracts::gated_rms_norm<sm90a, 0, 8192, 16, 4>>(o, stream, {512, 8192});
+  bench_alternative<contracts::gated_rms_norm<sm90a, 1, 8192, 16, 4>>(o, stream, {512, 8192});
 }
 
 }  // namespace
@@ -198,6 +223,7 @@ int main(int argc, char** argv) {
   bench_operation<1, 1>(o, stream, "add_rms_norm_fp8");
   bench_operation<2, 0>(o, stream, "gated_rms_norm");
   bench_operation<2, 1>(o, stream, "gated_rms_norm_fp8");
+  bench_alternatives(o, stream);
   drv().cuStreamDestroy(stream);
   return 0;
 }

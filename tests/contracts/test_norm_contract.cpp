@@ -41,6 +41,7 @@ template <class C> norm_signature valid(i64 tokens) {
   s.target = C::target::id;
   s.device = gpu;
   s.kind = C::kind;
+  s.weight_form = C::weight_form;
   s.fp8_out = C::fp8_out;
   s.eps = 1e-6f;
   const i64 cols = C::cols;
@@ -104,6 +105,7 @@ TEST_CASE("a valid call of each kind is admitted; out may be x itself when x is 
 TEST_CASE("each bad field is refused by name") {
   refused<rms_decode>("target", 4, [](norm_signature& s) { s.target = target_id::gfx950; });
   refused<rms_decode>("kind", 4, [](norm_signature& s) { s.kind = norm_kind::gated; });
+  refused<rms_decode>("weight_form", 4, [](norm_signature& s) { s.weight_form = norm_weight::zero_centred; });
   refused<rms_decode>("fp8_out", 4, [](norm_signature& s) { s.fp8_out = true; });
   refused<rms_decode>("x", 4, [](norm_signature& s) { s.x.type = dtype::f16; });
   refused<rms_decode>("x", 4, [](norm_signature& s) { s.x.shape[1] = 4096; });

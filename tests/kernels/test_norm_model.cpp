@@ -47,7 +47,11 @@ template <class C> struct norm_model {
     const u32 rows = tokens * C::heads;
     const launch_shape s = K::shape(rows);
     constexpr u32 chunks = K::chunks;
-    for (u32 wg = 0; wg < s.grid[0]; ++wg) {
+    // A looping grid (Resident > 0): workgroup g's k-th iteration is the rows of workgroup
+    // g + k * grid of the uncapped grid (step = grid * R), so the model walks the uncapped grid.
+    const u32 groups = ceil_div(rows, K::rows_per_workgroup);
+    CHECK(s.grid[0] == (C::grid_cap > 0 && groups > C::grid_cap ? C::grid_cap : groups));
+    for (u32 wg = 0; wg < groups; ++wg) {
       const u32 T = s.workgroup_size;
       std::vector<std::array<std::array<u32, 4>, chunks>> v(T), w(T), z(T);
       std::vector<std::array<float, K::per_thread>> part(T);
@@ -227,7 +231,7 @@ TEST_CASE("the norm kernel's decomposition equals the oracle bitwise for every c
   long instances = 0;
   boost::hana::for_each(catalog::norm, [&](auto type) {
     using C = typename decltype(type)::type;
-    for (u32 tokens : {1u, 3u, 11u}) check<C>(std::min<u32>(tokens, C::max_tokens), tokens == 3 ? 8 : 0, tokens * 5 + 1);
+    for (u32 tokens : {1u, 3u, 11u, C::grid_cap > 0 ? 1100u : 1u}) check<C>(std::min<u32>(tokens, C::max_tokens), tokens == 3 ? 8 : 0, tokens * 5 + 1);
     ++instances;
   });
   MESSAGE(instances, " instances");

@@ -5,4 +5,4 @@
 
 #define NETRA_INSTANTIATE(...)        \
   using netra_contract = __VA_ARGS__; \
-  NETRA_ENTRY(netra_norm, ::netra::kernels::norm_kernel<netra_contract>)
+  NETRA_ENTRY_MIN_WORKGROUPS(netra_norm, ::netra::kernels::norm_kernel<netra_contract>)

@@ -50,7 +50,7 @@
 
 namespace netra::contracts {
 
-template <class Target, u32 Kind, u32 Weight, u32 Fp8Out, u32 MaxTokens, u32 WavesPerRow, u32 RowsPerWorkgroup,
+template <class Target, u32 Kind, u32 Weight, u32 Fp8Out, u32 MaxTokens, u32 WavesPerRow, u32 RowsPerWorkgroup, u32 Resident = 0,
           u32 WaveSize = Target::wave_size>
 struct norm {
   static_assert(is_built_target_v<Target>, "netra::contracts::norm: field Target is not supported; supported: netra::gfx950, netra::sm90a");
@@ -93,18 +93,28 @@ struct norm {
                 "netra::contracts::norm: field RowsPerWorkgroup must make whole waves (RowsPerWorkgroup * threads per row a "
                 "multiple of the wave size)");
   static_assert(WaveSize % 16 == 0 && slices % 16 == 0, "netra::contracts::norm: an E4M3 group's 16 chunks lie in one wave");
+  static_assert(Resident <= 16 && (Resident == 0 || WavesPerRow == 1),
+                "netra::contracts::norm: field Resident must be 0, or 1 .. 16 with WavesPerRow 1 (a looping grid)");
+  /// Resident 0: one row per thread group, grid ceil(rows / R). Resident > 0: grid
+  /// min(ceil(rows / R), Resident * compute units), launch bounds for Resident workgroups per
+  /// compute unit, each wave looping over its rows (stride grid * R); rms and gated load the next
+  /// row before finishing one.
+  static constexpr u32 resident = Resident;
+  static constexpr u32 grid_cap = Resident * Target::compute_units;
   static constexpr u32 lds_bytes = WavesPerRow > 1 ? RowsPerWorkgroup * WavesPerRow * 4 : 0;
   /// Calls of at most this many tokens let their successor start at once (programmatic
   /// dependent launch), larger calls after their stores (dsl/sync.hpp successor_release).
   static constexpr u32 release_at_start_max_tokens = 64;
   static constexpr u64 workspace_bytes = 0;
 
-  static constexpr i64 template_args[] = {Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup};
+  static constexpr i64 template_args[] = {Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident};
 
   /// Run-time admission: the first field that refuses, in this order.
   static decision admits(const norm_signature& s) {
     if (s.target != Target::id) return refuse("target", Target::name, s.target);
     if (s.kind != kind) return refuse("kind", norm_kind_name(kind), static_cast<i64>(s.kind));
+    if (s.weight_form != weight_form)
+      return refuse("weight_form", weight_form == norm_weight::plain ? "plain (w)" : "zero-centred (1 + w)", static_cast<i64>(s.weight_form));
     if (s.fp8_out != fp8_out) return refuse("fp8_out", fp8_out ? "true (E4M3 output)" : "false (BF16 output)", s.fp8_out ? 1 : 0);
     if (const decision d = require_tensor(s.x, {"x", dtype::bf16, 2, {-1, cols}, "[tokens, C]", layout::rows, 16}, s.device); !d.admitted())
       return d;
@@ -161,7 +171,7 @@ struct norm {
       b.max_code_bytes = fp8_out ? 10240 : 6144;
     } else {
       b.max_lds_bytes = lds_bytes > 0 ? lds_bytes + 1024 : 0;  // sm_90 reserves 1 KiB per block (counted by the cubin)
-      b.max_registers = 128;  // measured 95-123 one warp per row, 61-64 two warps per row, 33-36 gated
+      b.max_registers = Resident > 0 ? 65536 / (Resident * workgroup_size) : 128;  // measured 95-123 one warp per row, 61-64 two warps per row, 33-36 gated; looping: the launch bound
       b.max_code_bytes = fp8_out ? 32768 : 16384;
     }
     return b;
@@ -186,14 +196,14 @@ struct norm {
 };
 
 /// RMSNorm over H = 2048 (Weight: 0 plain, 1 zero-centred; Fp8Out: 0 BF16, 1 E4M3 + scales).
-template <class Target, u32 Weight, u32 Fp8Out, u32 MaxTokens, u32 WavesPerRow, u32 RowsPerWorkgroup>
-using rms_norm = norm<Target, 0, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup>;
+template <class Target, u32 Weight, u32 Fp8Out, u32 MaxTokens, u32 WavesPerRow, u32 RowsPerWorkgroup, u32 Resident = 0>
+using rms_norm = norm<Target, 0, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident>;
 /// r' = bf16(x + r) written back, then RMSNorm(r').
-template <class Target, u32 Weight, u32 Fp8Out, u32 MaxTokens, u32 WavesPerRow, u32 RowsPerWorkgroup>
-using add_rms_norm = norm<Target, 1, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup>;
+template <class Target, u32 Weight, u32 Fp8Out, u32 MaxTokens, u32 WavesPerRow, u32 RowsPerWorkgroup, u32 Resident = 0>
+using add_rms_norm = norm<Target, 1, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident>;
 /// RMSNorm(o) * SiLU(z) per head of 128, 32 heads per token, plain weight [128].
-template <class Target, u32 Fp8Out, u32 MaxTokens, u32 RowsPerWorkgroup>
-using gated_rms_norm = norm<Target, 2, 0, Fp8Out, MaxTokens, 1, RowsPerWorkgroup>;
+template <class Target, u32 Fp8Out, u32 MaxTokens, u32 RowsPerWorkgroup, u32 Resident = 0>
+using gated_rms_norm = norm<Target, 2, 0, Fp8Out, MaxTokens, 1, RowsPerWorkgroup, Resident>;
 
 /// The decode mapping (up to 64 tokens): one row per workgroup, a whole wave64 or two warps per
 /// row of 2048; for the gated norm one wave of W / 16 heads per workgroup.

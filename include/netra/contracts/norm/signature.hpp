@@ -1,6 +1,6 @@
 // netra/contracts/norm/signature.hpp — what a call to a normalization kernel has: the tensors
 // (built from the caller's DLTensors, runtime/tensor.hpp), eps, and which of the three
-// operations and output formats it asks for.
+// operations, weight forms and output formats it asks for.
 //
 // Tensors (T tokens; C = the token's width: H = 2048 for rms / add_rms, 32 heads x 128 for gated):
 //   x:        bfloat16 [T, C], last dimension contiguous, any token stride (gated: o)
@@ -30,6 +30,7 @@ struct norm_signature {
   target_id target;
   device_ref device;
   norm_kind kind = norm_kind::rms;
+  norm_weight weight_form = norm_weight::plain;
   bool fp8_out = false;
   float eps = 0.0f;
   tensor_arg x;

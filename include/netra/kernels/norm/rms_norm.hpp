@@ -40,6 +40,7 @@ template <class Contract> struct norm_kernel {
   static constexpr const char* symbol = "netra_norm";
   static constexpr u32 workgroup_size = Contract::workgroup_size;
   static constexpr bool programmatic_dependent_launch = target::has_programmatic_dependent_launch;
+  static constexpr u32 min_workgroups_per_processor = Contract::resident;  // 0: no minimum (launch bounds of the block size alone)
   static constexpr u32 wave = target::wave_size;
   static constexpr u32 threads_per_row = Contract::threads_per_row;
   static constexpr u32 slices = Contract::slices;
@@ -63,7 +64,8 @@ template <class Contract> struct norm_kernel {
   };
 
   NETRA_HOST_DEVICE static constexpr launch_shape shape(u32 rows) {
-    return {{ceil_div(rows, rows_per_workgroup), 1, 1}, workgroup_size, 0};
+    const u32 groups = ceil_div(rows, rows_per_workgroup);
+    return {{Contract::grid_cap > 0 && groups > Contract::grid_cap ? Contract::grid_cap : groups, 1, 1}, workgroup_size, 0};
   }
   /// Row of thread `thread` of workgroup `workgroup` (may be >= rows in the last workgroup).
   NETRA_HOST_DEVICE static constexpr u32 row_of(u32 workgroup, u32 thread) { return workgroup * rows_per_workgroup + thread / threads_per_row; }
@@ -103,41 +105,74 @@ NETRA_UNROLL
     }
   }
 
+  /// A row's loaded inputs: x (and r for add_rms, z for gated), per chunk of the thread.
+  struct row_inputs {
+    u32x4 v[chunks], r[kind == norm_kind::add_rms ? chunks : 1], z[kind == norm_kind::gated ? chunks : 1];
+  };
+  static NETRA_DEVICE void load_row(const params& p, u32 thread, u32 row, row_inputs& in) {
+    const u16* x = p.x + row_offset(row, p.x_stride);
+NETRA_UNROLL
+    for (u32 i = 0; i < chunks; ++i) in.v[i] = load_16B<target, cache_policy::streaming_early>(x + 8 * chunk_of(thread, i));
+    if constexpr (kind == norm_kind::add_rms) {
+      const u16* r = p.residual + row_offset(row, p.residual_stride);
+NETRA_UNROLL
+      for (u32 i = 0; i < chunks; ++i) in.r[i] = load_16B<target, cache_policy::streaming_early>(r + 8 * chunk_of(thread, i));
+    }
+    if constexpr (kind == norm_kind::gated) {
+      const u16* g = p.gate + row_offset(row, p.gate_stride);
+NETRA_UNROLL
+      for (u32 i = 0; i < chunks; ++i) in.z[i] = load_16B<target, cache_policy::streaming_early>(g + 8 * chunk_of(thread, i));
+    }
+  }
+
   static NETRA_DEVICE void run(const params& p) {
     const u32 thread = thread_id<target>();
-    const u32 row_unclamped = row_of(workgroup_id<target, 0>(), thread);
-    const bool live = row_unclamped < p.rows;
-    const u32 row = live ? row_unclamped : p.rows - 1;
     u32x4 w[chunks];
 NETRA_UNROLL
     for (u32 i = 0; i < chunks; ++i) w[i] = load_16B<target>(p.weight + 8 * chunk_of(thread, i));
     constexpr bool always_at_start = Contract::max_tokens <= Contract::release_at_start_max_tokens;
     const successor_release<target> release(always_at_start || p.rows <= Contract::release_at_start_max_tokens * Contract::heads);
     wait_for_prerequisites<target>();  // the producers of x, r, z have completed (and our outputs' readers)
+    const u32 row = row_of(workgroup_id<target, 0>(), thread);
+    row_inputs in;
+    if constexpr (Contract::grid_cap == 0) {
+      const u32 clamped = row < p.rows ? row : p.rows - 1;
+      load_row(p, thread, clamped, in);
+      finish_row(p, thread, clamped, row < p.rows, in, w);
+    } else {
+      // Each wave loops while its first row is in range (uniform: every lane shuffles), rows
+      // past the last computing on the last row and storing nothing.
+      const u32 step = shape(p.rows).grid[0] * rows_per_workgroup;
+      const u32 first = row_of(workgroup_id<target, 0>(), (thread / wave) * wave);
+      constexpr bool prefetch = kind != norm_kind::add_rms;  // the next row's loads in flight (add_rms: too many registers)
+      load_row(p, thread, row < p.rows ? row : p.rows - 1, in);
+      for (u32 k = 0; first + k * step < p.rows; ++k) {
+        const u32 current = row + k * step, next = current + step;
+        const bool more = first + (k + 1) * step < p.rows;
+        row_inputs ahead;
+        if (prefetch && more) load_row(p, thread, next < p.rows ? next : p.rows - 1, ahead);
+        finish_row(p, thread, current < p.rows ? current : p.rows - 1, current < p.rows, in, w);
+        if (prefetch) in = ahead;
+        else if (more) load_row(p, thread, next < p.rows ? next : p.rows - 1, in);
+      }
+    }
+    release.after_stores();
+  }
 
-    u32x4 v[chunks], z[chunks]{};
-    const u16* x = p.x + row_offset(row, p.x_stride);
-NETRA_UNROLL
-    for (u32 i = 0; i < chunks; ++i) v[i] = load_16B<target, cache_policy::streaming_early>(x + 8 * chunk_of(thread, i));
+  /// Everything after the loads for one row: r' (stored), the sum, rs, y, the stores.
+  static NETRA_DEVICE void finish_row(const params& p, u32 thread, u32 row, bool live, row_inputs& in, const u32x4 (&w)[chunks]) {
+    u32x4 (&v)[chunks] = in.v;
     if constexpr (kind == norm_kind::add_rms) {
       u16* r = p.residual + row_offset(row, p.residual_stride);
-      u32x4 rv[chunks];
-NETRA_UNROLL
-      for (u32 i = 0; i < chunks; ++i) rv[i] = load_16B<target, cache_policy::streaming_early>(r + 8 * chunk_of(thread, i));
 NETRA_UNROLL
       for (u32 i = 0; i < chunks; ++i) {
         u32 sum_words[4];
 NETRA_UNROLL
         for (u32 e = 0; e < 4; ++e)
-          sum_words[e] = pack_bf16x2<target>(add_rn(lo_of(v[i][e]), lo_of(rv[i][e])), add_rn(hi_of(v[i][e]), hi_of(rv[i][e])));
+          sum_words[e] = pack_bf16x2<target>(add_rn(lo_of(v[i][e]), lo_of(in.r[i][e])), add_rn(hi_of(v[i][e]), hi_of(in.r[i][e])));
         v[i] = u32x4{sum_words[0], sum_words[1], sum_words[2], sum_words[3]};
         if (live) store_16B<target>(r + 8 * chunk_of(thread, i), v[i]);
       }
-    }
-    if constexpr (kind == norm_kind::gated) {
-      const u16* g = p.gate + row_offset(row, p.gate_stride);
-NETRA_UNROLL
-      for (u32 i = 0; i < chunks; ++i) z[i] = load_16B<target, cache_policy::streaming_early>(g + 8 * chunk_of(thread, i));
     }
 
     float part[per_thread];
@@ -162,7 +197,7 @@ NETRA_UNROLL
 NETRA_UNROLL
     for (u32 i = 0; i < chunks; ++i) {
 NETRA_UNROLL
-      for (u32 e = 0; e < 4; ++e) y[i][e] = pack_bf16x2<target>(value(v[i][e], w[i][e], z[i][e], rs, false), value(v[i][e], w[i][e], z[i][e], rs, true));
+      for (u32 e = 0; e < 4; ++e) y[i][e] = pack_bf16x2<target>(value(v[i][e], w[i][e], gate_word(in, i, e), rs, false), value(v[i][e], w[i][e], gate_word(in, i, e), rs, true));
     }
 
     const i64 out_offset = static_cast<i64>(row) * Contract::n;
@@ -196,7 +231,11 @@ NETRA_UNROLL
         }
       }
     }
-    release.after_stores();
+  }
+
+  static NETRA_DEVICE u32 gate_word(const row_inputs& in, u32 i, u32 e) {
+    if constexpr (kind == norm_kind::gated) return in.z[i][e];
+    else return 0;
   }
 
   /// y of the low (hi = false) or high BF16 of a word pair, in FP32 (the contract's order).
@@ -211,9 +250,9 @@ NETRA_UNROLL
 };
 
 /// The kernels of a norm contract instance, in launch order.
-template <class Target, u32 Kind, u32 Weight, u32 Fp8Out, u32 MaxTokens, u32 WavesPerRow, u32 RowsPerWorkgroup, u32 WaveSize>
-struct kernels_of<contracts::norm<Target, Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, WaveSize>> {
-  using contract = contracts::norm<Target, Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, WaveSize>;
+template <class Target, u32 Kind, u32 Weight, u32 Fp8Out, u32 MaxTokens, u32 WavesPerRow, u32 RowsPerWorkgroup, u32 Resident, u32 WaveSize>
+struct kernels_of<contracts::norm<Target, Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident, WaveSize>> {
+  using contract = contracts::norm<Target, Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident, WaveSize>;
   using type = type_list<norm_kernel<contract>>;
 };
 

@@ -1,8 +1,7 @@
 // netra/runtime/catalog/norm.hpp — built-in normalization instances: for each target, RMSNorm
 // and residual add + RMSNorm (plain and zero-centred weights) and the gated norm, each with a
 // BF16 and an E4M3 output, in the decode (<= 64 tokens) and prefill (<= 8192 tokens) mappings;
-// plus, on sm90a, the decode RMSNorm with one warp per row, which the benchmark compares with
-// the two-warp decode mapping.
+// plus sm90a alternatives the benchmark compares.
 #pragma once
 #include <boost/hana.hpp>
 
@@ -20,6 +19,21 @@ constexpr auto of_target = boost::hana::flatten(boost::hana::make_tuple(
     both<Target, 2, 0, 0>{}, both<Target, 2, 0, 1>{}));                                                // gated
 }  // namespace norm_detail
 
-inline constexpr auto norm = boost::hana::flatten(boost::hana::make_tuple(
-    norm_detail::of_target<gfx950>, norm_detail::of_target<sm90a>, boost::hana::tuple_t<contracts::rms_norm<sm90a, 0, 0, 64, 1, 1>>));
+/// sm90a mappings the benchmark compares with the dispatched ones (bench/results/norm_h200.json's
+/// diagnostics): one warp per row at decode sizes; 1, 2 and 8 rows per block, two warps per row
+/// and the looping grid (2 or 4 resident blocks per SM, the next row in flight) at prefill
+/// sizes; the gated norm's decode with 4 heads per block.
+inline constexpr auto norm_alternatives = boost::hana::tuple_t<
+    contracts::rms_norm<sm90a, 0, 0, 64, 1, 1>, contracts::add_rms_norm<sm90a, 0, 1, 64, 1, 1>,
+    contracts::rms_norm<sm90a, 0, 0, 8192, 1, 1>, contracts::rms_norm<sm90a, 0, 0, 8192, 1, 2>, contracts::rms_norm<sm90a, 0, 0, 8192, 1, 8>,
+    contracts::rms_norm<sm90a, 0, 0, 8192, 1, 4, 2>, contracts::rms_norm<sm90a, 0, 1, 8192, 1, 4, 2>,
+    contracts::rms_norm<sm90a, 0, 0, 8192, 2, 2>, contracts::rms_norm<sm90a, 0, 0, 8192, 2, 4>, contracts::rms_norm<sm90a, 0, 1, 8192, 2, 2>,
+    contracts::add_rms_norm<sm90a, 0, 0, 8192, 2, 2>, contracts::add_rms_norm<sm90a, 0, 1, 8192, 2, 2>,
+    contracts::add_rms_norm<sm90a, 0, 0, 8192, 1, 2>, contracts::add_rms_norm<sm90a, 0, 0, 8192, 1, 8>,
+    contracts::add_rms_norm<sm90a, 0, 0, 8192, 1, 4, 2>, contracts::add_rms_norm<sm90a, 0, 1, 8192, 1, 4, 2>,
+    contracts::gated_rms_norm<sm90a, 0, 8192, 16, 4>, contracts::gated_rms_norm<sm90a, 1, 8192, 16, 4>,
+    contracts::gated_rms_norm<sm90a, 0, 64, 4>, contracts::gated_rms_norm<sm90a, 1, 64, 4>>;
+
+inline constexpr auto norm =
+    boost::hana::flatten(boost::hana::make_tuple(norm_detail::of_target<gfx950>, norm_detail::of_target<sm90a>, norm_alternatives));
 }  // namespace netra::catalog

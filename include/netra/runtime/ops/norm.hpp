@@ -14,11 +14,13 @@ struct norm_tensors {
   tensor_arg x, residual, gate, weight, out, scales;
 };
 
-inline norm_signature norm_call_signature(target_id target, device_ref device, norm_kind kind, bool fp8_out, float eps, const norm_tensors& t) {
+inline norm_signature norm_call_signature(target_id target, device_ref device, norm_kind kind, norm_weight weight_form, bool fp8_out, float eps,
+                                          const norm_tensors& t) {
   norm_signature s{};
   s.target = target;
   s.device = device;
   s.kind = kind;
+  s.weight_form = weight_form;
   s.fp8_out = fp8_out;
   s.eps = eps;
   s.x = t.x;
@@ -67,13 +69,18 @@ template <class Contract> typename kernels::norm_kernel<Contract>::params norm_p
   return p;
 }
 
+/// Records the call of an admitted signature on `stream` (nothing is checked here).
+template <class Contract> void launch_norm(const handle<Contract>& h, stream_handle stream, const norm_signature& s) {
+  using kernel = kernels::norm_kernel<Contract>;
+  h.template launch<kernel>(stream, norm_params<Contract>(s), kernel::shape(static_cast<u32>(s.tokens() * Contract::heads)));
+}
+
 /// Records the call on `stream`. Throws status::invalid_argument (nothing launched, nothing
 /// written) when the contract refuses it.
 template <class Contract> void norm(const handle<Contract>& h, stream_handle stream, const norm_signature& s) {
   const decision d = Contract::admits(s);
   if (!d.admitted()) throw error(refusal_status(d), std::string("netra::") + norm_kind_name(Contract::kind) + ": " + to_string(d));
-  using kernel = kernels::norm_kernel<Contract>;
-  h.template launch<kernel>(stream, norm_params<Contract>(s), kernel::shape(static_cast<u32>(s.tokens() * Contract::heads)));
+  launch_norm(h, stream, s);
 }
 
 /// The same from raw pointers (see norm_pointer_tensors); residual / gate / scales may be null
@@ -83,7 +90,7 @@ void norm(const handle<Contract>& h, stream_handle stream, float eps, i64 tokens
           i64 residual_stride, const void* gate, i64 gate_stride, const void* weight, void* out, float* scales) {
   const device_ref device = device_of(h.device());
   norm(h, stream,
-       norm_call_signature(h.device().target, device, Contract::kind, Contract::fp8_out, eps,
+       norm_call_signature(h.device().target, device, Contract::kind, Contract::weight_form, Contract::fp8_out, eps,
                            norm_pointer_tensors<Contract>(device, tokens, x, x_stride, residual, residual_stride, gate, gate_stride, weight, out, scales)));
 }
 
