@@ -28,18 +28,7 @@
 namespace netra {
 
 /// What a call to the grouped down projection has; built by the caller from its tensors.
-struct moe_grouped_down_signature {
-  target_id target;
-  dtype act_dtype = dtype::e4m3;
-  dtype weight_dtype = dtype::e4m3;
-  dtype scale_dtype = dtype::f32;
-  i64 tokens = 0;
-  i64 hidden_size = 0;   // 2048
-  i64 intermediate = 0;  // 512
-  i64 experts = 0;       // 257
-  i64 plan_tile = 0;
-  const void* plan = nullptr;
-  u64 plan_bytes = 0;
+struct moe_grouped_down_signature : moe_grouped_stage_signature {
   const void* act = nullptr;
   const void* act_scales = nullptr;
   const void* w2 = nullptr;
@@ -86,17 +75,7 @@ struct moe_grouped_down {
   static constexpr u32 column_stride = part_k + 64;
 
   static decision admits(const moe_grouped_down_signature& s) {
-    if (s.target != Target::id) return refuse("target", Target::name, static_cast<i64>(s.target));
-    if (s.act_dtype != dtype::e4m3) return refuse("act dtype", "e4m3", static_cast<i64>(s.act_dtype));
-    if (s.weight_dtype != dtype::e4m3) return refuse("weight dtype", "e4m3", static_cast<i64>(s.weight_dtype));
-    if (s.scale_dtype != dtype::f32) return refuse("scale dtype", "f32", static_cast<i64>(s.scale_dtype));
-    if (s.tokens < MinTokens || s.tokens > MaxTokens) return refuse("tokens", "in [MinTokens, MaxTokens]", s.tokens);
-    if (s.hidden_size != weights::hidden) return refuse("hidden_size", "== 2048", s.hidden_size);
-    if (s.intermediate != weights::intermediate) return refuse("intermediate", "== 512", s.intermediate);
-    if (s.experts != weights::experts) return refuse("experts", "== 257 (256 routed + shared)", s.experts);
-    if (s.plan_tile != Tile) return refuse("plan tile", "== the contract's Tile", s.plan_tile);
-    if (const decision d = require_pointer<16>("plan", s.plan); !d.admitted()) return d;
-    if (s.plan_bytes < layout::bytes) return refuse("plan_bytes", ">= the plan layout's bytes", static_cast<i64>(s.plan_bytes));
+    if (const decision d = admits_grouped_stage<Target, MinTokens, MaxTokens, layout>(s); !d.admitted()) return d;
     if (const decision d = require_pointer<16>("act", s.act); !d.admitted()) return d;
     if (const decision d = require_pointer<16>("act_scales", s.act_scales); !d.admitted()) return d;
     if (const decision d = require_pointer<16>("w2", s.w2); !d.admitted()) return d;

@@ -31,23 +31,12 @@
 namespace netra {
 
 /// What a call to the grouped gate_up has; built by the caller from its tensors.
-struct moe_grouped_gate_up_signature {
-  target_id target;
-  dtype weight_dtype = dtype::e4m3;
-  dtype scale_dtype = dtype::f32;
-  dtype act_dtype = dtype::e4m3;
-  i64 tokens = 0;
-  i64 hidden_size = 0;   // 2048
-  i64 intermediate = 0;  // 512
-  i64 experts = 0;       // 257
-  i64 plan_tile = 0;     // the Tile the plan was made with
-  const void* plan = nullptr;
-  u64 plan_bytes = 0;
+struct moe_grouped_gate_up_signature : moe_grouped_stage_signature {
   const void* w13 = nullptr;
   const void* s13 = nullptr;
-  const void* act = nullptr;
-  const void* act_scales = nullptr;
-  const void* gate_up = nullptr;  // optional
+  const void* act = nullptr;         // written
+  const void* act_scales = nullptr;  // written
+  const void* gate_up = nullptr;     // optional
 };
 
 namespace contracts {
@@ -78,17 +67,7 @@ template <class Target, u32 MinTokens, u32 MaxTokens, u32 Tile, u32 WaveSize = T
   static constexpr u32 staged_bytes = Tile * column_stride;
 
   static decision admits(const moe_grouped_gate_up_signature& s) {
-    if (s.target != Target::id) return refuse("target", Target::name, static_cast<i64>(s.target));
-    if (s.weight_dtype != dtype::e4m3) return refuse("weight dtype", "e4m3", static_cast<i64>(s.weight_dtype));
-    if (s.scale_dtype != dtype::f32) return refuse("scale dtype", "f32", static_cast<i64>(s.scale_dtype));
-    if (s.act_dtype != dtype::e4m3) return refuse("act dtype", "e4m3", static_cast<i64>(s.act_dtype));
-    if (s.tokens < MinTokens || s.tokens > MaxTokens) return refuse("tokens", "in [MinTokens, MaxTokens]", s.tokens);
-    if (s.hidden_size != weights::hidden) return refuse("hidden_size", "== 2048", s.hidden_size);
-    if (s.intermediate != weights::intermediate) return refuse("intermediate", "== 512", s.intermediate);
-    if (s.experts != weights::experts) return refuse("experts", "== 257 (256 routed + shared)", s.experts);
-    if (s.plan_tile != Tile) return refuse("plan tile", "== the contract's Tile", s.plan_tile);
-    if (const decision d = require_pointer<16>("plan", s.plan); !d.admitted()) return d;
-    if (s.plan_bytes < layout::bytes) return refuse("plan_bytes", ">= the plan layout's bytes", static_cast<i64>(s.plan_bytes));
+    if (const decision d = admits_grouped_stage<Target, MinTokens, MaxTokens, layout>(s); !d.admitted()) return d;
     if (const decision d = require_pointer<16>("w13", s.w13); !d.admitted()) return d;
     if (const decision d = require_pointer<4>("s13", s.s13); !d.admitted()) return d;
     if (const decision d = require_pointer<16>("act", s.act); !d.admitted()) return d;

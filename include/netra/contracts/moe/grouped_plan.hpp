@@ -62,7 +62,40 @@ struct moe_grouped_plan_signature {
   u64 plan_bytes = 0;
 };
 
+/// The fields every grouped expert stage after the plan has (gate_up and down signatures extend it).
+struct moe_grouped_stage_signature {
+  target_id target;
+  dtype act_dtype = dtype::e4m3;
+  dtype weight_dtype = dtype::e4m3;
+  dtype scale_dtype = dtype::f32;
+  i64 tokens = 0;
+  i64 hidden_size = 0;   // 2048
+  i64 intermediate = 0;  // 512
+  i64 experts = 0;       // 257
+  i64 plan_tile = 0;     // the Tile the plan was made with
+  const void* plan = nullptr;
+  u64 plan_bytes = 0;
+};
+
 namespace contracts {
+
+/// The checks every grouped stage after the plan makes first: its target, the element types, the
+/// token range, the model's shape and the plan (its Tile, pointer and size).
+template <class Target, u32 MinTokens, u32 MaxTokens, class Layout> decision admits_grouped_stage(const moe_grouped_stage_signature& s) {
+  using weights = moe::expert_weights;
+  if (s.target != Target::id) return refuse("target", Target::name, static_cast<i64>(s.target));
+  if (s.act_dtype != dtype::e4m3) return refuse("act dtype", "e4m3", static_cast<i64>(s.act_dtype));
+  if (s.weight_dtype != dtype::e4m3) return refuse("weight dtype", "e4m3", static_cast<i64>(s.weight_dtype));
+  if (s.scale_dtype != dtype::f32) return refuse("scale dtype", "f32", static_cast<i64>(s.scale_dtype));
+  if (s.tokens < MinTokens || s.tokens > MaxTokens) return refuse("tokens", "in [MinTokens, MaxTokens]", s.tokens);
+  if (s.hidden_size != weights::hidden) return refuse("hidden_size", "== 2048", s.hidden_size);
+  if (s.intermediate != weights::intermediate) return refuse("intermediate", "== 512", s.intermediate);
+  if (s.experts != weights::experts) return refuse("experts", "== 257 (256 routed + shared)", s.experts);
+  if (s.plan_tile != Layout::tile) return refuse("plan tile", "== the contract's Tile", s.plan_tile);
+  if (const decision d = require_pointer<16>("plan", s.plan); !d.admitted()) return d;
+  if (s.plan_bytes < Layout::bytes) return refuse("plan_bytes", ">= the plan layout's bytes", static_cast<i64>(s.plan_bytes));
+  return admit();
+}
 
 template <class Target, u32 MaxTokens, u32 Tile, u32 WaveSize = Target::wave_size> struct moe_grouped_plan {
   static_assert(is_built_target_v<Target>,

@@ -25,6 +25,19 @@ namespace detail {
 inline void require(const decision& d, const char* op) {
   if (!d.admitted()) throw error(refusal_status(d), std::string("netra::") + op + ": " + to_string(d));
 }
+/// The fields of a stage after the plan, as the launch paths know them.
+template <class Contract, class Signature> Signature grouped_stage(const device_info& device, const void* plan, u64 plan_bytes, i64 tokens) {
+  Signature s{};
+  s.target = device.target;
+  s.tokens = tokens;
+  s.hidden_size = moe::expert_weights::hidden;
+  s.intermediate = moe::expert_weights::intermediate;
+  s.experts = moe::expert_weights::experts;
+  s.plan_tile = Contract::tile;
+  s.plan = plan;
+  s.plan_bytes = plan_bytes;
+  return s;
+}
 }  // namespace detail
 
 /// plan (grouped_plan_layout, caller-owned, plan_bytes long) from hidden BF16 [M, 2048] and ids [M, 9].
@@ -48,15 +61,7 @@ void moe_grouped_plan(const handle<Contract>& h, stream_handle stream, const voi
 template <class Contract>
 void moe_grouped_gate_up(const handle<Contract>& h, stream_handle stream, const void* plan, u64 plan_bytes, const moe_expert_weights& w, void* act,
                          float* act_scales, void* gate_up, i64 tokens) {
-  moe_grouped_gate_up_signature s{};
-  s.target = h.device().target;
-  s.tokens = tokens;
-  s.hidden_size = moe::expert_weights::hidden;
-  s.intermediate = moe::expert_weights::intermediate;
-  s.experts = moe::expert_weights::experts;
-  s.plan_tile = Contract::tile;
-  s.plan = plan;
-  s.plan_bytes = plan_bytes;
+  auto s = detail::grouped_stage<Contract, moe_grouped_gate_up_signature>(h.device(), plan, plan_bytes, tokens);
   s.w13 = w.w13;
   s.s13 = w.s13;
   s.act = act;
@@ -75,15 +80,7 @@ void moe_grouped_gate_up(const handle<Contract>& h, stream_handle stream, const 
 template <class Contract>
 void moe_grouped_down(const handle<Contract>& h, stream_handle stream, const void* plan, u64 plan_bytes, const void* act, const float* act_scales,
                       const moe_expert_weights& w, void* partials, u64 partials_bytes, i64 tokens) {
-  moe_grouped_down_signature s{};
-  s.target = h.device().target;
-  s.tokens = tokens;
-  s.hidden_size = moe::expert_weights::hidden;
-  s.intermediate = moe::expert_weights::intermediate;
-  s.experts = moe::expert_weights::experts;
-  s.plan_tile = Contract::tile;
-  s.plan = plan;
-  s.plan_bytes = plan_bytes;
+  auto s = detail::grouped_stage<Contract, moe_grouped_down_signature>(h.device(), plan, plan_bytes, tokens);
   s.act = act;
   s.act_scales = act_scales;
   s.w2 = w.w2;
