@@ -21,6 +21,7 @@ step python3 bench/argmax.py --netra-bench "$build/tests/netra-bench-argmax" --r
 step python3 bench/moe_routing.py --netra-bench "$build/tests/netra-bench-moe-routing" --copy-floor "$build/tests/act-quant-copy-floor" --gpu-tests-passed "$gpu_tests" --out "$results/moe_h200.json"
 step python3 bench/moe_decode_structure_floor.py --program "$build/tests/moe-decode-structure-floor" --out "$results/evidence/moe_decode_structure_floor_h200.json"
 step python3 bench/moe_block.py --structure-floor "$results/evidence/moe_decode_structure_floor_h200.json" --out "$results/moe_h200.json"
+step python3 bench/moe_grouped.py --netra-bench "$build/tests/netra-bench-moe-grouped" --out "$results/moe_grouped_h200.json"
 step python3 bench/moe_block_timeline.py --out "$results/evidence/moe_block_timeline_h200.json"
 step python3 bench/weight_read_rate.py --program "$build/tests/weight-read-rate" --out "$results/evidence/weight_read_rate_h200.json"
 step python3 bench/fp8_accumulation.py --block-sum "$build/tests/fp8-block-sum" --matrix-rate "$build/tests/fp8-matrix-rate" --out "$results/evidence/fp8_accumulation_h200.json"
