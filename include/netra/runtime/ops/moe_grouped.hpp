@@ -143,6 +143,12 @@ template <class Target> class moe_grouped_experts {
   /// Bytes the caller's plan and partials buffers need for every M this object admits.
   static constexpr u64 plan_bytes = moe::grouped_plan_layout<768, contracts::split_k_tile<Target>>::bytes;
   static constexpr u64 partials_bytes = contracts::moe_grouped_reduce<Target, 257, 768, 1>::partials_bytes;
+  static_assert(boost::hana::all_of(tactics::grouped_configs<Target>,
+                                    [](auto c) {
+                                      using config = typename decltype(c)::type;
+                                      return boost::hana::bool_c<(config::plan::layout::bytes <= plan_bytes && config::down::partials_bytes <= partials_bytes)>;
+                                    }),
+                "netra::moe_grouped_experts: plan_bytes and partials_bytes cover every configuration");
 
   void run(stream_handle stream, const moe_grouped_args& a, u64 plan_bytes_given, u64 partials_bytes_given) const {
     bool found = false;
