@@ -49,9 +49,9 @@ add_test(NAME c_headers_are_c
                  ${CMAKE_CURRENT_SOURCE_DIR}/runtime/c_headers.c)
 set_tests_properties(c_headers_are_c PROPERTIES LABELS runtime)
 
-# On the GPU: the C ABI and dispatch against the oracle, bad input, JIT through NVRTC, and graph
-# capture under global mode with 1000 replays.
-foreach(name test_runtime_gpu test_graph_capture_gpu)
+# On the GPU: the C ABI and dispatch against the oracle, bad input (every family), JIT through
+# NVRTC, and graph capture under global mode with 1000 replays.
+foreach(name test_runtime_gpu test_graph_capture_gpu test_c_abi_bad_input_gpu)
   netra_add_gpu_test(${name} gpu/${name}.cpp)
   if(TARGET ${name})
     target_link_libraries(${name} PRIVATE netra::runtime)

@@ -88,3 +88,12 @@ def check(status):
     """Raises NetraError for a status other than OK, with this thread's last netra error."""
     if status != Status.OK:
         raise NetraError(status, library().netra_last_error().decode(errors="replace"))
+
+
+def explained(function, *args):
+    """The text of a netra_*_explain call: function(*args, text, capacity, length), twice."""
+    length = ctypes.c_size_t()
+    check(function(*args, None, 0, ctypes.byref(length)))
+    text = ctypes.create_string_buffer(length.value + 1)
+    check(function(*args, text, len(text), None))
+    return text.value.decode()

@@ -15,7 +15,7 @@ import torch
 
 from netra import _tensor
 from netra._handle import NativeHandle
-from netra._library import NetraError, Status, check, declared_library
+from netra._library import NetraError, Status, check, declared_library, explained
 
 _p, _t, _status = ctypes.c_void_p, _tensor.POINTER, ctypes.c_int
 _lib = declared_library({
@@ -70,12 +70,7 @@ class Argmax(NativeHandle):
             return "not a netra call: logits are not a CUDA tensor"
         if out is None:
             out = torch.empty(logits.shape[:-1], dtype=torch.int64, device=logits.device)
-        args = (self._handle, *_tensor.Tensors(2).fill(logits, out))
-        length = ctypes.c_size_t()
-        check(_lib().netra_argmax_explain(*args, None, 0, ctypes.byref(length)))
-        text = ctypes.create_string_buffer(length.value + 1)
-        check(_lib().netra_argmax_explain(*args, text, len(text), None))
-        return text.value.decode()
+        return explained(_lib().netra_argmax_explain, self._handle, *_tensor.Tensors(2).fill(logits, out))
 
 
 _handles = {}

@@ -15,65 +15,71 @@ import ctypes
 
 import torch
 
+from netra import _tensor
 from netra._handle import NativeHandle
-from netra._library import check, declared_library
+from netra._library import check, declared_library, explained
 
 E4M3_MAX = 448.0
-DOWN_INPUT_E4M3, DOWN_INPUT_GATE_UP_BF16 = 0, 1
 BLOCK_UNFUSED, BLOCK_FUSED = 0, 1
-_p, _i64, _i32 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int
+_p, _t, _i32 = ctypes.c_void_p, _tensor.POINTER, ctypes.c_int
+_text = [ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t)]
 _lib = declared_library({
     "netra_moe_experts_create": ([ctypes.POINTER(_p)], _i32),
     "netra_moe_experts_destroy": ([_p], None),
-    "netra_moe_expert_gate_up": ([_p, _p, _p, _p, _p, _p, _i64, _p], _i32),
-    "netra_moe_expert_down": ([_p, _p, _i32, _p, _p, _p, _p, _p, _p, _i64, _p], _i32),
+    "netra_moe_expert_gate_up": ([_p] + [_t] * 5 + [_p], _i32),
+    "netra_moe_expert_down": ([_p] + [_t] * 7 + [_p], _i32),
+    "netra_moe_expert_gate_up_explain": ([_p] + [_t] * 5 + _text, _i32),
+    "netra_moe_expert_down_explain": ([_p] + [_t] * 7 + _text, _i32),
     "netra_moe_block_create": ([ctypes.POINTER(_p)], _i32),
     "netra_moe_block_destroy": ([_p], None),
-    "netra_moe_block": ([_p] * 14 + [_i64, _i32, _p], _i32),
+    "netra_moe_block": ([_p] + [_t] * 13 + [_i32, _p], _i32),
+    "netra_moe_block_explain": ([_p] + [_t] * 13 + [_i32] + _text, _i32),
 })
-
-
-def _ptr(t):
-    return None if t is None else t.data_ptr()
-
-
-def _stream(t):
-    return torch.cuda.current_stream(t.device).cuda_stream
+_BLOCK_BUFFERS = ("ids", "route_weights", "gate_up", "act", "act_scales", "out")
 
 
 class MoeExperts(NativeHandle):
-    """gate_up and down on one CUDA device (create it before capturing a graph)."""
+    """gate_up and down on one CUDA device (create it before capturing a graph). Tensors go to
+    libnetra as DLTensors filled from their metadata (netra/_tensor.py: no copy, allocated once per
+    handle); the contracts check every one (dtype, shape, strides, alignment, device, and that the
+    weights hold all 257 experts): a refused call raises NetraError and writes nothing."""
 
     def __init__(self, device=None):
         super().__init__("MoeExperts", _lib().netra_moe_experts_create, _lib().netra_moe_experts_destroy, device)
+        self._gate_up, self._down = _tensor.Tensors(5), _tensor.Tensors(7)
 
     def gate_up(self, hidden, ids, w13, s13, out=None):
         """bf16 [9M, 1024]: route r's token row x W13[ids[r]] (hidden quantized per 128 inside)."""
-        m = hidden.shape[0]
         if out is None:
-            out = torch.empty(9 * m, 1024, dtype=torch.bfloat16, device=hidden.device)
-        check(_lib().netra_moe_expert_gate_up(self._handle, _ptr(hidden), _ptr(ids), _ptr(w13), _ptr(s13), _ptr(out), m, _stream(hidden)))
+            out = torch.empty(9 * hidden.shape[0], 1024, dtype=torch.bfloat16, device=hidden.device)
+        check(_lib().netra_moe_expert_gate_up(self._handle, *self._gate_up.fill(hidden, ids, w13, s13, out), self._stream()))
         return out
 
     def down(self, act, ids, route_weights, w2, s2, act_scales=None, out=None):
         """bf16 [M, 2048]: the weighted sum over each token's 9 routes of W2[ids[r]] x act[r].
-        act: act_quant's float8_e4m3fn [9M, 512] with act_scales, or gate_up's bf16 [9M, 1024]
-        (act_quant fused; up to 4 tokens)."""
-        m = ids.shape[0]
-        kind = DOWN_INPUT_GATE_UP_BF16 if act.dtype == torch.bfloat16 else DOWN_INPUT_E4M3
+        act: act_quant's float8_e4m3fn (or uint8) [9M, 512] with act_scales, or gate_up's bf16
+        [9M, 1024] (act_quant fused; up to 4 tokens): its dtype picks the tactic."""
         if out is None:
-            out = torch.empty(m, 2048, dtype=torch.bfloat16, device=act.device)
-        check(_lib().netra_moe_expert_down(self._handle, _ptr(act), kind, _ptr(act_scales), _ptr(ids), _ptr(route_weights), _ptr(w2),
-                                           _ptr(s2), _ptr(out), m, _stream(act)))
+            out = torch.empty(ids.shape[0], 2048, dtype=torch.bfloat16, device=act.device)
+        check(_lib().netra_moe_expert_down(self._handle, *self._down.fill(act, act_scales, ids, route_weights, w2, s2, out), self._stream()))
         return out
+
+    def explain_gate_up(self, hidden, ids, w13, s13, out):
+        return explained(_lib().netra_moe_expert_gate_up_explain, self._handle, *_tensor.Tensors(5).fill(hidden, ids, w13, s13, out))
+
+    def explain_down(self, act, ids, route_weights, w2, s2, act_scales, out):
+        return explained(_lib().netra_moe_expert_down_explain, self._handle,
+                         *_tensor.Tensors(7).fill(act, act_scales, ids, route_weights, w2, s2, out))
 
 
 class MoeBlock(NativeHandle):
     """The whole decode MoE block (router -> shared gate -> gate_up -> [act_quant] -> down) on one
-    CUDA device; intermediates live in `buffers(tokens)` (allocate them once, before capture)."""
+    CUDA device, each stage through its tactic list; intermediates live in `buffers(tokens)`
+    (allocate them once, before capture). Every stage is checked before any is launched."""
 
     def __init__(self, device=None):
         super().__init__("MoeBlock", _lib().netra_moe_block_create, _lib().netra_moe_block_destroy, device)
+        self._tensors = _tensor.Tensors(13)
 
     def buffers(self, tokens):
         d = self.device
@@ -88,11 +94,14 @@ class MoeBlock(NativeHandle):
 
     def __call__(self, hidden, router_weight, shared_gate_weight, w13, s13, w2, s2, buffers, fused=False):
         b = buffers
-        check(_lib().netra_moe_block(self._handle, _ptr(hidden), _ptr(router_weight), _ptr(shared_gate_weight), _ptr(w13), _ptr(s13),
-                                     _ptr(w2), _ptr(s2), _ptr(b["ids"]), _ptr(b["route_weights"]), _ptr(b["gate_up"]), _ptr(b["act"]),
-                                     _ptr(b["act_scales"]), _ptr(b["out"]), hidden.shape[0], BLOCK_FUSED if fused else BLOCK_UNFUSED,
-                                     _stream(hidden)))
+        args = self._tensors.fill(hidden, router_weight, shared_gate_weight, w13, s13, w2, s2, *(b.get(k) for k in _BLOCK_BUFFERS))
+        check(_lib().netra_moe_block(self._handle, *args, BLOCK_FUSED if fused else BLOCK_UNFUSED, self._stream()))
         return b["out"]
+
+    def explain(self, hidden, router_weight, shared_gate_weight, w13, s13, w2, s2, buffers, fused=False):
+        """Each stage's tactics and their decisions for this call, in launch order."""
+        args = _tensor.Tensors(13).fill(hidden, router_weight, shared_gate_weight, w13, s13, w2, s2, *(buffers.get(k) for k in _BLOCK_BUFFERS))
+        return explained(_lib().netra_moe_block_explain, self._handle, *args, BLOCK_FUSED if fused else BLOCK_UNFUSED)
 
 
 # ---- the same math in torch (float32), graph-capturable --------------------------------------------

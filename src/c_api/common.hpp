@@ -39,6 +39,8 @@ static_assert(NETRA_STATUS_OK == static_cast<int>(status::ok) && NETRA_STATUS_IN
                   NETRA_STATUS_INTERNAL == static_cast<int>(status::internal),
               "netra_status must mirror netra::status");
 
+static_assert(kDLCUDA == 2 && kDLROCM == 10 && kDLCPU == 1, "device_of (runtime/backend.hpp) numbers devices as DLPack does");
+
 /// Sets the calling thread's last error (core.cpp).
 void set_last_error(std::string_view message);
 

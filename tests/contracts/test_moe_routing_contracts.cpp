@@ -2,7 +2,9 @@
 // order) and instance names; the route layout both MoE helpers share.
 #include <doctest/doctest.h>
 
+#include <initializer_list>
 #include <string>
+#include <type_traits>
 
 #include "netra/contracts/moe/act_quant.hpp"
 #include "netra/contracts/moe/route_layout.hpp"
@@ -17,24 +19,41 @@ using namespace netra;
 
 namespace {
 alignas(16) unsigned char storage[4096];
+constexpr device_ref gpu{2, 0};  // kDLCUDA, ordinal 0
 std::string field_of(const decision& d) { return d.admitted() ? "" : d.field; }
+
+/// A compact tensor on `gpu` (its data is only an address: nothing is dereferenced).
+tensor_arg tensor(const void* data, dtype type, std::initializer_list<i64> extents) {
+  tensor_arg t;
+  t.data = data;
+  t.type = type;
+  t.device = gpu;
+  t.rank = static_cast<i32>(extents.size());
+  int i = 0;
+  for (const i64 e : extents) t.shape[i++] = e;
+  i64 compact = 1;
+  for (i = t.rank - 1; i >= 0; --i) {
+    t.strides[i] = compact;
+    compact *= t.shape[i];
+  }
+  return t;
+}
 
 /// A routing call (router or shared gate) that its contract admits, on `target`.
 template <class Signature> Signature good_routing_call(target_id target, long tokens) {
   Signature s{};
   s.target = target;
-  s.tokens = tokens;
-  s.hidden_size = 2048;
-  s.hidden_stride = 2048;
-  s.hidden_states = storage;
-  s.gate_weight = storage + 16;
-  s.route_ids = storage + 32;
-  s.route_weights = storage + 36;
+  s.device = gpu;
+  s.hidden = tensor(storage, dtype::bf16, {tokens, 2048});
+  if constexpr (std::is_same_v<Signature, moe_shared_gate_signature>) s.gate_weight = tensor(storage + 16, dtype::bf16, {2048});
+  else s.gate_weight = tensor(storage + 16, dtype::bf16, {256, 2048});
+  s.ids = tensor(storage + 32, dtype::i32, {tokens, 9});
+  s.weights = tensor(storage + 36, dtype::f32, {tokens, 9});
   return s;
 }
 
 /// The refusals every routing call shares (contracts/moe/routing_call.hpp), one field at a time
-/// from `good()`, which C admits: each names its field.
+/// from `good()` (at least 2 tokens), which C admits: each names its field.
 template <class C, class Good> void check_routing_call_refusals(Good good, target_id other_target, long too_many_tokens) {
   CHECK(C::admits(good()).admitted());
   auto refused = [&](auto change) {
@@ -43,19 +62,32 @@ template <class C, class Good> void check_routing_call_refusals(Good good, targe
     return field_of(C::admits(s));
   };
   CHECK(refused([&](auto& s) { s.target = other_target; }) == "target");
-  CHECK(refused([](auto& s) { s.hidden = dtype::f16; }) == "hidden dtype");
-  CHECK(refused([](auto& s) { s.weight = dtype::e4m3; }) == "weight dtype");
-  CHECK(refused([](auto& s) { s.ids = dtype::i64; }) == "ids dtype");
-  CHECK(refused([](auto& s) { s.weights = dtype::bf16; }) == "weights dtype");
-  for (long size : {2047L, 4096L}) CHECK(refused([&](auto& s) { s.hidden_size = size; }) == "hidden_size");
-  for (long m : {0L, too_many_tokens}) CHECK(refused([&](auto& s) { s.tokens = m; }) == "tokens");
-  for (long stride : {2044L, 2049L}) CHECK(refused([&](auto& s) { s.hidden_stride = stride; }) == "hidden_stride");
-  CHECK(refused([](auto& s) { s.hidden_states = storage + 8; }) == "hidden_states");
+  CHECK(refused([](auto& s) { s.hidden.type = dtype::f16; }) == "hidden_states");
+  CHECK(refused([](auto& s) { s.gate_weight.type = dtype::e4m3; }) == "gate_weight");
+  CHECK(refused([](auto& s) { s.ids.type = dtype::i64; }) == "route_ids");
+  CHECK(refused([](auto& s) { s.weights.type = dtype::bf16; }) == "route_weights");
+  CHECK(refused([](auto& s) { s.hidden.device = {1, 0}; }) == "hidden_states");
+  CHECK(refused([](auto& s) { s.weights.device = {2, 1}; }) == "route_weights");
+  for (long size : {2047L, 4096L}) CHECK(refused([&](auto& s) { s.hidden.shape[1] = size; }) == "hidden_size");
+  for (long m : {0L, too_many_tokens}) CHECK(refused([&](auto& s) { s.hidden.shape[0] = m; }) == "tokens");
+  for (long stride : {2044L, 2049L}) CHECK(refused([&](auto& s) { s.hidden.strides[0] = stride; }) == "hidden_stride");
+  CHECK(refused([](auto& s) { s.hidden.strides[1] = 2; }) == "hidden_states");  // elements of a row not contiguous
+  CHECK(refused([](auto& s) { s.hidden.data = storage + 8; }) == "hidden_states");
   for (const void* p : {static_cast<const void*>(nullptr), static_cast<const void*>(storage + 2)})
-    CHECK(refused([&](auto& s) { s.gate_weight = p; }) == "gate_weight");
-  CHECK(refused([](auto& s) { s.route_ids = storage + 2; }) == "route_ids");
+    CHECK(refused([&](auto& s) { s.gate_weight.data = p; }) == "gate_weight");
+  CHECK(refused([](auto& s) { s.gate_weight.rank = -1; }) == "gate_weight");
+  CHECK(refused([](auto& s) { s.ids.data = storage + 2; }) == "route_ids");
+  CHECK(refused([](auto& s) { s.ids.shape[0] -= 1; }) == "route_ids");  // smaller than the call needs
+  CHECK(refused([](auto& s) { s.weights.shape[1] = 8; }) == "route_weights");
   for (const void* p : {static_cast<const void*>(nullptr), static_cast<const void*>(storage + 1)})
-    CHECK(refused([&](auto& s) { s.route_weights = p; }) == "route_weights");
+    CHECK(refused([&](auto& s) { s.weights.data = p; }) == "route_weights");
+  auto s = good();
+  s.ids.shape[1] = 8;
+  CHECK(to_string(C::admits(s)) == "refused at field 'route_ids': requires shape [tokens, 9] = [" + std::to_string(s.hidden.shape[0]) +
+                                       ", 9], got shape [" + std::to_string(s.hidden.shape[0]) + ", 8]");
+  s = good();
+  s.target = other_target;
+  CHECK(to_string(C::admits(s)).ends_with(std::string("got ") + target_name(other_target)));  // a target, never a number
 }
 }  // namespace
 
@@ -99,60 +131,67 @@ TEST_CASE("act_quant admits the reference call and refuses each field by name") 
   auto good = [] {
     moe_act_quant_signature s{};
     s.target = target_id::sm90a;
-    s.rows = 4608;
-    s.cols = 1024;
-    s.row_stride = 1024;
-    s.in = storage;
-    s.out = storage + 1024;
-    s.scales = storage + 2048;
+    s.device = gpu;
+    s.in = tensor(storage, dtype::bf16, {4608, 1024});
+    s.out = tensor(storage + 1024, dtype::e4m3, {4608, 512});
+    s.scales = tensor(storage + 2048, dtype::f32, {4608, 4});
     return s;
   };
   CHECK(C::admits(good()).admitted());
   auto s = good();
   s.target = target_id::gfx950;
-  CHECK(field_of(C::admits(s)) == "target");
+  CHECK(to_string(C::admits(s)) == "refused at field 'target': requires sm90a, got gfx950");
   s = good();
-  s.input = dtype::f16;
-  CHECK(field_of(C::admits(s)) == "input dtype");
+  s.in.type = dtype::f16;
+  CHECK(to_string(C::admits(s)) == "refused at field 'in': requires bfloat16, got float16");
   s = good();
-  s.output = dtype::e5m2;
-  CHECK(field_of(C::admits(s)) == "output dtype");
+  s.out.type = dtype::e5m2;
+  CHECK(to_string(C::admits(s)) == "refused at field 'out': requires float8_e4m3fn, got float8_e5m2");
   s = good();
-  s.scale = dtype::bf16;
-  CHECK(field_of(C::admits(s)) == "scale dtype");
+  s.out.type = dtype::u8;  // uint8 holding E4M3 bytes
+  CHECK(C::admits(s).admitted());
   s = good();
-  s.cols = 512;
+  s.scales.type = dtype::bf16;
+  CHECK(field_of(C::admits(s)) == "scales");
+  s = good();
+  s.in.shape[1] = 512;
   CHECK(field_of(C::admits(s)) == "cols");
   for (long rows : {0L, -1L, 4609L}) {
     s = good();
-    s.rows = rows;
+    s.in.shape[0] = rows;
     CHECK(field_of(C::admits(s)) == "rows");
   }
   for (long stride : {1016L, 1028L}) {
     s = good();
-    s.row_stride = stride;
+    s.in.strides[0] = stride;
     CHECK(field_of(C::admits(s)) == "row_stride");
   }
   s = good();
-  s.in = storage + 8;
+  s.in.data = storage + 8;
   CHECK(field_of(C::admits(s)) == "in");
   s = good();
-  s.out = nullptr;
+  s.out.data = nullptr;
   CHECK(field_of(C::admits(s)) == "out");
   s = good();
-  s.scales = storage + 4;
+  s.out.shape[0] = 2304;  // half the rows the call needs
+  CHECK(to_string(C::admits(s)) == "refused at field 'out': requires shape [rows, 512] = [4608, 512], got shape [2304, 512]");
+  s = good();
+  s.scales.shape[1] = 2;
+  CHECK(field_of(C::admits(s)) == "scales");
+  s = good();
+  s.scales.data = storage + 4;
   CHECK(field_of(C::admits(s)) == "scales");
   // the first refusing field wins
   s = good();
-  s.rows = 0;
-  s.in = nullptr;
+  s.in.shape[0] = 0;
+  s.out.data = nullptr;
   CHECK(field_of(C::admits(s)) == "rows");
   CHECK(to_string(C::admits(s)).find("rows") != std::string::npos);
   using D = contracts::moe_act_quant_decode<sm90a>;
   s = good();
-  s.rows = 10;
+  s.in.shape[0] = s.out.shape[0] = s.scales.shape[0] = 10;
   CHECK(field_of(D::admits(s)) == "rows");
-  s.rows = 9;
+  s.in.shape[0] = s.out.shape[0] = s.scales.shape[0] = 9;
   CHECK(D::admits(s).admitted());
 }
 
@@ -203,14 +242,13 @@ TEST_CASE("router admits the reference call and refuses each field by name") {
   using C = contracts::moe_router_matrix<sm90a>;
   auto good = [] {
     auto s = good_routing_call<moe_router_signature>(target_id::sm90a, 128);
-    s.experts = 256;
     s.workspace = storage + 64;
     s.workspace_bytes = C::workspace_bytes;
     return s;
   };
   check_routing_call_refusals<C>(good, target_id::gfx950, 129);
   auto s = good();
-  s.experts = 128;
+  s.gate_weight.shape[0] = 128;
   CHECK(field_of(C::admits(s)) == "experts");
   s = good();
   s.workspace = storage + 4;
@@ -220,11 +258,13 @@ TEST_CASE("router admits the reference call and refuses each field by name") {
   CHECK(field_of(C::admits(s)) == "workspace_bytes");
   CHECK(refusal_status(C::admits(s)) == status::workspace_too_small);
   using E = contracts::moe_router<sm90a, router_tactic::exact_fp32, 32>;
-  s = good();
-  s.tokens = 33;
+  s = good_routing_call<moe_router_signature>(target_id::sm90a, 33);
+  s.workspace = storage + 64;
   s.workspace_bytes = E::workspace_bytes;
   CHECK(field_of(E::admits(s)) == "tokens");
-  s.tokens = 32;
+  s = good_routing_call<moe_router_signature>(target_id::sm90a, 32);
+  s.workspace = storage + 64;
+  s.workspace_bytes = E::workspace_bytes;
   CHECK(E::admits(s).admitted());
 }
 
@@ -249,23 +289,24 @@ TEST_CASE("the decode block's router appends the shared gate: names, route workg
   CHECK(contracts::moe_router_exact_shared_gate<gfx950>::route_workgroup_size % 64 == 0);
   auto good = [] {
     auto s = good_routing_call<moe_router_signature>(target_id::sm90a, 16);
-    s.experts = 256;
     s.workspace = storage + 64;
     s.workspace_bytes = G::workspace_bytes;
-    s.shared_gate_weight = storage + 32;
+    s.shared_gate_weight = tensor(storage + 32, dtype::bf16, {2048});
     return s;
   };
   CHECK(G::admits(good()).admitted());
   auto s = good();
-  s.shared_gate_weight = nullptr;
-  CHECK(field_of(G::admits(s)) == "shared_gate_weight");
+  s.shared_gate_weight = {};
+  CHECK(to_string(G::admits(s)) == "refused at field 'shared_gate_weight': requires a tensor, got NULL");
   s.workspace_bytes = E::workspace_bytes;
   CHECK(E::admits(s).admitted());  // the plain router never reads it
   s.workspace_bytes = G::workspace_bytes;
-  s.shared_gate_weight = storage + 34;
+  s.shared_gate_weight = tensor(storage + 34, dtype::bf16, {2048});
+  CHECK(field_of(G::admits(s)) == "shared_gate_weight");
+  s.shared_gate_weight = tensor(storage + 32, dtype::bf16, {1024});
   CHECK(field_of(G::admits(s)) == "shared_gate_weight");
   s = good();
-  s.tokens = 17;
+  s.hidden.shape[0] = 17;
   CHECK(field_of(G::admits(s)) == "tokens");  // the routing-call fields come first
 }
 
@@ -314,10 +355,9 @@ TEST_CASE("the cluster router (Cluster 16): names, no workspace, every (K group,
   CHECK(sizeof(typename K::lds_layout) <= C::lds_bytes);
   // admitted without a workspace (it has none); the gate weight still refused by name
   auto s = good_routing_call<moe_router_signature>(target_id::sm90a, 16);
-  s.experts = 256;
   CHECK(C::admits(s).admitted());
   CHECK(field_of(G::admits(s)) == "shared_gate_weight");
-  s.shared_gate_weight = storage + 32;
+  s.shared_gate_weight = tensor(storage + 32, dtype::bf16, {2048});
   CHECK(G::admits(s).admitted());
 }
 
@@ -326,5 +366,5 @@ TEST_CASE("shared gate admits the reference call and refuses each field by name"
   CHECK(C::workgroup_size == 64);
   CHECK(C::k_per_thread == 64);
   CHECK(instance_name<C>() == "moe-shared-gate-gfx950-512-2");
-  check_routing_call_refusals<C>([] { return good_routing_call<moe_shared_gate_signature>(target_id::gfx950, 1); }, target_id::sm90a, 513);
+  check_routing_call_refusals<C>([] { return good_routing_call<moe_shared_gate_signature>(target_id::gfx950, 2); }, target_id::sm90a, 513);
 }

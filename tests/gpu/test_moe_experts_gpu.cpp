@@ -54,7 +54,7 @@ CUstream test_stream() {
   }();
   return s;
 }
-void sync() { testing::drv().check(testing::drv().cuStreamSynchronize(test_stream()), "cuStreamSynchronize"); }
+void sync_stream() { testing::drv().check(testing::drv().cuStreamSynchronize(test_stream()), "cuStreamSynchronize"); }
 
 template <class T> void upload_at(T* device, const T* host, std::size_t count) {
   testing::drv().check(testing::drv().cuMemcpyHtoD(reinterpret_cast<CUdeviceptr>(device), host, count * sizeof(T)), "cuMemcpyHtoD");
@@ -135,7 +135,7 @@ std::vector<std::uint16_t> run_gate_up(int tokens, const std::vector<std::uint16
   auto run = [&](const auto& h) {
     out.fill_bytes(0xFF);
     moe_expert_gate_up(h, test_stream(), x.data(), id.data(), store().device(), out.data(), tokens);
-    sync();
+    sync_stream();
     return out.download();
   };
   auto workspace = [](const auto& h) {
@@ -211,7 +211,7 @@ template <class Contract> std::vector<std::uint16_t> run_down_staged(const down_
   out.fill_bytes(0xFF);
   const void* in = Contract::fused_act_quant ? static_cast<const void*>(gu.data()) : static_cast<const void*>(act.data());
   moe_expert_down(handle_of<Contract>(), test_stream(), in, scales.data(), id.data(), weights.data(), store().device(), out.data(), c.tokens);
-  sync();
+  sync_stream();
   return out.download();
 }
 /// run_down_staged with Contract and with its weights in registers (the gfx950 staging), which
@@ -443,7 +443,7 @@ TEST_CASE("the decode chain on one stream (programmatic dependent launch): gate_
       moe_expert_gate_up(handle_of<gate_up_c>(), test_stream(), x.data(), id.data(), w, gu.data(), tokens);
       moe_expert_down(handle_of<down_fused_c>(), test_stream(), gu.data(), nullptr, id.data(), weights.data(), w, out_fused.data(), tokens);
     }
-    sync();
+    sync_stream();
     const auto g = gu.download();
     const auto a = out.download();
     const auto b = out_fused.download();
@@ -460,9 +460,7 @@ TEST_CASE("the decode chain on one stream (programmatic dependent launch): gate_
 
 TEST_CASE("the whole decode block (router, shared gate, gate_up, [act_quant], down): eager == graph replay, fused == unfused, "
           "intermediates and output within the policies") {
-  const moe_decode_block<sm90a> block(current_cuda_device(), [](const std::string& instance) {
-    return read_file_bytes(std::string(NETRA_CODE_OBJECT_DIR) + "/" + instance + ".cubin");
-  });
+  const moe_block_dispatcher block(current_cuda_device(), jit::options{});  // the stages' tactic lists (embedded code objects)
   for (int tokens : {1, 4, 12, 16}) {  // from 10 tokens gate_up runs with its unit list
     INFO("tokens ", tokens);
     const auto hidden = oracles::hidden_rows(tokens, 500 + tokens);
@@ -493,7 +491,7 @@ TEST_CASE("the whole decode block (router, shared gate, gate_up, [act_quant], do
     a.out = out.data();
     a.tokens = tokens;
     block.run(test_stream(), a, moe_block_variant::unfused);
-    sync();
+    sync_stream();
     const auto id_host = ids.download();
     store().use({11}, id_host);
     for (auto v : id_host) CHECK(oracles::valid_expert(v));
@@ -502,7 +500,7 @@ TEST_CASE("the whole decode block (router, shared gate, gate_up, [act_quant], do
     act.fill_bytes(0xFF);
     scales.fill_bytes(0xFF);
     block.run(test_stream(), a, moe_block_variant::unfused);
-    sync();
+    sync_stream();
     const auto eager = out.download();
     const auto g = gu.download();
     CHECK(ids.download() == id_host);
@@ -529,14 +527,14 @@ TEST_CASE("the whole decode block (router, shared gate, gate_up, [act_quant], do
     testing::drv().check(testing::drv().cuStreamEndCapture(test_stream(), &graph), "cuStreamEndCapture");
     testing::drv().check(testing::drv().cuGraphInstantiateWithFlags(&exec, graph, 0), "cuGraphInstantiate");
     for (int rep = 0; rep < 3; ++rep) testing::drv().check(testing::drv().cuGraphLaunch(exec, test_stream()), "cuGraphLaunch");
-    sync();
+    sync_stream();
     CHECK(out.download() == eager);
     testing::drv().cuGraphExecDestroy(exec);
     testing::drv().cuGraphDestroy(graph);
     if (tokens <= 4) {
       out.fill_bytes(0xFF);
       block.run(test_stream(), a, moe_block_variant::fused);
-      sync();
+      sync_stream();
       CHECK(out.download() == eager);
     }
   }
@@ -570,6 +568,6 @@ TEST_CASE("refused calls name the field and write nothing") {
   const auto& dh = handle_of<down_c>();
   refused([&] { moe_expert_down(dh, test_stream(), x.data(), nullptr, id.data(), rw.data(), w, out.data(), 1); }, "'act_scales'");
   refused([&] { moe_expert_down(dh, test_stream(), x.data(), rw.data(), id.data(), nullptr, w, out.data(), 1); }, "'route_weights'");
-  sync();
+  sync_stream();
   for (auto v : out.download()) CHECK(v == 0xABAB);
 }

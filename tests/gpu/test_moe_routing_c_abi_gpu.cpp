@@ -11,12 +11,14 @@
 #include <string>
 #include <vector>
 
+#include "gpu/dl_tensor.hpp"
 #include "gpu/gpu_buffers.hpp"
 #include "netra/c/moe_routing.h"
 #include "oracles/moe_routing.hpp"
 #include "oracles/moe_routing_inputs.hpp"
 
 using namespace netra;
+using testing::dl_tensor;
 using testing::drv;
 
 namespace {
@@ -44,10 +46,14 @@ TEST_CASE("routing through the C ABI, captured under global mode, equals the ora
   router_w.upload(rw);
   gate_w.upload(gw);
 
+  const dl_tensor hidden_t(hidden.data(), testing::dl_bf16, {m, 2048}), router_t(router_w.data(), testing::dl_bf16, {256, 2048}),
+      gate_t(gate_w.data(), testing::dl_bf16, {2048}), ids_t(ids.data(), testing::dl_i32, {m, 9}), weights_t(weights.data(), testing::dl_f32, {m, 9}),
+      gate_up_t(gate_up.data(), testing::dl_bf16, {rows, 1024}), act_t(act.data(), testing::dl_e4m3, {rows, 512}),
+      scales_t(scales.data(), testing::dl_f32, {rows, 4});
   drv().check(drv().cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL), "cuStreamBeginCapture");
-  const int r1 = netra_moe_router(g.h, hidden.data(), m, 2048, 2048, router_w.data(), 256, ids.data(), weights.data(), stream);
-  const int r2 = netra_moe_shared_gate(g.h, hidden.data(), m, 2048, 2048, gate_w.data(), ids.data(), weights.data(), stream);
-  const int r3 = netra_moe_act_quant(g.h, gate_up.data(), rows, 1024, 1024, act.data(), scales.data(), stream);
+  const int r1 = netra_moe_router(g.h, hidden_t.get(), router_t.get(), ids_t.get(), weights_t.get(), stream);
+  const int r2 = netra_moe_shared_gate(g.h, hidden_t.get(), gate_t.get(), ids_t.get(), weights_t.get(), stream);
+  const int r3 = netra_moe_act_quant(g.h, gate_up_t.get(), act_t.get(), scales_t.get(), stream);
   CUgraph graph;
   drv().check(drv().cuStreamEndCapture(stream, &graph), "cuStreamEndCapture");
   REQUIRE(r1 == NETRA_STATUS_OK);
@@ -100,12 +106,12 @@ TEST_CASE("dispatch: the exact router up to 32 tokens, the matrix router above; 
   testing::gpu_array<float> weights(200 * 9), scales(4609 * 4);
   testing::gpu_array<std::uint8_t> out(4609 * 512);
   auto explain_router = [&](std::int64_t tokens) {
+    const dl_tensor h(hidden.data(), testing::dl_bf16, {tokens, 2048}), gw(w.data(), testing::dl_bf16, {256, 2048}),
+        i(ids.data(), testing::dl_i32, {tokens, 9}), wt(weights.data(), testing::dl_f32, {tokens, 9});
     std::size_t length = 0;
-    REQUIRE(netra_moe_router_explain(g.h, hidden.data(), tokens, 2048, 2048, w.data(), 256, ids.data(), weights.data(), nullptr, 0, &length) ==
-            NETRA_STATUS_OK);
+    REQUIRE(netra_moe_router_explain(g.h, h.get(), gw.get(), i.get(), wt.get(), nullptr, 0, &length) == NETRA_STATUS_OK);
     std::string text(length + 1, '\0');
-    REQUIRE(netra_moe_router_explain(g.h, hidden.data(), tokens, 2048, 2048, w.data(), 256, ids.data(), weights.data(), text.data(), text.size(),
-                                     nullptr) == NETRA_STATUS_OK);
+    REQUIRE(netra_moe_router_explain(g.h, h.get(), gw.get(), i.get(), wt.get(), text.data(), text.size(), nullptr) == NETRA_STATUS_OK);
     return text;
   };
   MESSAGE(explain_router(8));
@@ -120,15 +126,30 @@ TEST_CASE("dispatch: the exact router up to 32 tokens, the matrix router above; 
   weights.fill_bytes(0xAB);
   out.fill_bytes(0xAB);
   scales.fill_bytes(0xAB);
+  auto router = [&](const void* h, std::int64_t tokens, std::int64_t hidden_size, const void* i) {
+    const dl_tensor ht(h, testing::dl_bf16, {tokens, hidden_size}), gw(w.data(), testing::dl_bf16, {256, hidden_size}),
+        it(i, testing::dl_i32, {tokens, 9}), wt(weights.data(), testing::dl_f32, {tokens, 9});
+    return netra_moe_router(g.h, ht.get(), gw.get(), it.get(), wt.get(), nullptr);
+  };
+  auto shared_gate = [&](const void* h, std::int64_t tokens, std::int64_t hidden_size, const void* i) {
+    const dl_tensor ht(h, testing::dl_bf16, {tokens, hidden_size}), gw(w.data(), testing::dl_bf16, {hidden_size}),
+        it(i, testing::dl_i32, {tokens, 9}), wt(weights.data(), testing::dl_f32, {tokens, 9});
+    return netra_moe_shared_gate(g.h, ht.get(), gw.get(), it.get(), wt.get(), nullptr);
+  };
+  auto act_quant = [&](const void* x, std::int64_t rows) {
+    const dl_tensor it(x, testing::dl_bf16, {rows, 1024}), ot(out.data(), testing::dl_e4m3, {rows, 512}), st(scales.data(), testing::dl_f32, {rows, 4});
+    return netra_moe_act_quant(g.h, it.get(), ot.get(), st.get(), nullptr);
+  };
   // no tactic admits: 129 tokens, 4609 rows, another hidden size
-  CHECK(netra_moe_router(g.h, hidden.data(), 129, 2048, 2048, w.data(), 256, ids.data(), weights.data(), nullptr) == NETRA_STATUS_NOT_SUPPORTED);
-  CHECK(netra_moe_shared_gate(g.h, hidden.data(), 4, 4096, 4096, w.data(), ids.data(), weights.data(), nullptr) == NETRA_STATUS_NOT_SUPPORTED);
-  CHECK(netra_moe_act_quant(g.h, in.data(), 4609, 1024, 1024, out.data(), scales.data(), nullptr) == NETRA_STATUS_NOT_SUPPORTED);
-  CHECK(last_error().find("netra_moe_act_quant") != std::string::npos);
+  CHECK(router(hidden.data(), 129, 2048, ids.data()) == NETRA_STATUS_NOT_SUPPORTED);
+  CHECK(shared_gate(hidden.data(), 4, 4096, ids.data()) == NETRA_STATUS_NOT_SUPPORTED);
+  CHECK(act_quant(in.data(), 4609) == NETRA_STATUS_NOT_SUPPORTED);
+  CHECK(last_error().find("netra_moe_act_quant: no tactic admits in bfloat16 shape [4609, 1024]") != std::string::npos);
   // strict refusals inside the promoted domains: misaligned / null pointers
-  CHECK(netra_moe_act_quant(g.h, in.data() + 1, 9, 1024, 1024, out.data(), scales.data(), nullptr) == NETRA_STATUS_INVALID_ARGUMENT);
-  CHECK(netra_moe_router(g.h, hidden.data() + 2, 4, 2048, 2048, w.data(), 256, ids.data(), weights.data(), nullptr) == NETRA_STATUS_INVALID_ARGUMENT);
-  CHECK(netra_moe_shared_gate(g.h, hidden.data(), 4, 2048, 2048, w.data(), nullptr, weights.data(), nullptr) == NETRA_STATUS_INVALID_ARGUMENT);
+  CHECK(act_quant(in.data() + 1, 9) == NETRA_STATUS_INVALID_ARGUMENT);
+  CHECK(router(hidden.data() + 2, 4, 2048, ids.data()) == NETRA_STATUS_INVALID_ARGUMENT);
+  CHECK(shared_gate(hidden.data(), 4, 2048, nullptr) == NETRA_STATUS_INVALID_ARGUMENT);
+  drv().check(drv().cuCtxSynchronize(), "cuCtxSynchronize");
   for (auto v : ids.download()) CHECK(static_cast<std::uint32_t>(v) == 0xABABABABu);
   for (auto v : weights.download()) CHECK(oracles::bits_of(v) == 0xABABABABu);
   for (auto v : out.download()) CHECK(v == 0xAB);

@@ -19,6 +19,7 @@
 #include <string_view>
 #include <utility>
 
+#include "netra/contracts/common.hpp"
 #include "netra/dsl/entry.hpp"
 #include "netra/runtime/code_object.hpp"
 #include "netra/runtime/cuda_driver.hpp"
@@ -39,6 +40,9 @@ struct device_info {
   int compute_units = 0;
   std::size_t lds_bytes_per_workgroup = 0;
 };
+
+/// The device as DLPack names it (runtime/tensor.hpp): {kDLCUDA = 2 or kDLROCM = 10, ordinal}.
+inline device_ref device_of(const device_info& d) { return {d.api == backend_api::hip ? 10 : 2, d.ordinal}; }
 
 /// Attributes of the calling thread's current CUDA device (creating/setting the primary
 /// context of device 0 when no context is current). Throws status::unavailable without a GPU.

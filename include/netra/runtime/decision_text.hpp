@@ -88,4 +88,10 @@ inline std::string to_string(const decision& d) {
 inline status refusal_status(const decision& d) {
   return std::string_view(d.field) == "workspace_bytes" ? status::workspace_too_small : status::invalid_argument;
 }
+/// The checked C++ entry points' guard: throws (refusal_status, "<function>: <refusal>") when
+/// Contract refuses `s`; nothing has been launched then.
+template <class Contract, class Signature> void require_admitted(const char* function, const Signature& s) {
+  const decision d = Contract::admits(s);
+  if (!d.admitted()) throw error(refusal_status(d), std::string(function) + ": " + to_string(d));
+}
 }  // namespace netra

@@ -32,9 +32,13 @@ template <class Tactics, class F> void for_each_tactic(Tactics tactics, F&& f) {
   hana::for_each(hana::make_range(hana::size_c<0>, hana::size(tactics)), [&](auto i) { f(hana::at(tactics, i), i); });
 }
 
-/// The decision of a tactic from its contract alone.
+/// The decision of a tactic from its list condition (tactic.hpp `when`) and its contract alone.
 template <class Signature> auto admits_of(const Signature& s) {
-  return [&s](auto tactic, auto) { return contract_of<typename decltype(tactic)::type>::admits(s); };
+  return [&s](auto tactic, auto) {
+    using T = typename decltype(tactic)::type;
+    if (const decision d = tactic_traits<T>::condition(s); !d.admitted()) return d;
+    return contract_of<T>::admits(s);
+  };
 }
 
 template <class Tactic> error strict_refusal(int index, const decision& d) {

@@ -11,7 +11,8 @@
 //   static constexpr const char* name;     "argmax" (messages)
 //   static constexpr std::array tensor_names{"logits", "out"};   its tensor arguments, in order
 //   static signature signature_of(const device_info&, const tensor_arg&...);   one per name
-//   static signature bind(signature, const handle<C>&);   the tactic's resources (its workspace)
+//   static signature bind(signature, const handle<C>&);   the tactic's resources (its workspace;
+//                                          binds_workspace / binds_nothing below)
 //   static void launch(const handle<C>&, stream_handle, const signature&);   no checks, no allocation
 // run() allocates nothing, looks nothing up and never synchronises. Code using this header links
 // libnetra.
@@ -20,6 +21,19 @@
 #include "netra/runtime/tensor.hpp"
 
 namespace netra {
+
+/// Op::bind for operations whose tactics need no resources of their handle.
+struct binds_nothing {
+  template <class Signature, class Handle> static Signature bind(Signature s, const Handle&) { return s; }
+};
+/// Op::bind for operations whose signature has `workspace` and `workspace_bytes`: the handle's.
+struct binds_workspace {
+  template <class Signature, class Handle> static Signature bind(Signature s, const Handle& h) {
+    s.workspace = h.workspace();
+    s.workspace_bytes = h.workspace_bytes();
+    return s;
+  }
+};
 
 template <class Op> class op_dispatcher {
  public:
@@ -34,13 +48,22 @@ template <class Op> class op_dispatcher {
     return Op::signature_of(tactics_.device(), tensors...);
   }
 
-  /// Records the call on `stream` with the first tactic that admits it and returns true; false
-  /// when none does (nothing launched: the caller runs its own implementation). Throws
-  /// status::invalid_argument when a strict tactic refuses a call inside its promoted domain.
-  bool run(stream_handle stream, const signature& s) const {
-    const selection<signature> chosen = tactics_.select(s, bind);
-    if (chosen.tactic == fallback) return false;
+  /// The first tactic that admits the call and the signature it admitted (tactic `fallback`:
+  /// none does). Throws status::invalid_argument when a strict tactic refuses a call inside its
+  /// promoted domain.
+  selection<signature> select(const signature& s) const { return tactics_.select(s, bind); }
+
+  /// Records a selected call on `stream` as select() admitted it (nothing is checked again).
+  void launch(stream_handle stream, const selection<signature>& chosen) const {
     tactics_.visit(chosen.tactic, [&](const auto& h) { Op::launch(h, stream, chosen.signature); });
+  }
+
+  /// select() then launch(): true when launched; false when no tactic admits the call (nothing
+  /// launched: the caller runs its own implementation).
+  bool run(stream_handle stream, const signature& s) const {
+    const selection<signature> chosen = select(s);
+    if (chosen.tactic == fallback) return false;
+    launch(stream, chosen);
     return true;
   }
 

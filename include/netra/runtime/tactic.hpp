@@ -5,7 +5,9 @@
 // promoted to serve (the article's state-replay rule: "a mismatched ABI inside the promoted
 // domain raises an error instead of silently falling back"). Inside it, a call the contract
 // refuses is an error, not a fallback; outside it, the tactic behaves like a plain contract.
+// when<Tactic, Condition>: the tactic is taken only where Condition admits the call (below).
 #pragma once
+#include "netra/contracts/common.hpp"
 
 namespace netra {
 
@@ -14,16 +16,33 @@ template <class Contract, class Domain> struct strict {
   using domain = Domain;
 };
 
+/// when<Tactic, Condition>: Tactic, taken only for calls Condition::decide(signature) admits — the
+/// tactic list's own choice between contracts that would both admit a call (a threshold that a
+/// measurement set, say), stated once in the list. Decided before the contract's admits().
+template <class Tactic, class Condition> struct when {
+  using tactic = Tactic;
+  using condition = Condition;
+};
+
 template <class Tactic> struct tactic_traits {
   using contract = Tactic;
   static constexpr bool is_strict = false;
   template <class Signature> static bool in_promoted_domain(const Signature&) { return false; }
+  template <class Signature> static decision condition(const Signature&) { return admit(); }
 };
 
 template <class Contract, class Domain> struct tactic_traits<strict<Contract, Domain>> {
   using contract = Contract;
   static constexpr bool is_strict = true;
   template <class Signature> static bool in_promoted_domain(const Signature& s) { return Domain::contains(s); }
+  template <class Signature> static decision condition(const Signature&) { return admit(); }
+};
+
+template <class Tactic, class Condition> struct tactic_traits<when<Tactic, Condition>> : tactic_traits<Tactic> {
+  template <class Signature> static decision condition(const Signature& s) {
+    if (const decision d = Condition::decide(s); !d.admitted()) return d;
+    return tactic_traits<Tactic>::condition(s);
+  }
 };
 
 /// The contract of a tactic (the tactic itself unless it is strict<...>).

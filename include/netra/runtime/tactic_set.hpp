@@ -64,8 +64,10 @@ template <class... Tactics> class tactic_set {
  private:
   template <class Signature, class Bind> auto decider(const Signature& s, Bind& bind) const {
     return [this, &s, &bind](auto tactic, auto index) -> decision {
-      using contract = contract_of<typename decltype(tactic)::type>;
+      using T = typename decltype(tactic)::type;
+      using contract = contract_of<T>;
       constexpr std::size_t i = decltype(index)::value;
+      if (const decision d = tactic_traits<T>::condition(s); !d.admitted()) return d;
       if (const auto& h = std::get<i>(handles_)) return contract::admits(bind(s, *h));
       const decision d = contract::admits(s);
       if (!d.admitted() && std::string_view(d.field) == "target") return d;

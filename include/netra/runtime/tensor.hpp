@@ -1,12 +1,12 @@
 // netra/runtime/tensor.hpp — the typed tensor boundary (host only): a DLPack DLTensor (Debian's
-// libdlpack-dev, DLPack 0.6) becomes the tensor_arg a contract's signature holds, and the
-// handle's device becomes the device_ref every tensor is checked against.
+// libdlpack-dev, DLPack 0.6) becomes the tensor_arg a contract's signature holds (no backend
+// headers: host tests use it without a GPU stack).
 //
 //   tensor_of(const DLTensor*)   data + byte_offset, dtype, rank, extents, strides in elements
 //                                (NULL strides: compact row-major), device. NULL: a missing
 //                                tensor (rank -1), which every contract refuses. Nothing is
 //                                validated here: the contract refuses, with the typed value.
-//   device_of(device_info)       {kDLCUDA or kDLROCM, ordinal}.
+//   device_of(device_info)       (runtime/backend.hpp) {kDLCUDA or kDLROCM, ordinal}.
 //   strided_tensor(...)          a tensor_arg from a raw pointer and extents, for the C++ entry
 //                                points that take pointers (ops::argmax(h, stream, logits, ...)).
 //
@@ -20,7 +20,6 @@
 #include <initializer_list>
 
 #include "netra/contracts/common.hpp"
-#include "netra/runtime/backend.hpp"
 
 namespace netra {
 
@@ -66,8 +65,6 @@ inline tensor_arg tensor_of(const DLTensor* t) {
   }
   return a;
 }
-
-inline device_ref device_of(const device_info& d) { return {d.api == backend_api::hip ? static_cast<i32>(kDLROCM) : static_cast<i32>(kDLCUDA), d.ordinal}; }
 
 /// A tensor_arg of `extents` at `data` on `device` with the given strides in elements (empty:
 /// compact row-major).

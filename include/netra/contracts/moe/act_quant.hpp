@@ -37,18 +37,20 @@
 
 namespace netra {
 
-/// What a call to act_quant has; built by the caller from its tensors.
+/// What a call to act_quant has (its tensors, runtime/tensor.hpp):
+///   in:     bfloat16 [rows, 1024] = [gate | up], rows contiguous, row stride a multiple of 8;
+///   out:    E4M3 [rows, 512] (float8_e4m3fn, or uint8 holding E4M3 bytes), compact;
+///   scales: float32 [rows, 4], compact.
 struct moe_act_quant_signature {
   target_id target;
-  dtype input = dtype::bf16;
-  dtype output = dtype::e4m3;
-  dtype scale = dtype::f32;
-  i64 rows = 0;
-  i64 cols = 0;        // input columns: 1024 = [gate | up]
-  i64 row_stride = 0;  // input row stride, elements
-  const void* in = nullptr;
-  const void* out = nullptr;     // E4M3 [rows, 512]
-  const void* scales = nullptr;  // FP32 [rows, 4]
+  device_ref device;
+  tensor_arg in;
+  tensor_arg out;
+  tensor_arg scales;
+  NETRA_HOST_DEVICE constexpr i64 rows() const { return in.rank == 2 ? in.shape[0] : 0; }
+  NETRA_HOST_DEVICE constexpr i64 cols() const { return in.rank == 2 ? in.shape[1] : 0; }
+  /// Elements between input rows (a single row's stride does not matter: its length).
+  NETRA_HOST_DEVICE constexpr i64 row_stride() const { return rows() == 1 ? cols() : in.strides[0]; }
 };
 
 namespace contracts {
@@ -98,18 +100,17 @@ struct moe_act_quant {
 
   /// Run-time admission: the first field that refuses, in this order.
   static decision admits(const moe_act_quant_signature& s) {
-    if (s.target != Target::id) return refuse("target", Target::name, static_cast<i64>(s.target));
-    if (s.input != dtype::bf16) return refuse("input dtype", "bf16", static_cast<i64>(s.input));
-    if (s.output != dtype::e4m3) return refuse("output dtype", "e4m3", static_cast<i64>(s.output));
-    if (s.scale != dtype::f32) return refuse("scale dtype", "f32", static_cast<i64>(s.scale));
-    if (s.cols != cols) return refuse("cols", "== 1024 ([gate | up], intermediate 512)", s.cols);
-    if (s.rows < 1 || s.rows > MaxRows) return refuse("rows", "in [1, MaxRows]", s.rows);
-    if (s.row_stride < cols || s.row_stride % 8 != 0)
-      return refuse("row_stride", ">= 1024 and a multiple of 8 elements (16-byte aligned rows)", s.row_stride);
-    if (const decision d = require_pointer<16>("in", s.in); !d.admitted()) return d;
-    if (const decision d = require_pointer<16>("out", s.out); !d.admitted()) return d;
-    if (const decision d = require_pointer<16>("scales", s.scales); !d.admitted()) return d;
-    return admit();
+    if (s.target != Target::id) return refuse("target", Target::name, s.target);
+    if (const decision d = require_tensor(s.in, {"in", dtype::bf16, 2, {-1, -1}, "[rows, 1024]", layout::rows, 16}, s.device); !d.admitted())
+      return d;
+    if (s.cols() != cols) return refuse("cols", "== 1024 ([gate | up], intermediate 512)", s.cols());
+    if (s.rows() < 1 || s.rows() > MaxRows) return refuse("rows", "in [1, MaxRows]", s.rows());
+    if (s.row_stride() < cols || s.row_stride() % 8 != 0)
+      return refuse("row_stride", ">= 1024 and a multiple of 8 elements (16-byte aligned rows)", s.row_stride());
+    if (const decision d = require_tensor(s.out, {"out", dtype::e4m3, 2, {s.rows(), width}, "[rows, 512]", layout::compact, 16}, s.device);
+        !d.admitted())
+      return d;
+    return require_tensor(s.scales, {"scales", dtype::f32, 2, {s.rows(), groups}, "[rows, 4]", layout::compact, 16}, s.device);
   }
 
   /// Resource ceilings the audit enforces: no LDS, no scratch, no spills on either target.

@@ -36,26 +36,24 @@ namespace netra {
 inline constexpr u32 moe_down_input_e4m3 = 0;     // act_quant's E4M3 [R, 512] + FP32 [R, 4]
 inline constexpr u32 moe_down_input_gate_up = 1;  // gate_up's BF16 [R, 1024], act_quant fused
 
-/// What a call to the down projection has; built by the caller from its tensors.
+/// What a call to the down projection has (its tensors, runtime/tensor.hpp; all compact):
+///   act           Input 0: E4M3 [9 tokens, 512]; Input 1: bfloat16 [9 tokens, 1024] (gate_up's)
+///   act_scales    Input 0: float32 [9 tokens, 4]; Input 1: not read (may be NULL)
+///   ids int32 [tokens, 9], route_weights float32 [tokens, 9]
+///   w2 E4M3 [257, 2048, 512] (the shared expert's slice included), s2 float32 [257, 16, 4]
+///   out bfloat16 [tokens, 2048]
+/// E4M3: float8_e4m3fn, or uint8 holding E4M3 bytes.
 struct moe_down_signature {
   target_id target;
-  dtype act_dtype = dtype::e4m3;  // e4m3 (Input 0) or bf16 (Input 1)
-  dtype weight_dtype = dtype::e4m3;
-  dtype scale_dtype = dtype::f32;
-  dtype ids_dtype = dtype::i32;
-  dtype route_weight_dtype = dtype::f32;
-  dtype out_dtype = dtype::bf16;
-  i64 tokens = 0;
-  i64 hidden_size = 0;   // 2048
-  i64 intermediate = 0;  // 512
-  i64 experts = 0;       // 257
-  const void* act = nullptr;         // E4M3 [R, 512] or BF16 [R, 1024]
-  const void* act_scales = nullptr;  // FP32 [R, 4] (Input 0 only)
-  const void* ids = nullptr;
-  const void* route_weights = nullptr;
-  const void* w2 = nullptr;
-  const void* s2 = nullptr;
-  const void* out = nullptr;
+  device_ref device;
+  tensor_arg act;
+  tensor_arg act_scales;
+  tensor_arg ids;
+  tensor_arg route_weights;
+  tensor_arg w2;
+  tensor_arg s2;
+  tensor_arg out;
+  NETRA_HOST_DEVICE constexpr i64 tokens() const { return ids.rank == 2 ? ids.shape[0] : 0; }
 };
 
 namespace contracts {
@@ -111,28 +109,39 @@ struct moe_expert_down {
   static constexpr const auto& template_args = moe_down_args<MaxTokens, Input, Staging, Staging == default_staging<Target>>::value;
 
   static decision admits(const moe_down_signature& s) {
-    if (s.target != Target::id) return refuse("target", Target::name, static_cast<i64>(s.target));
-    if (s.act_dtype != (fused_act_quant ? dtype::bf16 : dtype::e4m3))
-      return refuse("act dtype", fused_act_quant ? "bf16 (gate_up output)" : "e4m3 (act_quant output)", static_cast<i64>(s.act_dtype));
-    if (s.weight_dtype != dtype::e4m3) return refuse("weight dtype", "e4m3", static_cast<i64>(s.weight_dtype));
-    if (s.scale_dtype != dtype::f32) return refuse("scale dtype", "f32", static_cast<i64>(s.scale_dtype));
-    if (s.ids_dtype != dtype::i32) return refuse("ids dtype", "i32", static_cast<i64>(s.ids_dtype));
-    if (s.route_weight_dtype != dtype::f32) return refuse("route weight dtype", "f32", static_cast<i64>(s.route_weight_dtype));
-    if (s.out_dtype != dtype::bf16) return refuse("out dtype", "bf16", static_cast<i64>(s.out_dtype));
-    if (s.tokens < 1 || s.tokens > MaxTokens) return refuse("tokens", "in [1, MaxTokens]", s.tokens);
-    if (s.hidden_size != weights::hidden) return refuse("hidden_size", "== 2048", s.hidden_size);
-    if (s.intermediate != weights::intermediate) return refuse("intermediate", "== 512", s.intermediate);
-    if (s.experts != weights::experts) return refuse("experts", "== 257 (256 routed + shared)", s.experts);
-    if (const decision d = require_pointer<16>("act", s.act); !d.admitted()) return d;
-    if (!fused_act_quant) {
-      if (const decision d = require_pointer<16>("act_scales", s.act_scales); !d.admitted()) return d;
+    constexpr i64 slots = moe::route_layout::slots;
+    if (s.target != Target::id) return refuse("target", Target::name, s.target);
+    if (const decision d = require_tensor(s.ids, {"ids", dtype::i32, 2, {-1, slots}, "[tokens, 9]", layout::compact, 4}, s.device); !d.admitted())
+      return d;
+    if (s.tokens() < 1 || s.tokens() > MaxTokens) return refuse("tokens", "in [1, MaxTokens]", s.tokens());
+    const i64 routes = slots * s.tokens();
+    if constexpr (fused_act_quant) {
+      if (const decision d = require_tensor(s.act, {"act", dtype::bf16, 2, {routes, weights::gate_up_rows}, "[9 tokens, 1024] (gate_up's output)",
+                                                    layout::compact, 16},
+                                            s.device);
+          !d.admitted())
+        return d;
+    } else {
+      if (const decision d = require_tensor(s.act, {"act", dtype::e4m3, 2, {routes, weights::intermediate}, "[9 tokens, 512] (act_quant's output)",
+                                                    layout::compact, 16},
+                                            s.device);
+          !d.admitted())
+        return d;
+      if (const decision d = require_tensor(s.act_scales, {"act_scales", dtype::f32, 2, {routes, weights::intermediate / weights::block},
+                                                           "[9 tokens, 4]", layout::compact, 16},
+                                            s.device);
+          !d.admitted())
+        return d;
     }
-    if (const decision d = require_pointer<4>("ids", s.ids); !d.admitted()) return d;
-    if (const decision d = require_pointer<4>("route_weights", s.route_weights); !d.admitted()) return d;
-    if (const decision d = require_pointer<16>("w2", s.w2); !d.admitted()) return d;
-    if (const decision d = require_pointer<4>("s2", s.s2); !d.admitted()) return d;
-    if (const decision d = require_pointer<4>("out", s.out); !d.admitted()) return d;
-    return admit();
+    if (const decision d = require_tensor(s.route_weights, {"route_weights", dtype::f32, 2, {s.tokens(), slots}, "[tokens, 9]", layout::compact, 4},
+                                          s.device);
+        !d.admitted())
+      return d;
+    if (const decision d = weights::require(s.w2, "w2", "[257 experts (256 routed + shared), 2048, 512]", s.s2, "s2", "[257, 16, 4]",
+                                            weights::hidden, weights::intermediate, s.device);
+        !d.admitted())
+      return d;
+    return require_tensor(s.out, {"out", dtype::bf16, 2, {s.tokens(), weights::hidden}, "[tokens, 2048]", layout::compact, 4}, s.device);
   }
 
   /// Resource ceilings the audit enforces (no scratch, no spills on either target).

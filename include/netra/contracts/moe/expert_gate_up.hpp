@@ -50,25 +50,21 @@
 
 namespace netra {
 
-/// What a call to the gate_up projection has; built by the caller from its tensors.
+/// What a call to the gate_up projection has (its tensors, runtime/tensor.hpp; all compact):
+///   hidden bfloat16 [tokens, 2048], ids int32 [tokens, 9], w13 E4M3 [257, 1024, 2048] (the shared
+///   expert's slice included), s13 float32 [257, 8, 16], out bfloat16 [9 tokens, 1024].
+/// E4M3: float8_e4m3fn, or uint8 holding E4M3 bytes.
 struct moe_gate_up_signature {
   target_id target;
-  dtype hidden_dtype = dtype::bf16;
-  dtype weight_dtype = dtype::e4m3;
-  dtype scale_dtype = dtype::f32;
-  dtype ids_dtype = dtype::i32;
-  dtype out_dtype = dtype::bf16;
-  i64 tokens = 0;
-  i64 hidden_size = 0;   // 2048
-  i64 intermediate = 0;  // 512
-  i64 experts = 0;       // 257 (256 routed + shared)
-  const void* hidden = nullptr;
-  const void* ids = nullptr;
-  const void* w13 = nullptr;
-  const void* s13 = nullptr;
-  const void* out = nullptr;
+  device_ref device;
+  tensor_arg hidden;
+  tensor_arg ids;
+  tensor_arg w13;
+  tensor_arg s13;
+  tensor_arg out;
   const void* workspace = nullptr;  // Schedule unit_list: the unit list; resident: its counters (the handle's)
   u64 workspace_bytes = 0;
+  NETRA_HOST_DEVICE constexpr i64 tokens() const { return hidden.rank == 2 ? hidden.shape[0] : 0; }
 };
 
 /// How gate_up's workgroups find their units (the Schedule field of contracts::moe_expert_gate_up).
@@ -136,21 +132,24 @@ struct moe_expert_gate_up {
   static constexpr const auto& template_args = moe_gate_up_args<MaxTokens, Schedule, Staging, Staging == default_staging<Target>>::value;
 
   static decision admits(const moe_gate_up_signature& s) {
-    if (s.target != Target::id) return refuse("target", Target::name, static_cast<i64>(s.target));
-    if (s.hidden_dtype != dtype::bf16) return refuse("hidden dtype", "bf16", static_cast<i64>(s.hidden_dtype));
-    if (s.weight_dtype != dtype::e4m3) return refuse("weight dtype", "e4m3", static_cast<i64>(s.weight_dtype));
-    if (s.scale_dtype != dtype::f32) return refuse("scale dtype", "f32", static_cast<i64>(s.scale_dtype));
-    if (s.ids_dtype != dtype::i32) return refuse("ids dtype", "i32", static_cast<i64>(s.ids_dtype));
-    if (s.out_dtype != dtype::bf16) return refuse("out dtype", "bf16", static_cast<i64>(s.out_dtype));
-    if (s.tokens < 1 || s.tokens > MaxTokens) return refuse("tokens", "in [1, MaxTokens]", s.tokens);
-    if (s.hidden_size != weights::hidden) return refuse("hidden_size", "== 2048", s.hidden_size);
-    if (s.intermediate != weights::intermediate) return refuse("intermediate", "== 512", s.intermediate);
-    if (s.experts != weights::experts) return refuse("experts", "== 257 (256 routed + shared)", s.experts);
-    if (const decision d = require_pointer<16>("hidden", s.hidden); !d.admitted()) return d;
-    if (const decision d = require_pointer<4>("ids", s.ids); !d.admitted()) return d;
-    if (const decision d = require_pointer<16>("w13", s.w13); !d.admitted()) return d;
-    if (const decision d = require_pointer<4>("s13", s.s13); !d.admitted()) return d;
-    if (const decision d = require_pointer<16>("out", s.out); !d.admitted()) return d;
+    constexpr i64 routes = moe::route_layout::slots;
+    if (s.target != Target::id) return refuse("target", Target::name, s.target);
+    if (const decision d = require_tensor(s.hidden, {"hidden", dtype::bf16, 2, {-1, weights::hidden}, "[tokens, 2048]", layout::compact, 16}, s.device);
+        !d.admitted())
+      return d;
+    if (s.tokens() < 1 || s.tokens() > MaxTokens) return refuse("tokens", "in [1, MaxTokens]", s.tokens());
+    if (const decision d = require_tensor(s.ids, {"ids", dtype::i32, 2, {s.tokens(), routes}, "[tokens, 9]", layout::compact, 4}, s.device);
+        !d.admitted())
+      return d;
+    if (const decision d = weights::require(s.w13, "w13", "[257 experts (256 routed + shared), 1024, 2048]", s.s13, "s13", "[257, 8, 16]",
+                                            weights::gate_up_rows, weights::hidden, s.device);
+        !d.admitted())
+      return d;
+    if (const decision d = require_tensor(s.out, {"out", dtype::bf16, 2, {routes * s.tokens(), weights::gate_up_rows}, "[9 tokens, 1024]",
+                                                  layout::compact, 16},
+                                          s.device);
+        !d.admitted())
+      return d;
     if constexpr (workspace_bytes > 0) {
       if (const decision d = require_pointer<16>("workspace", s.workspace); !d.admitted()) return d;
       if (s.workspace_bytes < workspace_bytes)

@@ -50,6 +50,16 @@ struct expert_weights {
                 "netra::moe::expert_weights: every matrix edge is a whole number of scale blocks");
 
   NETRA_HOST_DEVICE static constexpr bool valid_expert(i32 id) { return id >= 0 && static_cast<u32>(id) < experts; }
+
+  /// A contract's check of one weight matrix set: `w` E4M3 [257, rows, cols] (the shared expert's
+  /// slice included) and its block scales `s` float32 [257, rows / 128, cols / 128], both compact
+  /// (texts: "[257 experts (256 routed + shared), rows, cols]", "[257, rows / 128, cols / 128]").
+  NETRA_HOST_DEVICE static decision require(const tensor_arg& w, const char* w_field, const char* w_shape, const tensor_arg& s, const char* s_field,
+                                            const char* s_shape, i64 rows, i64 cols, device_ref device) {
+    if (const decision d = require_tensor(w, {w_field, dtype::e4m3, 3, {experts, rows, cols}, w_shape, layout::compact, 16}, device); !d.admitted())
+      return d;
+    return require_tensor(s, {s_field, dtype::f32, 3, {experts, rows / block, cols / block}, s_shape, layout::compact, 4}, device);
+  }
 };
 
 /// Hidden-activation quantization of the gate_up contract (per token, per 128 contiguous values

@@ -93,13 +93,14 @@
 
 namespace netra {
 
-/// What a call to the router has: the routing call, the expert count, the workspace and (for a
-/// contract with SharedGate 1) the shared-expert gate weight, BF16 [2048].
+/// What a call to the router has: the routing call (gate_weight bfloat16 [experts = 256, 2048]),
+/// the workspace and (for a contract with SharedGate 1) the shared-expert gate weight, bfloat16
+/// [2048].
 struct moe_router_signature : moe_routing_call {
-  i64 experts = 0;
   const void* workspace = nullptr;
   u64 workspace_bytes = 0;
-  const void* shared_gate_weight = nullptr;
+  tensor_arg shared_gate_weight;
+  NETRA_HOST_DEVICE constexpr i64 experts() const { return gate_weight.rank == 2 ? gate_weight.shape[0] : 0; }
 };
 
 /// Router tactics (the Tactic field of contracts::moe_router).
@@ -195,13 +196,20 @@ struct moe_router {
 
   static decision admits(const moe_router_signature& s) {
     if (const decision d = admits_routing_call<moe_router>(s); !d.admitted()) return d;
-    if (s.experts != experts) return refuse("experts", "== 256", s.experts);
+    if (s.gate_weight.rank == 2 && s.experts() != experts) return refuse("experts", "== 256 (gate_weight rows)", s.experts());
+    if (const decision d = require_tensor(s.gate_weight, {"gate_weight", dtype::bf16, 2, {experts, hidden_size}, "[256, 2048]", layout::compact, 16},
+                                          s.device);
+        !d.admitted())
+      return d;
     if constexpr (workspace_bytes > 0)
       if (const decision d = require_pointer<16>("workspace", s.workspace); !d.admitted()) return d;
     if (s.workspace_bytes < workspace_bytes)
       return refuse("workspace_bytes", ">= the contract's workspace_bytes", static_cast<i64>(s.workspace_bytes));
     if constexpr (shared_gate)
-      if (const decision d = require_pointer<16>("shared_gate_weight", s.shared_gate_weight); !d.admitted()) return d;
+      if (const decision d = require_tensor(s.shared_gate_weight, {"shared_gate_weight", dtype::bf16, 1, {hidden_size}, "[2048]", layout::compact, 16},
+                                            s.device);
+          !d.admitted())
+        return d;
     return admit();
   }
 

@@ -25,7 +25,7 @@
 
 namespace netra {
 
-/// What a call to the shared-expert gate has: the routing call (gate_weight: BF16 [2048]).
+/// What a call to the shared-expert gate has: the routing call (gate_weight: bfloat16 [2048]).
 struct moe_shared_gate_signature : moe_routing_call {};
 
 namespace contracts {
@@ -57,7 +57,10 @@ struct moe_shared_gate {
 
   static constexpr i64 template_args[] = {MaxTokens, TokensPerWorkgroup};
 
-  static decision admits(const moe_shared_gate_signature& s) { return admits_routing_call<moe_shared_gate>(s); }
+  static decision admits(const moe_shared_gate_signature& s) {
+    if (const decision d = admits_routing_call<moe_shared_gate>(s); !d.admitted()) return d;
+    return require_tensor(s.gate_weight, {"gate_weight", dtype::bf16, 1, {hidden_size}, "[2048]", layout::compact, 16}, s.device);
+  }
 
   static constexpr resource_budget budget() {
     if constexpr (same_v<Target, gfx950>) {

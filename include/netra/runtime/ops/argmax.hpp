@@ -56,8 +56,7 @@ void argmax(const handle<Contract>& h, stream_handle stream, const float* logits
             void* workspace, u64 workspace_bytes) {
   const argmax_signature s =
       argmax_call_signature(h.device().target, device_of(h.device()), logits, rows, cols, row_stride, out, workspace, workspace_bytes);
-  const decision d = Contract::admits(s);
-  if (!d.admitted()) throw error(refusal_status(d), "netra::argmax: " + to_string(d));
+  require_admitted<Contract>("netra::argmax", s);
   launch_argmax(h, stream, s);
 }
 

@@ -11,18 +11,13 @@
 
 namespace netra {
 
-struct argmax_op {
+struct argmax_op : binds_workspace {
   using signature = argmax_signature;
   static constexpr auto tactics = netra::tactics::argmax;
   static constexpr const char* name = "argmax";
   static constexpr std::array<const char*, 2> tensor_names{"logits", "out"};
   static signature signature_of(const device_info& device, const tensor_arg& logits, const tensor_arg& out) {
     return argmax_call_signature(device, logits, out);
-  }
-  template <class Contract> static signature bind(signature s, const handle<Contract>& h) {
-    s.workspace = h.workspace();
-    s.workspace_bytes = h.workspace_bytes();
-    return s;
   }
   template <class Contract> static void launch(const handle<Contract>& h, stream_handle stream, const signature& s) {
     launch_argmax(h, stream, s);

@@ -1,107 +1,157 @@
-// netra/runtime/ops/moe_block.hpp — the whole decode MoE block of Qwen3.6-35B-A3B for 1..16
-// tokens on one stream: router with the shared-expert gate appended (all nine route slots) ->
-// gate_up -> [act_quant] -> down with the weighted route sum. Every kernel is recorded with its
-// contract's launch path (on sm90a all of them with programmatic dependent launch: each waits
-// before it reads its predecessor's output and releases its successor early). Nothing is allocated, looked up or
-// synchronised in run(): the block can be captured into one CUDA graph.
+// netra/runtime/ops/moe_block.hpp — the whole decode MoE block of Qwen3.6-35B-A3B for 1..16 tokens
+// on one stream, built from the per-stage tactic lists (embedded or JIT-compiled like every
+// operation's): router with the shared-expert gate appended (all nine route slots;
+// tactics::moe_block_router) -> gate_up (tactics::moe_expert_gate_up, its schedule threshold
+// there) -> [act_quant (tactics::moe_act_quant)] -> down with the weighted route sum
+// (tactics::moe_expert_down). On sm90a every kernel runs with programmatic dependent launch: each
+// waits before it reads its predecessor's output and releases its successor early.
 //
-//   variant unfused: router (logits, route + shared gate), gate_up, act_quant, down(E4M3)   5 kernels
-//   variant fused:   router (logits, route + shared gate), gate_up, down(gate_up's BF16)    4 kernels, M <= 4
-//   (on sm90a the router is one cluster kernel and from M = 10 gate_up the resident grid that lists
-//   the units itself; on gfx950 from M = 10 gate_up is two kernels, unit list + gate_up)
+//   variant unfused: router, gate_up, act_quant, down(act_quant's E4M3)   (1..16 tokens)
+//   variant fused:   router, gate_up, down(gate_up's BF16, act_quant fused)   (1..4 tokens)
 //
-// Kernels and contracts: contracts::moe_router_exact_shared_gate (slots 0..7 bitwise
-// moe_router_exact's, slot 8 bitwise moe_shared_gate_reference's; one kernel fewer on the block's
-// critical path than the two contracts called in turn), moe_act_quant_decode (M = 1) /
-// moe_act_quant_batch (M > 1), moe_expert_gate_up_decode (M < tactics::unit_list_min_tokens) /
-// moe_expert_gate_up_units_decode (from it: its unit list / claim counters live in its handle's
-// workspace),
-// moe_expert_down_decode / moe_expert_down_fused_decode. The caller owns the intermediate
-// buffers (stable pointers across graph replays); the router's and gate_up's workspaces are
-// their handles' (one block handle serves one stream at a time).
+// select() decides every stage before anything is launched: a stage no tactic admits, or a
+// strict refusal in any stage, launches nothing. run() then records the selected stages as they
+// were admitted; it allocates nothing, looks nothing up and never synchronises (capturable into
+// one CUDA graph). The caller owns the intermediate tensors (stable across graph replays); the
+// router's and gate_up's workspaces are their handles' (one block serves one stream at a time).
+// Code using this header links libnetra.
 #pragma once
-#include <functional>
-#include <span>
+#include <array>
 #include <string>
-#include <vector>
 
-#include "netra/runtime/instance.hpp"
-#include "netra/runtime/ops/moe_act_quant.hpp"
-#include "netra/runtime/ops/moe_experts.hpp"
-#include "netra/runtime/ops/moe_router.hpp"
-#include "netra/runtime/tactics/moe_experts.hpp"
+#include "netra/runtime/ops/moe_experts_dispatch.hpp"
+#include "netra/runtime/ops/moe_routing_dispatch.hpp"
 
 namespace netra {
 
 enum class moe_block_variant { unfused = 0, fused = 1 };
 
-/// Device pointers of one block call.
+/// The tensors of one block call (runtime/tensor.hpp), in moe_block_tensor_names order.
+struct moe_block_tensors {
+  tensor_arg hidden;              // bfloat16 [M, 2048]
+  tensor_arg router_weight;       // bfloat16 [256, 2048]
+  tensor_arg shared_gate_weight;  // bfloat16 [2048]
+  tensor_arg w13, s13, w2, s2;    // expert weights (expert_weights.hpp), the shared expert's slice included
+  tensor_arg ids;                 // int32 [M, 9]          (written: route metadata)
+  tensor_arg route_weights;       // float32 [M, 9]        (written)
+  tensor_arg gate_up;             // bfloat16 [9M, 1024]   (written)
+  tensor_arg act;                 // E4M3 [9M, 512]        (written, unfused; may be NULL fused)
+  tensor_arg act_scales;          // float32 [9M, 4]       (written, unfused; may be NULL fused)
+  tensor_arg out;                 // bfloat16 [M, 2048]    (written)
+};
+inline constexpr std::array<const char*, 13> moe_block_tensor_names{"hidden", "router_weight", "shared_gate_weight", "w13", "s13", "w2", "s2",
+                                                                   "ids", "route_weights", "gate_up", "act", "act_scales", "out"};
+
+/// Raw device pointers of one block call (the C++ entry point; the model's sizes for `tokens`).
 struct moe_block_args {
-  const void* hidden = nullptr;              // BF16 [M, 2048]
-  const void* router_weight = nullptr;       // BF16 [256, 2048]
-  const void* shared_gate_weight = nullptr;  // BF16 [2048]
-  moe_expert_weights experts;                // W13, S13, W2, S2
-  i32* ids = nullptr;                        // int32 [M, 9]  (written: route metadata)
-  float* route_weights = nullptr;            // FP32 [M, 9]   (written)
-  void* gate_up = nullptr;                   // BF16 [9M, 1024] (written)
-  void* act = nullptr;                       // E4M3 [9M, 512]  (written, unfused variant)
-  float* act_scales = nullptr;               // FP32 [9M, 4]    (written, unfused variant)
-  void* out = nullptr;                       // BF16 [M, 2048]  (written)
+  const void* hidden = nullptr;
+  const void* router_weight = nullptr;
+  const void* shared_gate_weight = nullptr;
+  moe_expert_weights experts;
+  i32* ids = nullptr;
+  float* route_weights = nullptr;
+  void* gate_up = nullptr;
+  void* act = nullptr;
+  float* act_scales = nullptr;
+  void* out = nullptr;
   i64 tokens = 0;
 };
 
-template <class Target> class moe_decode_block {
+class moe_block_dispatcher {
  public:
-  using router_c = contracts::moe_router_exact_shared_gate<Target>;
-  using act_quant_one_c = contracts::moe_act_quant_decode<Target>;
-  using act_quant_batch_c = contracts::moe_act_quant_batch<Target>;
-  using gate_up_c = contracts::moe_expert_gate_up_decode<Target>;
-  using gate_up_units_c = contracts::moe_expert_gate_up_units_decode<Target>;
-  using down_c = contracts::moe_expert_down_decode<Target>;
-  using down_fused_c = contracts::moe_expert_down_fused_decode<Target>;
-  static constexpr i64 max_tokens = 16;
-  static constexpr i64 max_fused_tokens = down_fused_c::max_tokens;
+  moe_block_dispatcher(const device_info& device, const jit::options& jit)
+      : router_(device, jit), gate_up_(device, jit), act_quant_(device, jit), down_(device, jit) {}
 
-  /// `code_object(instance_name)` returns the bytes of that instance's code object (embedded in
-  /// libnetra, or read from a build's code_objects/ directory).
-  using loader = std::function<std::vector<std::byte>(const std::string&)>;
-  moe_decode_block(const device_info& device, const loader& code_object)
-      : router_(code_object(instance_name<router_c>()), device),
-        act_quant_one_(code_object(instance_name<act_quant_one_c>()), device),
-        act_quant_batch_(code_object(instance_name<act_quant_batch_c>()), device), gate_up_(code_object(instance_name<gate_up_c>()), device),
-        gate_up_units_(code_object(instance_name<gate_up_units_c>()), device),
-        down_(code_object(instance_name<down_c>()), device), down_fused_(code_object(instance_name<down_fused_c>()), device) {}
-
-  /// Records the block on `stream`. Throws status::invalid_argument (nothing launched) for a
-  /// token count outside [1, 16] ([1, 4] fused); the kernels' own refusals throw from the first
-  /// kernel whose contract refuses (earlier kernels are then already recorded).
-  void run(stream_handle stream, const moe_block_args& a, moe_block_variant variant) const {
-    if (a.tokens < 1 || a.tokens > max_tokens || (variant == moe_block_variant::fused && a.tokens > max_fused_tokens))
-      throw error(status::invalid_argument, "netra::moe_decode_block: tokens must be in [1, 16] ([1, 4] for the fused variant), got " +
-                                                std::to_string(a.tokens));
-    const i64 h = moe::expert_weights::hidden;
-    moe_router(router_, stream, a.hidden, a.tokens, h, h, a.router_weight, moe::route_layout::routed_experts, a.ids, a.route_weights,
-               a.shared_gate_weight);
-    if (a.tokens >= tactics::unit_list_min_tokens) moe_expert_gate_up(gate_up_units_, stream, a.hidden, a.ids, a.experts, a.gate_up, a.tokens);
-    else moe_expert_gate_up(gate_up_, stream, a.hidden, a.ids, a.experts, a.gate_up, a.tokens);
-    if (variant == moe_block_variant::fused) {
-      moe_expert_down(down_fused_, stream, a.gate_up, nullptr, a.ids, a.route_weights, a.experts, a.out, a.tokens);
-      return;
+  /// Every stage's tactic and admitted signature, decided before anything is launched.
+  struct plan {
+    selection<moe_router_signature> router;
+    selection<moe_gate_up_signature> gate_up;
+    selection<moe_act_quant_signature> act_quant;  // unfused only
+    selection<moe_down_signature> down;
+    bool fused = false;
+    bool runnable() const {
+      return router.tactic != fallback && gate_up.tactic != fallback && down.tactic != fallback && (fused || act_quant.tactic != fallback);
     }
-    const i64 rows = a.tokens * moe::route_layout::slots, cols = moe::expert_weights::gate_up_rows;
-    if (rows <= act_quant_one_c::max_rows) moe_act_quant(act_quant_one_, stream, a.gate_up, rows, cols, cols, a.act, a.act_scales);
-    else moe_act_quant(act_quant_batch_, stream, a.gate_up, rows, cols, cols, a.act, a.act_scales);
-    moe_expert_down(down_, stream, a.act, a.act_scales, a.ids, a.route_weights, a.experts, a.out, a.tokens);
+  };
+
+  /// Throws status::invalid_argument when a strict tactic of any stage refuses its call.
+  plan select(const moe_block_tensors& t, moe_block_variant variant) const {
+    plan p;
+    p.fused = variant == moe_block_variant::fused;
+    p.router = router_.select(router_signature(t));
+    p.gate_up = gate_up_.select(gate_up_signature(t));
+    if (!p.fused) p.act_quant = act_quant_.select(act_quant_signature(t));
+    p.down = down_.select(down_signature(t, p.fused));
+    return p;
+  }
+
+  /// Records the block on `stream` and returns true; false when a stage has no tactic that
+  /// admits its call (nothing launched). Throws as select() does (nothing launched).
+  bool run(stream_handle stream, const moe_block_tensors& t, moe_block_variant variant) const {
+    const plan p = select(t, variant);
+    if (!p.runnable()) return false;
+    router_.launch(stream, p.router);
+    gate_up_.launch(stream, p.gate_up);
+    if (!p.fused) act_quant_.launch(stream, p.act_quant);
+    down_.launch(stream, p.down);
+    return true;
+  }
+
+  /// The same from raw pointers; throws status::not_supported naming the stage (nothing
+  /// launched) when one has no tactic.
+  void run(stream_handle stream, const moe_block_args& a, moe_block_variant variant) const {
+    const moe_block_tensors t = tensors_of(a);
+    if (!run(stream, t, variant)) throw error(status::not_supported, "netra::moe_block: a stage has no tactic for this call:\n" + explain(t, variant));
+  }
+
+  /// Each stage's explanation, in launch order.
+  std::string explain(const moe_block_tensors& t, moe_block_variant variant) const {
+    const bool fused = variant == moe_block_variant::fused;
+    std::string s = "router (+ shared gate):\n" + router_.explain(router_signature(t)).text() + "\ngate_up:\n" +
+                    gate_up_.explain(gate_up_signature(t)).text();
+    if (!fused) s += "\nact_quant:\n" + act_quant_.explain(act_quant_signature(t)).text();
+    return s + "\ndown" + (fused ? " (act_quant fused)" : "") + ":\n" + down_.explain(down_signature(t, fused)).text();
+  }
+
+  /// A call's tensors from raw pointers on this device.
+  moe_block_tensors tensors_of(const moe_block_args& a) const {
+    const device_info& d = router_.tactics().device();
+    const device_ref on = device_of(d);
+    using W = moe::expert_weights;
+    const i64 m = a.tokens, slots = moe::route_layout::slots;
+    const auto g = moe_gate_up_call_signature(d.target, on, a.hidden, a.ids, a.experts, a.gate_up, m);
+    const auto dn = moe_down_call_signature<contracts::moe_expert_down_decode<sm90a>>(d.target, on, a.act, a.act_scales, a.ids, a.route_weights,
+                                                                                      a.experts, a.out, m);
+    return {g.hidden,
+            strided_tensor(a.router_weight, dtype::bf16, on, {moe::route_layout::routed_experts, W::hidden}),
+            strided_tensor(a.shared_gate_weight, dtype::bf16, on, {W::hidden}),
+            g.w13,
+            g.s13,
+            dn.w2,
+            dn.s2,
+            g.ids,
+            strided_tensor(a.route_weights, dtype::f32, on, {m, slots}),
+            g.out,
+            a.act ? dn.act : tensor_arg{},
+            dn.act_scales,
+            dn.out};
   }
 
  private:
-  handle<router_c> router_;
-  handle<act_quant_one_c> act_quant_one_;
-  handle<act_quant_batch_c> act_quant_batch_;
-  handle<gate_up_c> gate_up_;
-  handle<gate_up_units_c> gate_up_units_;
-  handle<down_c> down_;
-  handle<down_fused_c> down_fused_;
+  moe_router_signature router_signature(const moe_block_tensors& t) const {
+    return router_.signature_of(t.hidden, t.router_weight, t.shared_gate_weight, t.ids, t.route_weights);
+  }
+  moe_gate_up_signature gate_up_signature(const moe_block_tensors& t) const { return gate_up_.signature_of(t.hidden, t.ids, t.w13, t.s13, t.gate_up); }
+  moe_act_quant_signature act_quant_signature(const moe_block_tensors& t) const { return act_quant_.signature_of(t.gate_up, t.act, t.act_scales); }
+  moe_down_signature down_signature(const moe_block_tensors& t, bool fused) const {
+    return fused ? down_.signature_of(t.gate_up, tensor_arg{}, t.ids, t.route_weights, t.w2, t.s2, t.out)
+                 : down_.signature_of(t.act, t.act_scales, t.ids, t.route_weights, t.w2, t.s2, t.out);
+  }
+
+  op_dispatcher<moe_block_router_op> router_;
+  op_dispatcher<moe_gate_up_op> gate_up_;
+  op_dispatcher<moe_act_quant_op> act_quant_;
+  op_dispatcher<moe_down_op> down_;
 };
 
 }  // namespace netra

@@ -14,20 +14,27 @@
 
 namespace netra::tactics {
 
+/// The promoted domains: a call on the contract's target, with its input's element type on the
+/// handle's device, the model's sizes and a row / token count it serves. Inside, a refused tensor
+/// (an output too small, a wrong stride, a misaligned view) is an error.
 template <class Contract> struct moe_act_quant_domain {
   static bool contains(const moe_act_quant_signature& s) {
-    return s.target == Contract::target::id && s.cols == Contract::cols && s.rows >= 1 && s.rows <= Contract::max_rows;
+    return s.target == Contract::target::id && s.in.device == s.device && s.in.type == dtype::bf16 && s.cols() == Contract::cols &&
+           s.rows() >= 1 && s.rows() <= Contract::max_rows;
   }
 };
+inline bool moe_routing_call_in(const moe_routing_call& s, target_id target, i64 hidden_size, i64 max_tokens) {
+  return s.target == target && s.hidden.device == s.device && s.hidden.type == dtype::bf16 && s.hidden_size() == hidden_size && s.tokens() >= 1 &&
+         s.tokens() <= max_tokens;
+}
 template <class Contract> struct moe_router_domain {
   static bool contains(const moe_router_signature& s) {
-    return s.target == Contract::target::id && s.hidden_size == Contract::hidden_size && s.experts == Contract::experts && s.tokens >= 1 &&
-           s.tokens <= Contract::max_tokens;
+    return moe_routing_call_in(s, Contract::target::id, Contract::hidden_size, Contract::max_tokens) && s.experts() == Contract::experts;
   }
 };
 template <class Contract> struct moe_shared_gate_domain {
   static bool contains(const moe_shared_gate_signature& s) {
-    return s.target == Contract::target::id && s.hidden_size == Contract::hidden_size && s.tokens >= 1 && s.tokens <= Contract::max_tokens;
+    return moe_routing_call_in(s, Contract::target::id, Contract::hidden_size, Contract::max_tokens);
   }
 };
 template <class C> using moe_act_quant_strict = strict<C, moe_act_quant_domain<C>>;
@@ -49,6 +56,10 @@ inline constexpr auto moe_act_quant =
 inline constexpr auto moe_router =
     boost::hana::tuple_t<moe_router_strict<contracts::moe_router_exact<gfx950>>, moe_router_strict<contracts::moe_router_exact<sm90a>>,
                          moe_router_strict<contracts::moe_router_matrix<gfx950>>, moe_router_strict<contracts::moe_router_matrix<sm90a>>>;
+
+/// The decode block's router: slots 0..7 and the shared gate's slot 8 in one call (1..16 tokens).
+inline constexpr auto moe_block_router = boost::hana::tuple_t<moe_router_strict<contracts::moe_router_exact_shared_gate<gfx950>>,
+                                                              moe_router_strict<contracts::moe_router_exact_shared_gate<sm90a>>>;
 
 /// shared-expert gate with route append: 1..512 tokens.
 inline constexpr auto moe_shared_gate = boost::hana::tuple_t<moe_shared_gate_strict<contracts::moe_shared_gate_reference<gfx950>>,
