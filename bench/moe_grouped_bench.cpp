@@ -3,7 +3,8 @@
 // eager and graph-replayed (bench/gpu_timing.hpp), each call of a burst on its own layer's
 // 257-expert weights (LAYERS copies, 771 MB each: every call streams cold weights past the 60 MB
 // L2). At M = 768 both sm90a mappings of down are timed (the split-K pair and KParts 1), which is
-// how the split-K contract's sm90a mapping is chosen. Before timing, call 0 of every M is checked
+// how the split-K contract's sm90a mapping is chosen; at every M also the candidate configuration
+// whose gate_up takes its weights through an LDS ring (tactics/moe_grouped.hpp). Before timing, call 0 of every M is checked
 // against the host oracles (tests/oracles): gate_up's rows within the expert policy, act_quant of
 // them bit for bit, the route sum within its policy (KParts 1) or the split-K bound (KParts 2), on
 // a subset of rows. One JSON line per (M, configuration, stage) on stdout; bench/moe_grouped.py
@@ -197,6 +198,8 @@ int main() {
     if (c == "mid") run_config<tactics::grouped_mid<sm90a>>("mid", m, hx, w, stream, d);
     if (c == "split_k") run_config<tactics::grouped_split_k<sm90a>>("split_k", m, hx, w, stream, d);
     if (c == "large" || m == 768) run_config<tactics::grouped_large<sm90a>>("large", m, hx, w, stream, d);
+    if (m <= 256) run_config<tactics::grouped_mid_ring<sm90a>>("mid_ring", m, hx, w, stream, d);  // the candidates, not dispatched
+    else run_config<tactics::grouped_large_ring<sm90a>>("large_ring", m, hx, w, stream, d);
   }
   return 0;
 }

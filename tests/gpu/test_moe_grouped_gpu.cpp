@@ -5,7 +5,8 @@
 // M = 17 .. 768 on every configuration; adversarial inputs (saturated E4M3, E4M3 ties, NaN hidden
 // blocks, zero and NaN block scales, NaN route weights, invalid ids, an expert taking every route,
 // experts no route reads holding NaN, FP16 partials past their range); bitwise repeatability;
-// poisoned outputs (every element written); refused calls that launch and write nothing.
+// poisoned outputs (every element written); refused calls that launch and write nothing; gate_up
+// with its weights through the LDS ring equal to the register form bit for bit.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -230,6 +231,20 @@ TEST_CASE("grouped experts, large batches (257 .. 768) and the M768 split-K pair
   const call m768 = random_call(768, 8);
   check_call<tactics::grouped_large<sm90a>>(random_experts(), m768);
   check_call<tactics::grouped_split_k<sm90a>>(random_experts(), m768);
+}
+
+TEST_CASE("grouped experts: gate_up's weights through the LDS ring give the register form's bits") {
+  for (int tokens : {17, 128}) {
+    const call c = random_call(tokens, 200 + tokens);
+    check_call<tactics::grouped_mid_ring<sm90a>>(random_experts(), c);
+    CHECK(run<tactics::grouped_mid_ring<sm90a>>(random_experts(), c) == run<tactics::grouped_mid<sm90a>>(random_experts(), c));
+  }
+  call one = random_call(64, 203);
+  std::fill(one.ids.begin(), one.ids.end(), 7);
+  CHECK(run<tactics::grouped_mid_ring<sm90a>>(saturated_experts(), one) == run<tactics::grouped_mid<sm90a>>(saturated_experts(), one));
+  const call c = random_call(768, 204);
+  check_call<tactics::grouped_large_ring<sm90a>>(random_experts(), c);
+  CHECK(run<tactics::grouped_large_ring<sm90a>>(random_experts(), c) == run<tactics::grouped_large<sm90a>>(random_experts(), c));
 }
 
 TEST_CASE("grouped experts, adversarial inputs") {

@@ -41,7 +41,19 @@ struct moe_grouped_gate_up_signature : moe_grouped_stage_signature {
 
 namespace contracts {
 
-template <class Target, u32 MinTokens, u32 MaxTokens, u32 Tile, u32 WaveSize = Target::wave_size> struct moe_grouped_gate_up {
+/// How a grouped gate_up's weights wait between their load and their products (field WeightStages):
+/// 0: in registers, one block ahead; S in [2, 4]: in an LDS ring of S blocks that each thread fills
+/// with asynchronous 16-byte copies (dsl/async_copy.hpp), S - 1 blocks ahead, no registers held.
+/// Spelled only when not 0, so the register instances keep their names.
+template <u32 MinTokens, u32 MaxTokens, u32 Tile, u32 WeightStages> struct moe_grouped_gate_up_args {
+  static constexpr i64 value[] = {MinTokens, MaxTokens, Tile, WeightStages};
+};
+template <u32 MinTokens, u32 MaxTokens, u32 Tile> struct moe_grouped_gate_up_args<MinTokens, MaxTokens, Tile, 0> {
+  static constexpr i64 value[] = {MinTokens, MaxTokens, Tile};
+};
+
+template <class Target, u32 MinTokens, u32 MaxTokens, u32 Tile, u32 WeightStages = 0, u32 WaveSize = Target::wave_size>
+struct moe_grouped_gate_up {
   static_assert(is_built_target_v<Target>,
                 "netra::contracts::moe_grouped_gate_up: field Target is not supported; supported: netra::gfx950, netra::sm90a");
   static_assert(WaveSize == Target::wave_size,
@@ -49,6 +61,8 @@ template <class Target, u32 MinTokens, u32 MaxTokens, u32 Tile, u32 WaveSize = T
   static_assert(MinTokens >= 1 && MinTokens <= MaxTokens && MaxTokens <= 768,
                 "netra::contracts::moe_grouped_gate_up: fields MinTokens, MaxTokens must satisfy 1 <= MinTokens <= MaxTokens <= 768");
   static_assert(Tile == 16 || Tile == 32 || Tile == 64, "netra::contracts::moe_grouped_gate_up: field Tile must be 16, 32 or 64");
+  static_assert(WeightStages == 0 || (WeightStages >= 2 && WeightStages <= 4),
+                "netra::contracts::moe_grouped_gate_up: field WeightStages must be 0 (registers) or in [2, 4] (an LDS ring)");
 
   using target = Target;
   using weights = moe::expert_weights;
@@ -61,10 +75,15 @@ template <class Target, u32 MinTokens, u32 MaxTokens, u32 Tile, u32 WaveSize = T
   static constexpr u32 wave_size = WaveSize;
   static constexpr u32 waves = 8;
   static constexpr u64 workspace_bytes = 0;
-  static constexpr i64 template_args[] = {MinTokens, MaxTokens, Tile};
+  static constexpr u32 weight_stages = WeightStages;
+  static constexpr const auto& template_args = moe_grouped_gate_up_args<MinTokens, MaxTokens, Tile, WeightStages>::value;
   /// LDS of the tile's activations: Tile columns of 2048 E4M3 bytes, each padded by 64 bytes.
   static constexpr u32 column_stride = weights::hidden + 64;
   static constexpr u32 staged_bytes = Tile * column_stride;
+  /// The weight ring (WeightStages > 0): per stage, every thread's 2 x 16-row pieces of one block
+  /// (2 x 16 rows x 128 K of each of the 8 waves).
+  static constexpr u32 ring_stage_bytes = 2 * 16 * 128 * waves;
+  static constexpr u32 ring_bytes = WeightStages * ring_stage_bytes;
 
   static decision admits(const moe_grouped_gate_up_signature& s) {
     if (const decision d = admits_grouped_stage<Target, MinTokens, MaxTokens, layout>(s); !d.admitted()) return d;

@@ -7,9 +7,12 @@
 //   1. Thread c < routes reads the tile's c-th route; then the columns' qx rows (2048 E4M3 bytes
 //      each) land in LDS (dynamic, Tile x 2112 B) with their 16 scales, every thread in turn.
 //   2. Wave w: gate rows 128 g + 16 w .. + 15 and up rows 512 + that, whole K. Per scale block b
-//      (ascending): the block's weight pieces (2 x 16 rows, the fragment layer's maps; block 0's
-//      issued before step 1, the next block's before this block's products), per used 16-column chunk the block
-//      products of both row tiles (grouped_tile.hpp), acc = fma(P_b, sw_b * sx_b, acc) from +0.
+//      (ascending): the block's weight pieces (2 x 16 rows, the fragment layer's maps): in
+//      registers, block 0's issued before step 1 and the next block's before this block's
+//      products; or (WeightStages S) through a per-thread LDS ring of S blocks filled by
+//      asynchronous copies, blocks 0 .. S - 2 issued before step 1, block b + S - 1 before block
+//      b. Per used 16-column chunk the block products of both row tiles (grouped_tile.hpp),
+//      acc = fma(P_b, sw_b * sx_b, acc) from +0.
 //      gate and up of intermediate index i sit in the same lane's same D item.
 //   3. Each item: gate, up -> BF16 (optionally stored to gate_up), y = bf16(silu(gate) * up) into
 //      the workgroup's group image (LDS, [Tile][128]); barrier.
@@ -20,6 +23,7 @@
 // On sm90a: programmatic dependent launch (released at once, waits before reading the plan).
 #pragma once
 #include "netra/contracts/moe/grouped_gate_up.hpp"
+#include "netra/dsl/async_copy.hpp"
 #include "netra/dsl/block_quant.hpp"
 #include "netra/dsl/entry.hpp"
 #include "netra/dsl/math.hpp"
@@ -46,7 +50,8 @@ template <class Contract> struct moe_grouped_gate_up_kernel {
   static constexpr u32 blocks = weights::hidden / weights::block;  // 16
   static constexpr u32 group = weights::block;                     // 128 intermediate values
   static constexpr u32 stride = Contract::column_stride;
-  static constexpr u32 dynamic_lds_bytes = Contract::staged_bytes;
+  static constexpr u32 stages = Contract::weight_stages;
+  static constexpr u32 dynamic_lds_bytes = Contract::staged_bytes + Contract::ring_bytes;
   static constexpr bool prefers_max_lds = true;
   static constexpr u32 min_workgroups_per_processor = 1;
   static constexpr u32 y_stride = group + 8;  // BF16 values per column of the group image
@@ -88,11 +93,28 @@ template <class Contract> struct moe_grouped_gate_up_kernel {
     NETRA_UNROLL
     for (u32 t = 0; t < 2; ++t) moe_grouped::load_weight_pieces<target, weights::hidden>(rows_of(p, key, g, t), b * weights::block, lane, out[t]);
   }
+  /// The ring (stages > 0): piece (t, v) of block b of the thread, threads adjacent (conflict-free
+  /// 16-byte reads); only the thread that copies a piece reads it.
+  static NETRA_DEVICE u8* ring_piece(u8* ring, u32 b, u32 t, u32 v, u32 thread) {
+    return ring + ((((b % max_of(stages, 1u)) * 2 + t) * F::weight_pieces + v) * workgroup_size + thread) * 16;
+  }
+  /// Block b's pieces into the ring by asynchronous copies, one commit group.
+  static NETRA_DEVICE void issue_block(const params& p, u32 key, u32 g, u32 b, u32 lane, u32 thread, u8* ring) {
+    NETRA_UNROLL
+    for (u32 t = 0; t < 2; ++t)
+      NETRA_UNROLL
+      for (u32 v = 0; v < F::weight_pieces; ++v) {
+        const netra::fragment::piece pc = F::weight_piece(lane, v);
+        copy_16B_to_lds<target>(ring_piece(ring, b, t, v, thread), rows_of(p, key, g, t) + pc.index * weights::hidden + b * weights::block + pc.k, true);
+      }
+    commit_lds_copies<target>();
+  }
 
   /// Step 2 for wave w: the gate (t = 0) and up (t = 1) accumulators of the tile's used chunks;
-  /// `next` holds block 0's pieces (loaded before the activations were staged).
-  static NETRA_DEVICE void project(const params& p, const shared_state& sh, const u8* staged, u32 key, u32 g, u32 used, row_pieces& next,
-                                   accumulators& acc) {
+  /// registers (stages 0): `next` holds block 0's pieces; ring: blocks 0 .. stages - 2 are in
+  /// flight (both issued before the activations were staged).
+  static NETRA_DEVICE void project(const params& p, const shared_state& sh, const u8* staged, u8* ring, u32 key, u32 g, u32 used,
+                                   row_pieces& next, accumulators& acc) {
     const u32 lane = lane_id<target>();
     const u32 row[2] = {first_row(g, 0), first_row(g, 1)};
     // lane l < 16: the gate rows' scale of block l; 16 <= l < 32: the up rows' of block l - 16
@@ -109,11 +131,24 @@ template <class Contract> struct moe_grouped_gate_up_kernel {
     row_pieces cur;
     NETRA_NO_UNROLL
     for (u32 b = 0; b < blocks; ++b) {
-      NETRA_UNROLL
-      for (u32 t = 0; t < 2; ++t)
+      if constexpr (stages == 0) {
         NETRA_UNROLL
-        for (u32 v = 0; v < F::weight_pieces; ++v) cur[t][v] = next[t][v];
-      if (b + 1 < blocks) load_block(p, key, g, b + 1, lane, next);
+        for (u32 t = 0; t < 2; ++t)
+          NETRA_UNROLL
+          for (u32 v = 0; v < F::weight_pieces; ++v) cur[t][v] = next[t][v];
+        if (b + 1 < blocks) load_block(p, key, g, b + 1, lane, next);
+      } else {
+        // block b + stages - 1 into the slot block b - 1 left (read into registers last iteration);
+        // an empty group past the last block keeps the count, so block b is in once stages - 1 remain
+        const u32 thread = thread_id<target>();
+        if (b + stages - 1 < blocks) issue_block(p, key, g, b + stages - 1, lane, thread, ring);
+        else commit_lds_copies<target>();
+        wait_lds_copies<target, stages - 1>();
+        NETRA_UNROLL
+        for (u32 t = 0; t < 2; ++t)
+          NETRA_UNROLL
+          for (u32 v = 0; v < F::weight_pieces; ++v) cur[t][v] = *reinterpret_cast<const u32x4*>(ring_piece(ring, b, t, v, thread));
+      }
       const float sw[2] = {bit_cast<float>(wave_broadcast<target>(bit_cast<u32>(scale), b)),
                            bit_cast<float>(wave_broadcast<target>(bit_cast<u32>(scale), 16 + b))};
       NETRA_UNROLL
@@ -186,8 +221,16 @@ template <class Contract> struct moe_grouped_gate_up_kernel {
     if (j >= moe_grouped::plan_tile_count<layout>(p.plan)) return;  // uniform
     const moe_grouped::plan_tile t = moe_grouped::load_plan_tile<target, layout>(p.plan, j);
     const u32 thread = thread_id<target>(), lane = lane_id<target>(), w = wave_id<target>();
-    row_pieces first;  // block 0's weights in flight while the activations are staged
-    if (t.key != layout::invalid_key) load_block(p, t.key, g, 0, lane, first);
+    row_pieces first;  // block 0's weights (registers) or blocks 0 .. stages - 2 (ring) in flight while the activations are staged
+    u8* ring = staged + Contract::staged_bytes;
+    if (t.key != layout::invalid_key) {
+      if constexpr (stages == 0) {
+        load_block(p, t.key, g, 0, lane, first);
+      } else {
+        NETRA_UNROLL
+        for (u32 b = 0; b + 1 < stages; ++b) issue_block(p, t.key, g, b, lane, thread, ring);
+      }
+    }
     const u32* routes = moe_grouped::plan_routes<layout>(p.plan);
     if (thread < t.routes) sh.route[thread] = routes[t.first + thread];
     workgroup_barrier<target>();
@@ -205,7 +248,7 @@ template <class Contract> struct moe_grouped_gate_up_kernel {
 
     const u32 used = ceil_div(t.routes, F::chunk_columns);
     accumulators acc;
-    project(p, sh, staged, t.key, g, used, first, acc);
+    project(p, sh, staged, ring, t.key, g, used, first, acc);
     NETRA_UNROLL
     for (u32 c = 0; c < chunks; ++c) {
       if (c >= used) break;  // uniform
@@ -229,9 +272,9 @@ template <class Contract> struct moe_grouped_gate_up_kernel {
   }
 };
 
-template <class Target, u32 MinTokens, u32 MaxTokens, u32 Tile, u32 WaveSize>
-struct kernels_of<contracts::moe_grouped_gate_up<Target, MinTokens, MaxTokens, Tile, WaveSize>> {
-  using type = type_list<moe_grouped_gate_up_kernel<contracts::moe_grouped_gate_up<Target, MinTokens, MaxTokens, Tile, WaveSize>>>;
+template <class Target, u32 MinTokens, u32 MaxTokens, u32 Tile, u32 WeightStages, u32 WaveSize>
+struct kernels_of<contracts::moe_grouped_gate_up<Target, MinTokens, MaxTokens, Tile, WeightStages, WaveSize>> {
+  using type = type_list<moe_grouped_gate_up_kernel<contracts::moe_grouped_gate_up<Target, MinTokens, MaxTokens, Tile, WeightStages, WaveSize>>>;
 };
 
 }  // namespace netra::kernels
