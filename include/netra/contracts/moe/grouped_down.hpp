@@ -96,7 +96,7 @@ struct moe_grouped_down {
       return b;
     } else if constexpr (same_v<Target, sm90a>) {
       resource_budget b;
-      b.max_registers = 168;
+      b.max_registers = RowTiles == 16 ? 168 : 255;  // one pass per workgroup; or several, the next pass's weights in flight
       b.max_lds_bytes = 65536;
       b.max_code_bytes = 65536;
       return b;

@@ -48,13 +48,16 @@ using grouped_large = grouped_config<contracts::moe_grouped_plan<Target, 768, co
 
 /// Candidates (built and tested, not dispatched until measured faster): the mid and large
 /// configurations with gate_up's weights through a 4-block LDS ring (contracts::moe_grouped_gate_up
-/// field WeightStages); every output equals the register form's bit for bit.
+/// field WeightStages) and down over 4 row tiles (512 rows, four passes per workgroup, each
+/// pass's weights in flight during the previous pass's products). Every output equals the
+/// dispatched form's bit for bit (the same operations per value).
 template <class Target>
 using grouped_mid_ring = grouped_config<typename grouped_mid<Target>::plan, contracts::moe_grouped_gate_up<Target, 17, 256, 16, 4>,
-                                        typename grouped_mid<Target>::down, typename grouped_mid<Target>::reduce>;
+                                        contracts::moe_grouped_down<Target, 17, 256, 16, 1, 4>, typename grouped_mid<Target>::reduce>;
 template <class Target>
 using grouped_large_ring = grouped_config<typename grouped_large<Target>::plan, contracts::moe_grouped_gate_up<Target, 257, 768, contracts::split_k_tile<Target>, 4>,
-                                          typename grouped_large<Target>::down, typename grouped_large<Target>::reduce>;
+                                          contracts::moe_grouped_down<Target, 257, 768, contracts::split_k_tile<Target>, 1, 4>,
+                                          typename grouped_large<Target>::reduce>;
 
 /// The configurations of a target in dispatch order (the first whose range holds M serves it).
 template <class Target> inline constexpr auto grouped_configs = boost::hana::tuple_t<grouped_mid<Target>, grouped_split_k<Target>, grouped_large<Target>>;
