@@ -12,3 +12,16 @@ netra_add_gpu_test(test_attention_gqa8_gpu gpu/test_attention_gqa8_gpu.cpp)
 if(TARGET test_attention_gqa8_gpu)
   target_compile_options(test_attention_gqa8_gpu PRIVATE -O2)
 endif()
+
+# The C ABI (netra/c/attention.h over libnetra) and its header as C.
+add_test(NAME attention_c_header_is_c
+         COMMAND ${CMAKE_CXX_COMPILER} -x c -std=c99 -pedantic -Wall -Wextra -Werror -fsyntax-only -I${PROJECT_SOURCE_DIR}/include
+                 ${CMAKE_CURRENT_SOURCE_DIR}/contracts/test_attention_c_header.c)
+set_tests_properties(attention_c_header_is_c PROPERTIES LABELS runtime)
+if(TARGET netra_runtime)
+  netra_add_gpu_test(test_attention_c_abi_gpu gpu/test_attention_c_abi_gpu.cpp)
+  if(TARGET test_attention_c_abi_gpu)
+    target_link_libraries(test_attention_c_abi_gpu PRIVATE netra::runtime)
+    set_tests_properties(test_attention_c_abi_gpu PROPERTIES LABELS "gpu;runtime")
+  endif()
+endif()

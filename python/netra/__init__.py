@@ -8,7 +8,9 @@ sits in, else libnetra.so on the loader's path.
 """
 from netra._library import NetraError, Status
 from netra.argmax import Argmax, argmax, explain_argmax
+from netra.attention import AttentionGQA8, attention_gqa8
 from netra.moe_experts import MoeBlock, MoeExperts
 from netra.moe_routing import MoeRouting
 
 __all__ = ["Argmax", "MoeBlock", "MoeExperts", "MoeRouting", "NetraError", "Status", "argmax", "explain_argmax"]
+__all__ += ["AttentionGQA8", "attention_gqa8"]

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "netra/runtime/decision_text.hpp"
+#include "netra/runtime/tensor.hpp"
 #include "netra/runtime/tactics/attention.hpp"
 
 using namespace netra;
@@ -15,15 +16,21 @@ using verify = contracts::attention_gqa8_verify<sm90a>;
 
 namespace {
 alignas(64) unsigned char buffer[4096];
+constexpr device_ref gpu{2, 0};
 attention_signature good(attention_phase phase, i64 tq) {
   attention_signature s{};
   s.target = target_id::sm90a;
-  s.phase = phase;
-  s.q_heads = 16, s.kv_heads = 2, s.head_dim = 256, s.softmax_scale = 0.0625f;
-  s.batch = 4, s.tq = tq, s.q_tokens = 4 * tq, s.q_token_stride = s.out_token_stride = 4096;
-  s.page_size = 1, s.slots = 1000, s.kv_slot_stride = 512, s.kv_indices_count = 100;
-  s.q = s.out = s.k_buffer = s.v_buffer = buffer;
-  s.qo_indptr = s.kv_indptr = s.kv_indices = s.k_scale = s.v_scale = buffer + 64;
+  s.device = gpu;
+  s.phase = phase, s.tq = tq, s.page_size = 1, s.softmax_scale = 0.0625f;
+  s.q = strided_tensor(buffer, dtype::bf16, gpu, {4 * tq, 16, 256});
+  s.out = strided_tensor(buffer, dtype::bf16, gpu, {4 * tq, 16, 256});
+  s.k_buffer = strided_tensor(buffer, dtype::e4m3, gpu, {1000, 2, 256});
+  s.v_buffer = strided_tensor(buffer, dtype::u8, gpu, {1000, 2, 256});  // uint8 holding E4M3 bytes
+  s.qo_indptr = strided_tensor(buffer + 64, dtype::i64, gpu, {5});
+  s.kv_indptr = strided_tensor(buffer + 64, dtype::i32, gpu, {5});
+  s.kv_indices = strided_tensor(buffer + 64, dtype::i64, gpu, {100});
+  s.k_scale = strided_tensor(buffer + 64, dtype::f32, gpu, {});
+  s.v_scale = strided_tensor(buffer + 64, dtype::f32, gpu, {1});
   s.slices = 1;
   return s;
 }
@@ -53,29 +60,37 @@ TEST_CASE("a well-formed decode and verify call is admitted; each field refuses 
   };
   CHECK(with([](auto& s) { s.target = target_id::gfx950; }) == "target");
   CHECK(with([](auto& s) { s.phase = attention_phase::verify; }) == "phase");
-  CHECK(with([](auto& s) { s.q_dtype = dtype::f16; }) == "q dtype");
-  CHECK(with([](auto& s) { s.kv_dtype = dtype::e5m2; }) == "kv dtype");
-  CHECK(with([](auto& s) { s.kv_indptr_dtype = dtype::i64; }) == "kv_indptr dtype");
-  CHECK(with([](auto& s) { s.kv_indices_dtype = dtype::i32; }) == "kv_indices dtype");
-  CHECK(with([](auto& s) { s.qo_indptr_dtype = dtype::i32; }) == "qo_indptr dtype");
-  CHECK(with([](auto& s) { s.q_heads = 32; }) == "q_heads");
-  CHECK(with([](auto& s) { s.kv_heads = 8; }) == "kv_heads");
-  CHECK(with([](auto& s) { s.head_dim = 128; }) == "head_dim");
-  CHECK(with([](auto& s) { s.softmax_scale = 0.088f; }) == "softmax_scale");
-  CHECK(with([](auto& s) { s.batch = 0; }) == "batch");
-  CHECK(with([](auto& s) { s.batch = 65, s.q_tokens = 65; }) == "batch");
   CHECK(with([](auto& s) { s.tq = 2; }) == "tq");
-  CHECK(with([](auto& s) { s.q_tokens = 3; }) == "q_tokens");
-  CHECK(with([](auto& s) { s.q_token_stride = 8192; }) == "q_token_stride");
   CHECK(with([](auto& s) { s.page_size = 16; }) == "page_size");
-  CHECK(with([](auto& s) { s.slots = 0; }) == "slots");
-  CHECK(with([](auto& s) { s.kv_slot_stride = 1024; }) == "kv_slot_stride");
-  CHECK(with([](auto& s) { s.q = buffer + 8; }) == "q");
-  CHECK(with([](auto& s) { s.out = nullptr; }) == "out");
-  CHECK(with([](auto& s) { s.kv_indices = buffer + 4; }) == "kv_indices");
-  CHECK(with([](auto& s) { s.k_scale = nullptr; }) == "k_scale");
+  CHECK(with([](auto& s) { s.softmax_scale = 0.088f; }) == "softmax_scale");
+  CHECK(with([](auto& s) { s.q.type = dtype::f16; }) == "q");
+  CHECK(with([](auto& s) { s.q = strided_tensor(buffer, dtype::bf16, gpu, {4, 32, 128}); }) == "q");          // GQA4 heads
+  CHECK(with([](auto& s) { s.q = strided_tensor(buffer, dtype::bf16, gpu, {4, 16, 256}, {8192, 256, 1}); }) == "q");  // strided tokens
+  CHECK(with([](auto& s) { s.q.data = buffer + 8; }) == "q");
+  CHECK(with([](auto& s) { s.q.device = device_ref{1, 0}; }) == "q");  // a host tensor
+  CHECK(with([](auto& s) { s.qo_indptr.type = dtype::i32; }) == "qo_indptr");
+  CHECK(with([](auto& s) { s.qo_indptr.shape[0] = 1; }) == "batch");
+  CHECK(with([](auto& s) { s.qo_indptr.shape[0] = 66; }) == "batch");
+  CHECK(with([](auto& s) { s.q.shape[0] = 3; }) == "q");  // fewer tokens than batch * Tq
+  CHECK(with([](auto& s) { s.out.shape[0] = 3; }) == "out");  // an output smaller than the call
+  CHECK(with([](auto& s) { s.out = {}; }) == "out");
+  CHECK(with([](auto& s) { s.k_buffer.type = dtype::e5m2; }) == "k_buffer");
+  CHECK(with([](auto& s) { s.k_buffer = strided_tensor(buffer, dtype::e4m3, gpu, {1000, 8, 128}); }) == "k_buffer");
+  CHECK(with([](auto& s) { s.v_buffer.shape[0] = 999; }) == "v_buffer");
+  CHECK(with([](auto& s) { s.kv_indptr.type = dtype::i64; }) == "kv_indptr");
+  CHECK(with([](auto& s) { s.kv_indptr.shape[0] = 4; }) == "kv_indptr");
+  CHECK(with([](auto& s) { s.kv_indices.type = dtype::i32; }) == "kv_indices");
+  CHECK(with([](auto& s) { s.kv_indices.data = buffer + 4; }) == "kv_indices");
+  CHECK(with([](auto& s) { s.k_scale = {}; }) == "k_scale");
+  CHECK(with([](auto& s) { s.v_scale = strided_tensor(buffer + 64, dtype::f32, gpu, {2}); }) == "v_scale");
+  CHECK(with([](auto& s) { s.v_scale.type = dtype::bf16; }) == "v_scale");
   CHECK(with([](auto& s) { s.slices = 0; }) == "slices");
   CHECK(with([](auto& s) { s.slices = 64; }) == "slices");  // 4 x 64 > SplitCapacity
+  CHECK(to_string(decode::admits([] {
+          attention_signature s = good(attention_phase::decode, 1);
+          s.out.shape[0] = 3;
+          return s;
+        }())).find("[tokens of q, 16, 256]") != std::string::npos);
   CHECK(with([](auto& s) { s.slices = 4; }) == "workspace");
   CHECK(with([](auto& s) { s.slices = 4, s.workspace = buffer, s.workspace_bytes = 16; }) == "workspace_bytes");
   CHECK(with([](auto& s) { s.slices = 4, s.workspace = buffer, s.workspace_bytes = decode::workspace_bytes; }) == "(admitted)");
@@ -111,9 +126,9 @@ TEST_CASE("graph phase is a dispatch dimension: a piecewise-prefill chunk of 12 
   // The article's call: piecewise prefill of a 12-token chunk over a cached prefix. By shape it is
   // exactly a verification (M = batch * 12 <= 16 per request, the same heads, the same cache).
   attention_signature prefill = good(attention_phase::prefill, 12);
-  prefill.batch = 1, prefill.q_tokens = 12;
+  prefill.qo_indptr.shape[0] = prefill.kv_indptr.shape[0] = 2;  // one request of 12 tokens
   // The broad predicate that once selected the extend kernel admits it...
-  auto broad_predicate = [](const attention_signature& s) { return s.tq <= 16 && s.q_heads == 16 && s.head_dim == 256; };
+  auto broad_predicate = [](const attention_signature& s) { return s.tq <= 16 && s.q.shape[1] == 16 && s.q.shape[2] == 256; };
   CHECK(broad_predicate(prefill));
   // ...netra's verify contract refuses it by phase, and no tactic of the dispatch list takes it.
   CHECK(refused_field<verify>(prefill) == "phase");

@@ -64,33 +64,12 @@ template <class C> std::vector<std::uint16_t> run(const gqa8_case& c, i64 slices
   return d.out.download();
 }
 
-struct summary {
-  std::size_t checked = 0, beyond = 0, nan = 0, untouched_bad = 0;
-  double max_err = 0, dot = 0, n_ref = 0, n_got = 0;
-};
-summary compare(const gqa8_expected& e, const std::vector<std::uint16_t>& got) {
-  summary s;
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    if (!e.written[i]) {
-      s.untouched_bad += got[i] != poison;
-      continue;
-    }
-    const double g = f32_from_bf16(got[i]);
-    s.nan += g != g;
-    const double err = std::fabs(g - e.out[i]);
-    s.beyond += !(err <= e.bound[i]);
-    s.max_err = std::fmax(s.max_err, err);
-    s.dot += g * e.out[i], s.n_ref += e.out[i] * e.out[i], s.n_got += g * g;
-    ++s.checked;
-  }
-  return s;
-}
 template <class C> void bounded(const gqa8_shape& shape, std::uint32_t seed, const char* what, i64 slices = 0) {
   const gqa8_case c = make_case(shape, seed);
   const i64 sl = slices > 0 ? slices : attention_gqa8_slices(h<C>(), c.batch);
-  const summary s = compare(reference(c), run<C>(c, sl));
-  const double cosine = s.dot / std::sqrt(s.n_ref * s.n_got);
-  MESSAGE(instance_name<C>(), " ", what, " (slices ", sl, "): ", s.checked, " outputs, max |err| ", s.max_err, ", beyond bound ", s.beyond,
+  const gqa8_summary s = compare(reference(c), run<C>(c, sl), poison);
+  const double cosine = s.cosine();
+  MESSAGE(instance_name<C>(), " ", std::string(what), " (slices ", sl, "): ", s.checked, " outputs, max |err| ", s.max_err, ", beyond bound ", s.beyond,
           ", cosine ", cosine);
   CHECK(s.checked > 0);
   CHECK(s.beyond == 0);

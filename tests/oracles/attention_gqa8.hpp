@@ -116,6 +116,31 @@ inline gqa8_expected reference(const gqa8_case& c) {
   return e;
 }
 
+/// A comparison of outputs with reference(): elements checked (written rows), beyond the bound,
+/// NaN, unwritten elements that differ from `poison`, max |err| and the cosine.
+struct gqa8_summary {
+  std::size_t checked = 0, beyond = 0, nan = 0, untouched_bad = 0;
+  double max_err = 0, dot = 0, n_ref = 0, n_got = 0;
+  double cosine() const { return dot / std::sqrt(n_ref * n_got); }
+};
+inline gqa8_summary compare(const gqa8_expected& e, const std::vector<std::uint16_t>& got, std::uint16_t poison) {
+  gqa8_summary s;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    if (!e.written[i]) {
+      s.untouched_bad += got[i] != poison;
+      continue;
+    }
+    const double g = f32_from_bf16(got[i]);
+    s.nan += g != g;
+    const double err = std::fabs(g - e.out[i]);
+    s.beyond += !(err <= e.bound[i]);
+    s.max_err = std::fmax(s.max_err, err);
+    s.dot += g * e.out[i], s.n_ref += e.out[i] * e.out[i], s.n_got += g * g;
+    ++s.checked;
+  }
+  return s;
+}
+
 /// netra's association order for plan `Plan` with `slices` slices and `block_warps` warps per
 /// slice; BF16 outputs for written rows, 0 elsewhere. Dot products taken as exact (see above).
 template <class Plan> std::vector<std::uint16_t> netra_order(const gqa8_case& c, int slices, int block_warps) {

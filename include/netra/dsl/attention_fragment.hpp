@@ -31,6 +31,16 @@ template <u32 High> NETRA_HOST_DEVICE constexpr u32 pair_halves(u32 x, u32 y) {
   return High == 0 ? (x & 0xFFFFu) | (y << 16) : (x >> 16) | (y & 0xFFFF0000u);
 }
 
+#if defined(NETRA_COMPILER_CUDA) || defined(NETRA_COMPILER_HIP)
+/// o[4 mt .. 4 mt + 3] += A B: one instruction of `Shape` on M-tile mt of an accumulator array.
+template <class Shape, u32 Items>
+NETRA_DEVICE void mma_tile(float (&o)[Items], u32 mt, const u32 (&a)[Shape::a_words], const u32 (&b)[Shape::b_words]) {
+  float acc[4] = {o[4 * mt], o[4 * mt + 1], o[4 * mt + 2], o[4 * mt + 3]};
+  mma<Shape>(acc, a, b, acc);
+  o[4 * mt] = acc[0], o[4 * mt + 1] = acc[1], o[4 * mt + 2] = acc[2], o[4 * mt + 3] = acc[3];
+}
+#endif
+
 /// sm90a: mma.sync m16n8k16 BF16, warp32; g = lane >> 2, t = lane & 3.
 ///   QK: S(16 x 8 positions) = Q(16 rows, 8 real: row g; rows g + 8 zero) K^T, N-tile nt holds
 ///     positions 8nt .. 8nt + 7; k-step s (0..15) of chunk c = s / 4 pairs the head-dim elements
@@ -116,16 +126,11 @@ template <> struct attention_plan<mma_m16n8k16_bf16> {
           const u32 mt = 8 * h + 2 * w;
           u32 a[4];
           pv_a<0>(a, x);
-          mma_tile(o, mt, a, b);
+          mma_tile<shape>(o, mt, a, b);
           pv_a<1>(a, x);
-          mma_tile(o, mt + 1, a, b);
+          mma_tile<shape>(o, mt + 1, a, b);
         }
     }
-  }
-  static NETRA_DEVICE void mma_tile(float (&o)[o_items], u32 mt, const u32 (&a)[4], const u32 (&b)[2]) {
-    float acc[4] = {o[4 * mt], o[4 * mt + 1], o[4 * mt + 2], o[4 * mt + 3]};
-    mma<shape>(acc, a, b, acc);
-    o[4 * mt] = acc[0], o[4 * mt + 1] = acc[1], o[4 * mt + 2] = acc[2], o[4 * mt + 3] = acc[3];
   }
 #endif
 };
@@ -205,17 +210,12 @@ template <> struct attention_plan<mfma_f32_16x16x32_bf16> {
         NETRA_UNROLL
         for (u32 i = 0; i < 8; ++i) x[i] = e4m3x4_to_bf16x4<target>(v(8 * kk + i)[static_cast<int>(w)]);
         u32 a[4];
-        pv_a<0>(a, x), mma_tile(o, 4 * w, a, b);
-        pv_a<1>(a, x), mma_tile(o, 4 * w + 1, a, b);
-        pv_a<2>(a, x), mma_tile(o, 4 * w + 2, a, b);
-        pv_a<3>(a, x), mma_tile(o, 4 * w + 3, a, b);
+        pv_a<0>(a, x), mma_tile<shape>(o, 4 * w, a, b);
+        pv_a<1>(a, x), mma_tile<shape>(o, 4 * w + 1, a, b);
+        pv_a<2>(a, x), mma_tile<shape>(o, 4 * w + 2, a, b);
+        pv_a<3>(a, x), mma_tile<shape>(o, 4 * w + 3, a, b);
       }
     }
-  }
-  static NETRA_DEVICE void mma_tile(float (&o)[o_items], u32 mt, const u32 (&a)[4], const u32 (&b)[4]) {
-    float acc[4] = {o[4 * mt], o[4 * mt + 1], o[4 * mt + 2], o[4 * mt + 3]};
-    mma<shape>(acc, a, b, acc);
-    o[4 * mt] = acc[0], o[4 * mt + 1] = acc[1], o[4 * mt + 2] = acc[2], o[4 * mt + 3] = acc[3];
   }
 #endif
 };

@@ -46,29 +46,30 @@ NETRA_HOST_DEVICE constexpr const char* attention_phase_name(attention_phase p) 
   return p == attention_phase::decode ? "decode" : p == attention_phase::extend ? "extend" : p == attention_phase::verify ? "verify" : "prefill";
 }
 
-/// What an attention call has (built by the caller from its tensors).
+/// What an attention call has: the handle's target and device, the phase, tokens per request,
+/// page size and softmax scale the caller declares, its tensors (from DLTensors,
+/// runtime/tensor.hpp, or from raw pointers, runtime/ops/attention_gqa8.hpp) and the workspace and
+/// slice count of the tactic that asks.
+///   q, out:            bf16 [tokens, 16, 256], compact (out as large as q)
+///   k_buffer, v_buffer: e4m3 (or uint8 holding E4M3) [slots, 2, 256], compact
+///   qo_indptr int64 [batch + 1]; kv_indptr int32 [batch + 1]; kv_indices int64 [entries];
+///   kv_last_page_len int32 [batch] (page size 16 only); k_scale, v_scale float32 [] or [1].
 struct attention_signature {
   target_id target;
+  device_ref device;
   attention_phase phase = attention_phase::decode;
-  dtype q_dtype = dtype::bf16, out_dtype = dtype::bf16, kv_dtype = dtype::e4m3, scale_dtype = dtype::f32;
-  dtype qo_indptr_dtype = dtype::i64, kv_indptr_dtype = dtype::i32, kv_indices_dtype = dtype::i64;
-  i64 q_heads = 0, kv_heads = 0, head_dim = 0;
-  float softmax_scale = 0.0f;
-  i64 batch = 0;
-  i64 tq = 0;        // query tokens per request
-  i64 q_tokens = 0;  // rows of q and out
-  i64 q_token_stride = 0, out_token_stride = 0;  // elements between tokens (contiguous: heads * D)
+  i64 tq = 0;  // query tokens per request
   i64 page_size = 0;
-  i64 slots = 0;                 // rows of k_buffer / v_buffer
-  i64 kv_slot_stride = 0;        // bytes between slots (contiguous: kv_heads * D)
-  i64 kv_indices_count = 0;      // entries of kv_indices
-  const i64* kv_indices_host = nullptr;  // optional host mirror of kv_indices (kv_indices_count entries)
-  const void *q = nullptr, *out = nullptr, *k_buffer = nullptr, *v_buffer = nullptr;
-  const void *qo_indptr = nullptr, *kv_indptr = nullptr, *kv_indices = nullptr, *kv_last_page_len = nullptr;
-  const void *k_scale = nullptr, *v_scale = nullptr;
+  float softmax_scale = 0.0f;
+  tensor_arg q, out, k_buffer, v_buffer, qo_indptr, kv_indptr, kv_indices, kv_last_page_len, k_scale, v_scale;
+  const i64* kv_indices_host = nullptr;  // optional host mirror of kv_indices (its entries)
   i64 slices = 1;
   const void* workspace = nullptr;
   u64 workspace_bytes = 0;
+  NETRA_HOST_DEVICE constexpr i64 batch() const { return qo_indptr.rank == 1 ? qo_indptr.shape[0] - 1 : 0; }
+  NETRA_HOST_DEVICE constexpr i64 q_tokens() const { return q.extent(0); }
+  NETRA_HOST_DEVICE constexpr i64 slots() const { return k_buffer.extent(0); }
+  NETRA_HOST_DEVICE constexpr i64 kv_indices_count() const { return kv_indices.extent(0); }
 };
 
 namespace contracts {
@@ -131,43 +132,55 @@ struct attention_gqa8 {
   static decision admits(const attention_signature& s) {
     if (s.target != Target::id) return refuse("target", Target::name, s.target);
     if (s.phase != phase) return refuse("phase", attention_phase_name(phase), static_cast<i64>(s.phase));
-    if (s.q_dtype != dtype::bf16) return refuse("q dtype", "bf16", s.q_dtype);
-    if (s.out_dtype != dtype::bf16) return refuse("out dtype", "bf16", s.out_dtype);
-    if (s.kv_dtype != dtype::e4m3) return refuse("kv dtype", "e4m3 (OCP)", s.kv_dtype);
-    if (s.scale_dtype != dtype::f32) return refuse("scale dtype", "f32", s.scale_dtype);
-    if (s.qo_indptr_dtype != dtype::i64) return refuse("qo_indptr dtype", "i64", s.qo_indptr_dtype);
-    if (s.kv_indptr_dtype != dtype::i32) return refuse("kv_indptr dtype", "i32", s.kv_indptr_dtype);
-    if (s.kv_indices_dtype != dtype::i64) return refuse("kv_indices dtype", "i64", s.kv_indices_dtype);
-    if (s.q_heads != q_heads) return refuse("q_heads", "== 16", s.q_heads);
-    if (s.kv_heads != kv_heads) return refuse("kv_heads", "== 2", s.kv_heads);
-    if (s.head_dim != head_dim) return refuse("head_dim", "== 256", s.head_dim);
-    if (s.softmax_scale != softmax_scale) return refuse("softmax_scale", "== 1/16", static_cast<i64>(s.softmax_scale * 1e6f));
-    if (s.batch < 1 || s.batch > MaxBatch) return refuse("batch", "in [1, MaxBatch]", s.batch);
     if (s.tq != Tq) return refuse("tq", "== Tq of the contract", s.tq);
-    if (s.q_tokens < s.batch * Tq || s.q_tokens > (i64{1} << 31)) return refuse("q_tokens", ">= batch * Tq and <= 2^31", s.q_tokens);
-    if (s.q_token_stride != q_heads * head_dim) return refuse("q_token_stride", "== 4096 elements (contiguous)", s.q_token_stride);
-    if (s.out_token_stride != q_heads * head_dim) return refuse("out_token_stride", "== 4096 elements (contiguous)", s.out_token_stride);
     if (s.page_size != PageSize) return refuse("page_size", "== PageSize of the contract", s.page_size);
-    if (s.slots < PageSize || s.slots % PageSize != 0 || s.slots > (i64{1} << 40)) return refuse("slots", "a positive multiple of PageSize", s.slots);
-    if (s.kv_slot_stride != kv_heads * head_dim) return refuse("kv_slot_stride", "== 512 bytes (contiguous)", s.kv_slot_stride);
-    if (s.kv_indices_count < 0 || s.kv_indices_count > (i64{1} << 31)) return refuse("kv_indices_count", "in [0, 2^31]", s.kv_indices_count);
-    if (s.slices < 1 || (s.slices > 1 && s.batch * s.slices > SplitCapacity)) return refuse("slices", "1, or batch * slices <= SplitCapacity", s.slices);
-    for (const auto& [name, p] : {pointer_field{"q", s.q}, pointer_field{"out", s.out}, pointer_field{"k_buffer", s.k_buffer},
-                                  pointer_field{"v_buffer", s.v_buffer}})
-      if (const decision d = require_pointer<16>(name, p); !d.admitted()) return d;
-    for (const auto& [name, p] : {pointer_field{"qo_indptr", s.qo_indptr}, pointer_field{"kv_indices", s.kv_indices}})
-      if (const decision d = require_pointer<8>(name, p); !d.admitted()) return d;
-    for (const auto& [name, p] : {pointer_field{"kv_indptr", s.kv_indptr}, pointer_field{"k_scale", s.k_scale}, pointer_field{"v_scale", s.v_scale}})
-      if (const decision d = require_pointer<4>(name, p); !d.admitted()) return d;
-    if (PageSize > 1)
-      if (const decision d = require_pointer<4>("kv_last_page_len", s.kv_last_page_len); !d.admitted()) return d;
+    if (s.softmax_scale != softmax_scale) return refuse("softmax_scale", "== 1/16 (in millionths)", static_cast<i64>(s.softmax_scale * 1e6f));
+    if (const decision d = require_tensor(s.q, {"q", dtype::bf16, 3, {-1, q_heads, head_dim}, "[tokens, 16, 256]", layout::compact, 16}, s.device);
+        !d.admitted())
+      return d;
+    if (const decision d = require_tensor(s.qo_indptr, {"qo_indptr", dtype::i64, 1, {-1}, "[batch + 1]", layout::compact, 8}, s.device); !d.admitted())
+      return d;
+    const i64 batch = s.batch();
+    if (batch < 1 || batch > MaxBatch) return refuse("batch", "in [1, MaxBatch] (qo_indptr has batch + 1 entries)", batch);
+    if (s.q_tokens() < batch * Tq || s.q_tokens() > (i64{1} << 31)) return refuse("q", "at least batch * Tq tokens (and at most 2^31)", s.q_tokens());
+    if (const decision d = require_tensor(s.out, {"out", dtype::bf16, 3, {s.q_tokens(), q_heads, head_dim}, "[tokens of q, 16, 256]", layout::compact, 16},
+                                          s.device);
+        !d.admitted())
+      return d;
+    if (const decision d = require_tensor(s.k_buffer, {"k_buffer", dtype::e4m3, 3, {-1, kv_heads, head_dim}, "[slots, 2, 256]", layout::compact, 16},
+                                          s.device);
+        !d.admitted())
+      return d;
+    if (s.slots() < PageSize || s.slots() % PageSize != 0 || s.slots() > (i64{1} << 40))
+      return refuse("k_buffer", "a positive multiple of PageSize slots", s.slots());
+    if (const decision d = require_tensor(s.v_buffer, {"v_buffer", dtype::e4m3, 3, {s.slots(), kv_heads, head_dim}, "[slots of k_buffer, 2, 256]",
+                                                       layout::compact, 16},
+                                          s.device);
+        !d.admitted())
+      return d;
+    if (const decision d = require_tensor(s.kv_indptr, {"kv_indptr", dtype::i32, 1, {batch + 1}, "[batch + 1]", layout::compact, 4}, s.device);
+        !d.admitted())
+      return d;
+    if (const decision d = require_tensor(s.kv_indices, {"kv_indices", dtype::i64, 1, {-1}, "[entries]", layout::compact, 8}, s.device); !d.admitted())
+      return d;
+    if (s.kv_indices_count() > (i64{1} << 31)) return refuse("kv_indices", "at most 2^31 entries", s.kv_indices_count());
+    if constexpr (PageSize > 1)
+      if (const decision d = require_tensor(s.kv_last_page_len, {"kv_last_page_len", dtype::i32, 1, {batch}, "[batch]", layout::compact, 4}, s.device);
+          !d.admitted())
+        return d;
+    for (const auto& [name, t] : {scale_field{"k_scale", &s.k_scale}, scale_field{"v_scale", &s.v_scale}}) {
+      const tensor_rule rule = t->rank == 0 ? tensor_rule{name, dtype::f32, 0, {}, "[] or [1]", layout::compact, 4}
+                                            : tensor_rule{name, dtype::f32, 1, {1}, "[] or [1]", layout::compact, 4};
+      if (const decision d = require_tensor(*t, rule, s.device); !d.admitted()) return d;
+    }
+    if (s.slices < 1 || (s.slices > 1 && batch * s.slices > SplitCapacity)) return refuse("slices", "1, or batch * slices <= SplitCapacity", s.slices);
     if (s.slices > 1) {
       if (const decision d = require_pointer<16>("workspace", s.workspace); !d.admitted()) return d;
       if (s.workspace_bytes < workspace_bytes) return refuse("workspace_bytes", ">= the contract's workspace_bytes", static_cast<i64>(s.workspace_bytes));
     }
     if (s.kv_indices_host != nullptr)
-      for (i64 i = 0; i < s.kv_indices_count; ++i)
-        if (s.kv_indices_host[i] < 0 || s.kv_indices_host[i] >= s.slots / PageSize)
+      for (i64 i = 0; i < s.kv_indices_count(); ++i)
+        if (s.kv_indices_host[i] < 0 || s.kv_indices_host[i] >= s.slots() / PageSize)
           return refuse("kv_indices", "every entry inside the pool (host mirror checked)", s.kv_indices_host[i]);
     return admit();
   }
@@ -199,9 +212,9 @@ struct attention_gqa8 {
   }
 
  private:
-  struct pointer_field {
+  struct scale_field {
     const char* name;
-    const void* p;
+    const tensor_arg* t;
   };
 };
 

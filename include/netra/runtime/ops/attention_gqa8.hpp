@@ -6,6 +6,7 @@
 #include "netra/kernels/attention/gqa8.hpp"
 #include "netra/runtime/decision_text.hpp"
 #include "netra/runtime/handle.hpp"
+#include "netra/runtime/tensor.hpp"
 
 namespace netra {
 
@@ -31,19 +32,25 @@ struct attention_gqa8_call {
   const i64* kv_indices_host = nullptr;  // optional: every entry checked against the pool before launch
 };
 
-inline attention_signature attention_gqa8_signature(target_id target, const attention_gqa8_call& c, i64 slices, const void* workspace,
-                                                    u64 workspace_bytes) {
+/// The signature of a call from raw pointers on device `on` (contiguous tensors of the contract's
+/// layouts; slots rows in each pool, kv_indices_count entries).
+inline attention_signature attention_gqa8_signature(target_id target, device_ref on, const attention_gqa8_call& c, i64 slices,
+                                                    const void* workspace, u64 workspace_bytes) {
   attention_signature s{};
   s.target = target;
-  s.phase = c.phase;
-  s.q_heads = 16, s.kv_heads = 2, s.head_dim = 256, s.softmax_scale = 0.0625f;
-  s.batch = c.batch, s.tq = c.tq, s.q_tokens = c.q_tokens;
-  s.q_token_stride = s.out_token_stride = 16 * 256;
-  s.page_size = c.page_size, s.slots = c.slots, s.kv_slot_stride = 2 * 256, s.kv_indices_count = c.kv_indices_count;
+  s.device = on;
+  s.phase = c.phase, s.tq = c.tq, s.page_size = c.page_size, s.softmax_scale = 0.0625f;
+  s.q = strided_tensor(c.q, dtype::bf16, on, {c.q_tokens, 16, 256});
+  s.out = strided_tensor(c.out, dtype::bf16, on, {c.q_tokens, 16, 256});
+  s.k_buffer = strided_tensor(c.k_buffer, dtype::e4m3, on, {c.slots, 2, 256});
+  s.v_buffer = strided_tensor(c.v_buffer, dtype::e4m3, on, {c.slots, 2, 256});
+  s.qo_indptr = strided_tensor(c.qo_indptr, dtype::i64, on, {c.batch + 1});
+  s.kv_indptr = strided_tensor(c.kv_indptr, dtype::i32, on, {c.batch + 1});
+  s.kv_indices = strided_tensor(c.kv_indices, dtype::i64, on, {c.kv_indices_count});
+  if (c.kv_last_page_len != nullptr) s.kv_last_page_len = strided_tensor(c.kv_last_page_len, dtype::i32, on, {c.batch});
+  s.k_scale = strided_tensor(c.k_scale, dtype::f32, on, {1});
+  s.v_scale = strided_tensor(c.v_scale, dtype::f32, on, {1});
   s.kv_indices_host = c.kv_indices_host;
-  s.q = c.q, s.out = c.out, s.k_buffer = c.k_buffer, s.v_buffer = c.v_buffer;
-  s.qo_indptr = c.qo_indptr, s.kv_indptr = c.kv_indptr, s.kv_indices = c.kv_indices, s.kv_last_page_len = c.kv_last_page_len;
-  s.k_scale = c.k_scale, s.v_scale = c.v_scale;
   s.slices = slices, s.workspace = workspace, s.workspace_bytes = workspace_bytes;
   return s;
 }
@@ -53,19 +60,31 @@ template <class Contract> i64 attention_gqa8_slices(const handle<Contract>& h, i
   return Contract::slices_for(static_cast<u32>(batch < 1 ? 1 : batch), static_cast<u32>(h.device().compute_units));
 }
 
-/// Records the call with `slices` slices (1: one kernel; more: stage one + stage two through the
-/// handle's workspace, one stream at a time). Throws status::invalid_argument /
-/// status::workspace_too_small when the contract refuses the call.
-template <class Contract> void attention_gqa8(const handle<Contract>& h, stream_handle stream, const attention_gqa8_call& c, i64 slices) {
-  require_admitted<Contract>("netra::attention_gqa8", attention_gqa8_signature(h.device().target, c, slices, h.workspace(), h.workspace_bytes()));
+/// Records a call Contract::admits(s) admitted: stage one, and for split calls stage two through
+/// the signature's workspace (nothing is checked here).
+template <class Contract> void launch_attention_gqa8(const handle<Contract>& h, stream_handle stream, const attention_signature& s) {
   using one = kernels::attention_gqa8_stage_one<Contract>;
   using two = kernels::attention_gqa8_stage_two<Contract>;
-  float* ws = static_cast<float*>(h.workspace());
-  const kernels::attention_gqa8_args a{c.q, c.out, c.k_buffer, c.v_buffer, c.qo_indptr, c.kv_indptr, c.kv_indices, c.kv_last_page_len,
-                                       c.k_scale, c.v_scale, ws, ws + Contract::split_o_bytes / 4, c.q_tokens, c.slots,
-                                       c.kv_indices_count, static_cast<u32>(slices)};
-  h.template launch<one>(stream, a, one::shape(static_cast<u32>(c.batch), static_cast<u32>(slices)));
-  if (slices > 1) h.template launch<two>(stream, a, two::shape(static_cast<u32>(c.batch)));
+  float* ws = static_cast<float*>(const_cast<void*>(s.workspace));
+  const kernels::attention_gqa8_args a{static_cast<const u16*>(s.q.data), static_cast<u16*>(const_cast<void*>(s.out.data)),
+                                       static_cast<const u8*>(s.k_buffer.data), static_cast<const u8*>(s.v_buffer.data),
+                                       static_cast<const i64*>(s.qo_indptr.data), static_cast<const i32*>(s.kv_indptr.data),
+                                       static_cast<const i64*>(s.kv_indices.data), static_cast<const i32*>(s.kv_last_page_len.data),
+                                       static_cast<const float*>(s.k_scale.data), static_cast<const float*>(s.v_scale.data), ws,
+                                       ws == nullptr ? nullptr : ws + Contract::split_o_bytes / 4, s.q_tokens(), s.slots(),
+                                       s.kv_indices_count(), static_cast<u32>(s.slices)};
+  const u32 batch = static_cast<u32>(s.batch());
+  h.template launch<one>(stream, a, one::shape(batch, static_cast<u32>(s.slices)));
+  if (s.slices > 1) h.template launch<two>(stream, a, two::shape(batch));
+}
+
+/// Records the call with `slices` slices (1: one kernel; more: stage one + stage two through the
+/// handle's workspace, one stream at a time). Throws status::invalid_argument /
+/// status::workspace_too_small when the contract refuses the call (nothing launched).
+template <class Contract> void attention_gqa8(const handle<Contract>& h, stream_handle stream, const attention_gqa8_call& c, i64 slices) {
+  const attention_signature s = attention_gqa8_signature(h.device().target, device_of(h.device()), c, slices, h.workspace(), h.workspace_bytes());
+  require_admitted<Contract>("netra::attention_gqa8", s);
+  launch_attention_gqa8(h, stream, s);
 }
 
 /// The same with the device's slice count for the batch.

@@ -3,7 +3,8 @@
 // never selects a kernel (the article's lesson: a broad "M <= 16" predicate once sent a piecewise
 // prefill chunk to the extend kernel; tests/contracts/test_attention_contracts.cpp repeats that
 // call against this list). Inside a tactic's promoted domain (its target, phase, head shape, Tq,
-// page size and batch range) a call the contract refuses is an error, never a silent fallback.
+// page size, BF16 [*, 16, 256] queries and E4M3 [*, 2, 256] pools on the handle's device, batch
+// range) a call the contract refuses is an error, never a silent fallback.
 #pragma once
 #include <boost/hana.hpp>
 
@@ -14,9 +15,10 @@ namespace netra::tactics {
 
 template <class Contract> struct attention_gqa8_domain {
   static bool contains(const attention_signature& s) {
-    return s.target == Contract::target::id && s.phase == Contract::phase && s.q_heads == Contract::q_heads &&
-           s.kv_heads == Contract::kv_heads && s.head_dim == Contract::head_dim && s.tq == Contract::tq &&
-           s.page_size == Contract::page_size && s.batch >= 1 && s.batch <= Contract::max_batch;
+    return s.target == Contract::target::id && s.phase == Contract::phase && s.tq == Contract::tq && s.page_size == Contract::page_size &&
+           s.q.type == dtype::bf16 && s.q.rank == 3 && s.q.shape[1] == Contract::q_heads && s.q.shape[2] == Contract::head_dim &&
+           dtype_accepts(dtype::e4m3, s.k_buffer.type) && s.k_buffer.rank == 3 && s.k_buffer.shape[1] == Contract::kv_heads &&
+           s.q.device == s.device && s.batch() >= 1 && s.batch() <= Contract::max_batch;
   }
 };
 template <class Contract> using attention_gqa8_strict = strict<Contract, attention_gqa8_domain<Contract>>;
