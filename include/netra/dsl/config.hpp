@@ -69,6 +69,13 @@ template <bool B, class T, class F> using conditional_t = typename conditional<B
 #else
 #define NETRA_UNROLL
 #endif
+/// Keeps a loop rolled (a loop whose unrolled copies would each hold a whole pipeline, or cold
+/// code that should stay small).
+#if defined(NETRA_COMPILER_CUDA) || defined(NETRA_COMPILER_HIP)
+#define NETRA_NO_UNROLL _Pragma("unroll 1")
+#else
+#define NETRA_NO_UNROLL
+#endif
 
 /// A list of types (kernels of a contract, contracts of a catalog slice).
 template <class... Ts> struct type_list {

@@ -12,14 +12,6 @@
 #include "netra/dsl/wave_vote.hpp"
 #include "netra/kernels/moe/experts_fragment.hpp"
 
-/// Keeps a loop rolled (the instruction-tile loops: unrolling them would duplicate the whole
-/// block pipeline in the code object).
-#if defined(NETRA_COMPILER_CUDA) || defined(NETRA_COMPILER_HIP)
-#define NETRA_NO_UNROLL _Pragma("unroll 1")
-#else
-#define NETRA_NO_UNROLL
-#endif
-
 namespace netra::kernels::moe_experts {
 
 /// Element `i` of a small register array with a run-time index, as selects (no local memory).
