@@ -18,6 +18,7 @@
 #include "netra/kernels/moe/grouped_plan.hpp"
 #include "netra/kernels/moe/split_k_down.hpp"
 #include "netra/runtime/tactics/moe_grouped.hpp"
+#include "netra/runtime/tensor.hpp"
 #include "models/mfma.hpp"
 #include "models/mma_sync.hpp"
 #include "oracles/moe_grouped.hpp"
@@ -254,19 +255,25 @@ TEST_CASE("grouped contracts: launch geometry, the article's M768 figures, domai
 }
 
 TEST_CASE("grouped contracts refuse what they do not serve, naming the field") {
-  using gate_up = contracts::moe_grouped_gate_up<sm90a, 17, 256, 16>;
+  using W = moe::expert_weights;
   alignas(16) static std::uint8_t buffer[64];
+  const device_ref cuda{2, 0};
+  auto tensor = [&](dtype t, std::initializer_list<i64> extents) { return strided_tensor(buffer, t, cuda, extents); };
+  auto refused_at = [](const decision& d) { return std::string(d.admitted() ? "" : d.field); };
+
+  using gate_up = contracts::moe_grouped_gate_up<sm90a, 17, 256, 16>;
   moe_grouped_gate_up_signature s{};
   s.target = target_id::sm90a;
+  s.device = cuda;
   s.tokens = 17;
-  s.hidden_size = 2048;
-  s.intermediate = 512;
-  s.experts = 257;
   s.plan_tile = 16;
-  s.plan = s.w13 = s.s13 = s.act = s.act_scales = buffer;
+  s.plan = buffer;
   s.plan_bytes = gate_up::layout::bytes;
+  s.act = tensor(dtype::e4m3, {153, 512});
+  s.act_scales = tensor(dtype::f32, {153, 4});
+  s.w13 = tensor(dtype::e4m3, {257, 1024, 2048});
+  s.s13 = tensor(dtype::f32, {257, 8, 16});
   CHECK(gate_up::admits(s).admitted());
-  auto refused_at = [](const decision& d) { return std::string(d.admitted() ? "" : d.field); };
   auto t = s;
   t.tokens = 16;
   CHECK(refused_at(gate_up::admits(t)) == "tokens");
@@ -280,23 +287,49 @@ TEST_CASE("grouped contracts refuse what they do not serve, naming the field") {
   t.plan_bytes = gate_up::layout::bytes - 1;
   CHECK(refused_at(gate_up::admits(t)) == "plan_bytes");
   t = s;
-  t.gate_up = buffer + 4;
+  t.act = tensor(dtype::e4m3, {152, 512});  // one route short
+  CHECK(refused_at(gate_up::admits(t)) == "act");
+  t = s;
+  t.act_scales = tensor(dtype::bf16, {153, 4});
+  CHECK(refused_at(gate_up::admits(t)) == "act_scales");
+  t = s;
+  t.w13 = tensor(dtype::e4m3, {256, 1024, 2048});
+  CHECK(refused_at(gate_up::admits(t)) == "w13");
+  t = s;
+  t.gate_up = tensor(dtype::bf16, {153, 1024});
+  CHECK(gate_up::admits(t).admitted());
+  t.gate_up = strided_tensor(buffer + 4, dtype::bf16, cuda, {153, 1024});
   CHECK(refused_at(gate_up::admits(t)) == "gate_up");
+  t = s;
+  t.act.device = {2, 1};  // another device
+  CHECK(refused_at(gate_up::admits(t)) == "act");
   t = s;
   t.target = target_id::gfx950;
   CHECK(refused_at(gate_up::admits(t)) == "target");
 
+  using plan = contracts::moe_grouped_plan<sm90a, 256, 16>;
+  moe_grouped_plan_signature ps{target_id::sm90a, cuda, tensor(dtype::bf16, {17, 2048}), tensor(dtype::i32, {17, 9}), buffer, plan::layout::bytes};
+  CHECK(plan::admits(ps).admitted());
+  auto pt = ps;
+  pt.ids = tensor(dtype::i32, {16, 9});
+  CHECK(refused_at(plan::admits(pt)) == "ids");
+  pt = ps;
+  pt.hidden = tensor(dtype::bf16, {300, 2048});
+  CHECK(refused_at(plan::admits(pt)) == "tokens");
+
   using down = contracts::moe_split_k_down<sm90a>;
   moe_grouped_down_signature d{};
   d.target = target_id::sm90a;
+  d.device = cuda;
   d.tokens = 768;
-  d.hidden_size = 2048;
-  d.intermediate = 512;
-  d.experts = 257;
   d.plan_tile = down::tile;
-  d.plan = d.act = d.act_scales = d.w2 = d.s2 = d.partials = buffer;
+  d.plan = d.partials = buffer;
   d.plan_bytes = down::layout::bytes;
   d.partials_bytes = down::partials_bytes;
+  d.act = tensor(dtype::e4m3, {6912, 512});
+  d.act_scales = tensor(dtype::f32, {6912, 4});
+  d.w2 = tensor(dtype::e4m3, {257, W::hidden, W::intermediate});
+  d.s2 = tensor(dtype::f32, {257, 16, 4});
   CHECK(down::admits(d).admitted());
   auto e = d;
   e.tokens = 767;
@@ -304,15 +337,21 @@ TEST_CASE("grouped contracts refuse what they do not serve, naming the field") {
   e = d;
   e.partials_bytes = down::partials_bytes - 16;
   CHECK(refused_at(down::admits(e)) == "partials_bytes");
+  e = d;
+  e.s2 = tensor(dtype::f32, {257, 16, 5});
+  CHECK(refused_at(down::admits(e)) == "s2");
 
   using reduce = contracts::moe_split_k_reduce<sm90a>;
-  moe_grouped_reduce_signature r{};
-  r.target = target_id::sm90a;
-  r.tokens = 768;
-  r.hidden_size = 2048;
-  r.partials = r.ids = r.route_weights = r.out = buffer;
-  r.partials_bytes = reduce::partials_bytes;
+  moe_grouped_reduce_signature r{target_id::sm90a, cuda, buffer, reduce::partials_bytes, tensor(dtype::i32, {768, 9}), tensor(dtype::f32, {768, 9}),
+                                 tensor(dtype::bf16, {768, 2048})};
   CHECK(reduce::admits(r).admitted());
-  r.ids = nullptr;
-  CHECK(refused_at(reduce::admits(r)) == "ids");
+  auto q = r;
+  q.ids = tensor(dtype::i32, {767, 9});
+  CHECK(refused_at(reduce::admits(q)) == "tokens");
+  q = r;
+  q.out = tensor(dtype::bf16, {768, 1024});
+  CHECK(refused_at(reduce::admits(q)) == "out");
+  q = r;
+  q.ids.data = nullptr;
+  CHECK(refused_at(reduce::admits(q)) == "ids");
 }

@@ -29,10 +29,7 @@ namespace netra {
 
 /// What a call to the grouped down projection has; built by the caller from its tensors.
 struct moe_grouped_down_signature : moe_grouped_stage_signature {
-  const void* act = nullptr;
-  const void* act_scales = nullptr;
-  const void* w2 = nullptr;
-  const void* s2 = nullptr;
+  tensor_arg w2, s2;               // expert_weights.hpp
   const void* partials = nullptr;  // written
   u64 partials_bytes = 0;
 };
@@ -76,10 +73,10 @@ struct moe_grouped_down {
 
   static decision admits(const moe_grouped_down_signature& s) {
     if (const decision d = admits_grouped_stage<Target, MinTokens, MaxTokens, layout>(s); !d.admitted()) return d;
-    if (const decision d = require_pointer<16>("act", s.act); !d.admitted()) return d;
-    if (const decision d = require_pointer<16>("act_scales", s.act_scales); !d.admitted()) return d;
-    if (const decision d = require_pointer<16>("w2", s.w2); !d.admitted()) return d;
-    if (const decision d = require_pointer<4>("s2", s.s2); !d.admitted()) return d;
+    if (const decision d = weights::require(s.w2, "w2", "[257 experts (256 routed + shared), 2048, 512]", s.s2, "s2", "[257, 16, 4]", weights::hidden,
+                                            weights::intermediate, s.device);
+        !d.admitted())
+      return d;
     if (const decision d = require_pointer<16>("partials", s.partials); !d.admitted()) return d;
     if (s.partials_bytes < partials_bytes) return refuse("partials_bytes", ">= the contract's partials_bytes", static_cast<i64>(s.partials_bytes));
     return admit();

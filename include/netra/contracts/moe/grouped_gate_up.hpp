@@ -32,11 +32,8 @@ namespace netra {
 
 /// What a call to the grouped gate_up has; built by the caller from its tensors.
 struct moe_grouped_gate_up_signature : moe_grouped_stage_signature {
-  const void* w13 = nullptr;
-  const void* s13 = nullptr;
-  const void* act = nullptr;         // written
-  const void* act_scales = nullptr;  // written
-  const void* gate_up = nullptr;     // optional
+  tensor_arg w13, s13;  // expert_weights.hpp
+  tensor_arg gate_up;   // optional (no tensor: rank -1): bfloat16 [9M, 1024]
 };
 
 namespace contracts {
@@ -87,13 +84,14 @@ struct moe_grouped_gate_up {
 
   static decision admits(const moe_grouped_gate_up_signature& s) {
     if (const decision d = admits_grouped_stage<Target, MinTokens, MaxTokens, layout>(s); !d.admitted()) return d;
-    if (const decision d = require_pointer<16>("w13", s.w13); !d.admitted()) return d;
-    if (const decision d = require_pointer<4>("s13", s.s13); !d.admitted()) return d;
-    if (const decision d = require_pointer<16>("act", s.act); !d.admitted()) return d;
-    if (const decision d = require_pointer<16>("act_scales", s.act_scales); !d.admitted()) return d;
-    if (s.gate_up != nullptr && !aligned_to(s.gate_up, 16))
-      return refuse("gate_up", "null or 16-byte aligned data", static_cast<i64>(__builtin_bit_cast(u64, s.gate_up)));
-    return admit();
+    if (const decision d = weights::require(s.w13, "w13", "[257 experts (256 routed + shared), 1024, 2048]", s.s13, "s13", "[257, 8, 16]",
+                                            weights::gate_up_rows, weights::hidden, s.device);
+        !d.admitted())
+      return d;
+    if (s.gate_up.rank < 0) return admit();
+    return require_tensor(s.gate_up, {"gate_up", dtype::bf16, 2, {moe::route_layout::slots * s.tokens, weights::gate_up_rows}, "[9 tokens, 1024]",
+                                      netra::layout::compact, 16},
+                          s.device);
   }
 
   static constexpr resource_budget budget() {

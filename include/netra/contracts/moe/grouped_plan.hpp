@@ -52,29 +52,25 @@ namespace netra {
 /// What a call to the plan has; built by the caller from its tensors.
 struct moe_grouped_plan_signature {
   target_id target;
-  dtype hidden_dtype = dtype::bf16;
-  dtype ids_dtype = dtype::i32;
-  i64 tokens = 0;
-  i64 hidden_size = 0;  // 2048
-  const void* hidden = nullptr;
-  const void* ids = nullptr;
+  device_ref device;
+  tensor_arg hidden;  // bfloat16 [M, 2048]
+  tensor_arg ids;     // int32 [M, 9]
   const void* plan = nullptr;  // written
   u64 plan_bytes = 0;
+  NETRA_HOST_DEVICE constexpr i64 tokens() const { return hidden.rank == 2 ? hidden.shape[0] : 0; }
 };
 
-/// The fields every grouped expert stage after the plan has (gate_up and down signatures extend it).
+/// The fields every grouped expert stage after the plan has (gate_up and down signatures extend
+/// it): the call's tokens, the plan, and the activations gate_up writes and down reads.
 struct moe_grouped_stage_signature {
   target_id target;
-  dtype act_dtype = dtype::e4m3;
-  dtype weight_dtype = dtype::e4m3;
-  dtype scale_dtype = dtype::f32;
+  device_ref device;
   i64 tokens = 0;
-  i64 hidden_size = 0;   // 2048
-  i64 intermediate = 0;  // 512
-  i64 experts = 0;       // 257
-  i64 plan_tile = 0;     // the Tile the plan was made with
+  i64 plan_tile = 0;  // the Tile the plan was made with
   const void* plan = nullptr;
   u64 plan_bytes = 0;
+  tensor_arg act;         // E4M3 [9M, 512]
+  tensor_arg act_scales;  // float32 [9M, 4]
 };
 
 namespace contracts {
@@ -83,18 +79,16 @@ namespace contracts {
 /// token range, the model's shape and the plan (its Tile, pointer and size).
 template <class Target, u32 MinTokens, u32 MaxTokens, class Layout> decision admits_grouped_stage(const moe_grouped_stage_signature& s) {
   using weights = moe::expert_weights;
+  const i64 routes = moe::route_layout::slots * s.tokens;
   if (s.target != Target::id) return refuse("target", Target::name, static_cast<i64>(s.target));
-  if (s.act_dtype != dtype::e4m3) return refuse("act dtype", "e4m3", static_cast<i64>(s.act_dtype));
-  if (s.weight_dtype != dtype::e4m3) return refuse("weight dtype", "e4m3", static_cast<i64>(s.weight_dtype));
-  if (s.scale_dtype != dtype::f32) return refuse("scale dtype", "f32", static_cast<i64>(s.scale_dtype));
   if (s.tokens < MinTokens || s.tokens > MaxTokens) return refuse("tokens", "in [MinTokens, MaxTokens]", s.tokens);
-  if (s.hidden_size != weights::hidden) return refuse("hidden_size", "== 2048", s.hidden_size);
-  if (s.intermediate != weights::intermediate) return refuse("intermediate", "== 512", s.intermediate);
-  if (s.experts != weights::experts) return refuse("experts", "== 257 (256 routed + shared)", s.experts);
   if (s.plan_tile != Layout::tile) return refuse("plan tile", "== the contract's Tile", s.plan_tile);
   if (const decision d = require_pointer<16>("plan", s.plan); !d.admitted()) return d;
   if (s.plan_bytes < Layout::bytes) return refuse("plan_bytes", ">= the plan layout's bytes", static_cast<i64>(s.plan_bytes));
-  return admit();
+  if (const decision d = require_tensor(s.act, {"act", dtype::e4m3, 2, {routes, weights::intermediate}, "[9 tokens, 512]", netra::layout::compact, 16}, s.device);
+      !d.admitted())
+    return d;
+  return require_tensor(s.act_scales, {"act_scales", dtype::f32, 2, {routes, weights::w2_scale_cols}, "[9 tokens, 4]", netra::layout::compact, 16}, s.device);
 }
 
 template <class Target, u32 MaxTokens, u32 Tile, u32 WaveSize = Target::wave_size> struct moe_grouped_plan {
@@ -118,12 +112,15 @@ template <class Target, u32 MaxTokens, u32 Tile, u32 WaveSize = Target::wave_siz
 
   static decision admits(const moe_grouped_plan_signature& s) {
     if (s.target != Target::id) return refuse("target", Target::name, static_cast<i64>(s.target));
-    if (s.hidden_dtype != dtype::bf16) return refuse("hidden dtype", "bf16", static_cast<i64>(s.hidden_dtype));
-    if (s.ids_dtype != dtype::i32) return refuse("ids dtype", "i32", static_cast<i64>(s.ids_dtype));
-    if (s.tokens < 1 || s.tokens > MaxTokens) return refuse("tokens", "in [1, MaxTokens]", s.tokens);
-    if (s.hidden_size != moe::expert_weights::hidden) return refuse("hidden_size", "== 2048", s.hidden_size);
-    if (const decision d = require_pointer<16>("hidden", s.hidden); !d.admitted()) return d;
-    if (const decision d = require_pointer<4>("ids", s.ids); !d.admitted()) return d;
+    if (const decision d = require_tensor(s.hidden, {"hidden", dtype::bf16, 2, {-1, moe::expert_weights::hidden}, "[tokens, 2048]", netra::layout::compact, 16},
+                                          s.device);
+        !d.admitted())
+      return d;
+    if (s.tokens() < 1 || s.tokens() > MaxTokens) return refuse("tokens", "in [1, MaxTokens]", s.tokens());
+    if (const decision d = require_tensor(s.ids, {"ids", dtype::i32, 2, {s.tokens(), moe::route_layout::slots}, "[tokens, 9]", netra::layout::compact, 4},
+                                          s.device);
+        !d.admitted())
+      return d;
     if (const decision d = require_pointer<16>("plan", s.plan); !d.admitted()) return d;
     if (s.plan_bytes < layout::bytes) return refuse("plan_bytes", ">= the plan layout's bytes", static_cast<i64>(s.plan_bytes));
     return admit();

@@ -24,16 +24,13 @@ namespace netra {
 
 struct moe_grouped_reduce_signature {
   target_id target;
-  dtype ids_dtype = dtype::i32;
-  dtype route_weight_dtype = dtype::f32;
-  dtype out_dtype = dtype::bf16;
-  i64 tokens = 0;
-  i64 hidden_size = 0;  // 2048
+  device_ref device;
   const void* partials = nullptr;
   u64 partials_bytes = 0;
-  const void* ids = nullptr;
-  const void* route_weights = nullptr;
-  const void* out = nullptr;
+  tensor_arg ids;            // int32 [M, 9]
+  tensor_arg route_weights;  // float32 [M, 9]
+  tensor_arg out;            // bfloat16 [M, 2048] (written)
+  NETRA_HOST_DEVICE constexpr i64 tokens() const { return ids.rank == 2 ? ids.shape[0] : 0; }
 };
 
 namespace contracts {
@@ -61,17 +58,19 @@ template <class Target, u32 MinTokens, u32 MaxTokens, u32 KParts, u32 WaveSize =
   static constexpr i64 template_args[] = {MinTokens, MaxTokens, KParts};
 
   static decision admits(const moe_grouped_reduce_signature& s) {
+    constexpr i64 slots = moe::route_layout::slots;
     if (s.target != Target::id) return refuse("target", Target::name, static_cast<i64>(s.target));
-    if (s.ids_dtype != dtype::i32) return refuse("ids dtype", "i32", static_cast<i64>(s.ids_dtype));
-    if (s.route_weight_dtype != dtype::f32) return refuse("route weight dtype", "f32", static_cast<i64>(s.route_weight_dtype));
-    if (s.out_dtype != dtype::bf16) return refuse("out dtype", "bf16", static_cast<i64>(s.out_dtype));
-    if (s.tokens < MinTokens || s.tokens > MaxTokens) return refuse("tokens", "in [MinTokens, MaxTokens]", s.tokens);
-    if (s.hidden_size != weights::hidden) return refuse("hidden_size", "== 2048", s.hidden_size);
+    if (const decision d = require_tensor(s.ids, {"ids", dtype::i32, 2, {-1, slots}, "[tokens, 9]", netra::layout::compact, 4}, s.device); !d.admitted())
+      return d;
+    if (s.tokens() < MinTokens || s.tokens() > MaxTokens) return refuse("tokens", "in [MinTokens, MaxTokens]", s.tokens());
+    if (const decision d = require_tensor(s.route_weights, {"route_weights", dtype::f32, 2, {s.tokens(), slots}, "[tokens, 9]", netra::layout::compact, 4}, s.device);
+        !d.admitted())
+      return d;
+    if (const decision d = require_tensor(s.out, {"out", dtype::bf16, 2, {s.tokens(), weights::hidden}, "[tokens, 2048]", netra::layout::compact, 4}, s.device);
+        !d.admitted())
+      return d;
     if (const decision d = require_pointer<16>("partials", s.partials); !d.admitted()) return d;
     if (s.partials_bytes < partials_bytes) return refuse("partials_bytes", ">= the contract's partials_bytes", static_cast<i64>(s.partials_bytes));
-    if (const decision d = require_pointer<4>("ids", s.ids); !d.admitted()) return d;
-    if (const decision d = require_pointer<4>("route_weights", s.route_weights); !d.admitted()) return d;
-    if (const decision d = require_pointer<4>("out", s.out); !d.admitted()) return d;
     return admit();
   }
 

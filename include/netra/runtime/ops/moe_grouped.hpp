@@ -1,8 +1,8 @@
 // netra/runtime/ops/moe_grouped.hpp — the host launch paths of the grouped expert contracts
 // (plan, gate_up with act_quant fused, down per route, the weighted route sum) and
 // moe_grouped_experts<Target>: the experts of the MoE block for 17 .. 768 tokens through one path
-// (tactics/moe_grouped.hpp picks the configuration by M). Each launch validates its signature
-// first (a refused call throws status::invalid_argument before anything is recorded); nothing is
+// (tactics/moe_grouped.hpp picks the configuration by M). Each launch builds its signature's
+// tensors from the raw pointers (the model's sizes) and validates it first (a refused call throws status::invalid_argument before anything is recorded); nothing is
 // allocated, looked up or synchronised here (safe inside graph capture). On sm90a every kernel is
 // recorded with programmatic dependent launch.
 #pragma once
@@ -16,6 +16,7 @@
 #include "netra/runtime/decision_text.hpp"
 #include "netra/runtime/handle.hpp"
 #include "netra/runtime/instance.hpp"
+#include "netra/runtime/tensor.hpp"
 #include "netra/runtime/ops/moe_experts.hpp"
 #include "netra/runtime/tactics/moe_grouped.hpp"
 
@@ -25,32 +26,33 @@ namespace detail {
 inline void require(const decision& d, const char* op) {
   if (!d.admitted()) throw error(refusal_status(d), std::string("netra::") + op + ": " + to_string(d));
 }
-/// The fields of a stage after the plan, as the launch paths know them.
-template <class Contract, class Signature> Signature grouped_stage(const device_info& device, const void* plan, u64 plan_bytes, i64 tokens) {
+/// The fields of a stage after the plan from raw pointers (the model's sizes for `tokens`).
+template <class Contract, class Signature>
+Signature grouped_stage(const device_info& device, const void* plan, u64 plan_bytes, const void* act, const float* act_scales, i64 tokens) {
+  const device_ref on = device_of(device);
+  const i64 routes = moe::route_layout::slots * tokens;
   Signature s{};
   s.target = device.target;
+  s.device = on;
   s.tokens = tokens;
-  s.hidden_size = moe::expert_weights::hidden;
-  s.intermediate = moe::expert_weights::intermediate;
-  s.experts = moe::expert_weights::experts;
   s.plan_tile = Contract::tile;
   s.plan = plan;
   s.plan_bytes = plan_bytes;
+  s.act = strided_tensor(act, dtype::e4m3, on, {routes, moe::expert_weights::intermediate});
+  s.act_scales = strided_tensor(act_scales, dtype::f32, on, {routes, moe::expert_weights::w2_scale_cols});
   return s;
+}
+inline tensor_arg expert_tensor(const void* data, dtype type, device_ref on, i64 rows, i64 cols) {
+  return strided_tensor(data, type, on, {moe::expert_weights::experts, rows, cols});
 }
 }  // namespace detail
 
 /// plan (grouped_plan_layout, caller-owned, plan_bytes long) from hidden BF16 [M, 2048] and ids [M, 9].
 template <class Contract>
 void moe_grouped_plan(const handle<Contract>& h, stream_handle stream, const void* hidden, const i32* ids, void* plan, u64 plan_bytes, i64 tokens) {
-  moe_grouped_plan_signature s{};
-  s.target = h.device().target;
-  s.tokens = tokens;
-  s.hidden_size = moe::expert_weights::hidden;
-  s.hidden = hidden;
-  s.ids = ids;
-  s.plan = plan;
-  s.plan_bytes = plan_bytes;
+  const device_ref on = device_of(h.device());
+  const moe_grouped_plan_signature s{h.device().target, on, strided_tensor(hidden, dtype::bf16, on, {tokens, moe::expert_weights::hidden}),
+                                     strided_tensor(ids, dtype::i32, on, {tokens, moe::route_layout::slots}), plan, plan_bytes};
   detail::require(Contract::admits(s), "moe_grouped_plan");
   using kernel = kernels::moe_grouped_plan_kernel<Contract>;
   const auto m = static_cast<u32>(tokens);
@@ -61,12 +63,11 @@ void moe_grouped_plan(const handle<Contract>& h, stream_handle stream, const voi
 template <class Contract>
 void moe_grouped_gate_up(const handle<Contract>& h, stream_handle stream, const void* plan, u64 plan_bytes, const moe_expert_weights& w, void* act,
                          float* act_scales, void* gate_up, i64 tokens) {
-  auto s = detail::grouped_stage<Contract, moe_grouped_gate_up_signature>(h.device(), plan, plan_bytes, tokens);
-  s.w13 = w.w13;
-  s.s13 = w.s13;
-  s.act = act;
-  s.act_scales = act_scales;
-  s.gate_up = gate_up;
+  using W = moe::expert_weights;
+  auto s = detail::grouped_stage<Contract, moe_grouped_gate_up_signature>(h.device(), plan, plan_bytes, act, act_scales, tokens);
+  s.w13 = detail::expert_tensor(w.w13, dtype::e4m3, s.device, W::gate_up_rows, W::hidden);
+  s.s13 = detail::expert_tensor(w.s13, dtype::f32, s.device, W::w13_scale_rows, W::w13_scale_cols);
+  if (gate_up != nullptr) s.gate_up = strided_tensor(gate_up, dtype::bf16, s.device, {moe::route_layout::slots * tokens, W::gate_up_rows});
   detail::require(Contract::admits(s), "moe_grouped_gate_up");
   using kernel = kernels::moe_grouped_gate_up_kernel<Contract>;
   const auto m = static_cast<u32>(tokens);
@@ -80,11 +81,10 @@ void moe_grouped_gate_up(const handle<Contract>& h, stream_handle stream, const 
 template <class Contract>
 void moe_grouped_down(const handle<Contract>& h, stream_handle stream, const void* plan, u64 plan_bytes, const void* act, const float* act_scales,
                       const moe_expert_weights& w, void* partials, u64 partials_bytes, i64 tokens) {
-  auto s = detail::grouped_stage<Contract, moe_grouped_down_signature>(h.device(), plan, plan_bytes, tokens);
-  s.act = act;
-  s.act_scales = act_scales;
-  s.w2 = w.w2;
-  s.s2 = w.s2;
+  using W = moe::expert_weights;
+  auto s = detail::grouped_stage<Contract, moe_grouped_down_signature>(h.device(), plan, plan_bytes, act, act_scales, tokens);
+  s.w2 = detail::expert_tensor(w.w2, dtype::e4m3, s.device, W::hidden, W::intermediate);
+  s.s2 = detail::expert_tensor(w.s2, dtype::f32, s.device, W::w2_scale_rows, W::w2_scale_cols);
   s.partials = partials;
   s.partials_bytes = partials_bytes;
   detail::require(Contract::admits(s), "moe_grouped_down");
@@ -99,15 +99,15 @@ void moe_grouped_down(const handle<Contract>& h, stream_handle stream, const voi
 template <class Contract>
 void moe_grouped_reduce(const handle<Contract>& h, stream_handle stream, const void* partials, u64 partials_bytes, const i32* ids,
                         const float* route_weights, void* out, i64 tokens) {
-  moe_grouped_reduce_signature s{};
-  s.target = h.device().target;
-  s.tokens = tokens;
-  s.hidden_size = moe::expert_weights::hidden;
-  s.partials = partials;
-  s.partials_bytes = partials_bytes;
-  s.ids = ids;
-  s.route_weights = route_weights;
-  s.out = out;
+  const device_ref on = device_of(h.device());
+  const i64 slots = moe::route_layout::slots;
+  const moe_grouped_reduce_signature s{h.device().target,
+                                       on,
+                                       partials,
+                                       partials_bytes,
+                                       strided_tensor(ids, dtype::i32, on, {tokens, slots}),
+                                       strided_tensor(route_weights, dtype::f32, on, {tokens, slots}),
+                                       strided_tensor(out, dtype::bf16, on, {tokens, moe::expert_weights::hidden})};
   detail::require(Contract::admits(s), "moe_grouped_reduce");
   using kernel = kernels::moe_grouped_reduce_kernel<Contract>;
   const auto m = static_cast<u32>(tokens);
