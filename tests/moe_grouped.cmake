@@ -56,3 +56,9 @@ if(CUDAToolkit_FOUND)
     add_dependencies(netra-bench-moe-grouped netra_code_objects)
   endif()
 endif()
+
+# The grouped experts through the dispatch path (libnetra's embedded code objects).
+netra_add_gpu_test(test_moe_grouped_dispatch_gpu gpu/test_moe_grouped_dispatch_gpu.cpp)
+if(TARGET test_moe_grouped_dispatch_gpu AND TARGET netra_runtime)
+  target_link_libraries(test_moe_grouped_dispatch_gpu PRIVATE netra::runtime)
+endif()

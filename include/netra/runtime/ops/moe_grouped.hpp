@@ -47,6 +47,39 @@ inline tensor_arg expert_tensor(const void* data, dtype type, device_ref on, i64
 }
 }  // namespace detail
 
+/// Records the kernel of a call Contract::admits(s) admitted (each stage: nothing checked again).
+template <class Contract> void launch_moe_grouped_plan(const handle<Contract>& h, stream_handle stream, const moe_grouped_plan_signature& s) {
+  using kernel = kernels::moe_grouped_plan_kernel<Contract>;
+  const auto m = static_cast<u32>(s.tokens());
+  h.template launch<kernel>(stream, {static_cast<const u16*>(s.hidden.data), static_cast<const i32*>(s.ids.data), static_cast<u8*>(const_cast<void*>(s.plan)), m},
+                            kernel::shape(m));
+}
+template <class Contract> void launch_moe_grouped_gate_up(const handle<Contract>& h, stream_handle stream, const moe_grouped_gate_up_signature& s) {
+  using kernel = kernels::moe_grouped_gate_up_kernel<Contract>;
+  const auto m = static_cast<u32>(s.tokens);
+  h.template launch<kernel>(stream,
+                            {static_cast<const u8*>(s.plan), static_cast<const u8*>(s.w13.data), static_cast<const float*>(s.s13.data),
+                             static_cast<u8*>(const_cast<void*>(s.act.data)), static_cast<float*>(const_cast<void*>(s.act_scales.data)),
+                             s.gate_up.rank < 0 ? nullptr : static_cast<u16*>(const_cast<void*>(s.gate_up.data)), m},
+                            kernel::shape(m));
+}
+template <class Contract> void launch_moe_grouped_down(const handle<Contract>& h, stream_handle stream, const moe_grouped_down_signature& s) {
+  using kernel = kernels::moe_grouped_down_kernel<Contract>;
+  const auto m = static_cast<u32>(s.tokens);
+  h.template launch<kernel>(stream,
+                            {static_cast<const u8*>(s.plan), static_cast<const u8*>(s.act.data), static_cast<const float*>(s.act_scales.data),
+                             static_cast<const u8*>(s.w2.data), static_cast<const float*>(s.s2.data), const_cast<void*>(s.partials), m},
+                            kernel::shape(m));
+}
+template <class Contract> void launch_moe_grouped_reduce(const handle<Contract>& h, stream_handle stream, const moe_grouped_reduce_signature& s) {
+  using kernel = kernels::moe_grouped_reduce_kernel<Contract>;
+  const auto m = static_cast<u32>(s.tokens());
+  h.template launch<kernel>(stream,
+                            {s.partials, static_cast<const i32*>(s.ids.data), static_cast<const float*>(s.route_weights.data),
+                             static_cast<u16*>(const_cast<void*>(s.out.data)), m},
+                            kernel::shape(m));
+}
+
 /// plan (grouped_plan_layout, caller-owned, plan_bytes long) from hidden BF16 [M, 2048] and ids [M, 9].
 template <class Contract>
 void moe_grouped_plan(const handle<Contract>& h, stream_handle stream, const void* hidden, const i32* ids, void* plan, u64 plan_bytes, i64 tokens) {
@@ -54,9 +87,7 @@ void moe_grouped_plan(const handle<Contract>& h, stream_handle stream, const voi
   const moe_grouped_plan_signature s{h.device().target, on, strided_tensor(hidden, dtype::bf16, on, {tokens, moe::expert_weights::hidden}),
                                      strided_tensor(ids, dtype::i32, on, {tokens, moe::route_layout::slots}), plan, plan_bytes};
   detail::require(Contract::admits(s), "moe_grouped_plan");
-  using kernel = kernels::moe_grouped_plan_kernel<Contract>;
-  const auto m = static_cast<u32>(tokens);
-  h.template launch<kernel>(stream, {static_cast<const u16*>(hidden), ids, static_cast<u8*>(plan), m}, kernel::shape(m));
+  launch_moe_grouped_plan(h, stream, s);
 }
 
 /// act E4M3 [9M, 512] + act_scales FP32 [9M, 4] (and, when gate_up is non-null, BF16 [9M, 1024]).
@@ -69,12 +100,7 @@ void moe_grouped_gate_up(const handle<Contract>& h, stream_handle stream, const 
   s.s13 = detail::expert_tensor(w.s13, dtype::f32, s.device, W::w13_scale_rows, W::w13_scale_cols);
   if (gate_up != nullptr) s.gate_up = strided_tensor(gate_up, dtype::bf16, s.device, {moe::route_layout::slots * tokens, W::gate_up_rows});
   detail::require(Contract::admits(s), "moe_grouped_gate_up");
-  using kernel = kernels::moe_grouped_gate_up_kernel<Contract>;
-  const auto m = static_cast<u32>(tokens);
-  h.template launch<kernel>(stream,
-                            {static_cast<const u8*>(plan), static_cast<const u8*>(w.w13), w.s13, static_cast<u8*>(act), act_scales,
-                             static_cast<u16*>(gate_up), m},
-                            kernel::shape(m));
+  launch_moe_grouped_gate_up(h, stream, s);
 }
 
 /// partials (caller-owned, Contract::partials_bytes): y or the two FP16 K partials of every route.
@@ -88,11 +114,7 @@ void moe_grouped_down(const handle<Contract>& h, stream_handle stream, const voi
   s.partials = partials;
   s.partials_bytes = partials_bytes;
   detail::require(Contract::admits(s), "moe_grouped_down");
-  using kernel = kernels::moe_grouped_down_kernel<Contract>;
-  const auto m = static_cast<u32>(tokens);
-  h.template launch<kernel>(stream,
-                            {static_cast<const u8*>(plan), static_cast<const u8*>(act), act_scales, static_cast<const u8*>(w.w2), w.s2, partials, m},
-                            kernel::shape(m));
+  launch_moe_grouped_down(h, stream, s);
 }
 
 /// out BF16 [M, 2048] = the weighted sum of the 9 routes' partials, slot order.
@@ -109,9 +131,7 @@ void moe_grouped_reduce(const handle<Contract>& h, stream_handle stream, const v
                                        strided_tensor(route_weights, dtype::f32, on, {tokens, slots}),
                                        strided_tensor(out, dtype::bf16, on, {tokens, moe::expert_weights::hidden})};
   detail::require(Contract::admits(s), "moe_grouped_reduce");
-  using kernel = kernels::moe_grouped_reduce_kernel<Contract>;
-  const auto m = static_cast<u32>(tokens);
-  h.template launch<kernel>(stream, {partials, ids, route_weights, static_cast<u16*>(out), m}, kernel::shape(m));
+  launch_moe_grouped_reduce(h, stream, s);
 }
 
 /// Device pointers of one grouped experts call (the block after routing). The caller owns every

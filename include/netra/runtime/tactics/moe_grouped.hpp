@@ -13,6 +13,7 @@
 #include "netra/contracts/moe/grouped_gate_up.hpp"
 #include "netra/contracts/moe/grouped_plan.hpp"
 #include "netra/contracts/moe/split_k_down.hpp"
+#include "netra/runtime/tactic.hpp"
 
 namespace netra::tactics {
 
@@ -70,6 +71,39 @@ template <class Target> constexpr const char* grouped_configuration(i64 tokens) 
   if (grouped_large<Target>::contains(tokens)) return "large";
   return "";
 }
+
+/// The dispatch lists of the four stages (ops/moe_grouped_dispatch.hpp), both targets, in the
+/// configurations' order; each tactic strict inside its configuration's token range.
+inline i64 grouped_tokens(const moe_grouped_plan_signature& s) { return s.tokens(); }
+inline i64 grouped_tokens(const moe_grouped_stage_signature& s) { return s.tokens; }
+inline i64 grouped_tokens(const moe_grouped_reduce_signature& s) { return s.tokens(); }
+template <class Config, class Target> struct grouped_domain {
+  template <class Signature> static bool contains(const Signature& s) {
+    return s.target == Target::id && Config::contains(grouped_tokens(s));
+  }
+};
+template <template <class> class Config, class Target, class Contract> using grouped_strict = strict<Contract, grouped_domain<Config<Target>, Target>>;
+
+inline constexpr auto moe_grouped_plan = boost::hana::tuple_t<grouped_strict<grouped_mid, gfx950, typename grouped_mid<gfx950>::plan>,
+                                                               grouped_strict<grouped_mid, sm90a, typename grouped_mid<sm90a>::plan>,
+                                                               grouped_strict<grouped_large, gfx950, typename grouped_large<gfx950>::plan>,
+                                                               grouped_strict<grouped_large, sm90a, typename grouped_large<sm90a>::plan>>;
+inline constexpr auto moe_grouped_gate_up = boost::hana::tuple_t<grouped_strict<grouped_mid, gfx950, typename grouped_mid<gfx950>::gate_up>,
+                                                                  grouped_strict<grouped_mid, sm90a, typename grouped_mid<sm90a>::gate_up>,
+                                                                  grouped_strict<grouped_large, gfx950, typename grouped_large<gfx950>::gate_up>,
+                                                                  grouped_strict<grouped_large, sm90a, typename grouped_large<sm90a>::gate_up>>;
+inline constexpr auto moe_grouped_down = boost::hana::tuple_t<grouped_strict<grouped_mid, gfx950, typename grouped_mid<gfx950>::down>,
+                                                               grouped_strict<grouped_mid, sm90a, typename grouped_mid<sm90a>::down>,
+                                                               grouped_strict<grouped_split_k, gfx950, typename grouped_split_k<gfx950>::down>,
+                                                               grouped_strict<grouped_split_k, sm90a, typename grouped_split_k<sm90a>::down>,
+                                                               grouped_strict<grouped_large, gfx950, typename grouped_large<gfx950>::down>,
+                                                               grouped_strict<grouped_large, sm90a, typename grouped_large<sm90a>::down>>;
+inline constexpr auto moe_grouped_reduce = boost::hana::tuple_t<grouped_strict<grouped_mid, gfx950, typename grouped_mid<gfx950>::reduce>,
+                                                                 grouped_strict<grouped_mid, sm90a, typename grouped_mid<sm90a>::reduce>,
+                                                                 grouped_strict<grouped_split_k, gfx950, typename grouped_split_k<gfx950>::reduce>,
+                                                                 grouped_strict<grouped_split_k, sm90a, typename grouped_split_k<sm90a>::reduce>,
+                                                                 grouped_strict<grouped_large, gfx950, typename grouped_large<gfx950>::reduce>,
+                                                                 grouped_strict<grouped_large, sm90a, typename grouped_large<sm90a>::reduce>>;
 
 /// Every distinct contract of a target's configurations (the catalog's list).
 template <class Target>
