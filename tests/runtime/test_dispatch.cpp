@@ -15,6 +15,8 @@
 
 #include "netra/runtime/dispatch.hpp"
 #include "netra/runtime/ops/argmax.hpp"
+#include "netra/runtime/ops/moe_experts.hpp"
+#include "netra/runtime/tactics/moe_experts.hpp"
 #include "netra/runtime/tactics/sampling.hpp"
 
 using namespace netra;
@@ -218,4 +220,34 @@ TEST_CASE("select_tactic allocates nothing, admitted or falling back") {
   CHECK(chosen == 4);
   CHECK(declined == fallback);
   CHECK(during == 0);
+}
+
+TEST_CASE("a list condition (when<>) is the one home of gate_up's schedule threshold; down's act dtype picks its input") {
+  const auto* p = reinterpret_cast<const void*>(std::uintptr_t{0x10000});
+  const moe_expert_weights w{p, static_cast<const float*>(p), p, static_cast<const float*>(p)};
+  const device_ref gpu{2, 0};
+  for (std::int64_t tokens = 1; tokens <= 16; ++tokens) {
+    INFO("tokens ", tokens);
+    moe_gate_up_signature s = moe_gate_up_call_signature(target_id::sm90a, gpu, p, static_cast<const std::int32_t*>(p), w, p, tokens);
+    s.workspace = arena;
+    s.workspace_bytes = sizeof arena;
+    // [0] units gfx950, [1] units sm90a (resident), [2] route scan gfx950, [3] route scan sm90a
+    CHECK(select_tactic(tactics::moe_expert_gate_up, s) == (tokens >= tactics::unit_list_min_tokens ? 1 : 3));
+    if (tokens == 4)
+      CHECK(explain(tactics::moe_expert_gate_up, s).text().find("refused at field 'tokens': requires >= tactics::unit_list_min_tokens") !=
+            std::string::npos);
+  }
+  moe_down_signature d = moe_down_call_signature<contracts::moe_expert_down_fused_decode<sm90a>>(
+      target_id::sm90a, gpu, p, nullptr, static_cast<const std::int32_t*>(p), static_cast<const float*>(p), w, p, 3);
+  CHECK(select_tactic(tactics::moe_expert_down, d) == 1);  // bfloat16 act: act_quant fused
+  d.act.type = dtype::e4m3;
+  d.act.shape[1] = 512;
+  d.act.strides[0] = 512;
+  d.act_scales = d.route_weights;  // any float32 tensor of the right shape
+  d.act_scales.shape[0] = 27;
+  d.act_scales.shape[1] = 4;
+  d.act_scales.strides[0] = 4;
+  CHECK(select_tactic(tactics::moe_expert_down, d) == 3);
+  d.act.type = dtype::f32;  // meant as E4M3 and refused there: an error, not a silent fallback
+  CHECK_THROWS_AS(select_tactic(tactics::moe_expert_down, d), error);
 }
