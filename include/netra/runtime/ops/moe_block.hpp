@@ -8,6 +8,9 @@
 //
 //   variant unfused: router, gate_up, act_quant, down(act_quant's E4M3)   (1..16 tokens)
 //   variant fused:   router, gate_up, down(gate_up's BF16, act_quant fused)   (1..4 tokens)
+//   unfused, 17..768 tokens: router, then the grouped experts (ops/moe_grouped_dispatch.hpp: plan,
+//   gate_up with act_quant fused into act / act_scales, down, route sum; the gate_up tensor is
+//   not written) once the router list admits such calls
 //
 // select() decides every stage before anything is launched: a stage no tactic admits, or a
 // strict refusal in any stage, launches nothing. run() then records the selected stages as they
@@ -20,6 +23,7 @@
 #include <string>
 
 #include "netra/runtime/ops/moe_experts_dispatch.hpp"
+#include "netra/runtime/ops/moe_grouped_dispatch.hpp"
 #include "netra/runtime/ops/moe_routing_dispatch.hpp"
 
 namespace netra {
@@ -60,7 +64,7 @@ struct moe_block_args {
 class moe_block_dispatcher {
  public:
   moe_block_dispatcher(const device_info& device, const jit::options& jit)
-      : router_(device, jit), gate_up_(device, jit), act_quant_(device, jit), down_(device, jit) {}
+      : router_(device, jit), gate_up_(device, jit), act_quant_(device, jit), down_(device, jit), grouped_(device, jit) {}
 
   /// Every stage's tactic and admitted signature, decided before anything is launched.
   struct plan {
@@ -69,7 +73,10 @@ class moe_block_dispatcher {
     selection<moe_act_quant_signature> act_quant;  // unfused only
     selection<moe_down_signature> down;
     bool fused = false;
+    bool grouped = false;                      // 17..768 tokens: the grouped experts after the router
+    moe_grouped_dispatcher::choice experts;  // grouped only
     bool runnable() const {
+      if (grouped) return router.tactic != fallback && experts.runnable();
       return router.tactic != fallback && gate_up.tactic != fallback && down.tactic != fallback && (fused || act_quant.tactic != fallback);
     }
   };
@@ -79,6 +86,11 @@ class moe_block_dispatcher {
     plan p;
     p.fused = variant == moe_block_variant::fused;
     p.router = router_.select(router_signature(t));
+    p.grouped = !p.fused && t.hidden.rank == 2 && t.hidden.shape[0] > tactics::grouped_min_tokens - 1;
+    if (p.grouped) {
+      p.experts = grouped_.select(t.hidden, t.ids, t.route_weights, t.w13, t.s13, t.w2, t.s2, t.act, t.act_scales, t.out);
+      return p;
+    }
     p.gate_up = gate_up_.select(gate_up_signature(t));
     if (!p.fused) p.act_quant = act_quant_.select(act_quant_signature(t));
     p.down = down_.select(down_signature(t, p.fused));
@@ -91,6 +103,10 @@ class moe_block_dispatcher {
     const plan p = select(t, variant);
     if (!p.runnable()) return false;
     router_.launch(stream, p.router);
+    if (p.grouped) {
+      grouped_.launch(stream, p.experts);
+      return true;
+    }
     gate_up_.launch(stream, p.gate_up);
     if (!p.fused) act_quant_.launch(stream, p.act_quant);
     down_.launch(stream, p.down);
@@ -152,6 +168,7 @@ class moe_block_dispatcher {
   op_dispatcher<moe_gate_up_op> gate_up_;
   op_dispatcher<moe_act_quant_op> act_quant_;
   op_dispatcher<moe_down_op> down_;
+  moe_grouped_dispatcher grouped_;
 };
 
 }  // namespace netra
