@@ -25,3 +25,17 @@ if(TARGET netra_runtime)
     set_tests_properties(test_attention_c_abi_gpu PROPERTIES LABELS "gpu;runtime")
   endif()
 endif()
+
+# Negative compile tests: each unsupported contract field fails with its message.
+netra_add_compile_fail_test(negative_attention_page_size negative/attention_page_size.cpp
+  "netra::contracts::attention_gqa8: field PageSize must be 1 or 16")
+netra_add_compile_fail_test(negative_attention_phase_extend negative/attention_phase_extend.cpp
+  "netra::contracts::attention_gqa8: field Phase must be decode \\(0\\) or verify \\(2\\)")
+netra_add_compile_fail_test(negative_attention_decode_tq negative/attention_decode_tq.cpp
+  "netra::contracts::attention_gqa8: field Tq must be 1 in decode")
+netra_add_compile_fail_test(negative_attention_block_warps negative/attention_block_warps.cpp
+  "netra::contracts::attention_gqa8: field BlockWarps must be 1, 2, 4 or 8")
+netra_add_compile_fail_test(negative_attention_target negative/attention_target.cpp
+  "netra::contracts::attention_gqa8: field Target is not supported")
+netra_add_compile_fail_test(negative_attention_lds negative/attention_lds.cpp
+  "netra::contracts::attention_gqa8: the staging ring exceeds the target's LDS")
