@@ -12,6 +12,7 @@
 
 #include "netra/runtime/decision_text.hpp"
 #include "netra/runtime/ops/argmax.hpp"
+#include "netra/runtime/ops/moe_experts.hpp"
 #include "netra/runtime/tensor.hpp"
 
 using namespace netra;
@@ -136,4 +137,46 @@ TEST_CASE("refusal values never read as bare enum numbers") {
   for (int t = 0; t <= static_cast<int>(dtype::other); ++t) CHECK(std::string(dtype_name(static_cast<dtype>(t))).find_first_of("0123456789") != 0);
   CHECK(device_text(kDLROCM, 3) == "rocm:3");
   CHECK(device_text(99, 1) == "device type 99:1");
+}
+
+TEST_CASE("the expert projections refuse bad DLTensors by name: dtypes, W13 / W2 without the shared expert, small outputs, devices") {
+  using gate_up = contracts::moe_expert_gate_up_decode<sm90a>;
+  using down = contracts::moe_expert_down_decode<sm90a>;
+  constexpr DLDataType bf16{kDLBfloat, 16, 1}, e4m3{10, 8, 1}, u8{kDLUInt, 8, 1}, f16{kDLFloat, 16, 1};
+  const fake hidden(0x100000, bf16, {2, 2048}), ids(0x200000, int32, {2, 9}), w13(0x300000, e4m3, {257, 1024, 2048}),
+      s13(0x400000, f32, {257, 8, 16}), out(0x500000, bf16, {18, 1024});
+  auto gate_up_verdict = [&](const fake& h, const fake& i, const fake& w, const fake& s, const fake& o) {
+    return to_string(gate_up::admits(moe_gate_up_call_signature(gpu0, tensor_of(&h.t), tensor_of(&i.t), tensor_of(&w.t), tensor_of(&s.t), tensor_of(&o.t))));
+  };
+  CHECK(gate_up_verdict(hidden, ids, w13, s13, out) == "admitted");
+  CHECK(gate_up_verdict(hidden, ids, fake(0x300000, u8, {257, 1024, 2048}), s13, out) == "admitted");  // uint8 holding E4M3 bytes
+  CHECK(gate_up_verdict(fake(0x100000, f32, {2, 2048}), ids, w13, s13, out) == "refused at field 'hidden': requires bfloat16, got float32");
+  CHECK(gate_up_verdict(fake(0x100000, f16, {2, 2048}), ids, w13, s13, out) == "refused at field 'hidden': requires bfloat16, got float16");
+  CHECK(gate_up_verdict(hidden, fake(0x200000, int64, {2, 9}), w13, s13, out) == "refused at field 'ids': requires int32, got int64");
+  CHECK(gate_up_verdict(hidden, ids, fake(0x300000, e4m3, {256, 1024, 2048}), s13, out) ==
+        "refused at field 'w13': requires shape [257 experts (256 routed + shared), 1024, 2048] = [257, 1024, 2048], got shape [256, 1024, 2048]");
+  CHECK(gate_up_verdict(hidden, ids, w13, s13, fake(0x500000, bf16, {9, 1024})) ==
+        "refused at field 'out': requires shape [9 tokens, 1024] = [18, 1024], got shape [9, 1024]");
+  fake strided(0x100000, bf16, {2, 2048}, true);
+  strided.strides[0] = 4096;
+  CHECK(gate_up_verdict(strided, ids, w13, s13, out) == "refused at field 'hidden': requires compact row-major strides, got strides [4096, 1]");
+  fake host_w13(0x300000, e4m3, {257, 1024, 2048});
+  host_w13.t.device = {kDLCPU, 0};
+  CHECK(gate_up_verdict(hidden, ids, host_w13, s13, out) == "refused at field 'w13': requires the handle's device (cuda:0), got cpu");
+
+  const fake act(0x600000, e4m3, {18, 512}), scales(0x700000, f32, {18, 4}), rw(0x800000, f32, {2, 9}), w2(0x900000, e4m3, {257, 2048, 512}),
+      s2(0xA00000, f32, {257, 16, 4}), y(0xB00000, bf16, {2, 2048});
+  auto down_verdict = [&](const fake& a, const DLTensor* s, const fake& r, const fake& w, const fake& o) {
+    return to_string(down::admits(moe_down_call_signature(gpu0, tensor_of(&a.t), tensor_of(s), tensor_of(&ids.t), tensor_of(&r.t), tensor_of(&w.t),
+                                                          tensor_of(&s2.t), tensor_of(&o.t))));
+  };
+  CHECK(down_verdict(act, &scales.t, rw, w2, y) == "admitted");
+  CHECK(down_verdict(fake(0x600000, f32, {18, 512}), &scales.t, rw, w2, y) == "refused at field 'act': requires float8_e4m3fn, got float32");
+  CHECK(down_verdict(act, nullptr, rw, w2, y) == "refused at field 'act_scales': requires a tensor, got NULL");
+  CHECK(down_verdict(act, &scales.t, fake(0x800000, bf16, {2, 9}), w2, y) == "refused at field 'route_weights': requires float32, got bfloat16");
+  CHECK(down_verdict(act, &scales.t, fake(0x800000, f64, {2, 9}), w2, y) == "refused at field 'route_weights': requires float32, got float64");
+  CHECK(down_verdict(act, &scales.t, rw, fake(0x900000, e4m3, {256, 2048, 512}), y) ==
+        "refused at field 'w2': requires shape [257 experts (256 routed + shared), 2048, 512] = [257, 2048, 512], got shape [256, 2048, 512]");
+  CHECK(down_verdict(act, &scales.t, rw, w2, fake(0xB00000, bf16, {1, 2048})) ==
+        "refused at field 'out': requires shape [tokens, 2048] = [2, 2048], got shape [1, 2048]");
 }
