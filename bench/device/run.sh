@@ -25,4 +25,5 @@ step python3 bench/moe_grouped.py --netra-bench "$build/tests/netra-bench-moe-gr
 step python3 bench/moe_block_timeline.py --out "$results/evidence/moe_block_timeline_h200.json"
 step python3 bench/weight_read_rate.py --program "$build/tests/weight-read-rate" --out "$results/evidence/weight_read_rate_h200.json"
 step python3 bench/fp8_accumulation.py --block-sum "$build/tests/fp8-block-sum" --matrix-rate "$build/tests/fp8-matrix-rate" --out "$results/evidence/fp8_accumulation_h200.json"
+step python3 bench/attention.py --objects "$build/code_objects" --out "$results/attention_h200.json"
 exit $status
