@@ -225,6 +225,8 @@ def main() -> int:
                 "bytes": line["bytes"], "roofline_us": roofline, "floor_us": None, "target_us": target,
                 "meets_target": None if target is None else line["graph_us"] <= target,
                 "faster_than_every_peer": all(line["graph_us"] < p["graph_us"] for p in peers),
+                "alternatives": [{"instance": d["instance"], "graph_us": d["graph_us"], "eager_us": d["eager_us"], "correct": d["correct"]}
+                                 for d in diagnostics if d["contract"] == name and d["tokens"] == rows],
             })
             write(a.out, bandwidth, records, diagnostics, started)
             common.print_table([{"contract": name, "rows": rows, "netra": line["graph_us"], "roofline": roofline,

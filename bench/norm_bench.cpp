@@ -109,24 +109,14 @@ template <class C> void bench_shape(const options& o, const handle<C>& h, CUstre
   // The check: set 0, one call, against the oracle (the residual is updated in place by it).
   s.call(h, stream, 0, eps);
   drv().check(drv().cuStreamSynchronize(stream), "sync");
-  oracles::norm_call call;
-  call.kind = C::kind;
-  call.weight_form = C::weight_form;
-  call.fp8_out = C::fp8_out;
-  call.eps = eps;
-  call.tokens = tokens;
-  call.x = x0.data();
-  call.x_stride = C::cols;
   std::vector<std::uint16_t> want_r = r0;
-  call.residual = want_r.data();
-  call.residual_stride = C::cols;
-  call.gate = z0.data();
-  call.gate_stride = C::cols;
-  call.weight = w.data();
-  std::vector<std::uint16_t> want;
-  std::vector<std::uint8_t> want_q;
-  std::vector<float> want_s;
-  oracles::norm_reference(call, want, want_q, want_s);
+  const oracles::norm_call call{.kind = C::kind, .weight_form = C::weight_form, .fp8_out = C::fp8_out, .eps = eps, .tokens = tokens,
+                                .x = x0.data(), .x_stride = C::cols, .residual = want_r.data(), .residual_stride = C::cols,
+                                .gate = z0.data(), .gate_stride = C::cols, .weight = w.data()};
+  const oracles::norm_outputs expected = oracles::norm_expected(call);
+  const auto& want = expected.y;
+  const auto& want_q = expected.q;
+  const auto& want_s = expected.scales;
   const auto got = download<std::uint8_t>(s.out, 0, s.out_bytes);
   bool correct = C::fp8_out ? got == want_q : std::memcmp(got.data(), want.data(), s.out_bytes) == 0;
   std::vector<float> got_s;

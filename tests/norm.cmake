@@ -38,3 +38,17 @@ if(CUDAToolkit_FOUND)
     add_dependencies(netra-bench-norm netra_code_objects)
   endif()
 endif()
+
+# The C ABI (libnetra): the header as C99, and on the GPU the calls, the refusals (nothing
+# written) and graph capture. tests/python/test_norm.py runs with the Python package's tests.
+if(TARGET netra_runtime)
+  add_test(NAME norm_c_header_is_c
+           COMMAND ${CMAKE_CXX_COMPILER} -x c -std=c99 -pedantic -Wall -Wextra -Werror -fsyntax-only -I${PROJECT_SOURCE_DIR}/include
+                   -include netra/c/norm.h /dev/null)
+  set_tests_properties(norm_c_header_is_c PROPERTIES LABELS runtime)
+  netra_add_gpu_test(test_norm_c_abi_gpu gpu/test_norm_c_abi_gpu.cpp)
+  if(TARGET test_norm_c_abi_gpu)
+    target_link_libraries(test_norm_c_abi_gpu PRIVATE netra::runtime)
+    set_tests_properties(test_norm_c_abi_gpu PROPERTIES LABELS "gpu;runtime")
+  endif()
+endif()

@@ -64,24 +64,14 @@ template <class C> void check_call(i64 tokens, i64 pad, std::uint64_t seed, bool
   norm(handle_of<C>(), nullptr, eps, tokens, x.data(), xs, C::kind == norm_kind::add_rms ? residual.data() : nullptr, rs,
        C::kind == norm_kind::gated ? gate.data() : nullptr, zs, weight.data(), out_ptr, C::fp8_out ? scales.data() : nullptr);
 
-  oracles::norm_call call;
-  call.kind = C::kind;
-  call.weight_form = C::weight_form;
-  call.fp8_out = C::fp8_out;
-  call.eps = eps;
-  call.tokens = tokens;
-  call.x = in.x.data();
-  call.x_stride = xs;
   std::vector<std::uint16_t> want_r = in.residual;
-  call.residual = want_r.data();
-  call.residual_stride = rs;
-  call.gate = in.gate.data();
-  call.gate_stride = zs;
-  call.weight = in.weight.data();
-  std::vector<std::uint16_t> want;
-  std::vector<std::uint8_t> want_q;
-  std::vector<float> want_s;
-  oracles::norm_reference(call, want, want_q, want_s);
+  const oracles::norm_call call{.kind = C::kind, .weight_form = C::weight_form, .fp8_out = C::fp8_out, .eps = eps, .tokens = tokens,
+                                .x = in.x.data(), .x_stride = xs, .residual = want_r.data(), .residual_stride = rs,
+                                .gate = in.gate.data(), .gate_stride = zs, .weight = in.weight.data()};
+  const oracles::norm_outputs expected = oracles::norm_expected(call);
+  const auto& want = expected.y;
+  const auto& want_q = expected.q;
+  const auto& want_s = expected.scales;
 
   long mismatches = 0, first = -1, poisoned = 0;
   if (in_place) {

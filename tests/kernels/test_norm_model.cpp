@@ -182,23 +182,13 @@ template <class C> void check(u32 tokens, i64 stride_pad, std::uint64_t seed) {
   const float eps = 1e-6f;
   norm_model<C>::run(b, tokens, xs, rs, zs, eps);
 
-  oracles::norm_call call;
-  call.kind = C::kind;
-  call.weight_form = C::weight_form;
-  call.fp8_out = C::fp8_out;
-  call.eps = eps;
-  call.tokens = tokens;
-  call.x = b.x.data();
-  call.x_stride = xs;
-  call.residual = residual_in.data();
-  call.residual_stride = rs;
-  call.gate = b.gate.data();
-  call.gate_stride = zs;
-  call.weight = b.weight.data();
-  std::vector<std::uint16_t> want;
-  std::vector<std::uint8_t> want_q;
-  std::vector<float> want_s;
-  oracles::norm_reference(call, want, want_q, want_s);
+  const oracles::norm_call call{.kind = C::kind, .weight_form = C::weight_form, .fp8_out = C::fp8_out, .eps = eps, .tokens = tokens,
+                                .x = b.x.data(), .x_stride = xs, .residual = residual_in.data(), .residual_stride = rs,
+                                .gate = b.gate.data(), .gate_stride = zs, .weight = b.weight.data()};
+  const oracles::norm_outputs expected = oracles::norm_expected(call);
+  const auto& want = expected.y;
+  const auto& want_q = expected.q;
+  const auto& want_s = expected.scales;
 
   long mismatches = 0, bad_writes = 0;
   for (std::size_t i = 0; i < outs; ++i) {

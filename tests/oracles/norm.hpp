@@ -122,6 +122,18 @@ inline void norm_reference(const norm_call& c, std::vector<std::uint16_t>& out_b
     }
 }
 
+/// The oracle's outputs of one call (the residual it was given is updated in place).
+struct norm_outputs {
+  std::vector<std::uint16_t> y;
+  std::vector<std::uint8_t> q;
+  std::vector<float> scales;
+};
+inline norm_outputs norm_expected(const norm_call& c) {
+  norm_outputs o;
+  norm_reference(c, o.y, o.q, o.scales);
+  return o;
+}
+
 // ---- inputs ------------------------------------------------------------------------------------
 
 /// Row kinds the tests feed: random of several magnitudes and the contract's adversarial rows.
