@@ -20,6 +20,18 @@ inline tensor_arg byte_tensor(const void* data, u64 bytes, device_ref device) {
   return strided_tensor(data, dtype::u8, device, {static_cast<i64>(bytes)});
 }
 
+/// A stage signature's common fields from its tensors (tokens and plan_tile: the dispatcher's).
+template <class Signature> Signature grouped_stage_of(const device_info& d, const tensor_arg& plan, const tensor_arg& act, const tensor_arg& act_scales) {
+  Signature s{};
+  s.target = d.target;
+  s.device = device_of(d);
+  s.plan = plan.data;
+  s.plan_bytes = static_cast<u64>(plan.extent(0));
+  s.act = act;
+  s.act_scales = act_scales;
+  return s;
+}
+
 struct moe_grouped_plan_op : binds_nothing {
   using signature = moe_grouped_plan_signature;
   static constexpr auto tactics = netra::tactics::moe_grouped_plan;
@@ -41,13 +53,7 @@ struct moe_grouped_gate_up_op : binds_nothing {
   /// tokens and plan_tile are the dispatcher's (the call's M, the chosen plan's Tile).
   static signature signature_of(const device_info& d, const tensor_arg& plan, const tensor_arg& w13, const tensor_arg& s13, const tensor_arg& act,
                                 const tensor_arg& act_scales, const tensor_arg& gate_up) {
-    signature s{};
-    s.target = d.target;
-    s.device = device_of(d);
-    s.plan = plan.data;
-    s.plan_bytes = static_cast<u64>(plan.extent(0));
-    s.act = act;
-    s.act_scales = act_scales;
+    signature s = grouped_stage_of<signature>(d, plan, act, act_scales);
     s.w13 = w13;
     s.s13 = s13;
     s.gate_up = gate_up;
@@ -65,13 +71,7 @@ struct moe_grouped_down_op : binds_nothing {
   static constexpr std::array<const char*, 6> tensor_names{"plan", "act", "act_scales", "w2", "s2", "partials"};
   static signature signature_of(const device_info& d, const tensor_arg& plan, const tensor_arg& act, const tensor_arg& act_scales, const tensor_arg& w2,
                                 const tensor_arg& s2, const tensor_arg& partials) {
-    signature s{};
-    s.target = d.target;
-    s.device = device_of(d);
-    s.plan = plan.data;
-    s.plan_bytes = static_cast<u64>(plan.extent(0));
-    s.act = act;
-    s.act_scales = act_scales;
+    signature s = grouped_stage_of<signature>(d, plan, act, act_scales);
     s.w2 = w2;
     s.s2 = s2;
     s.partials = partials.data;
