@@ -13,7 +13,8 @@
 //     KParts 1: y[r][n] = ((q_0 + q_1) + q_2) + q_3, FP32 [R_max, 2048] at partials
 //               (the decode down's y, expert_down.hpp);
 //     KParts 2: h_p[r][n] = f16(q_2p + q_2p+1) for p = 0, 1 (RNE, overflow to ±Inf, subnormals
-//               kept), FP16 [2][R_max, 2048] at partials; the reducer's y = f32(h_0) + f32(h_1).
+//               kept), FP16 [R_max, 2048, 2] at partials (the two parts of a value adjacent);
+//               the reducer's y = f32(h_0) + f32(h_1).
 //   with R_max = 9 MaxTokens. Rows of routes with an invalid id are not written.
 // Comparison policy: through the reducer's output (grouped_reduce.hpp). Each value is computed by
 // the same operations wherever its route lands in the plan's tiles: bitwise repeatable.
@@ -63,7 +64,7 @@ struct moe_grouped_down {
   static constexpr u32 wave_size = WaveSize;
   static constexpr u32 waves = 8;
   static constexpr u32 max_routes = layout::max_routes;
-  /// Bytes of the partials: FP32 [R_max, 2048] (KParts 1) or FP16 [2, R_max, 2048] (KParts 2).
+  /// Bytes of the partials: FP32 [R_max, 2048] (KParts 1) or FP16 [R_max, 2048, 2] (KParts 2).
   static constexpr u64 partials_bytes = 4ull * max_routes * weights::hidden;
   static constexpr u64 workspace_bytes = 0;
   static constexpr i64 template_args[] = {MinTokens, MaxTokens, Tile, KParts, RowTiles};

@@ -2,7 +2,7 @@
 // tokens (12 draft tokens x 64 requests), 257 experts with the shared one, top-9 routes, hidden
 // 2048, intermediate 512, 128 x 128 block scales. Two launches after gate_up:
 //   producer  contracts::moe_grouped_down with KParts 2: two K partitions (K 0..255, 256..511) per
-//             plan tile, FP16 partials into a caller-owned persistent buffer [2, 6912, 2048]
+//             plan tile, FP16 partials into a caller-owned persistent buffer [6912, 2048, 2]
 //             (56.6 MB); gfx950: grid (2, 365, 1) = (K parts x one row range of 2048, the experts'
 //             tiles of 64 routes: 6912 / 64 + 257 bound), 256 VGPRs and 64 KiB LDS as the declared budget
 //             (the article's choice for holding the MFMA tile; the audit checks the object against it).

@@ -55,7 +55,7 @@ template <class Contract> struct moe_grouped_down_kernel {
     const float* act_scales;  // FP32 [9M, 4]
     const u8* w2;             // E4M3 [257, 2048, 512]
     const float* s2;          // FP32 [257, 16, 4]
-    void* partials;           // FP32 [R_max, 2048] or FP16 [2, R_max, 2048]
+    void* partials;           // FP32 [R_max, 2048] or FP16 [R_max, 2048, 2]
     u32 tokens;
   };
 
@@ -107,7 +107,7 @@ template <class Contract> struct moe_grouped_down_kernel {
           if (col >= routes) continue;
           const u64 at = static_cast<u64>(sh.route[col]) * weights::hidden + row0 + moe_grouped::item_row<target>(lane, n, i);
           if constexpr (k_parts == 1) static_cast<float*>(p.partials)[at] = y[i];
-          else static_cast<u16*>(p.partials)[static_cast<u64>(part) * Contract::max_routes * weights::hidden + at] = moe_grouped::f16_from_f32_rn(y[i]);
+          else static_cast<u16*>(p.partials)[2 * at + part] = moe_grouped::f16_from_f32_rn(y[i]);
         }
       }
     }

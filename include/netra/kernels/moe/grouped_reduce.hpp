@@ -5,7 +5,7 @@
 // with y from the partials (grouped_down.hpp); semantics in contracts/moe/grouped_reduce.hpp.
 // Mapping: grid (16, M); workgroup (x, t), 64 threads; thread i owns columns n = 128 x + 2 i and
 // n + 1 of token t. The 9 ids and weights are the workgroup's (uniform); a valid route's y pair is
-// one 8-byte load (KParts 1) or two 4-byte loads (KParts 2, one per part). One 4-byte BF16x2 store.
+// one 8-byte load (KParts 1: y of n, n + 1; KParts 2: h_0, h_1 of n, then of n + 1). One 4-byte BF16x2 store.
 // No LDS. On sm90a: programmatic dependent launch (released at once, waits before its loads).
 #pragma once
 #include "netra/contracts/moe/grouped_reduce.hpp"
@@ -29,7 +29,7 @@ template <class Contract> struct moe_grouped_reduce_kernel {
   static constexpr u32 k_parts = Contract::k_parts;
 
   struct params {
-    const void* partials;  // FP32 [R_max, 2048] or FP16 [2, R_max, 2048]
+    const void* partials;  // FP32 [R_max, 2048] or FP16 [R_max, 2048, 2]
     const i32* ids;        // [M, 9]
     const float* route_weights;  // [M, 9]
     u16* out;              // BF16 [M, 2048]
@@ -56,11 +56,10 @@ template <class Contract> struct moe_grouped_reduce_kernel {
           y0 = y[0];
           y1 = y[1];
         } else {
-          const u16* h = static_cast<const u16*>(p.partials);
-          const u32 h0 = *reinterpret_cast<const u32*>(h + at);
-          const u32 h1 = *reinterpret_cast<const u32*>(h + static_cast<u64>(Contract::max_routes) * weights::hidden + at);
-          y0 = add_rn(moe_grouped::f32_from_f16(static_cast<u16>(h0)), moe_grouped::f32_from_f16(static_cast<u16>(h1)));
-          y1 = add_rn(moe_grouped::f32_from_f16(static_cast<u16>(h0 >> 16)), moe_grouped::f32_from_f16(static_cast<u16>(h1 >> 16)));
+          const u32* h = reinterpret_cast<const u32*>(static_cast<const u16*>(p.partials) + 2 * at);
+          const u32 c0 = h[0], c1 = h[1];
+          y0 = add_rn(moe_grouped::f32_from_f16(static_cast<u16>(c0)), moe_grouped::f32_from_f16(static_cast<u16>(c0 >> 16)));
+          y1 = add_rn(moe_grouped::f32_from_f16(static_cast<u16>(c1)), moe_grouped::f32_from_f16(static_cast<u16>(c1 >> 16)));
         }
       }
       acc0 = fma_rn(w, y0, acc0);
