@@ -4,7 +4,19 @@
 netra_add_host_test(test_moe_fragments dsl/test_matrix_fragments.cpp)
 # The fragment layer (dsl/fragment/): every shape's piece maps against the instruction models.
 netra_add_host_test(test_dsl_fragments dsl/test_fragment_pieces.cpp)
-netra_add_host_test(test_moe_experts_model kernels/test_moe_experts_model.cpp)
+# The umbrella header netra/dsl.hpp compiles under the host compiler, nvcc (sm_90a) and clang (gfx950).
+add_test(NAME dsl_umbrella_host COMMAND ${CMAKE_CXX_COMPILER} -std=c++20 -fsyntax-only -I${PROJECT_SOURCE_DIR}/include
+                                        ${CMAKE_CURRENT_SOURCE_DIR}/dsl/dsl_umbrella.cpp)
+if(NETRA_NVCC)
+  add_test(NAME dsl_umbrella_nvcc COMMAND ${NETRA_NVCC} -std=c++20 -x cu -c -gencode=arch=compute_90a,code=sm_90a
+                                          -I${PROJECT_SOURCE_DIR}/include ${CMAKE_CURRENT_SOURCE_DIR}/dsl/dsl_umbrella.cpp -o /dev/null)
+endif()
+if(NETRA_CLANG)
+  add_test(NAME dsl_umbrella_gfx950 COMMAND ${NETRA_CLANG} -x hip --offload-arch=gfx950 --cuda-device-only -nogpulib -nogpuinc -std=c++20
+                                            -fsyntax-only -I${PROJECT_SOURCE_DIR}/include ${CMAKE_CURRENT_SOURCE_DIR}/dsl/dsl_umbrella.cpp)
+endif()
+netra_add_host_test(test_moe_experts_model kernels/test_moe_experts_gate_up_model.cpp kernels/test_moe_experts_down_model.cpp
+  kernels/test_moe_experts_units_model.cpp)
 target_compile_options(test_moe_experts_model PRIVATE -O2)
 
 netra_add_gpu_test(test_moe_experts_gpu gpu/test_moe_experts_gpu.cpp)

@@ -11,7 +11,8 @@ target_compile_options(test_dsl_math PRIVATE -O2)
 netra_add_host_test(test_moe_routing_host
   contracts/test_moe_routing_contracts.cpp
   kernels/test_moe_act_quant_model.cpp
-  kernels/test_moe_router_model.cpp)
+  kernels/test_moe_router_logits_model.cpp
+  kernels/test_moe_router_route_model.cpp)
 target_compile_options(test_moe_routing_host PRIVATE -O2)
 
 # Negative compile tests: each unsupported field fails with its message.

@@ -15,214 +15,22 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
-#include <cstdio>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <map>
-#include <optional>
-#include <regex>
-#include <set>
-#include <sstream>
-#include <string>
-#include <vector>
 
 #include "netra/runtime/builtin_catalog.hpp"
 #include "netra/runtime/code_object.hpp"
 #include "netra/runtime/elf.hpp"
 #include "netra/runtime/instance.hpp"
 #include "netra/runtime/kernel_traits.hpp"
+#include "audit/amd.hpp"
+#include "audit/common.hpp"
+#include "audit/nvidia.hpp"
+#include "audit/report.hpp"
 
-namespace fs = std::filesystem;
 namespace hana = boost::hana;
+using namespace netra::audit_tool;
 
 namespace {
-
-struct options {
-  fs::path objects;
-  std::string json;
-  std::string readelf = "llvm-readelf-22";
-  std::string objdump = "llvm-objdump-22";
-  std::set<std::string> skipped;
-  std::map<std::string, unsigned> overrides;
-};
-
-struct figures {
-  std::string instance, contract, target, kernel;
-  unsigned declared_workgroup = 0, object_workgroup = 0;
-  long vgprs = -1, agprs = -1, sgprs = -1, registers = -1;
-  long lds = 0, scratch = 0, spills = 0, code_bytes = 0, instructions = 0;
-  std::map<std::string, long> mix;
-  std::vector<std::string> violations;
-};
-
-std::string run_command(const std::string& cmd) {
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return out;
-  std::array<char, 4096> buf;
-  while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
-  pclose(p);
-  return out;
-}
-
-std::string read_text(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-std::vector<std::byte> read_bytes(const fs::path& p) {
-  const std::string s = read_text(p);
-  std::vector<std::byte> b(s.size());
-  std::memcpy(b.data(), s.data(), s.size());
-  return b;
-}
-
-std::string quote(const std::string& s) { return "'" + s + "'"; }
-
-// ---- AMD: metadata note as printed by llvm-readelf --notes (YAML), one map per kernel --------
-std::map<std::string, std::map<std::string, std::string>> amd_kernel_metadata(const options& o, const fs::path& obj) {
-  std::map<std::string, std::map<std::string, std::string>> out;
-  std::istringstream in(run_command(o.readelf + " --notes " + quote(obj.string()) + " 2>/dev/null"));
-  std::map<std::string, std::string> cur;
-  bool in_kernels = false;
-  auto flush = [&] {
-    if (cur.count(".name")) out[cur[".name"]] = cur;
-    cur.clear();
-  };
-  static const std::regex kv(R"(^(  - |    )(\.[a-z_]+):\s*(.*)$)");
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("amdhsa.kernels:", 0) == 0) { in_kernels = true; continue; }
-    if (!in_kernels) continue;
-    if (!line.empty() && line[0] != ' ') { flush(); in_kernels = false; continue; }
-    std::smatch m;
-    if (std::regex_match(line, m, kv)) {
-      if (m[1] == "  - ") flush();
-      cur[m[2]] = m[3];
-    }
-  }
-  flush();
-  return out;
-}
-
-long to_long(const std::map<std::string, std::string>& m, const std::string& k) {
-  auto it = m.find(k);
-  return it == m.end() ? -1 : std::strtol(it->second.c_str(), nullptr, 10);
-}
-
-void amd_instruction_mix(const options& o, const fs::path& obj, const std::string& mcpu, const netra::elf::symbol& sym, figures& f) {
-  char range[96];
-  std::snprintf(range, sizeof range, " --start-address=0x%llx --stop-address=0x%llx ", (unsigned long long)sym.value,
-                (unsigned long long)(sym.value + sym.size));
-  std::istringstream in(run_command(o.objdump + " -d --no-show-raw-insn --mcpu=" + mcpu + range + quote(obj.string()) + " 2>/dev/null"));
-  static const std::regex insn(R"(^\s+([a-z][a-z0-9_]*))");
-  for (std::string line; std::getline(in, line);) {
-    std::smatch m;
-    if (!std::regex_search(line, m, insn) || line.find(':') != std::string::npos && line.find('<') != std::string::npos) continue;
-    const std::string op = m[1];
-    ++f.instructions;
-    if (op.rfind("v_mfma", 0) == 0) ++f.mix["mfma"];
-    if (op == "ds_bpermute_b32" || op == "ds_permute_b32" || op == "ds_swizzle_b32" || op.find("_dpp") != std::string::npos ||
-        op.find("permlane") != std::string::npos)
-      ++f.mix["cross_lane"];
-    if (op == "global_load_dwordx4" || op == "buffer_load_dwordx4") ++f.mix["load_16B"];
-    if (op == "global_store_dwordx4" || op == "buffer_store_dwordx4") ++f.mix["store_16B"];
-    if (op.rfind("ds_", 0) == 0 && op.find("permute") == std::string::npos && op.find("swizzle") == std::string::npos) ++f.mix["lds_ops"];
-  }
-}
-
-// ---- NVIDIA: ptxas -v report and PTX ------------------------------------------------------------
-struct ptxas_entry {
-  long registers = -1, stack = -1, spill_stores = -1, spill_loads = -1, smem = 0;
-};
-
-std::map<std::string, ptxas_entry> parse_ptxas(const std::string& log) {
-  std::map<std::string, ptxas_entry> out;
-  std::istringstream in(log);
-  std::string cur;
-  static const std::regex entry(R"(Compiling entry function '([^']+)')");
-  static const std::regex props(R"(Function properties for ([A-Za-z0-9_]+))");
-  static const std::regex stack(R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
-  static const std::regex used(R"(Used (\d+) registers)");
-  static const std::regex smem(R"((\d+) bytes smem)");
-  for (std::string line; std::getline(in, line);) {
-    std::smatch m;
-    if (std::regex_search(line, m, entry) || std::regex_search(line, m, props)) cur = m[1];
-    if (cur.empty()) continue;
-    if (std::regex_search(line, m, stack)) {
-      out[cur].stack = std::stol(m[1]);
-      out[cur].spill_stores = std::stol(m[2]);
-      out[cur].spill_loads = std::stol(m[3]);
-    }
-    if (std::regex_search(line, m, used)) out[cur].registers = std::stol(m[1]);
-    if (std::regex_search(line, m, smem)) out[cur].smem = std::stol(m[1]);
-  }
-  return out;
-}
-
-/// EIATTR values of the global .nv.info section that carry (symbol index, value) pairs:
-/// 0x2f EIATTR_REGCOUNT, 0x11 EIATTR_FRAME_SIZE.
-std::optional<long> nv_info_value(const netra::elf::image& img, std::uint8_t attribute, std::uint32_t symbol_index) {
-  const auto* info = img.find_section(".nv.info");
-  if (!info) return std::nullopt;
-  const auto d = img.contents(*info);
-  for (size_t o = 0; o + 4 <= d.size();) {
-    const auto fmt = static_cast<std::uint8_t>(d[o]), attr = static_cast<std::uint8_t>(d[o + 1]);
-    if (fmt != 4) { o += 4; continue; }  // EIFMT_SVAL carries a 16-bit size, the others 4 bytes in all
-    std::uint16_t size;
-    std::memcpy(&size, d.data() + o + 2, 2);
-    if (attr == attribute && size == 8 && o + 12 <= d.size()) {
-      std::uint32_t sym, value;
-      std::memcpy(&sym, d.data() + o + 4, 4);
-      std::memcpy(&value, d.data() + o + 8, 4);
-      if (sym == symbol_index) return value;
-    }
-    o += 4 + size;
-  }
-  return std::nullopt;
-}
-
-void ptx_instruction_mix(const std::string& ptx, const std::string& kernel, figures& f) {
-  const auto start = ptx.find(".entry " + kernel + "(");
-  if (start == std::string::npos) return;
-  const auto end = ptx.find("\n}", start);
-  std::istringstream in(ptx.substr(start, end == std::string::npos ? std::string::npos : end - start));
-  static const std::regex maxntid(R"(\.maxntid\s+(\d+))");
-  for (std::string line; std::getline(in, line);) {
-    std::smatch m;
-    if (std::regex_search(line, m, maxntid)) f.object_workgroup = static_cast<unsigned>(std::stoul(m[1]));
-    const bool v4 = line.find(".v4") != std::string::npos;
-    const bool global = line.find(".global") != std::string::npos;
-    if (line.find("ld.") != std::string::npos && global && v4) ++f.mix["load_16B"];
-    if (line.find("st.") != std::string::npos && global && v4) ++f.mix["store_16B"];
-    if (line.find("shfl.sync") != std::string::npos) ++f.mix["cross_lane"];
-    if (line.find("mma.sync") != std::string::npos) ++f.mix["mma_sync"];
-    if (line.find("wgmma.mma_async") != std::string::npos) ++f.mix["wgmma"];
-  }
-}
-
-void check(figures& f, const char* what, long value, unsigned limit, bool applies = true) {
-  if (applies && value > static_cast<long>(limit))
-    f.violations.push_back(std::string(what) + " " + std::to_string(value) + " > budget " + std::to_string(limit));
-}
-
-netra::resource_budget apply_overrides(netra::resource_budget b, const options& o) {
-  for (const auto& [k, v] : o.overrides) {
-    if (k == "max_vgprs") b.max_vgprs = v;
-    else if (k == "max_sgprs") b.max_sgprs = v;
-    else if (k == "max_agprs") b.max_agprs = v;
-    else if (k == "max_registers") b.max_registers = v;
-    else if (k == "max_lds_bytes") b.max_lds_bytes = v;
-    else if (k == "max_scratch_bytes") b.max_scratch_bytes = v;
-    else if (k == "max_spills") b.max_spills = v;
-    else if (k == "max_code_bytes") b.max_code_bytes = v;
-    else { std::cerr << "netra-audit: unknown budget field " << k << "\n"; std::exit(2); }
-  }
-  return b;
-}
 
 template <class Contract> void audit_contract(const options& o, std::vector<figures>& rows, int& failures) {
   using target = typename Contract::target;
@@ -319,39 +127,6 @@ template <class Contract> void audit_contract(const options& o, std::vector<figu
   };
   hana::for_each(netra::kernels::kernel_types_of<Contract>(), one_kernel);
 }
-
-std::string json_escape(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '"' || c == '\\') o += '\\';
-    o += c;
-  }
-  return o;
-}
-
-void write_json(const std::string& path, const std::vector<figures>& rows) {
-  std::ofstream j(path);
-  j << "{\n  \"kernels\": [\n";
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const auto& f = rows[i];
-    j << "    {\"instance\": \"" << f.instance << "\", \"contract\": \"" << json_escape(f.contract) << "\", \"target\": \"" << f.target
-      << "\", \"kernel\": \"" << f.kernel << "\", \"workgroup_size\": " << f.object_workgroup << ", \"vgprs\": " << f.vgprs
-      << ", \"agprs\": " << f.agprs << ", \"sgprs\": " << f.sgprs << ", \"registers\": " << f.registers << ", \"lds_bytes\": " << f.lds
-      << ", \"scratch_bytes\": " << f.scratch << ", \"spills\": " << f.spills << ", \"code_bytes\": " << f.code_bytes
-      << ", \"instructions\": " << f.instructions << ", \"mix\": {";
-    bool first = true;
-    for (const auto& [k, v] : f.mix) {
-      j << (first ? "" : ", ") << "\"" << k << "\": " << v;
-      first = false;
-    }
-    j << "}, \"within_budget\": " << (f.violations.empty() ? "true" : "false") << ", \"violations\": [";
-    for (size_t v = 0; v < f.violations.size(); ++v) j << (v ? ", " : "") << "\"" << json_escape(f.violations[v]) << "\"";
-    j << "]}" << (i + 1 < rows.size() ? "," : "") << "\n";
-  }
-  j << "  ]\n}\n";
-}
-
-std::string cell(long v) { return v < 0 ? "-" : std::to_string(v); }
 
 }  // namespace
 

@@ -1,4 +1,4 @@
-// Exact conversions: the bit-level reference against the H200 measurements in the target notes,
+// Exact conversions: the bit-level reference against the H200 measurements in docs/target-notes.md,
 // exhaustive round trips, and an independent nearest-value search for E4M3.
 #include <doctest/doctest.h>
 

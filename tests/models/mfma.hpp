@@ -1,6 +1,6 @@
 // tests/models/mfma.hpp — host models of the gfx950 FP8 MFMA instructions, written from the
 // CDNA3/CDNA4 ISA documents' description of the matrix operands (and the sources cited in
-// docs/target-notes §2), independently of dsl/matrix_fragment.hpp. Given every lane's A, B and C
+// docs/target-notes.md §2), independently of dsl/matrix_fragment.hpp. Given every lane's A, B and C
 // registers the model returns every lane's D.
 //
 // Operand distribution (wave64, lane l; "K group" = which slice of K a lane supplies):
@@ -12,7 +12,7 @@
 //                  D/C register 4i + r is element (8i + 4 floor(l / 32) + r, l mod 32).
 //   16x16x32 fp8:  8 bytes per lane; byte b of K group g is K 8g + b.
 //   16x16x128:     32 bytes per lane; which K inside the group byte b is, is NOT documented
-//                  anywhere we could read ([U] in target notes). The model takes it as a
+//                  anywhere we could read ([I] in docs/target-notes.md §2). The model takes it as a
 //                  parameter: `halves` (bytes 0..15 at K 16g + b, bytes 16..31 at K 64 + 16g + b
 //                  - 16: the 32x32x64 pattern, the natural reading) or `contiguous` (K 32g + b).
 //                  A and B use the same order (symmetric operands, as in every documented MFMA).

@@ -1,6 +1,6 @@
 // tests/models/mma_sync.hpp — host model of mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32,
 // written from the PTX ISA's "Matrix Fragments for mma.m16n8k32" (8-bit A/B, FP32 C/D), checked
-// on the H200 (docs/target-notes §7), independently of dsl/matrix_fragment.hpp:
+// on the H200 (docs/target-notes.md §7), independently of dsl/matrix_fragment.hpp:
 //   groupID = laneid >> 2, threadID_in_group = laneid % 4.
 //   A (16 x 32, row): a0..a3 hold 16 elements a_i (4 per register, low byte first);
 //     row = groupID for a_i in a0 and a2, groupID + 8 for a_i in a1 and a3;

@@ -12,9 +12,7 @@
 // issue copy() for ranges summing to total, every reader calls wait(parity) before it reads the
 // bytes; before a buffer is refilled its readers call release_for_copy().
 // Copies are issued one at a time per wave (sm90a: a uniform-operand instruction, looped over
-// the active lanes): a few large copies cost less than many small ones (H200: the decode
-// gate_up's tile as one 32 KiB copy instead of 16 row copies of 2 KiB took its block at 16
-// tokens from 94.0 to 92.4 us, although the unpadded rows cost 2-way bank conflicts).
+// the active lanes): a few large copies cost less than many small ones (docs/target-notes.md §9).
 #pragma once
 #include "netra/dsl/target.hpp"
 

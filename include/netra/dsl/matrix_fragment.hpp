@@ -8,7 +8,7 @@
 // floats. The maps are NETRA_HOST_DEVICE constexpr so host models and tests compose them:
 //   a_element(lane, byte) -> (row m, col k)      b_element(lane, byte) -> (row k, col n)
 //   d_element(lane, item) -> (row m, col n)
-// Facts are tagged as in docs/target-notes: [R] checked on hardware, [S] from the cited source,
+// Facts are tagged as in docs/target-notes.md: [R] checked on hardware, [S] from the cited source,
 // [I] inferred (not checked anywhere). tests/models/ holds independent models of each
 // instruction written from the ISA documents; tests/dsl/test_matrix_fragments.cpp checks that
 // these maps and the models agree with a plain matmul.
@@ -61,7 +61,7 @@ struct mfma_f32_16x16x128_e4m3 : fragment_shape<16, 16, 128, 64, 8> {
 };
 
 /// v_mfma_f32_32x32x64_f8f6f4 with cbsz = blgp = 0 (E4M3 x E4M3), unscaled [S: AMD matrix-core
-/// blog, Fig. 9 code; target notes §2].
+/// blog, Fig. 9 code; docs/target-notes.md §2].
 ///   A: row l % 32; bytes 0..15 hold K = 16 * (l / 32) + 0..15, bytes 16..31 K = 32 + 16 * (l / 32) + 0..15.
 ///   B: column l % 32, same K split.
 ///   D: item 4i + r (i = 0..3, r = 0..3) is D[8i + 4 * (l / 32) + r][l % 32].
@@ -90,7 +90,7 @@ struct mfma_f32_16x16x32_fp8_fp8 : fragment_shape<16, 16, 32, 64, 8> {
 
 // ---- sm90a (Hopper, warp32) ---------------------------------------------------------------------
 
-/// mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 [R: target notes §7, exact integer GEMM on
+/// mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 [R: docs/target-notes.md §7, exact integer GEMM on
 /// the H200, 0 of 128 results mismatched]. g = lane >> 2 (group), t = lane & 3 (thread in group).
 ///   A byte i: row g + 8 * ((i >> 2) & 1), col 4t + (i & 3) + 16 * (i >> 3).
 ///   B byte i: row (k) 4t + (i & 3) + 16 * (i >> 2), col g.

@@ -7,7 +7,7 @@
 //   d_element(lane, item)  -> (row m, col n)
 // Products of two BF16 values are exact in FP32; the order and internal precision of the sums
 // inside one instruction are the vendor's (not host-reproducible), so contracts built on these
-// state an error bound (contracts/moe/router.hpp). Tags as in docs/target-notes: [S] source,
+// state an error bound (contracts/moe/router.hpp). Tags as in docs/target-notes.md: [S] source,
 // [I] inferred; tests/models/matrix_bf16.hpp models each instruction from the ISA documents and
 // tests/dsl/test_matrix_fragments_bf16.cpp checks maps, models and a plain matmul agree.
 #pragma once

@@ -3,7 +3,7 @@
 // thread of the workgroup after it.
 //   gfx950: release fence (workgroup) + s_barrier + acquire fence (workgroup); the fences make
 //           the compiler wait for outstanding LDS operations (s_waitcnt lgkmcnt(0)) — a bare
-//           s_barrier does not (target notes §6).
+//           s_barrier does not (docs/target-notes.md §6).
 //   sm90a:  bar.sync 0 (orders shared-memory accesses of the participating threads).
 // All threads of the workgroup must reach it (no divergent calls).
 #pragma once

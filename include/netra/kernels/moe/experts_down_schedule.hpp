@@ -1,7 +1,7 @@
 // netra/kernels/moe/experts_down_schedule.hpp — the layout and unit schedule of
 // contracts::moe_expert_down's kernel (experts_down.hpp): workgroup and tile constants, the
 // activation storage, and the workgroup's schedule in LDS.
-//   Schedule: wave 0 lists the call's units with gate_up's lister (expert_units.hpp: one round
+//   Schedule: wave 0 lists the call's units with gate_up's lister (experts_units.hpp: one round
 //   trip for the ids, one key match per row of routes): a unit is the routes of one expert at
 //   occurrences 16 u .. 16 u + 15 in route order (more than 16 routes per expert only with
 //   duplicate ids inside a token); the units of valid experts are kept in route order and dealt
@@ -13,7 +13,7 @@
 #include "netra/dsl/vector_memory.hpp"
 #include "netra/dsl/workgroup_barrier.hpp"
 #include "netra/kernels/moe/act_quant.hpp"
-#include "netra/kernels/moe/expert_units.hpp"
+#include "netra/kernels/moe/experts_units.hpp"
 #include "netra/kernels/moe/experts_device.hpp"
 
 namespace netra::kernels::moe_experts {
@@ -71,7 +71,7 @@ template <class Contract> struct down_layout {
 
   /// The workgroup's unit schedule, in LDS, built once from the route ids (build_schedule)
   /// before any weight load: the call's unit list as gate_up's lister makes it
-  /// (kernels/moe/expert_units.hpp; contracts/moe/expert_unit_list.hpp: the routes of one key at
+  /// (kernels/moe/experts_units.hpp; contracts/moe/expert_unit_list.hpp: the routes of one key at
   /// occurrences [16 u, 16 u + 16), numbered in the route order of their first routes), less the
   /// units of invalid ids, in the same order. Routes and units fit a byte.
   using list = moe::expert_unit_list;

@@ -9,7 +9,7 @@
 //   route_scan: grid (64, 9M), y = route r, e = ids[r]; the workgroup reads every id and exits at
 //     once unless r is the route at occurrence 0, 16, 32, .. of expert e (route order); then it
 //     serves that route and the next 15 routes of e. An invalid id writes +0.0 to its 16 rows.
-//   unit_list: grid (64, 9M), y = unit j of the list the units kernel wrote (expert_units.hpp);
+//   unit_list: grid (64, 9M), y = unit j of the list the units kernel wrote (experts_units.hpp);
 //     every lane reads word lane % 32 of the unit's line and the unit count at once; workgroups
 //     past the count exit (they launch after every working one).
 //   resident (targets with programmatic dependent launch): grid (64, 8), all resident; wave 0 of

@@ -16,7 +16,7 @@
 #include "netra/dsl/entry.hpp"
 #include "netra/dsl/vector_memory.hpp"
 #include "netra/dsl/workgroup_barrier.hpp"
-#include "netra/kernels/moe/expert_units.hpp"
+#include "netra/kernels/moe/experts_units.hpp"
 #include "netra/kernels/moe/experts_device.hpp"
 
 namespace netra::kernels::moe_experts {

@@ -1,4 +1,4 @@
-// netra/kernels/moe/expert_units.hpp — the call's unit list (contracts/moe/expert_unit_list.hpp):
+// netra/kernels/moe/experts_units.hpp — the call's unit list (contracts/moe/expert_unit_list.hpp):
 // expert_unit_lister, one wave's operations, and the first kernel of contracts::moe_expert_gate_up
 // with Schedule unit_list, which writes the list into the workspace (gate_up's resident schedule
 // runs the lister in every workgroup into its LDS instead).

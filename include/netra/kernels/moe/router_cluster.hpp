@@ -21,9 +21,7 @@
 // weight; then it releases its successor and waits for its predecessor (programmatic dependent
 // launch) before the first load; its lanes then load only hidden vectors and read their 8 weight
 // vectors from LDS. Every wave waits on the rows' mbarrier only after the post-load workgroup
-// barrier, which orders wave 0's init before the first poll. (H200, the decode block graph-replayed,
-// same call: M = 1 16.9 against 17.2 - 17.4 us and M = 16 90.5 against 91.2 with the rows asked
-// into L2 and loaded after the wait; bench/results/moe_router_cluster_weights_in_lds_after_barrier_h200.json.)
+// barrier, which orders wave 0's init before the first poll (docs/target-notes.md §9).
 // A workgroup exits once its pushes are issued; a receiver only after its bytes landed.
 #pragma once
 #include "netra/dsl/cluster.hpp"

@@ -105,7 +105,7 @@ template <class Contract> struct moe_shared_gate_kernel {
     part.load(p.hidden + static_cast<i64>(t) * p.hidden_stride, p.weight, thread % Contract::threads_per_token);
     const float g = part.value();
     if (live && thread % Contract::threads_per_token == 0) lane_part::store(p.ids, p.weights, t, g);
-    launch_dependents<target>();  // after the stores: measured faster than at once at every M (docs/moe-routing.md)
+    launch_dependents<target>();  // after the stores
   }
 };
 

@@ -1,5 +1,5 @@
 // netra/dsl/arch/gfx950/convert.hpp — conversion and clamp instructions on gfx950.
-// Packing order (target notes §8): the first operand goes to the LOW byte/half.
+// Packing order (docs/target-notes.md §8): the first operand goes to the LOW byte/half.
 #pragma once
 #include "netra/dsl/config.hpp"
 

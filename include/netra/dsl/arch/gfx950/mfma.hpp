@@ -2,10 +2,10 @@
 // instruction, named after it. Every immediate field is a template parameter with a range check.
 //
 // Builtins, not inline asm: the hazard recognizer sees a builtin MFMA and pads the reads of its
-// result (target notes §2, §6: s_nop 7 after 16x16x32, s_nop 11 after 16x16x128, s_nop 15 +
+// result (docs/target-notes.md §2, §6: s_nop 7 after 16x16x32, s_nop 11 after 16x16x128, s_nop 15 +
 // s_nop 3 after 32x32x64); an MFMA inside asm gets none and reads stale accumulators.
 //
-// Operands (target notes §2; lane layouts: dsl/matrix_fragment.hpp, host models:
+// Operands (docs/target-notes.md §2; lane layouts: dsl/matrix_fragment.hpp, host models:
 // tests/models/mfma.hpp):
 //   v_mfma_f32_16x16x128_f8f6f4   A, B: 8 dwords per lane (32 FP8 values), C/D: 4 floats
 //   v_mfma_f32_32x32x64_f8f6f4    A, B: 8 dwords per lane (32 FP8 values), C/D: 16 floats
@@ -13,7 +13,7 @@
 //
 // Format codes of the f8f6f4 family (cbsz = format of A, blgp = format of B): 0 E4M3 (OCP
 // E4M3FN on gfx950), 1 E5M2, 2 E2M3, 3 E3M2, 4 E2M1. The builtins accept 5..7 silently and emit a
-// meaningless encoding (target notes §2), hence the static_asserts. FP6/FP4 operands still take
+// meaningless encoding (docs/target-notes.md §2), hence the static_asserts. FP6/FP4 operands still take
 // 8 dwords here; the upper dwords must be zero.
 //
 // The literal-scale-0 trap. The unscaled and scaled f8f6f4 instructions share one builtin: when

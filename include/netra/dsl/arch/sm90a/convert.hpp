@@ -1,5 +1,5 @@
 // netra/dsl/arch/sm90a/convert.hpp — conversions on sm_90a.
-// Packing order (target notes §7, checked on the H200): operand `a` goes to the HIGH byte/half.
+// Packing order (docs/target-notes.md §7, checked on the H200): operand `a` goes to the HIGH byte/half.
 #pragma once
 #include "netra/dsl/config.hpp"
 

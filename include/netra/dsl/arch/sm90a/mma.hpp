@@ -2,7 +2,7 @@
 // converted exactly), one raw wrapper per PTX instruction, named after it.
 //
 // mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 (warp32, registers only). On Hopper ptxas
-//   expands it to F2FP.F16.E4M3.UNPACK_B x12 + 2 x HMMA.16816.F32 (target notes §7: emulated
+//   expands it to F2FP.F16.E4M3.UNPACK_B x12 + 2 x HMMA.16816.F32 (docs/target-notes.md §7: emulated
 //   through FP16; every E4M3 value is exact in FP16, products are exact in FP32). Layout (checked
 //   on the H200 with an exact integer GEMM), g = lane >> 2, t = lane & 3:
 //     A byte i of a[0..3]: (row g + 8 * ((i >> 2) & 1), col 4t + (i & 3) + 16 * (i >> 3))
@@ -17,7 +17,7 @@
 //   wgmma_commit_group_sync_aligned() and wgmma_wait_group_sync_aligned<0>() before reading D.
 //   Shared memory written with ordinary stores needs fence_proxy_async_shared_cta() in every
 //   writing thread and a barrier before the wgmma reads it. Compiled and disassembled to
-//   QGMMA (target notes §7); its layout is checked by tests/gpu/test_moe_fragments_gpu.cpp.
+//   QGMMA (docs/target-notes.md §7); its layout is checked by tests/gpu/test_moe_fragments_gpu.cpp.
 #pragma once
 #include "netra/dsl/config.hpp"
 

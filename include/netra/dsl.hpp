@@ -1,0 +1,35 @@
+// netra/dsl.hpp — the whole DSL in one include: targets and their traits, the target-neutral
+// primitives (ids, cross-lane reductions and votes, 16-byte memory, conversions, math, ordered
+// keys, barriers and launch ordering, bulk copies, clusters, prefetch), the matrix fragments and
+// the fragment/tile layer. Kernels may include the few headers they use instead; this header
+// is for users and for tests that the whole DSL compiles together (under every compiler).
+#pragma once
+#include "netra/dsl/activation.hpp"
+#include "netra/dsl/async_copy.hpp"
+#include "netra/dsl/attention_fragment.hpp"
+#include "netra/dsl/block_quant.hpp"
+#include "netra/dsl/bulk_copy.hpp"
+#include "netra/dsl/cluster.hpp"
+#include "netra/dsl/config.hpp"
+#include "netra/dsl/convert.hpp"
+#include "netra/dsl/convert_e4m3_bf16.hpp"
+#include "netra/dsl/entry.hpp"
+#include "netra/dsl/float_ops.hpp"
+#include "netra/dsl/fragment.hpp"
+#include "netra/dsl/ids.hpp"
+#include "netra/dsl/math.hpp"
+#include "netra/dsl/matrix_fragment.hpp"
+#include "netra/dsl/matrix_fragment_bf16.hpp"
+#include "netra/dsl/narrow_store.hpp"
+#include "netra/dsl/online_softmax.hpp"
+#include "netra/dsl/ordered_key.hpp"
+#include "netra/dsl/prefetch.hpp"
+#include "netra/dsl/rsqrt.hpp"
+#include "netra/dsl/strong_load.hpp"
+#include "netra/dsl/sync.hpp"
+#include "netra/dsl/target.hpp"
+#include "netra/dsl/vector_memory.hpp"
+#include "netra/dsl/vector_types.hpp"
+#include "netra/dsl/wave_reduce.hpp"
+#include "netra/dsl/wave_vote.hpp"
+#include "netra/dsl/workgroup_barrier.hpp"
