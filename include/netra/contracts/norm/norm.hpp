@@ -172,7 +172,7 @@ struct norm {
     } else {
       b.max_lds_bytes = lds_bytes > 0 ? lds_bytes + 1024 : 0;  // sm_90 reserves 1 KiB per block (counted by the cubin)
       b.max_registers = Resident > 0 ? 65536 / (Resident * workgroup_size) : 128;  // measured 95-123 one warp per row, 61-64 two warps per row, 33-36 gated; looping: the launch bound
-      b.max_code_bytes = fp8_out ? 32768 : 16384;
+      b.max_code_bytes = (fp8_out ? 32768 : 16384) * (Resident > 0 ? 2 : 1);  // a looping grid: the row body twice (prefetch)
     }
     return b;
   }
