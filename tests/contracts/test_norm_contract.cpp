@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "netra/contracts/norm/norm.hpp"
+#include "netra/runtime/tensor.hpp"
 
 using namespace netra;
 
@@ -16,21 +17,7 @@ namespace {
 constexpr device_ref gpu{2, 0};
 
 tensor_arg tensor(const void* data, dtype type, std::initializer_list<i64> shape, std::initializer_list<i64> strides = {}) {
-  tensor_arg a;
-  a.data = data;
-  a.type = type;
-  a.device = gpu;
-  a.rank = static_cast<i32>(shape.size());
-  i32 i = 0;
-  for (i64 e : shape) a.shape[i++] = e;
-  i64 compact = 1;
-  for (i = a.rank - 1; i >= 0; --i) {
-    a.strides[i] = compact;
-    compact *= a.shape[i];
-  }
-  i = 0;
-  for (i64 s : strides) a.strides[i++] = s;
-  return a;
+  return strided_tensor(data, type, gpu, shape, strides);
 }
 
 /// Disjoint fake device addresses (never dereferenced).
