@@ -186,7 +186,7 @@ def main() -> int:
     started = time.time()
     bandwidth = common.copy_bandwidth()
     with tempfile.TemporaryDirectory() as dump:
-        run = subprocess.run([a.netra_bench, "--dump", dump], check=True, capture_output=True, text=True, timeout=100)
+        run = subprocess.run([a.netra_bench, "--dump", dump], check=True, capture_output=True, text=True, timeout=140)
         lines = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
         records, diagnostics, functions = [], [line for line in lines if line["family"] != "norm"], {}
         print(f"driver: {len(lines)} lines in {time.time() - started:.1f} s", flush=True)
