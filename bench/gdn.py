@@ -10,6 +10,7 @@ fp32_floor_us: the kernel's FP32 operations (4 per state element per token, 3 in
 FP32 operation per lane per clock (132 SMs x 128 lanes x 1.98 GHz).
 
 usage: python3 bench/gdn.py --netra-bench build/tests/netra-bench-gdn --out bench/results/gdn_h200.json
+           [--records LINES --dump DIR]   (a driver run's output and dump instead of running it)
            [--compile-peers 0|1|2]   (1: torch.compile for K0 B = 64 FP32 and conv B = 64 only; 2: every large shape)
 """
 from __future__ import annotations
@@ -34,49 +35,9 @@ TARGETS = {("k0", 64, "fp32"): 60.0, ("k0", 64, "bf16"): 50.0, ("replay", 128, "
 COMPARISON = "bitwise against the host oracle on sampled requests (every head) of the first input set, in the driver"
 
 
-# ---- torch implementations of the same math (the peers) ------------------------------------------
-def conv_torch(x, w, state, windows: bool):
-    """x [B T, D] bf16, w [D, 4] bf16, state [B, D, 3] bf16 (channel-major) -> y, windows or final."""
-    B = state.shape[0]
-    T = x.shape[0] // B
-    xs = torch.cat([state.transpose(1, 2), x.view(B, T, D)], dim=1).float()  # [B, T + 3, D]
-    wf = w.float()
-    acc = wf[:, 0] * xs[:, 0:T] + wf[:, 1] * xs[:, 1:T + 1] + wf[:, 2] * xs[:, 2:T + 2] + wf[:, 3] * xs[:, 3:T + 3]
-    y = F.silu(acc).to(torch.bfloat16).view(B * T, D)
-    if windows:
-        win = torch.stack([xs[:, t + 1:t + 4] for t in range(T)], dim=1).to(torch.bfloat16)  # [B, T, 3, D]
-        return y, win.transpose(2, 3).contiguous()
-    return y, xs[:, T:T + 3].to(torch.bfloat16).transpose(1, 2).contiguous()
-
-
-def precompute_torch(y, a, b, a_log, dt_bias):
-    R = y.shape[0]
-    qk = y[:, :2 * H * K].float().view(R, 2 * H, K)
-    n = qk * torch.rsqrt((qk * qk).sum(-1, keepdim=True) + 1e-6)
-    q, k = n[:, :H] * K ** -0.5, n[:, H:]
-    g = -torch.exp(a_log) * F.softplus(a.float() + dt_bias)
-    return q.contiguous(), k.contiguous(), torch.exp(g), torch.sigmoid(b.float())
-
-
-def recurrent_torch(q, k, y, decay, beta, state, T: int, accepted=None, outputs: bool = True):
-    """q, k [B T, 16, 128] f32; y [B T, D] bf16 (v at 4096..); state [B, 32, V, K] (f32 or bf16)."""
-    B = state.shape[0]
-    S = state.float()
-    qh = q.view(B, T, H, K).repeat_interleave(2, dim=2)
-    kh = k.view(B, T, H, K).repeat_interleave(2, dim=2)
-    v = y[:, 4096:].float().view(B, T, HV, V)
-    a, bt = decay.view(B, T, HV), beta.view(B, T, HV)
-    outs = []
-    for t in range(T):
-        Sn = S * a[:, t, :, None, None]
-        d = (Sn @ kh[:, t, :, :, None]).squeeze(-1)
-        u = bt[:, t, :, None] * (v[:, t] - d)
-        Sn = Sn + u[..., None] * kh[:, t, :, None, :]
-        if outputs:
-            outs.append((Sn @ qh[:, t, :, :, None]).squeeze(-1).to(torch.bfloat16))
-        S = Sn if accepted is None else torch.where((accepted > t)[:, None, None, None], Sn, S)
-    out = torch.stack(outs, dim=1).view(B * T, HV, V) if outputs else None
-    return out, S.to(state.dtype)
+# ---- the peers: the torch implementations of the same math in python/netra/gdn.py ----------------
+sys.path.insert(0, __file__.rsplit("/bench/", 1)[0] + "/python")
+from netra.gdn import conv_torch, precompute_torch, recurrent_torch  # noqa: E402
 
 
 def load(dump, name, dtype, shape):
@@ -190,11 +151,16 @@ def main():
     ap.add_argument("--netra-bench", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--compile-peers", type=int, default=1)
+    ap.add_argument("--records", help="the driver's JSON lines from an earlier run with --dump DIR (then the driver is not run)")
+    ap.add_argument("--dump", help="the driver's dump directory of that run")
     a = ap.parse_args()
     bw = common.copy_bandwidth()
-    dump = tempfile.mkdtemp(prefix="gdn-bench-")
-    out = subprocess.run([a.netra_bench, "--dump", dump], check=True, capture_output=True, text=True, timeout=240).stdout
-    raw = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    if a.records:
+        dump, text = a.dump, open(a.records).read()
+    else:
+        dump = tempfile.mkdtemp(prefix="gdn-bench-")
+        text = subprocess.run([a.netra_bench, "--dump", dump], check=True, capture_output=True, text=True, timeout=240).stdout
+    raw = [json.loads(line) for line in text.splitlines() if line.startswith("{")]
     exact = exactness(dump)
     records = []
     for r in raw:
@@ -204,8 +170,8 @@ def main():
         mism, err, what = exact.get(key, (None, None, None))
         big = (c == "k0" and s["batch"] == 64) or (c == "conv" and s["batch"] == 64 and s.get("layout") == "channel_major") or \
               (c == "replay" and s["batch"] == 128 and s.get("accepted") == "T") or c == "m16" or (c == "precompute" and s["batch"] == 64)
-        timed = c not in ("m16_precompute_core",) and (c != "replay" or s.get("accepted") == "T") and (c != "k0" or s.get("value_block") == 8) and \
-            (c != "conv" or s.get("layout") == "channel_major")
+        timed = c not in ("m16_precompute_core",) and (c != "replay" or s.get("accepted") == "T") and (c not in ("k0", "m16", "replay") or (s.get("value_block") == 8 and s.get("staging") == "per_token")) and \
+            (c != "conv" or s.get("layout") == "channel_major") and (big or s["batch"] == 1 or c in ("conv", "precompute"))
         first = (c == "k0" and s["batch"] == 64 and s.get("state_dtype") == "fp32") or (c == "conv" and s["batch"] == 64 and s.get("windows"))
         compiled = a.compile_peers >= 2 and big or a.compile_peers == 1 and first and big
         peers = []

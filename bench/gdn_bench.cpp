@@ -64,8 +64,10 @@ template <class C> void bench_conv(std::size_t B) {
   auto sig = [&](std::size_t i) {
     return gdn_conv_call(device(), tensor(x, dtype::bf16, {i64(rows), i64(D)}, {}, i * rows * D), tensor(w, dtype::bf16, {i64(D), 4}),
                          tensor(y, dtype::bf16, {i64(rows), i64(D)}, {}, i * rows * D), tensor(slot, dtype::i32, {i64(B)}, {}, i * B),
-                         tensor(pool, dtype::bf16, {i64(slots), i64(D), 3}),
-                         windows ? tensor(win, dtype::bf16, {i64(B), i64(T), i64(D), 3}, {}, i * rows * ref::conv_slot) : tensor_arg{});
+                         C::channel_major ? tensor(pool, dtype::bf16, {i64(slots), i64(D), 3}) : tensor(pool, dtype::bf16, {i64(slots), 3, i64(D)}),
+                         !windows ? tensor_arg{}
+                         : C::channel_major ? tensor(win, dtype::bf16, {i64(B), i64(T), i64(D), 3}, {}, i * rows * ref::conv_slot)
+                                            : tensor(win, dtype::bf16, {i64(B), i64(T), 3, i64(D)}, {}, i * rows * ref::conv_slot));
   };
   const auto& h = handle_of<C>();
   bool ok = true;
@@ -77,12 +79,12 @@ template <class C> void bench_conv(std::size_t B) {
   const auto yg = y.download();
   const auto wg = win.download();
   for (std::size_t b : {std::size_t{0}, B - 1}) {
-    ref::conv_request(xh.data(), D, wh.data(), ph.data() + b * ref::conv_slot, 0, b, T, ye.data(), windows ? we.data() : nullptr, fe.data());
+    ref::conv_request(xh.data(), D, wh.data(), ph.data() + b * ref::conv_slot, C::layout, b, T, ye.data(), windows ? we.data() : nullptr, fe.data());
     for (std::size_t e = b * T * D; e < (b + 1) * T * D; ++e) ok &= yg[e] == ye[e];
     if (windows)
       for (std::size_t e = b * T * ref::conv_slot; e < (b + 1) * T * ref::conv_slot; ++e) ok &= wg[e] == we[e];
   }
-  if (!dump_dir.empty() && B == 64) {
+  if (!dump_dir.empty() && B == 64 && C::channel_major) {
     dump("conv_x.bin", xh), dump("conv_w.bin", wh);
     dump("conv_state.bin", std::vector<std::uint16_t>(ph.begin(), ph.begin() + static_cast<std::ptrdiff_t>(B * ref::conv_slot)));
     dump(windows ? "conv_y_windows.bin" : "conv_y.bin", std::vector<std::uint16_t>(yg.begin(), yg.begin() + static_cast<std::ptrdiff_t>(rows * D)));
@@ -234,6 +236,7 @@ template <class C, class Pre = void> void bench_core(std::size_t B, bool random_
   const double fp32_ops = accepted_tokens * HV * V * K * (replay ? 3.0 : 4.0);
   const std::string shape = "\"batch\": " + std::to_string(B) + ", \"t\": " + std::to_string(T) + ", \"state_dtype\": \"" +
                             (C::state_storage ? "bf16" : "fp32") + "\", \"value_block\": " + std::to_string(C::value_block) +
+                            ", \"staging\": \"" + (C::staging ? "block" : "per_token") + "\", \"waves\": " + std::to_string(C::waves_per_workgroup) +
                             (replay ? std::string(", \"accepted\": \"") + (random_lengths ? "random 0..T" : "T") + "\"" : std::string());
   if constexpr (same_v<Pre, void>) {
     const auto t = bench::time_eager_and_graph(stream, static_cast<int>(n), [&] {
@@ -284,15 +287,20 @@ int main(int argc, char** argv) {
     bench_core<contracts::gdn_k0<sm90a, ss::bf16>>(B, false, "k0");
     bench_core<contracts::gdn_k0<sm90a, ss::fp32, 16>>(B, false, "k0");
     bench_core<contracts::gdn_k0<sm90a, ss::bf16, 16>>(B, false, "k0");
+    bench_core<contracts::gdn_k0<sm90a, ss::fp32, 8, 1, 4>>(B, false, "k0");
+    bench_core<contracts::gdn_k0<sm90a, ss::bf16, 8, 1, 4>>(B, false, "k0");
   }
   bench_core<contracts::gdn_m16<sm90a, ss::fp32>>(1, false, "m16");
   bench_core<contracts::gdn_m16<sm90a, ss::bf16>>(1, false, "m16");
   bench_core<contracts::gdn_m16<sm90a, ss::fp32>, contracts::gdn_precompute<sm90a, 1, 16>>(1, false, "m16");
   bench_core<contracts::gdn_m16<sm90a, ss::bf16>, contracts::gdn_precompute<sm90a, 1, 16>>(1, false, "m16");
+  bench_core<contracts::gdn_m16<sm90a, ss::fp32, 8, 1, 4>>(1, false, "m16");
+  bench_core<contracts::gdn_m16<sm90a, ss::fp32, 8, 1, 4>, contracts::gdn_precompute<sm90a, 1, 16>>(1, false, "m16");
   for (std::size_t B : {1, 16, 64, 128})
     for (bool random : {false, true}) {
       bench_core<contracts::gdn_replay<sm90a, ss::bf16>>(B, random, "replay");
       bench_core<contracts::gdn_replay<sm90a, ss::fp32>>(B, random, "replay");
+      bench_core<contracts::gdn_replay<sm90a, ss::bf16, 8, 1, 4>>(B, random, "replay");
     }
   return 0;
 }

@@ -6,9 +6,29 @@
 # On a machine with an H200: ctest --test-dir <build> -R gdn --output-on-failure
 
 netra_add_host_test(test_gdn_host
+  contracts/test_gdn_contracts.cpp
   kernels/test_gdn_model.cpp
   kernels/test_gdn_math.cpp)
 target_compile_options(test_gdn_host PRIVATE -O2)
+
+# The code objects read back: K0 stores only its outputs, gfx950 transcendental hazards, packed FP32.
+if(TARGET netra_code_objects AND NETRA_LLVM_OBJDUMP AND NOT "gfx950" IN_LIST NETRA_SKIPPED_TARGETS AND NOT "sm90a" IN_LIST NETRA_SKIPPED_TARGETS)
+  netra_add_host_test(test_gdn_audit kernels/test_gdn_audit.cpp)
+  target_compile_definitions(test_gdn_audit PRIVATE NETRA_CODE_OBJECT_DIR="${NETRA_CODE_OBJECT_DIR}" NETRA_LLVM_OBJDUMP="${NETRA_LLVM_OBJDUMP}")
+  add_dependencies(test_gdn_audit netra_code_objects)
+  set_tests_properties(test_gdn_audit PROPERTIES LABELS audit)
+endif()
+
+netra_add_compile_fail_test(negative_gdn_value_block negative/gdn_value_block.cpp
+  "netra::contracts::gdn_recurrent: field ValueBlock must be wave / 4, wave / 2 or wave")
+netra_add_compile_fail_test(negative_gdn_commit negative/gdn_commit.cpp
+  "netra::contracts::gdn_recurrent: field Commit must be 0 \\(none\\), 1 \\(final\\) or 2 \\(accepted_prefix\\)")
+netra_add_compile_fail_test(negative_gdn_waves_per_token negative/gdn_waves_per_token.cpp
+  "netra::contracts::gdn_recurrent: field WavesPerWorkgroup must be 1 with Staging 0")
+netra_add_compile_fail_test(negative_gdn_conv_layout negative/gdn_conv_layout.cpp
+  "netra::contracts::gdn_conv: field Layout must be 0 \\(channel_major")
+netra_add_compile_fail_test(negative_gdn_max_batch negative/gdn_max_batch.cpp
+  "netra::contracts::gdn_precompute: field MaxBatch must be in \\[1, 128\\]")
 
 netra_add_gpu_test(test_gdn_gpu gpu/test_gdn_kernels_gpu.cpp gpu/test_gdn_protocol_gpu.cpp)
 if(TARGET test_gdn_gpu)
@@ -26,5 +46,18 @@ if(CUDAToolkit_FOUND)
   target_compile_options(netra-bench-gdn PRIVATE ${NETRA_TEST_WARNINGS} -O2)
   if(TARGET netra_code_objects)
     add_dependencies(netra-bench-gdn netra_code_objects)
+  endif()
+endif()
+
+# The C ABI (libnetra): the header as C99; on the GPU, the C path against the C++ one and refusals.
+if(TARGET netra_runtime)
+  add_test(NAME gdn_c_header_is_c
+           COMMAND ${CMAKE_CXX_COMPILER} -x c -std=c99 -pedantic -Wall -Wextra -Werror -fsyntax-only -I${PROJECT_SOURCE_DIR}/include
+                   ${CMAKE_CURRENT_SOURCE_DIR}/contracts/test_gdn_c_header.c)
+  set_tests_properties(gdn_c_header_is_c PROPERTIES LABELS runtime)
+  netra_add_gpu_test(test_gdn_c_abi_gpu gpu/test_gdn_c_abi_gpu.cpp)
+  if(TARGET test_gdn_c_abi_gpu)
+    target_link_libraries(test_gdn_c_abi_gpu PRIVATE netra::runtime)
+    set_tests_properties(test_gdn_c_abi_gpu PROPERTIES LABELS "gpu;runtime")
   endif()
 endif()

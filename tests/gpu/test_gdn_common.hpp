@@ -66,6 +66,13 @@ inline void parallel_for(std::size_t n, const std::function<void(std::size_t)>& 
   for (auto& t : pool) t.join();
 }
 
+/// The first n elements of a device array.
+template <class T> std::vector<T> download_prefix(const gpu_array<T>& a, std::size_t n) {
+  std::vector<T> v(n);
+  drv().check(drv().cuMemcpyDtoH(v.data(), reinterpret_cast<CUdeviceptr>(a.data()), n * sizeof(T)), "cuMemcpyDtoH");
+  return v;
+}
+
 template <class T> std::size_t mismatches(const std::vector<T>& a, const std::vector<T>& b, std::size_t n) {
   std::size_t bad = 0;
   for (std::size_t i = 0; i < n; ++i) bad += std::memcmp(&a[i], &b[i], sizeof(T)) != 0;

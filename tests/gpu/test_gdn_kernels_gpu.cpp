@@ -1,7 +1,7 @@
 // gdn kernels on the GPU (sm90a cubins built by CMake), each bitwise against its oracle: the conv
 // update in both layouts with and without windows, the precompute, the K0 verify core (FP32 and
-// BF16 state, value blocks 8 and 16: no state written), the M16 core (state committed, BF16
-// rounding midpoints); padded rows and refused calls write nothing.
+// BF16 state, value blocks 8 and 16, per-token and staged inputs: no state written), the M16 core
+// (state committed, BF16 rounding midpoints); padded rows and refused calls write nothing.
 #include <doctest/doctest.h>
 
 #include "gpu/test_gdn_common.hpp"
@@ -196,13 +196,15 @@ TEST_CASE_TEMPLATE("precompute equals the oracle (zero, subnormal and huge heads
 }
 
 TEST_CASE_TEMPLATE("K0 verify core equals the oracle and writes no state (FP32 / BF16 state, value blocks 8 and 16)", C, contracts::gdn_k0<sm90a, 0>,
-                   contracts::gdn_k0<sm90a, 1>, contracts::gdn_k0<sm90a, 0, 16>, contracts::gdn_k0<sm90a, 1, 16>) {
+                   contracts::gdn_k0<sm90a, 1>, contracts::gdn_k0<sm90a, 0, 16>, contracts::gdn_k0<sm90a, 1, 16>, contracts::gdn_k0<sm90a, 0, 8, 1, 4>,
+                   contracts::gdn_k0<sm90a, 1, 8, 1, 4>) {
   core_case<C>(1, {0}, 31);
   core_case<C>(5, {0, 2, 4}, 32);
   core_case<C>(64, {0, 2, 33, 63}, 33);
 }
 
-TEST_CASE_TEMPLATE("M16 core equals the oracle, outputs and committed state", C, contracts::gdn_m16<sm90a, 0>, contracts::gdn_m16<sm90a, 1>) {
+TEST_CASE_TEMPLATE("M16 core equals the oracle, outputs and committed state", C, contracts::gdn_m16<sm90a, 0>, contracts::gdn_m16<sm90a, 1>,
+                   contracts::gdn_m16<sm90a, 0, 8, 1, 4>) {
   core_case<C>(1, {0}, 41);
 }
 

@@ -4,7 +4,7 @@
 // recurrence over exactly the accepted tokens from the old state; slots no real row names (the
 // sentinel included) and rows that accepted nothing are unchanged byte for byte. Every batch
 // 1..128 eagerly, for FP32 and BF16 storage; then one captured graph per batch replayed with
-// inputs, slots and lengths changing before every replay (100 times at B = 128).
+// inputs, slots and lengths changing before every replay (100 times at B = 128, FP32 state).
 #include <doctest/doctest.h>
 
 #include <numeric>
@@ -21,13 +21,14 @@ constexpr std::size_t D = ref::D, HV = ref::HV, H = ref::H, K = ref::K, V = ref:
 constexpr std::size_t max_batch = 128, capacity = 130;  // slots 0..128 real, 129 the sentinel
 constexpr std::size_t max_rows = max_batch * T, pool_rows = 2400;
 
-template <u32 Storage> struct protocol {
+template <u32 Storage, u32 Staging = gdn::token_staging::per_token> struct protocol {
   using elem = conditional_t<Storage == gdn::state_storage::fp32, float, std::uint16_t>;
   static constexpr dtype sd = Storage == gdn::state_storage::fp32 ? dtype::f32 : dtype::bf16;
   using conv_c = contracts::gdn_conv<sm90a, 64, T, gdn::conv_layout::channel_major, gdn::conv_writes::windows>;
   using pre_c = contracts::gdn_precompute<sm90a, max_batch, T>;
-  using k0_c = contracts::gdn_k0<sm90a, Storage>;
-  using replay_c = contracts::gdn_replay<sm90a, Storage>;
+  static constexpr u32 waves = Staging == gdn::token_staging::block ? 4 : 1;
+  using k0_c = contracts::gdn_k0<sm90a, Storage, 8, Staging, waves>;
+  using replay_c = contracts::gdn_replay<sm90a, Storage, 8, Staging, waves>;
 
   std::mt19937 rng{Storage * 1000u + 7u};
   std::vector<std::uint16_t> x_pool = bf16_values(pool_rows * D, 61 + Storage, 1.5f, false), ab_pool = bf16_values(pool_rows * 2 * HV, 62, 3.0f, false);
@@ -123,11 +124,7 @@ template <u32 Storage> struct protocol {
     const std::size_t rows = B * T;
     const auto new_pool = pool.download();
     const auto new_conv = conv_pool.download();
-    auto dl = [](const auto& a, std::size_t n) {
-      auto v = a.download();
-      v.resize(n);
-      return v;
-    };
+    auto dl = [](const auto& a, std::size_t n) { return download_prefix(a, n); };
     const auto yv = dl(y, rows * D), outv = dl(out, rows * HV * V);
     const auto qv = dl(q, rows * H * K), kv = dl(k, rows * H * K), dv = dl(decay, rows * HV), bv = dl(beta, rows * HV);
     const ref::token_inputs in{qv.data(), kv.data(), yv.data(), D, dv.data(), bv.data()};
@@ -230,19 +227,21 @@ template <u32 Storage> void graph_buckets(std::initializer_list<std::size_t> buc
 }
 }  // namespace
 
-TEST_CASE("protocol smoke: B 1, 3 and 70, FP32 and BF16 storage") {
+TEST_CASE("protocol smoke: B 1, 3 and 70, FP32 and BF16 storage, per-token and staged token inputs") {
   protocol<gdn::state_storage::fp32> f;
   protocol<gdn::state_storage::bf16> b;
+  protocol<gdn::state_storage::bf16, gdn::token_staging::block> s;
   for (const std::size_t B : {std::size_t{1}, std::size_t{3}, std::size_t{70}}) {
     f.prepare(B), f.launch(B, nullptr), f.check(B, B < 4, "smoke fp32");
     b.prepare(B), b.launch(B, nullptr), b.check(B, B < 4, "smoke bf16");
+    s.prepare(B), s.launch(B, nullptr), s.check(B, B < 4, "smoke bf16 staged");
   }
 }
 
 TEST_CASE("protocol: verify, random accepted prefixes, replay for every B in 1..128 (FP32 state)") { eager_every_batch<gdn::state_storage::fp32>(); }
 TEST_CASE("protocol: verify, random accepted prefixes, replay for every B in 1..128 (BF16 state)") { eager_every_batch<gdn::state_storage::bf16>(); }
-TEST_CASE("protocol in one captured graph, replayed 100 times at B = 128 (10 times at B = 1, 37, 64) with changing inputs and lengths") {
-  graph_buckets<gdn::state_storage::fp32>({1, 37, 64}, 10);
+TEST_CASE("protocol in one captured graph, replayed 100 times at B = 128 (5 times at B = 1, 37, 64, and with BF16 state) with changing inputs and lengths") {
+  graph_buckets<gdn::state_storage::fp32>({1, 37, 64}, 5);
   graph_buckets<gdn::state_storage::fp32>({128}, 100);
-  graph_buckets<gdn::state_storage::bf16>({128}, 100);
+  graph_buckets<gdn::state_storage::bf16>({128}, 5);
 }

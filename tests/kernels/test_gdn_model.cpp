@@ -32,9 +32,9 @@ float adversarial(std::mt19937& g, int kind) {
   }
 }
 
-/// One workgroup of the recurrent core modelled lane by lane (kernel lane maps, shuffles as
+/// One wave of the recurrent core modelled lane by lane (kernel lane maps, shuffles as
 /// partner reads), for n tokens of v head hv; returns the state block's columns and outputs.
-template <class C> void model_workgroup(u32 x, std::vector<float>& S, const ref::token_inputs& in, std::size_t T, std::size_t hv,
+template <class C> void model_wave(u32 x, u32 w, std::vector<float>& S, const ref::token_inputs& in, std::size_t T, std::size_t hv,
                                         std::size_t n, std::vector<std::uint16_t>& out) {
   using core = kernels::gdn_recurrent_core<C>;
   constexpr u32 W = C::wave_size, G = core::groups_per_lane, R = core::rows;
@@ -42,7 +42,7 @@ template <class C> void model_workgroup(u32 x, std::vector<float>& S, const ref:
   auto reg = [&](u32 lane, u32 m, u32 i) -> float& { return regs[(lane * G + m) * R + i]; };
   for (u32 lane = 0; lane < W; ++lane)
     for (u32 m = 0; m < G; ++m)
-      for (u32 i = 0; i < R; ++i) reg(lane, m, i) = S[core::column(x, lane) * ref::K + core::row_group(lane, m) * R + i];
+      for (u32 i = 0; i < R; ++i) reg(lane, m, i) = S[core::column(x, w, lane) * ref::K + core::row_group(lane, m) * R + i];
   auto chain = [&](u32 lane, u32 m, const float* y) {
     float p = mul_rn(reg(lane, m, 0), y[core::row_group(lane, m) * R]);
     for (u32 i = 1; i < R; ++i) p = fma_rn(reg(lane, m, i), y[core::row_group(lane, m) * R + i], p);
@@ -78,7 +78,7 @@ template <class C> void model_workgroup(u32 x, std::vector<float>& S, const ref:
       }
     const std::vector<float> dots = tree(partial);
     for (u32 lane = 0; lane < W; ++lane) {
-      const float v = ref::bf(in.v[row * in.v_stride + gdn::v_offset + hv * ref::V + core::column(x, lane)]);
+      const float v = ref::bf(in.v[row * in.v_stride + gdn::v_offset + hv * ref::V + core::column(x, w, lane)]);
       const float u = mul_rn(beta, sub_rn(v, dots[lane]));
       for (u32 m = 0; m < G; ++m)
         for (u32 i = 0; i < R; ++i) reg(lane, m, i) = fma_rn(k[core::row_group(lane, m) * R + i], u, reg(lane, m, i));
@@ -86,11 +86,11 @@ template <class C> void model_workgroup(u32 x, std::vector<float>& S, const ref:
     for (u32 lane = 0; lane < W; ++lane)
       for (u32 m = 0; m < G; ++m) partial[lane * G + m] = chain(lane, m, q);
     const std::vector<float> o = tree(partial);
-    for (u32 lane = 0; lane < core::vb; ++lane) out[(row * ref::HV + hv) * ref::V + core::column(x, lane)] = ref::to_bf(o[lane]);
+    for (u32 lane = 0; lane < core::vb; ++lane) out[(row * ref::HV + hv) * ref::V + core::column(x, w, lane)] = ref::to_bf(o[lane]);
   }
   for (u32 lane = 0; lane < W; ++lane)
     for (u32 m = 0; m < G; ++m)
-      for (u32 i = 0; i < R; ++i) S[core::column(x, lane) * ref::K + core::row_group(lane, m) * R + i] = reg(lane, m, i);
+      for (u32 i = 0; i < R; ++i) S[core::column(x, w, lane) * ref::K + core::row_group(lane, m) * R + i] = reg(lane, m, i);
   (void)T;
 }
 
@@ -127,7 +127,9 @@ template <class C> void check_core_model(unsigned seed, std::size_t hv) {
   std::vector<float> expect = hc.S0, got = hc.S0;
   std::vector<std::uint16_t> out_expect(hc.T * ref::HV * ref::V, 0), out_got(out_expect.size(), 0);
   ref::run_head(expect.data(), hc.inputs(), 0, hc.T, hv, hc.T, out_expect.data());
-  for (u32 x = 0; x < ref::V / C::value_block; ++x) model_workgroup<C>(x, got, hc.inputs(), hc.T, hv, hc.T, out_got);
+  using core = kernels::gdn_recurrent_core<C>;
+  for (u32 x = 0; x < core::shape(1).grid[0]; ++x)
+    for (u32 w = 0; w < core::waves; ++w) model_wave<C>(x, w, got, hc.inputs(), hc.T, hv, hc.T, out_got);
   std::size_t bad = 0;
   for (std::size_t i = 0; i < got.size(); ++i) bad += bits(got[i]) != bits(expect[i]);
   for (std::size_t i = 0; i < out_got.size(); ++i) bad += out_got[i] != out_expect[i];
@@ -137,16 +139,18 @@ template <class C> void check_core_model(unsigned seed, std::size_t hv) {
 
 TEST_CASE_TEMPLATE("the recurrent core's lane map and tree equal the oracle's dot order (wave64 and warp32, every value block)", C,
                    contracts::gdn_k0<gfx950, 0, 16>, contracts::gdn_k0<gfx950, 0, 32>, contracts::gdn_k0<gfx950, 0, 64>,
-                   contracts::gdn_k0<sm90a, 0, 8>, contracts::gdn_k0<sm90a, 0, 16>, contracts::gdn_k0<sm90a, 0, 32>) {
+                   contracts::gdn_k0<gfx950, 0, 16, 1, 4>, contracts::gdn_k0<sm90a, 0, 8>, contracts::gdn_k0<sm90a, 0, 16>,
+                   contracts::gdn_k0<sm90a, 0, 32, 1>, contracts::gdn_k0<sm90a, 0, 8, 1, 4>) {
   using core = kernels::gdn_recurrent_core<C>;
   // Every (column, row) of a head is owned by exactly one (workgroup, lane, group, register).
   std::set<std::pair<u32, u32>> owned;
-  for (u32 x = 0; x < ref::V / C::value_block; ++x)
-    for (u32 lane = 0; lane < C::wave_size; ++lane)
-      for (u32 m = 0; m < core::groups_per_lane; ++m)
-        for (u32 i = 0; i < core::rows; ++i) owned.insert({core::column(x, lane), core::row_group(lane, m) * core::rows + i});
+  for (u32 x = 0; x < core::shape(1).grid[0]; ++x)
+    for (u32 w = 0; w < core::waves; ++w)
+      for (u32 lane = 0; lane < C::wave_size; ++lane)
+        for (u32 m = 0; m < core::groups_per_lane; ++m)
+          for (u32 i = 0; i < core::rows; ++i) owned.insert({core::column(x, w, lane), core::row_group(lane, m) * core::rows + i});
   CHECK(owned.size() == ref::V * ref::K);
-  CHECK(core::shape(64).grid[0] * C::value_block == ref::V);
+  CHECK(core::shape(64).grid[0] * core::columns == ref::V);
   check_core_model<C>(7, 5);
   check_core_model<C>(11, 30);
 }

@@ -79,8 +79,9 @@ inline void precompute_row(const std::uint16_t* y_row, const std::uint16_t* a_ro
     }
   }
   for (std::size_t hv = 0; hv < HV; ++hv) {
-    decay[hv] = exp_f32(-mul_rn(exp_f32(a_log[hv]), softplus_f32(add_rn(bf(a_row[hv]), dt_bias[hv]))));
-    beta[hv] = sigmoid_f32(bf(b_row[hv]));
+    const float d = exp_f32(-mul_rn(exp_f32(a_log[hv]), softplus_f32(add_rn(bf(a_row[hv]), dt_bias[hv])))), s = sigmoid_f32(bf(b_row[hv]));
+    decay[hv] = d != d ? bit_cast<float>(0x7FC00000u) : d;
+    beta[hv] = s != s ? bit_cast<float>(0x7FC00000u) : s;
   }
 }
 

@@ -58,12 +58,22 @@ inline constexpr u32 final_state = 0;  // the state after the last token, into t
 inline constexpr u32 windows = 1;      // the state after every token, into windows[b, t]; the slot is not written
 }  // namespace conv_writes
 
+/// Field staging of the recurrent core (a mapping parameter: the same bits either way).
+namespace token_staging {
+inline constexpr u32 per_token = 0;  // every token's k, q, v, decay, beta loaded from global memory in the token loop
+inline constexpr u32 block = 1;      // the whole token block of the head staged in LDS first, one workgroup barrier
+}  // namespace token_staging
+
 /// Field state_commit of the recurrent core: what reaches the state pool.
 namespace state_commit {
 inline constexpr u32 none = 0;             // K0 verify: outputs of all T tokens, the state only read
 inline constexpr u32 final = 1;            // M16: outputs of all T tokens and the state after token T
 inline constexpr u32 accepted_prefix = 2;  // replay: the state after the first accepted[b] tokens; no outputs
 }  // namespace state_commit
+
+/// NaN as one bit pattern (0x7FC00000): the NaN payloads of the division sequences differ
+/// between targets, so outputs that can be NaN are canonicalised.
+NETRA_HOST_DEVICE constexpr float canonical_nan(float x) { return x != x ? bit_cast<float>(0x7FC00000u) : x; }
 
 /// The refusal of tensor `t` at its shape, with `text` the shape the contract wants.
 NETRA_HOST_DEVICE decision refuse_shape(const char* field, const char* text, const tensor_arg& t) {

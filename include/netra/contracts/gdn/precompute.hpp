@@ -7,7 +7,8 @@
 //     ss = butterfly over the 32 partials: P_l <- P_l + P_(l^m) for m = 1, 2, 4, 8, 16;
 //     inv = 1 / sqrt_rn(ss + 1e-6) (IEEE division); k_out = x * inv; q_out = (x * inv) * 128^-1/2.
 //   v head hv: decay = exp_f32(-(exp_f32(A_log[hv]) * softplus_f32(a[r][hv] + dt_bias[hv])))
-//     (exp(g) with g = -exp(A_log) softplus(a + dt_bias)); beta = sigmoid_f32(b[r][hv]).
+//     (exp(g) with g = -exp(A_log) softplus(a + dt_bias)); beta = sigmoid_f32(b[r][hv]); a NaN
+//     decay or beta is stored as 0x7FC00000 (gdn::canonical_nan).
 //   exp_f32 / sigmoid_f32: dsl/math.hpp; softplus_f32, sqrt_rn: dsl/activation.hpp.
 // Outputs (FP32): q, k [B T, 16, 128]; decay, beta [B T, 32]. A_log, dt_bias: FP32 [32].
 // Comparison policy: bitwise. A zero head gives ss = 0, inv = 1000.0000xx, outputs +-0.

@@ -14,8 +14,10 @@
 // Slots: as the conv contract: state_slots slots, the last the padding sentinel; an index outside
 // [0, state_slots - 2] reads the sentinel and writes no state. Real rows must name distinct slots.
 // Inputs q, k: FP32 [B T, 16, 128]; decay, beta: FP32 [B T, 32] (contracts/gdn/precompute.hpp).
-// Mapping parameter ValueBlock (Vb): a workgroup owns Vb value columns of one (request, v head);
-// L = wave / Vb lanes share a column (1, 2 or 4). Comparison policy: bitwise.
+// Mapping parameters (the same bits for every choice): ValueBlock (Vb): a wave owns Vb value
+// columns of one (request, v head); L = wave / Vb lanes share a column (1, 2 or 4); Staging
+// (gdn::token_staging): token inputs loaded per token, or the block staged in LDS first;
+// WavesPerWorkgroup (staged only): value blocks sharing one staged block. Comparison: bitwise.
 #pragma once
 #include "netra/contracts/gdn/model.hpp"
 
@@ -41,8 +43,9 @@ namespace contracts {
 /// needs 255 registers per thread there, Vb 32 spills).
 template <class Target> inline constexpr u32 gdn_default_value_block = Target::wave_size / 4;
 
+
 template <class Target, u32 Commit, u32 MaxBatch, u32 Tokens, u32 StateStorage, u32 ValueBlock = gdn_default_value_block<Target>,
-          u32 WaveSize = Target::wave_size>
+          u32 Staging = gdn::token_staging::per_token, u32 WavesPerWorkgroup = 1, u32 WaveSize = Target::wave_size>
 struct gdn_recurrent {
   static_assert(is_built_target_v<Target>,
                 "netra::contracts::gdn_recurrent: field Target is not supported; supported: netra::gfx950, netra::sm90a");
@@ -56,6 +59,12 @@ struct gdn_recurrent {
                 "netra::contracts::gdn_recurrent: field StateStorage must be 0 (fp32) or 1 (bf16)");
   static_assert(ValueBlock * 4 == WaveSize || ValueBlock * 2 == WaveSize || ValueBlock == WaveSize,
                 "netra::contracts::gdn_recurrent: field ValueBlock must be wave / 4, wave / 2 or wave (1, 2 or 4 lanes per column)");
+  static_assert(Staging == gdn::token_staging::per_token || Staging == gdn::token_staging::block,
+                "netra::contracts::gdn_recurrent: field Staging must be 0 (per_token) or 1 (block)");
+  static_assert(WavesPerWorkgroup >= 1 && WavesPerWorkgroup <= 8 && (gdn::value_dim / ValueBlock) % WavesPerWorkgroup == 0,
+                "netra::contracts::gdn_recurrent: field WavesPerWorkgroup must be in [1, 8] and divide the value blocks of a head");
+  static_assert(Staging == gdn::token_staging::block || WavesPerWorkgroup == 1,
+                "netra::contracts::gdn_recurrent: field WavesPerWorkgroup must be 1 with Staging 0 (per_token): waves share only staged tokens");
 
   using target = Target;
   // The replay's code object also holds the conv commit kernel: its own instantiation header.
@@ -66,11 +75,13 @@ struct gdn_recurrent {
   static constexpr u32 tokens = Tokens;
   static constexpr u32 state_storage = StateStorage;
   static constexpr u32 value_block = ValueBlock;
+  static constexpr u32 staging = Staging;
+  static constexpr u32 waves_per_workgroup = WavesPerWorkgroup;
   static constexpr u32 wave_size = WaveSize;
   static constexpr bool writes_outputs = Commit != gdn::state_commit::accepted_prefix;
   static constexpr u64 workspace_bytes = 0;
   static constexpr u64 state_bytes_per_slot = u64{gdn::state_elements} * gdn::state_bytes_per_element(StateStorage);
-  static constexpr i64 template_args[] = {Commit, MaxBatch, Tokens, StateStorage, ValueBlock};
+  static constexpr i64 template_args[] = {Commit, MaxBatch, Tokens, StateStorage, ValueBlock, Staging, WavesPerWorkgroup};
 
   static decision admits(const gdn_recurrent_signature& s) {
     constexpr i64 D = gdn::channels, H = gdn::heads_qk, HV = gdn::heads_v, K = gdn::key_dim, V = gdn::value_dim;
@@ -116,13 +127,15 @@ struct gdn_recurrent {
   static constexpr resource_budget budget() {
     if constexpr (same_v<Target, gfx950>) {
       resource_budget b;
-      b.max_vgprs = 88;  // the article's K0 core: 80 VGPRs, 40 SGPRs, 1 KiB LDS (this one: no LDS)
-      b.max_sgprs = 40;
+      b.max_vgprs = Staging == gdn::token_staging::block ? 112 : 88;  // measured 75-82 per token, 89-111 staged; the article's K0: 80 VGPRs, 40 SGPRs, 1 KiB LDS
+      b.max_sgprs = 48;
+      b.max_lds_bytes = 20480;
       b.max_code_bytes = 24576;
       return b;
     } else if constexpr (same_v<Target, sm90a>) {
       resource_budget b;
       b.max_registers = ValueBlock * 4 == WaveSize ? 128 : 255;  // Vb 8: 32 state registers per lane; Vb 16: 64
+      b.max_lds_bytes = 20480;
       b.max_code_bytes = 65536;
       return b;
     } else {
@@ -133,12 +146,12 @@ struct gdn_recurrent {
 
 /// The article's contracts: K0 verify (B 1..64, T 12, nothing committed), M16 (B 1, T 16,
 /// committed), replay (B 1..128, T 12, accepted prefix committed).
-template <class Target, u32 StateStorage, u32 ValueBlock = gdn_default_value_block<Target>>
-using gdn_k0 = gdn_recurrent<Target, gdn::state_commit::none, 64, 12, StateStorage, ValueBlock>;
-template <class Target, u32 StateStorage, u32 ValueBlock = gdn_default_value_block<Target>>
-using gdn_m16 = gdn_recurrent<Target, gdn::state_commit::final, 1, 16, StateStorage, ValueBlock>;
-template <class Target, u32 StateStorage, u32 ValueBlock = gdn_default_value_block<Target>>
-using gdn_replay = gdn_recurrent<Target, gdn::state_commit::accepted_prefix, 128, 12, StateStorage, ValueBlock>;
+template <class Target, u32 StateStorage, u32 ValueBlock = gdn_default_value_block<Target>, u32 Staging = 0, u32 Waves = 1>
+using gdn_k0 = gdn_recurrent<Target, gdn::state_commit::none, 64, 12, StateStorage, ValueBlock, Staging, Waves>;
+template <class Target, u32 StateStorage, u32 ValueBlock = gdn_default_value_block<Target>, u32 Staging = 0, u32 Waves = 1>
+using gdn_m16 = gdn_recurrent<Target, gdn::state_commit::final, 1, 16, StateStorage, ValueBlock, Staging, Waves>;
+template <class Target, u32 StateStorage, u32 ValueBlock = gdn_default_value_block<Target>, u32 Staging = 0, u32 Waves = 1>
+using gdn_replay = gdn_recurrent<Target, gdn::state_commit::accepted_prefix, 128, 12, StateStorage, ValueBlock, Staging, Waves>;
 
 }  // namespace contracts
 }  // namespace netra

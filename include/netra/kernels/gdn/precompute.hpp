@@ -74,8 +74,8 @@ template <class Contract> struct gdn_precompute_kernel {
       const u32 hv = x * groups_per_workgroup + thread;
       const u64 at = row * gdn::heads_v + hv;
       const float sp = softplus_f32(add_rn(f32_from_bf16(p.a[at]), p.dt_bias[hv]));
-      p.decay[at] = exp_f32(-mul_rn(exp_f32(p.a_log[hv]), sp));
-      p.beta[at] = sigmoid_f32(f32_from_bf16(p.b[at]));
+      p.decay[at] = gdn::canonical_nan(exp_f32(-mul_rn(exp_f32(p.a_log[hv]), sp)));
+      p.beta[at] = gdn::canonical_nan(sigmoid_f32(f32_from_bf16(p.b[at])));
     }
   }
 };

@@ -1,25 +1,31 @@
 // netra/kernels/gdn/recurrent.hpp — the recurrent core of contracts::gdn_recurrent (K0 verify,
 // M16 and replay are its Commit values; the replay adds kernels/gdn/conv_commit.hpp).
 //
-// Grid (V / Vb, 32, B); workgroup = one wave (gfx950: 64 lanes; sm90a: 32). Workgroup (x, hv, b)
-// owns value columns j = Vb x .. Vb x + Vb - 1 of v head hv of request b for the whole token
-// block; its state block (128 x Vb) stays in registers from the first token to the last.
-// Lane l owns column j = Vb x + l % Vb and the row groups r = G (l / Vb) .. G (l / Vb) + G - 1
+// Grid (V / (Vb P), 32, B), P = WavesPerWorkgroup; workgroup = P waves. Workgroup (x, hv, b)
+// owns value columns Vb P x .. Vb P x + Vb P - 1 of v head hv of request b for the whole token
+// block; wave w owns the Vb of them starting at Vb (P x + w), and its state block (128 x Vb)
+// stays in registers from the first token to the last.
+// Token inputs (field Staging): per_token: in the token loop each lane loads k and q of its rows
+// (16-byte loads; the Vb lanes of a row group read the same addresses), decay, beta and its v;
+// block: the workgroup first copies the head's whole token block (k, q of head hv / 2 for all T
+// tokens, its columns' v, decay, beta: 2 KiB per token) into LDS, one workgroup barrier, and the
+// token loop reads only LDS — no global latency between tokens, one staging for P waves.
+// Lane l owns column Vb (P x + w) + l % Vb and the row groups r = G (l / Vb) .. G (l / Vb) + G - 1
 // (rows [32 r, 32 r + 32)), L = wave / Vb lanes per column, G = 4 / L groups per lane
-// (gfx950, Vb 16: L 4, G 1, 32 state registers; sm90a, Vb 16: L 2, G 2, 64).
+// (gfx950, Vb 16: L 4, G 1, 32 state registers; sm90a, Vb 8: the same geometry on warp32).
 // Dot products (contracts/gdn/model.hpp): each lane runs the fma chain of each of its groups,
 // then the tree (p0 + p1) + (p2 + p3): in-lane adds for pairs inside a lane, one xor shuffle at
 // distance Vb (pairs across lanes) and one at 2 Vb (L = 4): the same tree for every wave size.
-// Per token every lane loads k (and q) for its rows (16-byte loads; the Vb lanes of a row group
-// read the same addresses), decay, beta and its v value; lanes with l / Vb == 0 store the BF16
-// output of their column. Commit none: the kernel has no other global store (the audit test
-// checks the code objects). Commit final / accepted_prefix: the state block is stored once.
+// Lanes with l / Vb == 0 store the BF16 output of their column. Commit none: the kernel has no
+// other global store (the audit test checks the code objects). Commit final / accepted_prefix:
+// the state block is stored once, after the last token.
 #pragma once
 #include "netra/contracts/gdn/recurrent.hpp"
 #include "netra/dsl/entry.hpp"
 #include "netra/dsl/ids.hpp"
 #include "netra/dsl/math.hpp"
 #include "netra/dsl/wave_reduce.hpp"
+#include "netra/dsl/workgroup_barrier.hpp"
 #include "netra/kernels/gdn/conv_commit.hpp"
 #include "netra/kernels/gdn/state_io.hpp"
 #include "netra/kernels/gdn/token_loop.hpp"
@@ -30,13 +36,25 @@ template <class Contract> struct gdn_recurrent_core {
   using target = typename Contract::target;
   static constexpr const char* symbol = "netra_gdn_recurrent";
   static constexpr u32 wave = target::wave_size;
-  static constexpr u32 workgroup_size = wave;
+  static constexpr u32 waves = Contract::waves_per_workgroup;
+  static constexpr u32 workgroup_size = wave * waves;
   static constexpr bool programmatic_dependent_launch = false;
   static constexpr u32 vb = Contract::value_block;
   static constexpr u32 lanes_per_column = wave / vb;
   static constexpr u32 groups_per_lane = 4 / lanes_per_column;
   static constexpr u32 rows = gdn_state_io::rows;
   static constexpr u32 commit = Contract::commit;
+  static constexpr u32 tokens = Contract::tokens;
+  static constexpr u32 columns = vb * waves;  // per workgroup
+  static constexpr bool staged = Contract::staging == gdn::token_staging::block;
+
+  /// The token block of one workgroup in LDS.
+  struct stage {
+    float kq[2][tokens][gdn::key_dim];  // [0]: k, [1]: q of head hv / 2
+    float v[tokens][columns];
+    float decay[tokens];
+    float beta[tokens];
+  };
 
   struct params {
     const float* q;
@@ -52,9 +70,9 @@ template <class Contract> struct gdn_recurrent_core {
     i32 state_slots;
   };
 
-  NETRA_HOST_DEVICE static constexpr launch_shape shape(u32 batch) { return {{gdn::value_dim / vb, gdn::heads_v, batch}, workgroup_size, 0}; }
-  /// The value column lane `lane` of workgroup x owns.
-  NETRA_HOST_DEVICE static constexpr u32 column(u32 workgroup_x, u32 lane) { return workgroup_x * vb + lane % vb; }
+  NETRA_HOST_DEVICE static constexpr launch_shape shape(u32 batch) { return {{gdn::value_dim / columns, gdn::heads_v, batch}, workgroup_size, 0}; }
+  /// The value column lane `lane` of wave `w` of workgroup x owns.
+  NETRA_HOST_DEVICE static constexpr u32 column(u32 workgroup_x, u32 w, u32 lane) { return (workgroup_x * waves + w) * vb + lane % vb; }
   /// Row group m (0 .. G-1) of lane `lane`: rows [32 r, 32 r + 32).
   NETRA_HOST_DEVICE static constexpr u32 row_group(u32 lane, u32 m) { return (lane / vb) * groups_per_lane + m; }
 
@@ -87,18 +105,63 @@ template <class Contract> struct gdn_recurrent_core {
     }
   }
 
+  /// Where the token loop reads token t's inputs: global memory (per_token) or the staged block.
+  struct tokens_in {
+    const params& p;
+    const stage* sh;
+    u64 row0;
+    u32 hv, head, j, local;
+    NETRA_DEVICE float decay(u32 t) const { return staged ? sh->decay[t] : p.decay[(row0 + t) * gdn::heads_v + hv]; }
+    NETRA_DEVICE float beta(u32 t) const { return staged ? sh->beta[t] : p.beta[(row0 + t) * gdn::heads_v + hv]; }
+    NETRA_DEVICE float v(u32 t) const {
+      if constexpr (staged) return sh->v[t][local];
+      else return f32_from_bf16(p.v[(row0 + t) * p.v_row_stride + gdn::v_offset + hv * gdn::value_dim + j]);
+    }
+    /// Rows [32 r, 32 r + 32) of k (Which 0) or q (Which 1) of token t.
+    template <u32 Which> NETRA_DEVICE void rows_of(u32 t, u32 r, float (&x)[rows]) const {
+      if constexpr (staged) {
+        NETRA_UNROLL
+        for (u32 i = 0; i < gdn_recurrent_core::rows; ++i) x[i] = sh->kq[Which][t][r * gdn_recurrent_core::rows + i];
+      } else {
+        load_rows((Which ? p.q : p.k) + ((row0 + t) * gdn::heads_qk + head) * gdn::key_dim + r * gdn_recurrent_core::rows, x);
+      }
+    }
+  };
+
+  /// Copies the head's token block into `sh` (every thread of the workgroup), then the barrier.
+  static NETRA_DEVICE void stage_block(const params& p, stage& sh, u64 row0, u32 x, u32 hv, u32 head) {
+    const u32 thread = thread_id<target>();
+    constexpr u32 kq_vectors = 2 * tokens * gdn::key_dim / 4;
+    for (u32 e = thread; e < kq_vectors; e += workgroup_size) {
+      const u32 which = e / (tokens * gdn::key_dim / 4), t = (e / (gdn::key_dim / 4)) % tokens, c = e % (gdn::key_dim / 4);
+      const u32x4 w = load_16B<target>((which ? p.q : p.k) + ((row0 + t) * gdn::heads_qk + head) * gdn::key_dim + 4 * c);
+      float* dst = &sh.kq[which][t][4 * c];
+      dst[0] = bit_cast<float>(w.x), dst[1] = bit_cast<float>(w.y), dst[2] = bit_cast<float>(w.z), dst[3] = bit_cast<float>(w.w);
+    }
+    for (u32 e = thread; e < tokens * columns; e += workgroup_size) {
+      const u32 t = e / columns, c = e % columns;
+      sh.v[t][c] = f32_from_bf16(p.v[(row0 + t) * p.v_row_stride + gdn::v_offset + hv * gdn::value_dim + x * columns + c]);
+    }
+    if (thread < tokens) {
+      sh.decay[thread] = p.decay[(row0 + thread) * gdn::heads_v + hv];
+      sh.beta[thread] = p.beta[(row0 + thread) * gdn::heads_v + hv];
+    }
+    workgroup_barrier<target>();
+  }
+
   static NETRA_DEVICE void run(const params& p) {
     const u32 lane = lane_id<target>();
+    const u32 x = workgroup_id<target, 0>();
     const u32 hv = workgroup_id<target, 1>();
     const u32 b = workgroup_id<target, 2>();
-    const u32 j = column(workgroup_id<target, 0>(), lane);
+    const u32 j = column(x, waves == 1 ? 0u : wave_id<target>(), lane);
     const i32 requested = p.slots[b];
     const bool real = static_cast<u32>(requested) < static_cast<u32>(p.state_slots - 1);
     const u64 slot = real ? static_cast<u32>(requested) : static_cast<u32>(p.state_slots - 1);
-    u32 count = Contract::tokens;
+    u32 count = tokens;
     if constexpr (commit == gdn::state_commit::accepted_prefix) {
       count = static_cast<u32>(p.accepted[b]);
-      if (!real || count == 0 || count > Contract::tokens) return;  // nothing to commit
+      if (!real || count == 0 || count > tokens) return;  // nothing to commit (uniform over the workgroup)
     }
 
     constexpr u32 bytes = gdn::state_bytes_per_element(Contract::state_storage);
@@ -109,18 +172,23 @@ template <class Contract> struct gdn_recurrent_core {
       gdn_state_io::load<target, Contract::state_storage>(column_base + row_group(lane, m) * rows * bytes, s[m]);
 
     const u32 head = hv / (gdn::heads_v / gdn::heads_qk);
+    const u64 row0 = u64{b} * tokens;
+    const stage* sh = nullptr;
+    if constexpr (staged) {
+      NETRA_SHARED stage block;
+      stage_block(p, block, row0, x, hv, head);
+      sh = &block;
+    }
+    const tokens_in in{p, sh, row0, hv, head, j, j - x * columns};
+
     NETRA_GDN_TOKEN_LOOP
     for (u32 t = 0; t < count; ++t) {
-      const u64 row = u64{b} * Contract::tokens + t;
-      const u64 gate = row * gdn::heads_v + hv;
-      const float a = p.decay[gate], beta = p.beta[gate];
-      const float vj = f32_from_bf16(p.v[row * p.v_row_stride + gdn::v_offset + hv * gdn::value_dim + j]);
-      const u64 head_base = (row * gdn::heads_qk + head) * gdn::key_dim;
+      const float a = in.decay(t), beta = in.beta(t), vj = in.v(t);
       float partial[groups_per_lane];
       float kk[groups_per_lane][rows];
       NETRA_UNROLL
       for (u32 m = 0; m < groups_per_lane; ++m) {
-        load_rows(p.k + head_base + row_group(lane, m) * rows, kk[m]);
+        in.template rows_of<0>(t, row_group(lane, m), kk[m]);
         NETRA_UNROLL
         for (u32 i = 0; i < rows; ++i) s[m][i] = mul_rn(a, s[m][i]);
         partial[m] = chain(s[m], kk[m]);
@@ -134,11 +202,11 @@ template <class Contract> struct gdn_recurrent_core {
         NETRA_UNROLL
         for (u32 m = 0; m < groups_per_lane; ++m) {
           float qq[rows];
-          load_rows(p.q + head_base + row_group(lane, m) * rows, qq);
+          in.template rows_of<1>(t, row_group(lane, m), qq);
           partial[m] = chain(s[m], qq);
         }
         const float o = tree(partial);
-        if (lane < vb) p.out[gate * gdn::value_dim + j] = static_cast<u16>(pack_bf16x2<target>(o, 0.0f));
+        if (lane < vb) p.out[((row0 + t) * gdn::heads_v + hv) * gdn::value_dim + j] = static_cast<u16>(pack_bf16x2<target>(o, 0.0f));
       }
     }
     if constexpr (commit != gdn::state_commit::none) {
@@ -150,9 +218,9 @@ template <class Contract> struct gdn_recurrent_core {
   }
 };
 
-template <class Target, u32 Commit, u32 MaxBatch, u32 Tokens, u32 StateStorage, u32 ValueBlock, u32 WaveSize>
-struct kernels_of<contracts::gdn_recurrent<Target, Commit, MaxBatch, Tokens, StateStorage, ValueBlock, WaveSize>> {
-  using contract = contracts::gdn_recurrent<Target, Commit, MaxBatch, Tokens, StateStorage, ValueBlock, WaveSize>;
+template <class Target, u32 Commit, u32 MaxBatch, u32 Tokens, u32 StateStorage, u32 ValueBlock, u32 Staging, u32 Waves, u32 WaveSize>
+struct kernels_of<contracts::gdn_recurrent<Target, Commit, MaxBatch, Tokens, StateStorage, ValueBlock, Staging, Waves, WaveSize>> {
+  using contract = contracts::gdn_recurrent<Target, Commit, MaxBatch, Tokens, StateStorage, ValueBlock, Staging, Waves, WaveSize>;
   using type = conditional_t<Commit == gdn::state_commit::accepted_prefix, type_list<gdn_recurrent_core<contract>, gdn_conv_commit<contract>>,
                              type_list<gdn_recurrent_core<contract>>>;
 };

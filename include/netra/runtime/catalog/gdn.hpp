@@ -1,7 +1,9 @@
 // netra/runtime/catalog/gdn.hpp — built-in gated delta net instances (issue 27): the M12 conv
 // update (both state layouts, with and without windows), precompute, the K0 verify core, the M16
-// core and the accepted-prefix replay, FP32 and BF16 state storage, for both targets. sm90a also
-// builds the K0 core with a value block of 16 (the benchmark's alternative to the default 8).
+// core and the accepted-prefix replay, FP32 and BF16 state storage, for both targets, with the
+// default mapping (per-token inputs; value block 16 on gfx950, 8 on sm90a). Alternatives the
+// benchmark compares: value block 16 on sm90a, and the token block staged in LDS (Staging 1; 4 waves
+// per workgroup on sm90a).
 #pragma once
 #include <boost/hana.hpp>
 
@@ -29,5 +31,10 @@ using core_set = boost::hana::tuple<boost::hana::type<contracts::gdn_precompute<
 
 inline constexpr auto gdn = boost::hana::flatten(boost::hana::make_tuple(
     gdn_detail::conv_set<gfx950>{}, gdn_detail::core_set<gfx950>{}, gdn_detail::conv_set<sm90a>{}, gdn_detail::core_set<sm90a>{},
-    boost::hana::tuple_t<contracts::gdn_k0<sm90a, gdn::state_storage::fp32, 16>, contracts::gdn_k0<sm90a, gdn::state_storage::bf16, 16>>));
+    boost::hana::tuple_t<contracts::gdn_k0<sm90a, gdn::state_storage::fp32, 16>, contracts::gdn_k0<sm90a, gdn::state_storage::bf16, 16>,
+                         contracts::gdn_k0<gfx950, gdn::state_storage::fp32, 16, gdn::token_staging::block>,
+                         contracts::gdn_k0<sm90a, gdn::state_storage::fp32, 8, gdn::token_staging::block, 4>,
+                         contracts::gdn_k0<sm90a, gdn::state_storage::bf16, 8, gdn::token_staging::block, 4>,
+                         contracts::gdn_m16<sm90a, gdn::state_storage::fp32, 8, gdn::token_staging::block, 4>,
+                         contracts::gdn_replay<sm90a, gdn::state_storage::bf16, 8, gdn::token_staging::block, 4>>));
 }  // namespace netra::catalog
