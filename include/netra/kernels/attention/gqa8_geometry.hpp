@@ -47,15 +47,18 @@ template <class Contract> struct attention_gqa8_request {
     return r;
   }
 
-  /// The pool slot of position p (p < length), or -1 when it is masked.
-  NETRA_HOST_DEVICE i64 slot(const attention_gqa8_args& a, i64 p) const {
-    const i64 entry = r_entry(p);
-    if (entry < 0 || entry >= a.kv_indices_count) return -1;
-    const i64 page = a.kv_indices[entry];
+  /// The page-table entry of position p (p < length), or -1 when the entry lies outside
+  /// kv_indices: the one load of a look-up, kept apart from slot_of() so that a kernel can issue
+  /// it well before it needs the slot.
+  NETRA_HOST_DEVICE i64 page_of(const attention_gqa8_args& a, i64 p) const {
+    const i64 entry = static_cast<i64>(kv_begin) + p / Contract::page_size;
+    return entry < 0 || entry >= a.kv_indices_count ? -1 : a.kv_indices[entry];
+  }
+  /// The pool slot of position p given its page, or -1 when it is masked (outside the pool).
+  NETRA_HOST_DEVICE static i64 slot_of(const attention_gqa8_args& a, i64 page, i64 p) {
     if (page < 0 || page >= a.slots / Contract::page_size) return -1;
     return page * Contract::page_size + p % Contract::page_size;
   }
-  NETRA_HOST_DEVICE i64 r_entry(i64 p) const { return static_cast<i64>(kv_begin) + p / Contract::page_size; }
 };
 
 /// The 16-byte slot of (position, chunk) in a staged 64 x 256-byte K or V block. The XOR spreads

@@ -8,7 +8,8 @@
 // bw + BlockWarps, ... (blocks of 64 positions). The slice streams through an LDS ring of Stages
 // pieces; piece n is the K (n even) or V (n odd) of round n / 2, i.e. the blocks round *
 // BlockWarps + 0 .. BlockWarps - 1, every thread copying 16-byte chunks (dsl/async_copy.hpp,
-// masked positions zero-filled and never read) and flagging K positions valid. Iteration n waits
+// masked positions zero-filled and never read) at the slot ids of an LDS table that the threads
+// fill a round ahead (their index loads issued two iterations before the table is written). Iteration n waits
 // for its piece, passes one workgroup barrier, issues piece n + Stages - 1 into the slot freed by
 // iteration n - 1, then its wave computes: K piece: scores (plan qk, x k_scale / 16), masked to
 // -inf (invalid, causal), block max and the online-softmax step (dsl/online_softmax.hpp); V piece:
@@ -61,15 +62,41 @@ template <class Contract> struct attention_gqa8_stage_one {
     float* stats;   // [waves][8][2]
   };
 
-  /// Slot ids of round `round`'s positions into its table slot (read after the next barrier).
-  static NETRA_DEVICE void look_up(const params& p, const slice_view& v, u32 round, const lds_layout& l) {
-    if (round >= v.rounds) return;
-    for (u32 i = thread_id<target>(); i < BW * 64; i += workgroup_size) {
+  /// The thread's look-ups of one round: its positions i = thread + k * workgroup_size of the
+  /// round's BlockWarps * 64, their page-table entries loaded by start() and turned into slot
+  /// ids in the round's table slot by finish() (read after the next barrier). start() runs two
+  /// iterations before finish(), so no wave waits on an index load (a loaded-memory latency).
+  struct look_up {
+    static constexpr u32 per_thread = ceil_div(BW * 64, workgroup_size);
+    i64 page[per_thread];
+    u32 round;
+    NETRA_DEVICE i64 position(const slice_view& v, u32 k) const {
+      const u32 i = thread_id<target>() + k * workgroup_size;
       const u32 blk = round * BW + i / 64;
       const i64 at = v.start + 64 * static_cast<i64>(blk) + i % 64;
-      l.table[(round % Contract::table_rounds) * BW * 64 + i] = blk < v.blocks && at < v.end ? v.r.slot(p, at) : -1;
+      return i < BW * 64 && round < v.rounds && blk < v.blocks && at < v.end ? at : -1;
     }
-  }
+    NETRA_DEVICE void start(const params& p, const slice_view& v, u32 r) {
+      round = r;
+      NETRA_UNROLL
+      for (u32 k = 0; k < per_thread; ++k) {
+        const i64 at = position(v, k);
+        page[k] = at < 0 ? -1 : v.r.page_of(p, at);
+      }
+    }
+    NETRA_DEVICE void finish(const params& p, const slice_view& v, const lds_layout& l) const {
+      NETRA_UNROLL
+      for (u32 k = 0; k < per_thread; ++k) {
+        const u32 i = thread_id<target>() + k * workgroup_size;
+        const i64 at = position(v, k);
+        if (i < BW * 64) l.table[(round % Contract::table_rounds) * BW * 64 + i] = at < 0 ? -1 : request::slot_of(p, page[k], at);
+      }
+    }
+  };
+  /// Rounds whose slots the prologue looks up (the pieces issued before the loop and at its
+  /// first iterations need them); the loop looks up round R at iteration 2R - Stages.
+  static constexpr u32 prologue_rounds = S / 2 + 1;
+  static_assert(prologue_rounds <= Contract::table_rounds, "netra::kernels::attention_gqa8_stage_one: the slot table is too short");
 
   static NETRA_DEVICE void issue(const params& p, const slice_view& v, u32 kv_head, u32 n, const lds_layout& l) {
     if (n < v.pieces) {
@@ -121,7 +148,12 @@ template <class Contract> struct attention_gqa8_stage_one {
       const u16* src = p.q + (static_cast<u64>(v.r.first_token + t) * Contract::q_heads + kv_head * Contract::group + r) * Contract::head_dim + 8 * (c % 32);
       *reinterpret_cast<u32x4*>(l.q + 8 * c) = load_16B<target>(src);
     }
-    for (u32 round = 0; round < ceil_div(S, 2u); ++round) look_up(p, v, round, l);
+    look_up lookups;
+    for (u32 round = 0; round < prologue_rounds; ++round) {
+      lookups.start(p, v, round);
+      lookups.finish(p, v, l);
+    }
+    lookups.start(p, v, prologue_rounds);
     workgroup_barrier<target>();
     const u16* q_rows = l.q + tg * plan::rows * Contract::head_dim;
     auto read_q = [&](u32 j) {
@@ -140,7 +172,10 @@ template <class Contract> struct attention_gqa8_stage_one {
       wait_lds_copies<target, S - 2>();
       workgroup_barrier<target>();
       issue(p, v, kv_head, n + S - 1, l);
-      if ((n + S) % 2 == 0) look_up(p, v, (n + S) / 2, l);
+      if ((n + S) % 2 == 0 && (n + S) / 2 >= prologue_rounds) {  // round (n + S) / 2 was started two iterations ago
+        lookups.finish(p, v, l);
+        lookups.start(p, v, (n + S) / 2 + 1);
+      }
       const u8* piece = l.ring + (n % S) * Contract::piece_bytes + bw * block_bytes;
       const u32 blk = (n / 2) * BW + bw;
       if (n % 2 == 0) {
