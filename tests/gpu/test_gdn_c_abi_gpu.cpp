@@ -36,7 +36,7 @@ TEST_CASE("gdn through the C ABI: verify equals the C++ path; refusals write not
       dout(out.data(), dl_bf16, {R, HV, V});
   REQUIRE_MESSAGE(netra_gdn_verify(h, dq.get(), dk.get(), dy.get(), dd.get(), db.get(), ds.get(), dslots.get(), dout.get(), nullptr) == NETRA_STATUS_OK,
                   netra_last_error());
-  using K0 = contracts::gdn_k0<sm90a, gdn::state_storage::fp32>;
+  using K0 = contracts::gdn_k0<sm90a, netra::gdn::state_storage::fp32>;
   gdn_recurrent(handle_of<K0>(), nullptr,
                 gdn_recurrent_call(device(), tensor(q, dtype::f32, {R, H, K}), tensor(k, dtype::f32, {R, H, K}), tensor(y, dtype::bf16, {R, D}),
                                    tensor(decay, dtype::f32, {R, HV}), tensor(beta, dtype::f32, {R, HV}), tensor(state, dtype::f32, {S, HV, V, K}),
