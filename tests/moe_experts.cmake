@@ -54,6 +54,10 @@ netra_add_compile_fail_test(negative_moe_gate_up_schedule negative/moe_gate_up_s
   "netra::contracts::moe_expert_gate_up: field Schedule must be 0 \\(route_scan\\), 1 \\(unit_list\\) or 2 \\(resident\\)")
 netra_add_compile_fail_test(negative_moe_gate_up_resident_target negative/moe_gate_up_resident_target.cpp
   "netra::contracts::moe_expert_gate_up: field Schedule 2 \\(resident\\) needs programmatic dependent launch")
+netra_add_compile_fail_test(negative_moe_gate_up_staging_target negative/moe_gate_up_staging_target.cpp
+  "netra::contracts::moe_expert_gate_up: field Staging 1 \\(lds_bulk_copy\\) needs the target's bulk copy")
+netra_add_compile_fail_test(negative_moe_down_staging negative/moe_down_staging.cpp
+  "netra::contracts::moe_expert_down: field Staging must be 0 \\(registers\\) or 1 \\(lds_bulk_copy\\)")
 netra_add_compile_fail_test(negative_moe_down_input negative/moe_down_input.cpp
   "netra::contracts::moe_expert_down: field Input must be 0")
 netra_add_compile_fail_test(negative_moe_down_fused_max_tokens negative/moe_down_fused_max_tokens.cpp

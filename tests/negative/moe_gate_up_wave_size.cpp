@@ -1,2 +1,2 @@
 #include <netra/contracts/moe/expert_gate_up.hpp>
-template struct netra::contracts::moe_expert_gate_up<netra::gfx950, 16, 0, 32>;
+template struct netra::contracts::moe_expert_gate_up<netra::gfx950, 16, 0, netra::staging::registers, 32>;
