@@ -89,9 +89,8 @@ struct moe_act_quant {
   static constexpr u64 workspace_bytes = 0;
   /// Calls of up to this many rows (the decode block's 9 M, M <= 16) let their successor start at
   /// once (programmatic dependent launch, sm90a), so the block's down kernel runs its prologue
-  /// meanwhile; larger calls after their stores (H200, graph-replayed, at once against after the
-  /// stores: R = 1152 4.61 against 2.89 us, R = 4608 6.44 against 6.38; the block at M = 1 18.8
-  /// against 20.9 us; docs/moe-routing.md).
+  /// meanwhile; larger calls release it after their stores (the measured choice:
+  /// docs/kernels/moe-routing.md).
   static constexpr u32 release_at_start_max_rows = 144;
   static_assert(lanes_per_row * 8 * VectorsPerLane == width, "netra::contracts::moe_act_quant: a row's threads cover 512 values");
   static_assert(Target::wave_size % lanes_per_group == 0, "netra::contracts::moe_act_quant: a group's 16 threads lie in one wave");
@@ -143,7 +142,7 @@ template <> struct moe_act_quant_batch_mapping<gfx950> {
   static constexpr u32 vectors_per_lane = 1, rows_per_workgroup = 4;
 };
 template <> struct moe_act_quant_batch_mapping<sm90a> {
-  static constexpr u32 vectors_per_lane = 1, rows_per_workgroup = 4;  // measured fastest on the H200 (docs/moe-routing.md)
+  static constexpr u32 vectors_per_lane = 1, rows_per_workgroup = 4;  // the H200 choice (docs/kernels/moe-routing.md)
 };
 template <class Target>
 using moe_act_quant_batch = moe_act_quant<Target, 9 * 512, moe_act_quant_batch_mapping<Target>::vectors_per_lane,

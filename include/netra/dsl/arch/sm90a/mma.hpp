@@ -96,7 +96,7 @@ NETRA_DEVICE void wgmma_mma_async_sync_aligned_m64n16k32_f32_e4m3_e4m3(float (&d
 /// a[3]: k + 8), B K-major through the descriptor (core matrices of 8 rows x 8 FP16), d as for
 /// m64n16k32. Layout checked by tests/gpu/test_moe_fragments_gpu.cpp; its accumulation of a
 /// 128-K scale block stays within the expert contracts' FP32 bound where FP8 wgmma does not
-/// (bench/fp8_accumulation.py, bench/results/fp8_accumulation_h200.json).
+/// (bench/fp8_accumulation.py, bench/results/evidence/fp8_accumulation_h200.json).
 template <bool AccumulateD>
 NETRA_DEVICE void wgmma_mma_async_sync_aligned_m64n16k16_f32_f16_f16(float (&d)[8], const u32 (&a)[4], u64 b_descriptor) {
   asm volatile(
