@@ -14,14 +14,7 @@ using netra::c_api::require;
 
 extern "C" {
 
-NETRA_API netra_status netra_argmax_create(netra_argmax_handle** handle) {
-  return guarded("netra_argmax_create", [&] {
-    require(handle, "netra_argmax_create", "handle");
-    *handle = nullptr;
-    *handle = new netra_argmax_handle{netra::argmax_dispatcher(netra::current_device(), netra::c_api::jit_options())};
-    return netra::status::ok;
-  });
-}
+NETRA_API netra_status netra_argmax_create(netra_argmax_handle** handle) { return netra::c_api::create("netra_argmax_create", handle); }
 
 NETRA_API void netra_argmax_destroy(netra_argmax_handle* handle) { delete handle; }
 

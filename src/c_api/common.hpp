@@ -4,6 +4,7 @@
 //                         status and this thread's last error; success clears the last error;
 //   require(ptr, ...)     refuses a NULL handle or output argument with INVALID_ARGUMENT;
 //   jit_options()         how handles created through the C ABI JIT-compile (cache, headers, log);
+//   create(function, h)   netra_<op>_create's body for a handle struct of dispatchers;
 //   current_device()      (netra/runtime/backend.hpp) is the device handles are created on.
 //   run(function, dispatcher, stream, tensors...)      one call of an op_dispatcher from
 //                         DLTensors: its signature, the one dispatch path, NOT_SUPPORTED with
@@ -69,6 +70,17 @@ template <class Body> netra_status guarded(const char* function, Body&& body) no
 /// Throws status::invalid_argument naming `what` when `p` is NULL.
 inline void require(const void* p, const char* function, const char* what) {
   if (p == nullptr) throw error(status::invalid_argument, std::string(function) + ": " + what + " is NULL");
+}
+
+/// netra_<op>_create: a new Handle (an aggregate of dispatchers, each built from the calling
+/// thread's current device and jit_options()) in *handle, NULL on failure.
+template <class Handle> netra_status create(const char* function, Handle** handle) {
+  return guarded(function, [&] {
+    require(handle, function, "handle");
+    *handle = nullptr;
+    *handle = new Handle{{current_device(), jit_options()}};
+    return status::ok;
+  });
 }
 
 /// "logits float32 shape [16, 248320] strides [248320, 1] on cuda:0" (a NOT_SUPPORTED message).

@@ -39,14 +39,7 @@ template <class... T> netra::moe_block_tensors block_tensors(const T*... t) {
 
 extern "C" {
 
-NETRA_API netra_status netra_moe_experts_create(netra_moe_experts_handle** handle) {
-  return guarded("netra_moe_experts_create", [&] {
-    require(handle, "netra_moe_experts_create", "handle");
-    *handle = nullptr;
-    *handle = new netra_moe_experts_handle{netra::moe_experts_dispatcher(netra::current_device(), netra::c_api::jit_options())};
-    return netra::status::ok;
-  });
-}
+NETRA_API netra_status netra_moe_experts_create(netra_moe_experts_handle** handle) { return netra::c_api::create("netra_moe_experts_create", handle); }
 
 NETRA_API void netra_moe_experts_destroy(netra_moe_experts_handle* handle) { delete handle; }
 
@@ -85,14 +78,7 @@ NETRA_API netra_status netra_moe_expert_down_explain(netra_moe_experts_handle* h
   });
 }
 
-NETRA_API netra_status netra_moe_block_create(netra_moe_block_handle** handle) {
-  return guarded("netra_moe_block_create", [&] {
-    require(handle, "netra_moe_block_create", "handle");
-    *handle = nullptr;
-    *handle = new netra_moe_block_handle{netra::moe_block_dispatcher(netra::current_device(), netra::c_api::jit_options())};
-    return netra::status::ok;
-  });
-}
+NETRA_API netra_status netra_moe_block_create(netra_moe_block_handle** handle) { return netra::c_api::create("netra_moe_block_create", handle); }
 
 NETRA_API void netra_moe_block_destroy(netra_moe_block_handle* handle) { delete handle; }
 

@@ -16,14 +16,7 @@ using netra::c_api::run;
 
 extern "C" {
 
-NETRA_API netra_status netra_moe_routing_create(netra_moe_routing_handle** handle) {
-  return guarded("netra_moe_routing_create", [&] {
-    require(handle, "netra_moe_routing_create", "handle");
-    *handle = nullptr;
-    *handle = new netra_moe_routing_handle{netra::moe_routing_dispatcher(netra::current_device(), netra::c_api::jit_options())};
-    return netra::status::ok;
-  });
-}
+NETRA_API netra_status netra_moe_routing_create(netra_moe_routing_handle** handle) { return netra::c_api::create("netra_moe_routing_create", handle); }
 
 NETRA_API void netra_moe_routing_destroy(netra_moe_routing_handle* handle) { delete handle; }
 
