@@ -48,7 +48,7 @@ def _normed(v, weight, eps, zero_centred, heads):
 def _quantized(y):
     yg = y.float().view(y.shape[0], -1, 128)
     amax = yg.abs().amax(dim=-1)
-    scale = amax / E4M3_MAX
+    scale = amax / torch.full_like(amax, E4M3_MAX)  # tensor / tensor is IEEE; torch divides by a Python scalar as a product with its reciprocal
     divisor = torch.where(amax == 0, torch.ones_like(scale), scale)
     q = (yg / divisor.unsqueeze(-1)).clamp(-E4M3_MAX, E4M3_MAX).to(torch.float8_e4m3fn)
     return q.view(y.shape), scale

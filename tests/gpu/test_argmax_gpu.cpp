@@ -71,7 +71,7 @@ TEST_CASE("a refused call names the field and writes nothing") {
   refused([&] { argmax(h, nullptr, logits.data(), 129, contract::n, contract::n, out.data()); }, "'rows'");
   refused([&] { argmax(h, nullptr, logits.data() + 1, 2, contract::n, contract::n, out.data()); }, "'logits'");
   refused([&] { argmax(h, nullptr, logits.data(), 2, contract::n, contract::n + 2, out.data()); }, "'row_stride'");
-  refused([&] { argmax(h, nullptr, logits.data(), 2, contract::n - 4, contract::n, out.data()); }, "'cols'");
+  refused([&] { argmax(h, nullptr, logits.data(), 2, contract::n - 4, contract::n, out.data()); }, "'logits'");  // cols: the logits tensor's shape
   refused([&] { argmax(h, nullptr, logits.data(), 2, contract::n, contract::n, nullptr); }, "'out'");
   const auto after = out.download();
   for (auto v : after) CHECK(static_cast<std::uint64_t>(v) == 0xABABABABABABABABull);
