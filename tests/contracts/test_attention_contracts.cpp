@@ -60,6 +60,11 @@ TEST_CASE("a well-formed decode and verify call is admitted; each field refuses 
   };
   CHECK(with([](auto& s) { s.target = target_id::gfx950; }) == "target");
   CHECK(with([](auto& s) { s.phase = attention_phase::verify; }) == "phase");
+  // A refused phase reads as its name (a named-value refusal), never as the enumerator's number.
+  const decision prefill = decode::admits(good(attention_phase::prefill, 1));
+  CHECK(prefill.kind == value_kind::named);
+  CHECK(to_string(prefill) == "refused at field 'phase': requires decode, got prefill");
+  CHECK(to_string(refuse_named("mode", "gated", 0, "rms")) == "refused at field 'mode': requires gated, got rms");
   CHECK(with([](auto& s) { s.tq = 2; }) == "tq");
   CHECK(with([](auto& s) { s.page_size = 16; }) == "page_size");
   CHECK(with([](auto& s) { s.softmax_scale = 0.088f; }) == "softmax_scale");

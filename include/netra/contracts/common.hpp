@@ -64,8 +64,9 @@ struct tensor_arg {
 };
 
 /// How a refused value reads: a number, an address, a target, an element type, a shape, strides,
-/// a device, or a missing tensor.
-enum class value_kind : u8 { number, address, target, dtype, shape, strides, device, missing };
+/// a device, a missing tensor, or a named value (an enumerator of a contract field: the value and
+/// the name it reads as, in `value_name`).
+enum class value_kind : u8 { number, address, target, dtype, shape, strides, device, missing, named };
 
 /// The result of admits(signature): admitted, or the first field that refused, what the
 /// contract requires of it, and the value the call had — one number (values[0]), or `count`
@@ -79,6 +80,7 @@ struct decision {
   i64 values[max_tensor_rank] = {};
   i32 expected_count = 0;
   i64 expected[max_tensor_rank] = {};
+  const char* value_name = nullptr;  // value_kind::named: the value's name
   NETRA_HOST_DEVICE constexpr bool admitted() const { return field == nullptr; }
   NETRA_HOST_DEVICE constexpr i64 value() const { return values[0]; }
 };
@@ -96,6 +98,13 @@ NETRA_HOST_DEVICE constexpr decision refuse(const char* field, const char* requi
 }
 NETRA_HOST_DEVICE constexpr decision refuse(const char* field, const char* requirement, dtype value) {
   return refuse(field, requirement, static_cast<i64>(value), value_kind::dtype);
+}
+/// The refusal of a field whose values have names (a phase, a mode): the value as its enumerator's
+/// number and as the name it reads as.
+NETRA_HOST_DEVICE constexpr decision refuse_named(const char* field, const char* requirement, i64 value, const char* name) {
+  decision d = refuse(field, requirement, value, value_kind::named);
+  d.value_name = name;
+  return d;
 }
 
 /// Per-kernel resource ceilings the audit enforces for one target. Fields that do not apply to

@@ -56,6 +56,7 @@ inline std::string value_text(const decision& d) {
     case value_kind::strides: return "strides " + extents_text(d.values, d.count);
     case value_kind::device: return device_text(d.values[0], d.values[1]);
     case value_kind::missing: return "NULL";
+    case value_kind::named: return d.value_name != nullptr ? std::string(d.value_name) : std::to_string(d.value());
     case value_kind::address: {
       char text[24];
       std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(d.value()));

@@ -131,7 +131,7 @@ struct attention_gqa8 {
 
   static decision admits(const attention_signature& s) {
     if (s.target != Target::id) return refuse("target", Target::name, s.target);
-    if (s.phase != phase) return refuse("phase", attention_phase_name(phase), static_cast<i64>(s.phase));
+    if (s.phase != phase) return refuse_named("phase", attention_phase_name(phase), static_cast<i64>(s.phase), attention_phase_name(s.phase));
     if (s.tq != Tq) return refuse("tq", "== Tq of the contract", s.tq);
     if (s.page_size != PageSize) return refuse("page_size", "== PageSize of the contract", s.page_size);
     if (s.softmax_scale != softmax_scale) return refuse("softmax_scale", "== 1/16 (in millionths)", static_cast<i64>(s.softmax_scale * 1e6f));
