@@ -1,0 +1,430 @@
+"""The synthetic Qwen3.6-35B-A3B-FP8 step in torch: random weights at the checkpoint's dtypes and
+layouts, the serving engine's pools (paged E4M3 KV cache per attention layer, GDN recurrent state
+and conv history per GDN layer, the last slot of each pool the padding sentinel), and the decode
+and verify steps, each op family either through netra's custom ops (netra.torch_ops) or through the
+framework's torch implementation (the pure torch reference path; one family at a time for the
+single-tactic toggles).
+
+Framework path, always torch: the embedding (BF16 rows), the dense projections (FP8 E4M3 weights
+with float32 128 x 128 block scales, as the checkpoint stores them; `dense_mode` says how torch
+multiplies them: "fp8_blockwise" through torch._scaled_mm where this torch and GPU support block
+scales, else "bf16" on weights dequantized once at load), in_proj_ba (BF16), q/k head norms,
+partial RoPE, the KV append (E4M3 with a per-tensor scale), the attention output gate, the LM head
+(BF16, FP32 logits). Every layer: add + RMSNorm (zero-centred weights), mixer, add + RMSNorm, MoE.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from netra import torch_ops as ops
+from netra.moe_experts import to_e4m3
+from netra.step.plan import DRAFT_TOKENS, ModelConfig
+
+FAMILIES = ("norm", "attention", "gdn", "moe", "argmax")
+E4M3 = torch.float8_e4m3fn
+ROPE_THETA = 1.0e7
+
+
+# ---- weights ----------------------------------------------------------------------------------------
+
+def _fp8_blocks(out_features, in_features, shape_prefix, gen, device):
+    """E4M3 weights [*prefix, out, in] ~ N(0, 1/in) as q * scale with float32 scales per 128 x 128
+    block (q ~ 64 N(0, 1): the E4M3 range holds it; each block's scale jittered by +-25 %)."""
+    q = (torch.randn(*shape_prefix, out_features, in_features, device=device, generator=gen, dtype=torch.bfloat16) * 64).clamp(-448, 448)
+    q = q.to(E4M3)
+    s = torch.rand(*shape_prefix, out_features // 128, in_features // 128, device=device, generator=gen) * 0.5 + 0.75
+    return q, s * (1.0 / (64 * math.sqrt(in_features)))
+
+
+def dequantize(q, s):
+    o, i = q.shape[-2], q.shape[-1]
+    return (q.float().view(*q.shape[:-2], o // 128, 128, i // 128, 128) * s[..., :, None, :, None]).view(q.shape)
+
+
+class Dense:
+    """One FP8 block-scaled projection y = x W^T on the framework path."""
+
+    def __init__(self, q, s, mode):
+        self.mode, self.out_features = mode, q.shape[0]
+        if mode == "fp8_blockwise":
+            self.q, self.s = q, s
+        else:
+            self.w = dequantize(q, s).to(torch.bfloat16)
+
+    def __call__(self, x):
+        if self.mode == "bf16":
+            return x @ self.w.t()
+        return fp8_blockwise_mm(x, self.q, self.s)
+
+
+def quantize_tokens(x):
+    """Per-token, per-128 E4M3 quantization of activations (1 x 128 blocks) for the FP8 GEMM."""
+    m, k = x.shape
+    xf = x.float().view(m, k // 128, 128)
+    amax = xf.abs().amax(-1).clamp_min(1e-12)
+    scale = amax / 448.0
+    return to_e4m3(xf / scale.unsqueeze(-1)).view(m, k), scale
+
+
+def fp8_blockwise_mm(x, wq, ws):
+    """bf16 [M, N] = x [M, K] @ dequant(wq, ws)^T through torch._scaled_mm with 1 x 128 activation
+    and 128 x 128 weight scales (cuBLAS block scaling on sm_90); the scale layouts are the ones the
+    probe (probe_dense_mode) found to work."""
+    xq, xs = quantize_tokens(x)
+    sb = ws.t().contiguous() if _SCALE_B_CONTIGUOUS[0] else ws.t()
+    return torch._scaled_mm(xq, wq.t(), scale_a=xs.t().contiguous().t(), scale_b=sb, out_dtype=torch.bfloat16)
+
+
+_SCALE_B_CONTIGUOUS = [False]
+
+
+def probe_dense_mode(device) -> tuple[str, str]:
+    """("fp8_blockwise", why) when torch._scaled_mm multiplies block-scaled E4M3 on this GPU within
+    2^-6 of the dequantized BF16 product at M = 1 and 64, else ("bf16", why)."""
+    gen = torch.Generator(device=device).manual_seed(1)
+    q, s = _fp8_blocks(512, 2048, (), gen, device)
+    w = dequantize(q, s)
+    why = []
+    for contiguous in (False, True):
+        _SCALE_B_CONTIGUOUS[0] = contiguous
+        try:
+            for m in (1, 64):
+                x = torch.randn(m, 2048, device=device, generator=gen).to(torch.bfloat16)
+                xq, xs = quantize_tokens(x)
+                ref = (xq.float().view(m, 16, 128) * xs.unsqueeze(-1)).view(m, 2048) @ w.t()
+                got = fp8_blockwise_mm(x, q, s).float()
+                err = float((got - ref).norm() / ref.norm())
+                if not err < 2 ** -6:
+                    raise ValueError(f"result off by {err:.3g} (relative) at M={m}")
+            return "fp8_blockwise", f"torch {torch.__version__} _scaled_mm, 1x128 activation / 128x128 weight block scales"
+        except (RuntimeError, TypeError, ValueError, NotImplementedError) as e:
+            why.append(f"scale_b {'contiguous' if contiguous else 'transposed view'}: {(str(e).splitlines() or [''])[0][:160]}")
+    return "bf16", f"torch {torch.__version__} _scaled_mm block scales unusable here ({'; '.join(why)}): BF16 weights dequantized at load"
+
+
+_LM_HEAD_FP32_OUT = []  # decided by the first (eager) call: does torch.mm take out_dtype here?
+
+
+def lm_head(h, w):
+    """FP32 logits [R, vocab] = h @ w^T (BF16 operands, FP32 accumulation and output where torch
+    offers torch.mm(..., out_dtype=float32), else the BF16 product widened)."""
+    if not _LM_HEAD_FP32_OUT:
+        try:
+            torch.mm(h[:1], w[:128].t(), out_dtype=torch.float32)
+            _LM_HEAD_FP32_OUT.append(True)
+        except (TypeError, RuntimeError):
+            _LM_HEAD_FP32_OUT.append(False)
+    return torch.mm(h, w.t(), out_dtype=torch.float32) if _LM_HEAD_FP32_OUT[0] else (h @ w.t()).float()
+
+
+class Weights:
+    """Random weights of every layer at the checkpoint's formats (one generator, `seed`)."""
+
+    def __init__(self, cfg: ModelConfig, device, seed=0, dense_mode="bf16"):
+        g = torch.Generator(device=device).manual_seed(seed)
+        h = cfg.hidden
+        bf = lambda *shape, std=1.0: (torch.randn(*shape, device=device, generator=g) * std).to(torch.bfloat16)  # noqa: E731
+        self.cfg, self.dense_mode = cfg, dense_mode
+        self.embed = bf(cfg.vocab, h)
+        self.lm_head = bf(cfg.vocab, h, std=h ** -0.5)
+        self.final_norm = bf(h, std=0.1)
+        self.layers = []
+        for kind in cfg.layer_kinds():
+            L = {"kind": kind, "input_norm": bf(h, std=0.1), "post_norm": bf(h, std=0.1)}
+            for name, (o, i) in cfg.dense_shapes(kind).items():
+                L[name] = Dense(*_fp8_blocks(o, i, (), g, device), dense_mode)
+            if kind == "attention":
+                L["q_norm"], L["k_norm"] = bf(cfg.head_dim, std=0.1), bf(cfg.head_dim, std=0.1)
+            else:
+                L["in_proj_ba"] = bf(2 * cfg.gdn_v_heads, h, std=h ** -0.5)
+                L["conv"] = bf(cfg.gdn_channels, cfg.conv_taps, std=0.5)
+                L["a_log"] = torch.rand(cfg.gdn_v_heads, device=device, generator=g) * 2 - 1
+                L["dt_bias"] = torch.rand(cfg.gdn_v_heads, device=device, generator=g) * 2 - 1
+                L["gdn_norm"] = (1 + torch.randn(cfg.gdn_head_dim, device=device, generator=g) * 0.1).to(torch.bfloat16)
+            L["router"] = bf(cfg.experts, h, std=0.02)
+            L["shared_gate"] = bf(h, std=0.02)
+            L["w13"], L["s13"] = _fp8_blocks(2 * cfg.expert_intermediate, h, (cfg.experts + 1,), g, device)
+            L["w2"], L["s2"] = _fp8_blocks(h, cfg.expert_intermediate, (cfg.experts + 1,), g, device)
+            self.layers.append(L)
+
+
+# ---- pools ------------------------------------------------------------------------------------------
+
+class Pools:
+    """The engine's state: per attention layer a KV pool (uint8 holding E4M3, [slots, 2, 256]) with
+    per-layer float32 k/v scales; per GDN layer the recurrent state (float32 [slots, 32, 128, 128])
+    and conv history (bf16 [slots, 8192, 3], channel-major). Request r owns GDN slot gdn_slot[r]
+    and the KV slots kv_slot[r, position] (a random permutation of the pool); the last slot of each
+    pool is the sentinel that padded rows point at."""
+
+    def __init__(self, cfg: ModelConfig, device, requests: int, kv_len: int, seed=1):
+        g = torch.Generator(device=device).manual_seed(seed)
+        self.cfg, self.requests, self.kv_len = cfg, requests, kv_len
+        self.capacity = kv_len + DRAFT_TOKENS
+        kv_slots = requests * self.capacity + 1
+        self.kv_sentinel, self.gdn_sentinel = kv_slots - 1, requests
+        self.kv_slot = torch.randperm(kv_slots - 1, device=device, generator=g).view(requests, self.capacity)
+        self.gdn_slot = torch.randperm(requests, device=device, generator=g).to(torch.int32)
+        self.kv, self.state, self.conv = [], [], []
+        for kind in cfg.layer_kinds():
+            if kind == "attention":
+                k = (torch.randn(kv_slots, cfg.kv_heads, cfg.head_dim, device=device, generator=g) * 2).to(E4M3).view(torch.uint8)
+                v = (torch.randn(kv_slots, cfg.kv_heads, cfg.head_dim, device=device, generator=g) * 2).to(E4M3).view(torch.uint8)
+                scales = torch.rand(2, device=device, generator=g) * 0.2 + 0.4
+                self.kv.append((k, v, scales[0:1], scales[1:2]))
+                self.state.append(None)
+                self.conv.append(None)
+            else:
+                self.kv.append(None)
+                self.state.append(torch.randn(requests + 1, cfg.gdn_v_heads, cfg.gdn_head_dim, cfg.gdn_head_dim, device=device,
+                                              generator=g) * 0.05)
+                self.conv.append((torch.randn(requests + 1, cfg.gdn_channels, cfg.conv_taps - 1, device=device, generator=g)
+                                  * 0.5).to(torch.bfloat16))
+
+    def snapshot(self):
+        return [(s.clone(), c.clone()) if s is not None else None for s, c in zip(self.state, self.conv)]
+
+    def restore(self, snap):
+        for s, c, saved in zip(self.state, self.conv, snap):
+            if saved is not None:
+                s.copy_(saved[0])
+                c.copy_(saved[1])
+
+
+# ---- one bucket's static inputs ----------------------------------------------------------------------
+
+class Batch:
+    """A bucket's graph inputs (device tensors allocated once; set() fills them between replays):
+    B request rows of T tokens, live rows first, padded rows on the sentinel slots."""
+
+    def __init__(self, pools: Pools, phase: str, bucket: int):
+        self.pools, self.phase, self.B = pools, phase, bucket
+        self.T = DRAFT_TOKENS if phase == "verify" else 1
+        d, R, cap = pools.kv_slot.device, bucket * self.T, pools.capacity
+        self.tokens = torch.zeros(R, dtype=torch.int64, device=d)
+        self.positions = torch.zeros(R, dtype=torch.int64, device=d)
+        self.gdn_slots = torch.zeros(bucket, dtype=torch.int32, device=d)
+        self.append_slots = torch.zeros(R, dtype=torch.int64, device=d)
+        self.qo_indptr = torch.arange(bucket + 1, dtype=torch.int64, device=d) * self.T
+        self.kv_indptr = torch.zeros(bucket + 1, dtype=torch.int32, device=d)
+        self.kv_indices = torch.zeros(bucket * cap, dtype=torch.int64, device=d)
+        self.kv_table = torch.zeros(bucket, cap, dtype=torch.int64, device=d)
+        self.kv_lens = torch.zeros(bucket, dtype=torch.int32, device=d)
+        self.accepted = torch.zeros(bucket, dtype=torch.int32, device=d)
+        self.live = 0
+
+    def nbytes(self):
+        return sum(t.numel() * t.element_size() for t in (self.tokens, self.positions, self.gdn_slots, self.append_slots, self.qo_indptr,
+                                                          self.kv_indptr, self.kv_indices, self.kv_table, self.kv_lens, self.accepted))
+
+    def set(self, requests, tokens, context, accepted=None):
+        """Live `requests` (indices into the pools), their input tokens [live * T] and context
+        lengths; `accepted` (verify) per live request in 1..T. Host work between replays."""
+        p, T, B = self.pools, self.T, self.B
+        live = len(requests)
+        if live > B:
+            raise ValueError(f"{live} live requests do not fit bucket {B}")
+        self.live = live
+        req = torch.tensor(list(requests), dtype=torch.int64)
+        ctx = torch.tensor(list(context), dtype=torch.int64)
+        if int(ctx.max()) + T > p.capacity:
+            raise ValueError("a context length exceeds the KV pool's capacity")
+        lens = torch.full((B,), T, dtype=torch.int64)
+        lens[:live] = ctx + T
+        table = torch.full((B, p.capacity), p.kv_sentinel, dtype=torch.int64)
+        table[:live] = p.kv_slot[req.to(p.kv_slot.device)].cpu()
+        pos = torch.zeros(B, T, dtype=torch.int64)
+        pos[:live] = ctx.view(-1, 1) + torch.arange(T).view(1, -1)
+        append = torch.full((B, T), p.kv_sentinel, dtype=torch.int64)
+        append[:live] = torch.gather(table[:live], 1, pos[:live])
+        gslots = torch.full((B,), p.gdn_sentinel, dtype=torch.int32)
+        gslots[:live] = p.gdn_slot[req.to(p.gdn_slot.device)].cpu()
+        toks = torch.zeros(B * T, dtype=torch.int64)
+        toks[:live * T] = torch.as_tensor(tokens, dtype=torch.int64)
+        indices = torch.cat([table[b, :lens[b]] for b in range(B)])
+        self.kv_indices.zero_()
+        self.kv_indices[:indices.numel()].copy_(indices)
+        self.kv_indptr.copy_(torch.cat([torch.zeros(1, dtype=torch.int64), lens.cumsum(0)]).to(torch.int32))
+        acc = torch.full((B,), 0, dtype=torch.int32)
+        if accepted is not None:
+            acc[:live] = torch.as_tensor(accepted, dtype=torch.int32)
+        for dst, src in ((self.tokens, toks), (self.positions, pos.view(-1)), (self.gdn_slots, gslots), (self.append_slots, append.view(-1)),
+                         (self.kv_table, table), (self.kv_lens, lens.to(torch.int32)), (self.accepted, acc)):
+            dst.copy_(src)
+
+
+# ---- the step -------------------------------------------------------------------------------------------
+
+def _rope_tables(cfg, device, max_pos):
+    inv = 1.0 / ROPE_THETA ** (torch.arange(0, cfg.rotary_dim, 2, device=device).float() / cfg.rotary_dim)
+    f = torch.outer(torch.arange(max_pos, device=device).float(), inv)
+    f = torch.cat([f, f], dim=-1)
+    return f.cos(), f.sin()
+
+
+def _head_norm(x, w, eps):
+    xf = x.float()
+    return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps) * (1.0 + w.float())).to(torch.bfloat16)
+
+
+def _rope(x, cos, sin, rd):
+    xr, xp = x[..., :rd].float(), x[..., rd:]
+    x1, x2 = xr[..., :rd // 2], xr[..., rd // 2:]
+    rot = torch.cat([-x2, x1], dim=-1)
+    return torch.cat([(xr * cos + rot * sin).to(x.dtype), xp], dim=-1)
+
+
+def torch_attention(q, k_buffer, v_buffer, kv_table, kv_lens, k_scale, v_scale, T, out):
+    """The framework's attention over the engine's dense slot table (capturable): FP32 softmax on
+    the dequantized cache; token t of a request of length L sees positions < L - T + t + 1."""
+    B, L = kv_table.shape
+    k = k_buffer.view(E4M3)[kv_table].float() * k_scale
+    v = v_buffer.view(E4M3)[kv_table].float() * v_scale
+    qq = q.view(B, T, 2, 8, q.shape[-1]).float()
+    s = torch.einsum("btgjd,blgd->bgjtl", qq, k) * (q.shape[-1] ** -0.5)
+    visible = torch.arange(L, device=q.device).view(1, 1, L) < (kv_lens.view(B, 1, 1) - T + torch.arange(T, device=q.device).view(1, T, 1) + 1)
+    s = s.masked_fill(~visible[:, None, None], float("-inf"))
+    w = torch.softmax(s, dim=-1).nan_to_num(0.0)
+    out.copy_(torch.einsum("bgjtl,blgd->btgjd", w, v).reshape(out.shape).to(out.dtype))
+
+
+class Step:
+    """The decode / verify step over `weights` and `pools`; `backend[family]` is "netra" (the
+    custom ops, netra serving every call its tactics admit) or "torch" (the framework path)."""
+
+    def __init__(self, weights: Weights, pools: Pools, backend=None):
+        self.w, self.p, self.cfg = weights, pools, weights.cfg
+        self.backend = {f: "netra" for f in FAMILIES} if backend is None else dict(backend)
+        self.cos, self.sin = _rope_tables(self.cfg, pools.kv_slot.device, pools.capacity + 1)
+        self.keep = None  # eager only: set to a list to keep each GDN layer's verify inputs
+
+    def _on(self, family):
+        return self.backend[family] == "netra"
+
+    def _norm(self, kind, x, residual, weight, out, zero_centred=True, gate=None):
+        eps, zero_centred = self.cfg.rms_eps, zero_centred and kind != "gated"  # the GDN norm's weight is plain
+        if not self._on("norm"):
+            ops.fallback_norm(kind, x, residual, gate, weight, out, eps, zero_centred)
+        elif kind == "add":
+            torch.ops.netra.add_rms_norm(x, residual, weight, out, eps, zero_centred)
+        elif kind == "gated":
+            torch.ops.netra.gated_rms_norm(x, gate, weight, out, eps)
+        else:
+            torch.ops.netra.rms_norm(x, weight, out, eps, zero_centred)
+        return out
+
+    def _attention(self, i, L, h, b: Batch):
+        cfg, R, T = self.cfg, h.shape[0], b.T
+        kb, vb, ks, vs = self.p.kv[i]
+        qg = L["q_proj"](h).view(R, cfg.q_heads, 2 * cfg.head_dim)
+        q, gate = qg[..., :cfg.head_dim], qg[..., cfg.head_dim:]
+        k = L["k_proj"](h).view(R, cfg.kv_heads, cfg.head_dim)
+        v = L["v_proj"](h).view(R, cfg.kv_heads, cfg.head_dim)
+        cos, sin = self.cos[b.positions].unsqueeze(1), self.sin[b.positions].unsqueeze(1)
+        q = _rope(_head_norm(q, L["q_norm"], cfg.rms_eps), cos, sin, cfg.rotary_dim).contiguous()
+        k = _rope(_head_norm(k, L["k_norm"], cfg.rms_eps), cos, sin, cfg.rotary_dim)
+        kb.index_copy_(0, b.append_slots, to_e4m3(k.float() / ks).view(torch.uint8))
+        vb.index_copy_(0, b.append_slots, to_e4m3(v.float() / vs).view(torch.uint8))
+        o = torch.empty_like(q)
+        if self._on("attention"):
+            torch.ops.netra.attention_gqa8(q, kb, vb, b.qo_indptr, b.kv_indptr, b.kv_indices, ks, vs, o, None,
+                                           "verify" if T > 1 else "decode", T, 1, cfg.head_dim ** -0.5)
+        else:
+            torch_attention(q, kb, vb, b.kv_table, b.kv_lens, ks, vs, T, o)
+        return L["o_proj"]((o * torch.sigmoid(gate.float()).to(o.dtype)).view(R, -1))
+
+    def _gdn(self, i, L, h, b: Batch):
+        cfg, R, T, on = self.cfg, h.shape[0], b.T, self._on("gdn")
+        state, conv = self.p.state[i], self.p.conv[i]
+        qkv, z = L["in_proj_qkv"](h), L["in_proj_z"](h)
+        ba = h @ L["in_proj_ba"].t()
+        bb, aa = ba[:, :cfg.gdn_v_heads].contiguous(), ba[:, cfg.gdn_v_heads:].contiguous()
+        y = torch.empty_like(qkv)
+        windows = torch.empty(b.B, T, cfg.gdn_channels, cfg.conv_taps - 1, dtype=torch.bfloat16, device=h.device) if T > 1 else None
+        (torch.ops.netra.gdn_conv if on else ops.fallback_gdn_conv)(qkv, L["conv"], y, b.gdn_slots, conv, windows)
+        q = torch.empty(R, cfg.gdn_qk_heads, cfg.gdn_head_dim, device=h.device)
+        k = torch.empty_like(q)
+        decay = torch.empty(R, cfg.gdn_v_heads, device=h.device)
+        beta = torch.empty_like(decay)
+        (torch.ops.netra.gdn_precompute if on else ops.fallback_gdn_precompute)(y, aa, bb, L["a_log"], L["dt_bias"], q, k, decay, beta)
+        o = torch.empty(R, cfg.gdn_v_heads, cfg.gdn_head_dim, dtype=torch.bfloat16, device=h.device)
+        if T > 1:
+            if on:
+                torch.ops.netra.gdn_verify(q, k, y, decay, beta, state, b.gdn_slots, o)
+            else:
+                ops.fallback_gdn_recurrent(q, k, y, decay, beta, state, b.gdn_slots, o, False)
+            self._pending.append((q, k, y, decay, beta, state, windows, conv))
+        elif on:
+            torch.ops.netra.gdn_m16(q, k, y, decay, beta, state, b.gdn_slots, o)
+        else:
+            ops.fallback_gdn_recurrent(q, k, y, decay, beta, state, b.gdn_slots, o, True)
+        g = self._norm("gated", o.view(R, -1), None, L["gdn_norm"], torch.empty_like(z), gate=z)
+        return L["out_proj"](g)
+
+    def _moe(self, L, h):
+        R = h.shape[0]
+        d = h.device
+        ids = torch.empty(R, 9, dtype=torch.int32, device=d)
+        rw = torch.empty(R, 9, dtype=torch.float32, device=d)
+        gu = torch.empty(9 * R, 1024, dtype=torch.bfloat16, device=d)
+        act = torch.empty(9 * R, 512, dtype=E4M3, device=d)
+        act_s = torch.empty(9 * R, 4, dtype=torch.float32, device=d)
+        out = torch.empty(R, self.cfg.hidden, dtype=torch.bfloat16, device=d)
+        weights = (h, L["router"], L["shared_gate"], L["w13"], L["s13"], L["w2"], L["s2"])
+        if self._on("moe"):
+            torch.ops.netra.moe_block(*weights, ids, rw, gu, act, act_s, out, False)
+        else:
+            ops.fallback_moe_block(*weights, ids, rw, gu, act, act_s, out)
+        if self.keep is not None:
+            self.keep.append(ids)
+        return out
+
+    def __call__(self, b: Batch):
+        """One step of bucket `b`: returns (logits FP32 [R, vocab], tokens int64 [R]); verify also
+        commits each request's accepted prefix (b.accepted) through the GDN replay."""
+        cfg = self.cfg
+        self._pending = []
+        residual = self.w.embed[b.tokens]
+        h = self._norm("rms", residual, None, self.w.layers[0]["input_norm"], torch.empty_like(residual))
+        for i, L in enumerate(self.w.layers):
+            mix = self._attention(i, L, h, b) if L["kind"] == "attention" else self._gdn(i, L, h, b)
+            h = self._norm("add", mix, residual, L["post_norm"], torch.empty_like(mix))
+            m = self._moe(L, h)
+            nxt = self.w.layers[i + 1]["input_norm"] if i + 1 < cfg.layers else self.w.final_norm
+            h = self._norm("add", m, residual, nxt, torch.empty_like(m))
+        logits = lm_head(h, self.w.lm_head)
+        tokens = torch.empty(logits.shape[0], dtype=torch.int64, device=logits.device)
+        if self._on("argmax"):
+            torch.ops.netra.argmax(logits, tokens)
+        else:
+            ops.fallback_argmax(logits, tokens)
+        for q, k, y, decay, beta, state, windows, conv in self._pending:
+            if self._on("gdn"):
+                torch.ops.netra.gdn_replay(q, k, y, decay, beta, state, b.gdn_slots, b.accepted, windows, conv)
+            else:
+                ops.fallback_gdn_replay(q, k, y, decay, beta, state, b.gdn_slots, b.accepted, windows, conv)
+            if self.keep is not None:
+                self.keep.append((q, k, y, decay, beta, windows))
+        self._pending = []
+        return logits, tokens
+
+
+def capture(step: Step, batch: Batch, warmup=1):
+    """A CUDA graph of one step of `batch` (warm-up calls on a side stream first, as torch's
+    capture rules ask); returns (graph, static logits, static tokens, graph-pool bytes)."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(warmup):
+            step(batch)
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_reserved()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        logits, tokens = step(batch)
+    torch.cuda.synchronize()
+    return graph, logits, tokens, torch.cuda.memory_reserved() - before

@@ -1,0 +1,242 @@
+"""The synthetic step's pure logic, importable without torch or a GPU (tests/step/test_plan.py runs it
+under plain python3 in CI): the model's shapes, the graph buckets and their padding, the bytes floor
+of a step, the coverage table's rows and text, and the parsing of netra's explain text.
+
+Nothing here imports netra or torch; netra.step.model builds the tensors from these numbers.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+
+DECODE_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 80, 96, 112, 128)
+VERIFY_BUCKETS = (1, 4, 16, 64)
+DRAFT_TOKENS = 12  # tokens per request in a verify step
+E4M3_BYTES, BF16_BYTES, FP32_BYTES = 1, 2, 4
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelConfig:
+    """Qwen3.6-35B-A3B-FP8's shapes. Layer i is full attention when (i + 1) % 4 == 0 (three GDN
+    layers, then one attention layer), every layer ends in the MoE block."""
+
+    layers: int = 40
+    hidden: int = 2048
+    vocab: int = 248320
+    attention_interval: int = 4
+    q_heads: int = 16
+    kv_heads: int = 2
+    head_dim: int = 256
+    rotary_dim: int = 64
+    gdn_qk_heads: int = 16
+    gdn_v_heads: int = 32
+    gdn_head_dim: int = 128
+    conv_taps: int = 4
+    experts: int = 256
+    top_k: int = 8
+    expert_intermediate: int = 512
+    rms_eps: float = 1e-6
+    gdn_state_bytes: int = FP32_BYTES  # the recurrent state pool's element size (float32)
+
+    def layer_kinds(self) -> list[str]:
+        return ["attention" if (i + 1) % self.attention_interval == 0 else "gdn" for i in range(self.layers)]
+
+    @property
+    def attention_layers(self) -> int:
+        return self.layer_kinds().count("attention")
+
+    @property
+    def gdn_layers(self) -> int:
+        return self.layers - self.attention_layers
+
+    @property
+    def gdn_channels(self) -> int:  # q | k | v of the conv
+        return 2 * self.gdn_qk_heads * self.gdn_head_dim + self.gdn_v_heads * self.gdn_head_dim
+
+    @property
+    def gdn_value_width(self) -> int:
+        return self.gdn_v_heads * self.gdn_head_dim
+
+    def dense_shapes(self, kind: str) -> dict[str, tuple[int, int]]:
+        """[out, in] of each FP8 block-scaled projection of a layer of `kind` (the checkpoint's
+        128 x 128 weight blocks; in_proj_ba is BF16: 64 rows are not a whole block)."""
+        h = self.hidden
+        if kind == "attention":
+            return {"q_proj": (2 * self.q_heads * self.head_dim, h), "k_proj": (self.kv_heads * self.head_dim, h),
+                    "v_proj": (self.kv_heads * self.head_dim, h), "o_proj": (h, self.q_heads * self.head_dim)}
+        return {"in_proj_qkv": (self.gdn_channels, h), "in_proj_z": (self.gdn_value_width, h), "out_proj": (h, self.gdn_value_width)}
+
+
+TEST_CONFIG = ModelConfig(layers=4)
+
+
+# ---- buckets --------------------------------------------------------------------------------------
+
+def bucket_for(live: int, buckets=DECODE_BUCKETS) -> int:
+    """The smallest captured bucket that holds `live` requests (ValueError outside 1..max)."""
+    if live < 1:
+        raise ValueError(f"a step needs at least one live request, got {live}")
+    for b in sorted(buckets):
+        if live <= b:
+            return b
+    raise ValueError(f"{live} live requests exceed the largest bucket {max(buckets)}")
+
+
+def pad_slots(live_slots: list[int], bucket: int, sentinel: int) -> list[int]:
+    """The live requests' slots padded up to the bucket with the sentinel slot (never written)."""
+    if len(live_slots) > bucket:
+        raise ValueError(f"{len(live_slots)} live requests do not fit a bucket of {bucket}")
+    if any(s == sentinel for s in live_slots):
+        raise ValueError("a live request holds the sentinel slot")
+    return list(live_slots) + [sentinel] * (bucket - len(live_slots))
+
+
+def accepted_lengths(batch: int, seed: int, tokens: int = DRAFT_TOKENS) -> list[int]:
+    """Deterministic pseudo-random accepted prefix lengths in 1..tokens (a verify step accepts at
+    least the target's own token), from a small LCG so host and device draw the same numbers."""
+    out, x = [], (seed * 2654435761 + 12345) & 0xFFFFFFFF
+    for _ in range(batch):
+        x = (1103515245 * x + 12345) & 0x7FFFFFFF
+        out.append(1 + (x >> 8) % tokens)
+    return out
+
+
+# ---- the bytes floor ------------------------------------------------------------------------------
+
+def expected_distinct_experts(tokens: int, experts: int = 256, top_k: int = 8) -> float:
+    """E[distinct routed experts] when each token picks top_k distinct experts uniformly."""
+    return experts * (1.0 - (1.0 - top_k / experts) ** tokens)
+
+
+def expert_bytes(cfg: ModelConfig) -> int:
+    """One expert's weights as the MoE kernels read them: E4M3 w13 [1024, 2048] and w2 [2048, 512]
+    with their float32 128 x 128 block scales."""
+    h, i = cfg.hidden, cfg.expert_intermediate
+    w13 = 2 * i * h * E4M3_BYTES + (2 * i // 128) * (h // 128) * FP32_BYTES
+    w2 = h * i * E4M3_BYTES + (h // 128) * (i // 128) * FP32_BYTES
+    return w13 + w2
+
+
+def dense_bytes(cfg: ModelConfig, kind: str, dense_bytes_per_weight: float) -> int:
+    """A layer's non-expert weights: projections in the format the framework path reads
+    (1 byte + block scales for FP8, 2 for BF16), router, shared gate, norms, conv, gates."""
+    proj = sum(o * i for o, i in cfg.dense_shapes(kind).values())
+    scales = sum((o // 128) * (i // 128) for o, i in cfg.dense_shapes(kind).values()) * FP32_BYTES if dense_bytes_per_weight == 1 else 0
+    h = cfg.hidden
+    small = cfg.experts * h * BF16_BYTES + h * BF16_BYTES + 2 * h * BF16_BYTES  # router, shared gate, two norms
+    if kind == "attention":
+        small += 2 * cfg.head_dim * BF16_BYTES  # q_norm, k_norm
+    else:
+        small += 2 * cfg.gdn_v_heads * h * BF16_BYTES + cfg.gdn_channels * cfg.conv_taps * BF16_BYTES + 2 * cfg.gdn_v_heads * FP32_BYTES
+        small += cfg.gdn_head_dim * BF16_BYTES
+    return int(proj * dense_bytes_per_weight + scales + small)
+
+
+def step_bytes(cfg: ModelConfig, batch: int, kv_len: int, phase: str = "decode", dense_bytes_per_weight: float = 1,
+               distinct_experts: list[float] | None = None) -> dict[str, int]:
+    """The compulsory traffic of one step, by part, in the formats the step reads and writes:
+    weights once (routed experts: the distinct experts the step's routes touch, per layer, plus the
+    shared expert; `distinct_experts` per layer when measured, else the expectation), the KV cache
+    (every context token read, new tokens written), the GDN state (read and written once; the
+    verify step reads it twice, K0 and the replay), the conv history, the LM head and the FP32
+    logits (written by the LM head, read by argmax). Activations between kernels are not counted."""
+    tokens = batch * (DRAFT_TOKENS if phase == "verify" else 1)
+    kinds = cfg.layer_kinds()
+    if distinct_experts is None:
+        distinct_experts = [expected_distinct_experts(tokens, cfg.experts, cfg.top_k)] * cfg.layers
+    experts = int(sum((d + 1) * expert_bytes(cfg) for d in distinct_experts))
+    dense = sum(dense_bytes(cfg, k, dense_bytes_per_weight) for k in kinds)
+    new = tokens // batch
+    kv_token = 2 * cfg.kv_heads * cfg.head_dim * E4M3_BYTES
+    kv = cfg.attention_layers * batch * (kv_len + new) * kv_token  # the new tokens are appended, then read
+    state = cfg.gdn_v_heads * cfg.gdn_head_dim * cfg.gdn_head_dim * cfg.gdn_state_bytes
+    conv = cfg.gdn_channels * (cfg.conv_taps - 1) * BF16_BYTES
+    state_passes = 3 if phase == "verify" else 2
+    gdn = cfg.gdn_layers * batch * (state * state_passes + 2 * conv)
+    head = cfg.vocab * cfg.hidden * BF16_BYTES + tokens * cfg.hidden * BF16_BYTES  # LM head, embedding rows
+    logits = 2 * tokens * cfg.vocab * FP32_BYTES
+    parts = {"experts": experts, "dense": dense, "kv": kv, "gdn_state": gdn, "lm_head": head, "logits": logits}
+    parts["total"] = sum(parts.values())
+    return parts
+
+
+# ---- explain text and the coverage table -----------------------------------------------------------
+
+_SELECTED = re.compile(r"^=> tactic \[(\d+)\]")
+_LINE = re.compile(r"^\[(\d+)\] (.*?)(?: \(strict[^)]*\))?: (.*)$")
+
+
+def served_tactic(explain_text: str) -> str | None:
+    """The contract spelling of the tactic an explain text selected, or None (fallback / error).
+    A text of several stages (the MoE block) yields the stages' tactics joined by ' + '."""
+    chosen, names = [], {}
+    for line in explain_text.splitlines():
+        line = line.strip()
+        m = _LINE.match(line)
+        if m:
+            names[m.group(1)] = m.group(2)
+            continue
+        m = _SELECTED.match(line)
+        if m:
+            chosen.append(names.get(m.group(1), f"tactic [{m.group(1)}]"))
+            names = {}
+        elif line.startswith("=>"):
+            return None
+    return " + ".join(chosen) if chosen else None
+
+
+def coverage_markdown(rows: list[dict], workspace: list[dict], meta: dict) -> str:
+    """docs/step-coverage.md from the device run's rows ({phase, bucket, op, served, detail}) and
+    workspace rows ({phase, bucket, step_buffers_bytes, graph_pool_bytes, replay_alloc_bytes})."""
+    out = ["# Step coverage: which implementation served each op in each graph bucket", "",
+           "Generated by `bench/step.py` (netra.step.plan.coverage_markdown) from the H200 run "
+           f"{meta.get('date', '?')} at revision `{str(meta.get('git_revision', '?'))[:12]}`, "
+           f"{meta.get('layers', '?')} layers, KV length {meta.get('kv_len', '?')}. Do not edit by hand.", "",
+           "`netra`: a netra tactic served the call (its contract, from netra's explain); `fallback`: no netra "
+           "tactic admits the call and the framework's torch implementation ran (the reason is netra's refusal). "
+           "The dense projections, embedding and LM head are the framework path by design and not listed.", ""]
+    phases = sorted({r["phase"] for r in rows}, key=lambda p: (p != "decode", p))
+    for phase in phases:
+        ops = []
+        for r in rows:
+            if r["phase"] == phase and r["op"] not in ops:
+                ops.append(r["op"])
+        buckets = sorted({r["bucket"] for r in rows if r["phase"] == phase})
+        cell = {(r["op"], r["bucket"]): r for r in rows if r["phase"] == phase}
+        out += [f"## {phase}", "", "| op | " + " | ".join(f"B={b}" for b in buckets) + " |", "|---|" + "---|" * len(buckets)]
+        for op in ops:
+            out.append(f"| {op} | " + " | ".join(cell[(op, b)]["served"] if (op, b) in cell else "–" for b in buckets) + " |")
+        out += ["", "Per op, what served it (identical text across buckets is listed once):", ""]
+        for op in ops:
+            seen = {}
+            for b in buckets:
+                r = cell.get((op, b))
+                if r:
+                    seen.setdefault(f"{r['served']}: {r['detail']}", []).append(b)
+            for text, bs in seen.items():
+                out.append(f"- `{op}` B ∈ {{{', '.join(map(str, bs))}}} — {_one_line(text)}")
+        out.append("")
+    if workspace:
+        out += ["## Memory per bucket", "",
+                "step buffers: the bucket's static inputs and intermediates, allocated before capture; graph pool: what "
+                "torch's allocator reserved while capturing (framework-path temporaries); replay: bytes allocated by 100 "
+                "replays (must be 0).", "",
+                "| phase | B | step buffers B | graph pool B | replay alloc B |", "|---|---|---|---|---|"]
+        for w in workspace:
+            out.append(f"| {w['phase']} | {w['bucket']} | {w['step_buffers_bytes']} | {w['graph_pool_bytes']} | {w['replay_alloc_bytes']} |")
+        out += ["", f"Total over buckets: step buffers {sum(w['step_buffers_bytes'] for w in workspace)} B, graph pools "
+                f"{sum(w['graph_pool_bytes'] for w in workspace)} B; netra handles' device memory (workspaces, code): "
+                f"{meta.get('handle_bytes', '?')} B, shared by every bucket.", ""]
+    return "\n".join(out)
+
+
+def _one_line(text: str, limit: int = 400) -> str:
+    t = " ".join(text.split()).replace("|", "\\|")
+    return t if len(t) <= limit else t[:limit - 1] + "…"
+
+
+def ratio(measured_us: float | None, floor_us: float | None) -> float | None:
+    if not measured_us or not floor_us or math.isnan(measured_us):
+        return None
+    return measured_us / floor_us

@@ -1,0 +1,405 @@
+"""Every netra operation as a torch.library custom op in namespace `netra`, for models that
+torch.compile(fullgraph=True) traces and torch.cuda.CUDAGraph captures.
+
+    import netra.torch_ops as ops
+    ops.prepare(device)                                   # the handles: before capture or compile
+    torch.ops.netra.rms_norm(x, w, out, 1e-6, True)       # writes out; returns nothing
+    ops.fallback_counts()                                 # {"rms_norm": 0, ...}
+
+Every op writes into caller buffers (declared in `mutates_args`) and returns None, so its fake
+implementation has nothing to compute: tracing sees one opaque node per call. At run time an op
+asks netra first (fallback=False on the family's handle); when no netra tactic admits the call
+(NOT_SUPPORTED) it runs the caller-visible torch implementation below (`fallback_<op>`), counts it
+in `fallback_counts()` and keeps netra's refusal in `last_fallback_reason(op)`. A refusal inside a
+tactic's promoted domain (INVALID_ARGUMENT) raises: it is a caller bug, never a silent fallback.
+The torch implementations are capturable (no host sync, no data-dependent shapes) except
+`fallback_attention_gqa8`, which is netra.attention.reference (it reads the CSR on the host; the
+step's own framework path uses a dense torch attention instead, see netra.step.model).
+
+Counters count calls on the host: a captured graph's replays run what was captured and add
+nothing. `forced(families)` makes ops of those families skip netra (single-tactic toggles).
+`recording()` collects, per call, which implementation served it and why (netra's explain text
+where the C ABI has one; the gdn conv, precompute, verify and m16 have none: their row says the
+call returned OK, or gives the refusal).
+"""
+import contextlib
+import ctypes
+import threading
+from typing import Optional
+
+import torch
+
+from netra import _tensor
+from netra import argmax as _argmax
+from netra import attention as _attention
+from netra import gdn as _gdn
+from netra import moe_experts as _experts
+from netra import moe_routing as _routing
+from netra import norm as _norm
+from netra._library import NetraError, Status, declared_library, explained
+
+FAMILIES = {"argmax": "argmax", "rms_norm": "norm", "add_rms_norm": "norm", "gated_rms_norm": "norm",
+            "attention_gqa8": "attention", "gdn_conv": "gdn", "gdn_precompute": "gdn", "gdn_verify": "gdn",
+            "gdn_m16": "gdn", "gdn_replay": "gdn", "moe_act_quant": "moe", "moe_router": "moe",
+            "moe_shared_gate": "moe", "moe_gate_up": "moe", "moe_down": "moe", "moe_block": "moe"}
+_text = [ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t)]
+_gdn_lib = declared_library({"netra_gdn_replay_explain": ([ctypes.c_void_p] + [_tensor.POINTER] * 10 + _text, ctypes.c_int)})
+MOE_CHUNK_TOKENS = 8  # the torch MoE gathers float32 weights per route: 8 tokens = 72 routes, 0.9 GB
+
+# ---- handles, counters, toggles, recording ---------------------------------------------------------
+_lock = threading.Lock()
+_handles: dict = {}
+_fallbacks = {op: 0 for op in FAMILIES}
+_served = {op: 0 for op in FAMILIES}
+_reasons: dict = {}
+_forced: set = set()
+_recorder: list | None = None
+
+
+class Handles:
+    """One handle of every family on one device (created by prepare(), before capture)."""
+
+    def __init__(self, device):
+        self.argmax = _argmax.Argmax(device)
+        self.attention = _attention.AttentionGQA8(device)
+        self.gdn = _gdn.Gdn(device)
+        self.routing = _routing.MoeRouting(device)
+        self.experts = _experts.MoeExperts(device)
+        self.block = _experts.MoeBlock(device)
+        self.norm = _norm.Norm(device)
+
+
+def prepare(device=None) -> Handles:
+    """The handles of `device` (default: torch's current CUDA device), created once; call it before
+    torch.compile or graph capture (creating a handle loads code and allocates)."""
+    device = torch.device("cuda", torch.cuda.current_device()) if device is None else torch.device(device)
+    if device.index is None:
+        device = torch.device("cuda", torch.cuda.current_device())
+    with _lock:
+        if device not in _handles:
+            _handles[device] = Handles(device)
+        return _handles[device]
+
+
+def _handles_for(t: torch.Tensor) -> Handles | None:
+    if not t.is_cuda:
+        return None
+    h = _handles.get(t.device)
+    return h if h is not None else prepare(t.device)
+
+
+def fallback_counts() -> dict:
+    """Calls per op that netra declined and torch ran (forced ones included), since the last reset."""
+    return dict(_fallbacks)
+
+
+def served_counts() -> dict:
+    """Calls per op that a netra tactic served."""
+    return dict(_served)
+
+
+def last_fallback_reason(op: str) -> str | None:
+    return _reasons.get(op)
+
+
+def reset_counts() -> None:
+    for op in FAMILIES:
+        _fallbacks[op] = _served[op] = 0
+    _reasons.clear()
+
+
+@contextlib.contextmanager
+def forced(families):
+    """Ops of these families (e.g. {"attention"}) run their torch implementation, netra not asked."""
+    global _forced
+    before, _forced = _forced, set(families)
+    try:
+        yield
+    finally:
+        _forced = before
+
+
+@contextlib.contextmanager
+def recording():
+    """Yields a list that gets one {op, served, detail} per op call made inside the block."""
+    global _recorder
+    before, _recorder = _recorder, []
+    try:
+        yield _recorder
+    finally:
+        _recorder = before
+
+
+def _run(op, ask_netra, run_torch, explain=None):
+    """netra first; torch when netra declines (or the family is forced)."""
+    why = None
+    if FAMILIES[op] in _forced:
+        why = f"forced: the {FAMILIES[op]} family is toggled to its fallback"
+    else:
+        try:
+            if ask_netra():
+                _served[op] += 1
+                if _recorder is not None:
+                    _recorder.append({"op": op, "served": "netra", "detail": explain() if explain else "netra call returned OK"})
+                return
+            why = "not a CUDA tensor"
+        except NetraError as e:
+            if e.status != Status.NOT_SUPPORTED:
+                raise
+            why = str(e)
+    _fallbacks[op] += 1
+    _reasons[op] = why
+    if _recorder is not None:
+        _recorder.append({"op": op, "served": "fallback", "detail": why})
+    run_torch()
+
+
+def _explained(f):
+    """An explain callable that is only evaluated while recording."""
+    return f if _recorder is not None else None
+
+
+# ---- the capturable torch implementations (the ops' fallbacks, and the step's framework path) ------
+
+def fallback_argmax(logits, out):
+    out.copy_(torch.argmax(logits, dim=-1))
+
+
+def fallback_norm(kind, x, residual, gate, weight, out, eps, zero_centred):
+    out.copy_(_norm._torch(kind, x, residual, gate, weight, eps, zero_centred).view(out.shape))
+
+
+def fallback_attention_gqa8(q, k_buffer, v_buffer, qo_indptr, kv_indptr, kv_indices, k_scale, v_scale, out, kv_last_page_len,
+                            tokens_per_request, page_size, softmax_scale):
+    _attention.reference(q, k_buffer, v_buffer, qo_indptr, kv_indptr, kv_indices, k_scale, v_scale, tokens_per_request=tokens_per_request,
+                         page_size=page_size, kv_last_page_len=kv_last_page_len, softmax_scale=softmax_scale, out=out)
+
+
+def _slot_rows(slots, pool):
+    """(clamped slot indices, mask of the rows that own a real slot: not the sentinel, in range)."""
+    n = pool.shape[0]
+    return slots.long().clamp(0, n - 1), (slots >= 0) & (slots < n - 1)
+
+
+def _commit(pool, idx, real, new):
+    """pool[idx[b]] = new[b] for real rows; padded rows write the sentinel's own value back."""
+    mask = real.view(-1, *([1] * (new.dim() - 1)))
+    pool.index_copy_(0, idx, torch.where(mask, new.to(pool.dtype), pool[idx]))
+
+
+def fallback_gdn_conv(x, weight, y, slots, state, windows):
+    idx, real = _slot_rows(slots, state)
+    channel_major = state.shape[1] == _gdn.D
+    hist = state[idx] if channel_major else state[idx].transpose(1, 2)
+    out, extra = _gdn.conv_torch(x, weight, hist.contiguous(), windows is not None)
+    y.copy_(out)
+    if windows is not None:
+        windows.copy_(extra if windows.shape[2] == _gdn.D else extra.transpose(2, 3))
+    else:
+        _commit(state, idx, real, extra if channel_major else extra.transpose(1, 2))
+
+
+def fallback_gdn_precompute(y, a, b, a_log, dt_bias, q, k, decay, beta):
+    for dst, src in zip((q, k, decay, beta), _gdn.precompute_torch(y, a, b, a_log, dt_bias)):
+        dst.copy_(src.view_as(dst))
+
+
+def fallback_gdn_recurrent(q, k, v, decay, beta, state, slots, out, commit: bool):
+    idx, real = _slot_rows(slots, state)
+    o, new = _gdn.recurrent_torch(q, k, v, decay, beta, state[idx], q.shape[0] // slots.shape[0])
+    out.copy_(o)
+    if commit:
+        _commit(state, idx, real, new)
+
+
+def fallback_gdn_replay(q, k, v, decay, beta, state, slots, accepted, conv_windows, conv_state):
+    T = q.shape[0] // slots.shape[0]
+    idx, real = _slot_rows(slots, state)
+    real = real & (accepted >= 1) & (accepted <= T)
+    _, new = _gdn.recurrent_torch(q, k, v, decay, beta, state[idx], T, accepted=accepted, outputs=False)
+    _commit(state, idx, real, new)
+    rows = torch.arange(slots.shape[0], device=slots.device)
+    _commit(conv_state, idx, real, conv_windows[rows, (accepted.long() - 1).clamp(0, T - 1)])
+
+
+def fallback_moe_gate_up(hidden, ids, w13, s13, out):
+    m = hidden.shape[0]
+    for t0 in range(0, m, MOE_CHUNK_TOKENS):
+        t1 = min(m, t0 + MOE_CHUNK_TOKENS)
+        out[9 * t0:9 * t1].copy_(_experts.gate_up_torch(hidden[t0:t1], ids[t0:t1], w13, s13))
+
+
+def fallback_moe_down(act, act_scales, ids, route_weights, w2, s2, out):
+    if act.dtype == torch.bfloat16:  # gate_up's output: act_quant first
+        act, act_scales = _routing.act_quant_torch(act)
+    m = ids.shape[0]
+    for t0 in range(0, m, MOE_CHUNK_TOKENS):
+        t1 = min(m, t0 + MOE_CHUNK_TOKENS)
+        out[t0:t1].copy_(_experts.down_torch(act[9 * t0:9 * t1], act_scales[9 * t0:9 * t1], ids[t0:t1], route_weights[t0:t1], w2, s2))
+
+
+def fallback_moe_act_quant(gate_up, out, scales):
+    q, s = _routing.act_quant_torch(gate_up)
+    out.copy_(q.view(torch.uint8) if out.dtype == torch.uint8 else q)
+    scales.copy_(s)
+
+
+def fallback_moe_block(hidden, router_weight, shared_gate_weight, w13, s13, w2, s2, ids, route_weights, gate_up, act, act_scales, out):
+    _routing.router_torch(hidden, router_weight, ids, route_weights)
+    _routing.shared_gate_torch(hidden, shared_gate_weight, ids, route_weights)
+    fallback_moe_gate_up(hidden, ids, w13, s13, gate_up)
+    fallback_moe_act_quant(gate_up, act, act_scales)
+    fallback_moe_down(act, act_scales, ids, route_weights, w2, s2, out)
+
+
+# ---- the custom ops ------------------------------------------------------------------------------------
+
+def _op(name, mutates):
+    """torch.library.custom_op("netra::<name>") whose fake implementation writes nothing (the op's
+    results live in the mutated caller buffers)."""
+    def wrap(fn):
+        op = torch.library.custom_op(f"netra::{name}", mutates_args=mutates)(fn)
+        op.register_fake(lambda *args, **kwargs: None)
+        return op
+    return wrap
+
+
+@_op("argmax", ("out",))
+def argmax(logits: torch.Tensor, out: torch.Tensor) -> None:
+    h = _handles_for(logits)
+    _run("argmax", lambda: h is not None and h.argmax(logits, out, fallback=False) is not None, lambda: fallback_argmax(logits, out),
+         _explained(lambda: h.argmax.explain(logits, out)))
+
+
+@_op("rms_norm", ("out",))
+def rms_norm(x: torch.Tensor, weight: torch.Tensor, out: torch.Tensor, eps: float, zero_centred: bool) -> None:
+    h = _handles_for(x)
+    _run("rms_norm", lambda: h is not None and h.norm.rms_norm(x, weight, eps, zero_centred=zero_centred, out=out, fallback=False) is not None,
+         lambda: fallback_norm("rms", x, None, None, weight, out, eps, zero_centred),
+         _explained(lambda: h.norm.explain("rms", x, weight, eps, zero_centred=zero_centred, out=out)))
+
+
+@_op("add_rms_norm", ("residual", "out"))
+def add_rms_norm(x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor, out: torch.Tensor, eps: float, zero_centred: bool) -> None:
+    h = _handles_for(x)
+    _run("add_rms_norm",
+         lambda: h is not None and h.norm.add_rms_norm(x, residual, weight, eps, zero_centred=zero_centred, out=out, fallback=False) is not None,
+         lambda: fallback_norm("add", x, residual, None, weight, out, eps, zero_centred),
+         _explained(lambda: h.norm.explain("add", x, weight, eps, residual=residual, zero_centred=zero_centred, out=out)))
+
+
+@_op("gated_rms_norm", ("out",))
+def gated_rms_norm(o: torch.Tensor, z: torch.Tensor, weight: torch.Tensor, out: torch.Tensor, eps: float) -> None:
+    h = _handles_for(o)
+    _run("gated_rms_norm", lambda: h is not None and h.norm.gated_rms_norm(o, z, weight, eps, out=out, fallback=False) is not None,
+         lambda: fallback_norm("gated", o, None, z, weight, out, eps, False),
+         _explained(lambda: h.norm.explain("gated", o, weight, eps, gate=z, out=out)))
+
+
+@_op("attention_gqa8", ("out",))
+def attention_gqa8(q: torch.Tensor, k_buffer: torch.Tensor, v_buffer: torch.Tensor, qo_indptr: torch.Tensor, kv_indptr: torch.Tensor,
+                   kv_indices: torch.Tensor, k_scale: torch.Tensor, v_scale: torch.Tensor, out: torch.Tensor,
+                   kv_last_page_len: Optional[torch.Tensor], phase: str, tokens_per_request: int, page_size: int, softmax_scale: float) -> None:
+    h = _handles_for(q)
+    args = (q, k_buffer, v_buffer, qo_indptr, kv_indptr, kv_indices, k_scale, v_scale)
+    kw = dict(phase=phase, tokens_per_request=tokens_per_request, page_size=page_size, kv_last_page_len=kv_last_page_len,
+              softmax_scale=softmax_scale, out=out)
+    _run("attention_gqa8", lambda: h is not None and h.attention(*args, **kw, fallback=False) is not None,
+         lambda: fallback_attention_gqa8(*args, out, kv_last_page_len, tokens_per_request, page_size, softmax_scale),
+         _explained(lambda: h.attention.explain(*args, **kw)))
+
+
+@_op("gdn_conv", ("y", "state", "windows"))
+def gdn_conv(x: torch.Tensor, weight: torch.Tensor, y: torch.Tensor, slots: torch.Tensor, state: torch.Tensor,
+             windows: Optional[torch.Tensor]) -> None:
+    h = _handles_for(x)
+    _run("gdn_conv", lambda: h is not None and h.gdn.conv(x, weight, y, slots, state, windows, fallback=False) is not None,
+         lambda: fallback_gdn_conv(x, weight, y, slots, state, windows))
+
+
+@_op("gdn_precompute", ("q", "k", "decay", "beta"))
+def gdn_precompute(y: torch.Tensor, a: torch.Tensor, b: torch.Tensor, a_log: torch.Tensor, dt_bias: torch.Tensor, q: torch.Tensor,
+                   k: torch.Tensor, decay: torch.Tensor, beta: torch.Tensor) -> None:
+    h = _handles_for(y)
+    _run("gdn_precompute", lambda: h is not None and h.gdn.precompute(y, a, b, a_log, dt_bias, q, k, decay, beta, fallback=False) is not None,
+         lambda: fallback_gdn_precompute(y, a, b, a_log, dt_bias, q, k, decay, beta))
+
+
+@_op("gdn_verify", ("out",))
+def gdn_verify(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, decay: torch.Tensor, beta: torch.Tensor, state: torch.Tensor,
+               slots: torch.Tensor, out: torch.Tensor) -> None:
+    h = _handles_for(q)
+    _run("gdn_verify", lambda: h is not None and h.gdn.verify(q, k, v, decay, beta, state, slots, out, fallback=False) is not None,
+         lambda: fallback_gdn_recurrent(q, k, v, decay, beta, state, slots, out, commit=False))
+
+
+@_op("gdn_m16", ("state", "out"))
+def gdn_m16(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, decay: torch.Tensor, beta: torch.Tensor, state: torch.Tensor,
+            slots: torch.Tensor, out: torch.Tensor) -> None:
+    h = _handles_for(q)
+    _run("gdn_m16", lambda: h is not None and h.gdn.m16(q, k, v, decay, beta, state, slots, out, fallback=False) is not None,
+         lambda: fallback_gdn_recurrent(q, k, v, decay, beta, state, slots, out, commit=True))
+
+
+def _replay_explain(h, *tensors):
+    return explained(_gdn_lib().netra_gdn_replay_explain, h.gdn._handle, *_tensor.Tensors(10).fill(*tensors))
+
+
+@_op("gdn_replay", ("state", "conv_state"))
+def gdn_replay(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, decay: torch.Tensor, beta: torch.Tensor, state: torch.Tensor,
+               slots: torch.Tensor, accepted: torch.Tensor, conv_windows: torch.Tensor, conv_state: torch.Tensor) -> None:
+    h = _handles_for(q)
+    t = (q, k, v, decay, beta, state, slots, accepted, conv_windows, conv_state)
+    _run("gdn_replay", lambda: h is not None and h.gdn.replay(*t, fallback=False) is not None, lambda: fallback_gdn_replay(*t),
+         _explained(lambda: _replay_explain(h, *t)))
+
+
+@_op("moe_act_quant", ("out", "scales"))
+def moe_act_quant(gate_up: torch.Tensor, out: torch.Tensor, scales: torch.Tensor) -> None:
+    h = _handles_for(gate_up)
+    _run("moe_act_quant", lambda: h is not None and h.routing.act_quant(gate_up, out, scales, fallback=False) is not None,
+         lambda: fallback_moe_act_quant(gate_up, out, scales), _explained(lambda: h.routing.explain_act_quant(gate_up, out, scales)))
+
+
+@_op("moe_router", ("ids", "weights"))
+def moe_router(hidden: torch.Tensor, gate_weight: torch.Tensor, ids: torch.Tensor, weights: torch.Tensor) -> None:
+    h = _handles_for(hidden)
+    _run("moe_router", lambda: h is not None and h.routing.router(hidden, gate_weight, ids, weights, fallback=False) is not None,
+         lambda: _routing.router_torch(hidden, gate_weight, ids, weights),
+         _explained(lambda: h.routing.explain_router(hidden, gate_weight, ids, weights)))
+
+
+@_op("moe_shared_gate", ("ids", "weights"))
+def moe_shared_gate(hidden: torch.Tensor, gate_weight: torch.Tensor, ids: torch.Tensor, weights: torch.Tensor) -> None:
+    h = _handles_for(hidden)
+    _run("moe_shared_gate", lambda: h is not None and h.routing.shared_gate(hidden, gate_weight, ids, weights, fallback=False) is not None,
+         lambda: _routing.shared_gate_torch(hidden, gate_weight, ids, weights),
+         _explained(lambda: h.routing.explain_shared_gate(hidden, gate_weight, ids, weights)))
+
+
+@_op("moe_gate_up", ("out",))
+def moe_gate_up(hidden: torch.Tensor, ids: torch.Tensor, w13: torch.Tensor, s13: torch.Tensor, out: torch.Tensor) -> None:
+    h = _handles_for(hidden)
+    _run("moe_gate_up", lambda: h is not None and h.experts.gate_up(hidden, ids, w13, s13, out) is not None,
+         lambda: fallback_moe_gate_up(hidden, ids, w13, s13, out), _explained(lambda: h.experts.explain_gate_up(hidden, ids, w13, s13, out)))
+
+
+@_op("moe_down", ("out",))
+def moe_down(act: torch.Tensor, act_scales: Optional[torch.Tensor], ids: torch.Tensor, route_weights: torch.Tensor, w2: torch.Tensor,
+             s2: torch.Tensor, out: torch.Tensor) -> None:
+    h = _handles_for(act)
+    _run("moe_down", lambda: h is not None and h.experts.down(act, ids, route_weights, w2, s2, act_scales, out) is not None,
+         lambda: fallback_moe_down(act, act_scales, ids, route_weights, w2, s2, out),
+         _explained(lambda: h.experts.explain_down(act, ids, route_weights, w2, s2, act_scales, out)))
+
+
+@_op("moe_block", ("ids", "route_weights", "gate_up", "act", "act_scales", "out"))
+def moe_block(hidden: torch.Tensor, router_weight: torch.Tensor, shared_gate_weight: torch.Tensor, w13: torch.Tensor, s13: torch.Tensor,
+              w2: torch.Tensor, s2: torch.Tensor, ids: torch.Tensor, route_weights: torch.Tensor, gate_up: torch.Tensor, act: torch.Tensor,
+              act_scales: torch.Tensor, out: torch.Tensor, fused: bool) -> None:
+    h = _handles_for(hidden)
+    weights = (hidden, router_weight, shared_gate_weight, w13, s13, w2, s2)
+    buffers = {"ids": ids, "route_weights": route_weights, "gate_up": gate_up, "act": act, "act_scales": act_scales, "out": out}
+    _run("moe_block", lambda: h is not None and h.block(*weights, buffers, fused=fused) is not None,
+         lambda: fallback_moe_block(*weights, ids, route_weights, gate_up, act, act_scales, out),
+         _explained(lambda: h.block.explain(*weights, buffers, fused=fused)))

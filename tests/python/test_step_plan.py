@@ -1,0 +1,124 @@
+"""The synthetic step's pure logic (python/netra/step/plan.py) under plain python3, no torch, no GPU
+(ctest: step_plan, tests/step.cmake): the model's layer pattern and shapes, bucket choice and
+sentinel padding, accepted lengths, the bytes floor's parts against hand-computed values, explain
+parsing and the generated coverage table."""
+import importlib.util
+import pathlib
+import sys
+import unittest
+
+_PATH = pathlib.Path(__file__).resolve().parents[2] / "python" / "netra" / "step" / "plan.py"
+_spec = importlib.util.spec_from_file_location("netra_step_plan", _PATH)
+plan = importlib.util.module_from_spec(_spec)
+sys.modules["netra_step_plan"] = plan
+_spec.loader.exec_module(plan)
+
+
+class Model(unittest.TestCase):
+    def test_layer_pattern(self):
+        cfg = plan.ModelConfig()
+        kinds = cfg.layer_kinds()
+        self.assertEqual(len(kinds), 40)
+        self.assertEqual(kinds[:4], ["gdn", "gdn", "gdn", "attention"])
+        self.assertEqual((cfg.attention_layers, cfg.gdn_layers), (10, 30))
+        self.assertEqual(plan.TEST_CONFIG.layer_kinds(), ["gdn", "gdn", "gdn", "attention"])
+        self.assertEqual(cfg.gdn_channels, 8192)
+        self.assertEqual(cfg.dense_shapes("attention")["q_proj"], (8192, 2048))  # q and its output gate
+        self.assertEqual(cfg.dense_shapes("gdn")["out_proj"], (2048, 4096))
+
+
+class Buckets(unittest.TestCase):
+    def test_bucket_for(self):
+        self.assertEqual([plan.bucket_for(n) for n in (1, 2, 3, 16, 17, 65, 81, 128)], [1, 2, 4, 16, 32, 80, 96, 128])
+        self.assertEqual(plan.bucket_for(5, plan.VERIFY_BUCKETS), 16)
+        for bad in (0, 129):
+            with self.assertRaises(ValueError):
+                plan.bucket_for(bad)
+        with self.assertRaises(ValueError):
+            plan.bucket_for(65, plan.VERIFY_BUCKETS)
+
+    def test_pad_slots(self):
+        self.assertEqual(plan.pad_slots([4, 1, 7], 8, 128), [4, 1, 7] + [128] * 5)
+        self.assertEqual(plan.pad_slots([3], 1, 9), [3])
+        with self.assertRaises(ValueError):
+            plan.pad_slots([1, 2, 3], 2, 9)
+        with self.assertRaises(ValueError):
+            plan.pad_slots([1, 9], 4, 9)  # a live request on the sentinel
+
+    def test_accepted_lengths(self):
+        a = plan.accepted_lengths(64, seed=3)
+        self.assertEqual(a, plan.accepted_lengths(64, seed=3))
+        self.assertNotEqual(a, plan.accepted_lengths(64, seed=4))
+        self.assertTrue(all(1 <= x <= 12 for x in a))
+        self.assertGreater(len(set(a)), 6)
+
+
+class Floor(unittest.TestCase):
+    def test_expert_bytes(self):
+        cfg = plan.ModelConfig()
+        self.assertEqual(plan.expert_bytes(cfg), 1024 * 2048 + 8 * 16 * 4 + 2048 * 512 + 16 * 4 * 4)
+
+    def test_distinct_experts(self):
+        self.assertAlmostEqual(plan.expected_distinct_experts(1), 8.0)
+        self.assertLess(plan.expected_distinct_experts(128), 256)
+        self.assertGreater(plan.expected_distinct_experts(128), 250)
+
+    def test_decode_parts(self):
+        cfg = plan.ModelConfig()
+        b = plan.step_bytes(cfg, 1, 8192, "decode", dense_bytes_per_weight=1)
+        self.assertEqual(b["experts"], 40 * 9 * plan.expert_bytes(cfg))  # 8 routed + the shared expert per layer
+        self.assertEqual(b["kv"], 10 * 8193 * 2 * 2 * 256)
+        self.assertEqual(b["gdn_state"], 30 * (32 * 128 * 128 * 4 * 2 + 2 * 8192 * 3 * 2))
+        self.assertEqual(b["logits"], 2 * 248320 * 4)
+        self.assertEqual(b["total"], sum(v for k, v in b.items() if k != "total"))
+        bf16 = plan.step_bytes(cfg, 1, 8192, "decode", dense_bytes_per_weight=2)
+        self.assertGreater(bf16["dense"], b["dense"])
+        measured = plan.step_bytes(cfg, 1, 8192, distinct_experts=[8] * 40)
+        self.assertEqual(measured["experts"], b["experts"])
+
+    def test_verify_parts(self):
+        cfg = plan.ModelConfig()
+        v = plan.step_bytes(cfg, 4, 1000, "verify")
+        self.assertEqual(v["kv"], 10 * 4 * 1012 * 1024)
+        self.assertEqual(v["gdn_state"], 30 * 4 * (32 * 128 * 128 * 4 * 3 + 2 * 8192 * 3 * 2))
+        self.assertEqual(v["logits"], 2 * 48 * 248320 * 4)
+
+
+EXPLAIN = """[0] netra::contracts::argmax<netra::sm90a, 248320, 320, 128> (strict; this call is in its promoted domain): admitted
+[1] netra::contracts::argmax<netra::sm90a, 32768, 256, 8> (strict elsewhere): refused: cols must be 32768, got 248320
+=> tactic [0]"""
+
+
+class Explain(unittest.TestCase):
+    def test_served_tactic(self):
+        self.assertEqual(plan.served_tactic(EXPLAIN), "netra::contracts::argmax<netra::sm90a, 248320, 320, 128>")
+        self.assertIsNone(plan.served_tactic("[0] x: refused: rows\n=> fallback: no tactic admits the call; the caller runs its own"))
+        two = "router:\n[0] a<1>: admitted\n=> tactic [0]\ngate_up:\n[0] b<2>: refused\n[1] c<3>: admitted\n=> tactic [1]"
+        self.assertEqual(plan.served_tactic(two), "a<1> + c<3>")
+        self.assertIsNone(plan.served_tactic(""))
+
+    def test_coverage_markdown(self):
+        rows = [{"phase": "decode", "bucket": 1, "op": "argmax", "served": "netra", "detail": "argmax<248320>"},
+                {"phase": "decode", "bucket": 2, "op": "argmax", "served": "netra", "detail": "argmax<248320>"},
+                {"phase": "decode", "bucket": 1, "op": "gdn_m16", "served": "fallback", "detail": "NOT_SUPPORTED: batch | tokens"},
+                {"phase": "verify", "bucket": 16, "op": "argmax", "served": "fallback", "detail": "rows 192"}]
+        ws = [{"phase": "decode", "bucket": 1, "step_buffers_bytes": 10, "graph_pool_bytes": 20, "replay_alloc_bytes": 0}]
+        md = plan.coverage_markdown(rows, ws, {"date": "2026-12-01", "git_revision": "abcdef1234567", "layers": 40, "kv_len": 8192,
+                                               "handle_bytes": 99})
+        self.assertIn("| argmax | netra | netra |", md)
+        self.assertIn("| gdn_m16 | fallback | – |", md)
+        self.assertIn("`argmax` B ∈ {1, 2} — netra: argmax<248320>", md)
+        self.assertIn("NOT_SUPPORTED: batch \\| tokens", md)  # table-safe
+        self.assertIn("## verify", md)
+        self.assertIn("| decode | 1 | 10 | 20 | 0 |", md)
+        self.assertIn("99 B", md)
+        self.assertLess(md.index("## decode"), md.index("## verify"))
+
+    def test_ratio(self):
+        self.assertAlmostEqual(plan.ratio(150.0, 100.0), 1.5)
+        self.assertIsNone(plan.ratio(None, 100.0))
+        self.assertIsNone(plan.ratio(10.0, None))
+
+
+if __name__ == "__main__":
+    unittest.main()
