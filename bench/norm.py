@@ -16,7 +16,12 @@ is); best_bounded_peer the fastest within the bound — the comparison that coun
 Targets (issue 28, H200, graph-replayed): RMSNorm M = 8192 <= 17.0 us, add + RMSNorm M = 8192
 <= 34 us, every decode shape (rows <= 64) <= 2.5 us, faster than the best peer at every shape.
 
-usage: python3 bench/norm.py --netra-bench build/tests/netra-bench-norm [--out FILE]
+floor_us (with --floor, the evidence file bench/norm_floor.py wrote in the same device call) is the
+byte-moving floor of the record's own mapping (bench/norm_floor.cu, variant `move`); each
+alternative carries its own mapping's floor too.
+
+usage: python3 bench/norm.py --netra-bench build/tests/netra-bench-norm [--out FILE] [--floor FILE]
+       [--driver-lines FILE (the driver's JSON lines, written as soon as it finishes)]
 """
 from __future__ import annotations
 
@@ -166,6 +171,21 @@ def time_peer(fn, inputs: dict, nbytes: int) -> dict:
     return {"eager_us": eager["median_us"], "graph_us": graph["median_us"], "input_sets": sets}
 
 
+def mapping_of(instance: str) -> str:
+    """WavesPerRow-RowsPerWorkgroup-Resident of an instance name norm-sm90a-K-W-F-MaxTokens-WPR-R-Resident."""
+    fields = instance.split("-")[2:]
+    return "-".join(fields[4:7] + ["0"] * (7 - len(fields)))
+
+
+def floors_of(path: str | None) -> dict:
+    """(contract, tokens, mapping) -> the byte-moving floor's graph µs (variant `move`)."""
+    if not path:
+        return {}
+    with open(path) as f:
+        doc = json.load(f)
+    return {(r["contract"], r["tokens"], r["mapping"]): r["graph_us"] for r in doc["records"] if r.get("variant") == "move"}
+
+
 def write(path: str, bandwidth: float, records: list, diagnostics: list, started: float) -> None:
     """The whole document so far (rewritten after every record, so a cut-short run keeps its records)."""
     doc = {"family": "norm", "environment": common.environment(), "copy_bandwidth_bytes_per_s": bandwidth,
@@ -182,12 +202,20 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--netra-bench", required=True)
     ap.add_argument("--out", default="bench/results/norm_h200.json")
+    ap.add_argument("--floor", default=None)
+    ap.add_argument("--driver-lines", default=None)
     a = ap.parse_args()
+    floors = floors_of(a.floor)
     started = time.time()
     bandwidth = common.copy_bandwidth()
     with tempfile.TemporaryDirectory() as dump:
         run = subprocess.run([a.netra_bench, "--dump", dump], check=True, capture_output=True, text=True, timeout=140)
         lines = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
+        if a.driver_lines:
+            with open(a.driver_lines, "w") as f:
+                f.write(run.stdout)
+        for line in lines:
+            line["floor_us"] = floors.get((line["contract"], line["tokens"], mapping_of(line["instance"])))
         records, diagnostics, functions = [], [line for line in lines if line["family"] != "norm"], {}
         print(f"driver: {len(lines)} lines in {time.time() - started:.1f} s", flush=True)
         for line in lines:
@@ -222,10 +250,11 @@ def main() -> int:
                 "best_bounded_peer": best_b["name"] if best_b else None,
                 "best_bounded_peer_graph_us": best_b["graph_us"] if best_b else None,
                 "speedup_vs_best_bounded_peer": best_b["graph_us"] / line["graph_us"] if best_b else None,
-                "bytes": line["bytes"], "roofline_us": roofline, "floor_us": None, "target_us": target,
+                "bytes": line["bytes"], "roofline_us": roofline, "floor_us": line["floor_us"], "target_us": target,
                 "meets_target": None if target is None else line["graph_us"] <= target,
                 "faster_than_every_peer": all(line["graph_us"] < p["graph_us"] for p in peers),
-                "alternatives": [{"instance": d["instance"], "graph_us": d["graph_us"], "eager_us": d["eager_us"], "correct": d["correct"]}
+                "alternatives": [{"instance": d["instance"], "graph_us": d["graph_us"], "eager_us": d["eager_us"], "correct": d["correct"],
+                                  "floor_us": d["floor_us"]}
                                  for d in diagnostics if d["contract"] == name and d["tokens"] == rows],
             })
             write(a.out, bandwidth, records, diagnostics, started)

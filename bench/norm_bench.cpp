@@ -12,8 +12,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "bench/gpu_timing.hpp"
@@ -82,41 +85,74 @@ template <class T> std::vector<T> download(const device_buffer& b, std::size_t o
   return v;
 }
 
-/// One (contract, tokens) record: fill every set with random rows, check set 0, time.
+/// Every input set's random rows of one (operation, tokens, set count), and the oracle's outputs
+/// for set 0 of one (operation, weight form, output format, tokens): the same for every mapping,
+/// so generated once (the host's rows and oracle at 8192 tokens take seconds).
+struct host_rows {
+  std::vector<std::uint16_t> x, r, z;  // set-major, r and z only where the operation reads them
+};
+struct host_expected {
+  std::vector<std::uint16_t> w, want_r;
+  oracles::norm_outputs outputs;
+};
+const host_rows& rows_of(norm_kind kind, u32 n, u32 heads, i64 tokens, i64 sets) {
+  static std::map<std::tuple<int, i64, i64>, std::unique_ptr<host_rows>> cache;
+  auto& slot = cache[{static_cast<int>(kind), tokens, sets}];
+  if (!slot) {
+    slot = std::make_unique<host_rows>();
+    const std::size_t elems = static_cast<std::size_t>(tokens * heads * n * sets);
+    slot->x.resize(elems);
+    if (kind == norm_kind::add_rms) slot->r.resize(elems);
+    if (kind == norm_kind::gated) slot->z.resize(elems);
+    for (i64 set = 0; set < sets; ++set)
+      for (i64 row = 0; row < tokens * heads; ++row) {
+        const std::uint64_t seed = static_cast<std::uint64_t>(set * 1000003 + row);
+        const std::size_t at = static_cast<std::size_t>((set * tokens * heads + row) * n);
+        oracles::fill_norm_row(slot->x.data() + at, static_cast<int>(n), oracles::norm_row::random, seed);
+        if (kind == norm_kind::add_rms) oracles::fill_norm_row(slot->r.data() + at, static_cast<int>(n), oracles::norm_row::random, seed + 17);
+        if (kind == norm_kind::gated) oracles::fill_norm_row(slot->z.data() + at, static_cast<int>(n), oracles::norm_row::random, seed + 29);
+      }
+  }
+  return *slot;
+}
+using expected_key = std::tuple<int, int, bool, i64>;
+std::map<expected_key, std::unique_ptr<host_expected>>& expected_cache() {  // one for every mapping
+  static std::map<expected_key, std::unique_ptr<host_expected>> cache;
+  return cache;
+}
+template <class C> const host_expected& expected_of(const host_rows& rows, i64 tokens, float eps) {
+  auto& slot = expected_cache()[{static_cast<int>(C::kind), static_cast<int>(C::weight_form), C::fp8_out, tokens}];
+  if (!slot) {
+    slot = std::make_unique<host_expected>();
+    slot->w.resize(C::n);
+    oracles::fill_norm_weight(slot->w.data(), C::n, C::weight_form, 7);
+    const std::size_t elems = static_cast<std::size_t>(tokens * C::cols);
+    slot->want_r.assign(rows.r.begin(), rows.r.begin() + static_cast<std::ptrdiff_t>(rows.r.empty() ? 0 : elems));
+    const oracles::norm_call call{.kind = C::kind, .weight_form = C::weight_form, .fp8_out = C::fp8_out, .eps = eps, .tokens = tokens,
+                                  .x = rows.x.data(), .x_stride = C::cols, .residual = slot->want_r.data(), .residual_stride = C::cols,
+                                  .gate = rows.z.data(), .gate_stride = C::cols, .weight = slot->w.data()};
+    slot->outputs = oracles::norm_expected(call);
+  }
+  return *slot;
+}
+
+/// One (contract, tokens) record: every set's random rows uploaded, set 0 checked, timed.
 template <class C> void bench_shape(const options& o, const handle<C>& h, CUstream stream, i64 tokens, const char* family, const char* name) {
   shape_sets<C> s(o.device, tokens, o.l2);
   const float eps = 1e-6f;
-  std::vector<std::uint16_t> w(C::n), x(s.in_elems), r(s.in_elems), z(s.in_elems);
-  oracles::fill_norm_weight(w.data(), C::n, C::weight_form, 7);
-  upload(s.weight, 0, w.data(), w.size() * 2);
-  std::vector<std::uint16_t> x0, r0, z0;
-  for (i64 set = 0; set < s.sets; ++set) {
-    for (i64 row = 0; row < tokens * C::heads; ++row) {
-      const std::uint64_t seed = static_cast<std::uint64_t>(set * 1000003 + row);
-      oracles::fill_norm_row(x.data() + row * C::n, C::n, oracles::norm_row::random, seed);
-      oracles::fill_norm_row(r.data() + row * C::n, C::n, oracles::norm_row::random, seed + 17);
-      oracles::fill_norm_row(z.data() + row * C::n, C::n, oracles::norm_row::random, seed + 29);
-    }
-    upload(s.x, s.in_elems * 2 * set, x.data(), s.in_elems * 2);
-    if (C::kind == norm_kind::add_rms) upload(s.residual, s.in_elems * 2 * set, r.data(), s.in_elems * 2);
-    if (C::kind == norm_kind::gated) upload(s.gate, s.in_elems * 2 * set, z.data(), s.in_elems * 2);
-    if (set == 0) {
-      x0 = x;
-      r0 = r;
-      z0 = z;
-    }
-  }
-  // The check: set 0, one call, against the oracle (the residual is updated in place by it).
+  const host_rows& rows = rows_of(C::kind, C::n, C::heads, tokens, s.sets);
+  const host_expected& e = expected_of<C>(rows, tokens, eps);
+  upload(s.weight, 0, e.w.data(), e.w.size() * 2);
+  upload(s.x, 0, rows.x.data(), rows.x.size() * 2);
+  if (C::kind == norm_kind::add_rms) upload(s.residual, 0, rows.r.data(), rows.r.size() * 2);
+  if (C::kind == norm_kind::gated) upload(s.gate, 0, rows.z.data(), rows.z.size() * 2);
+  // The check: set 0, one call, against the oracle (which updated its copy of r to r').
   s.call(h, stream, 0, eps);
   drv().check(drv().cuStreamSynchronize(stream), "sync");
-  std::vector<std::uint16_t> want_r = r0;
-  const oracles::norm_call call{.kind = C::kind, .weight_form = C::weight_form, .fp8_out = C::fp8_out, .eps = eps, .tokens = tokens,
-                                .x = x0.data(), .x_stride = C::cols, .residual = want_r.data(), .residual_stride = C::cols,
-                                .gate = z0.data(), .gate_stride = C::cols, .weight = w.data()};
-  const oracles::norm_outputs expected = oracles::norm_expected(call);
-  const auto& want = expected.y;
-  const auto& want_q = expected.q;
-  const auto& want_s = expected.scales;
+  const std::vector<std::uint16_t>& want_r = e.want_r;
+  const auto& want = e.outputs.y;
+  const auto& want_q = e.outputs.q;
+  const auto& want_s = e.outputs.scales;
   const auto got = download<std::uint8_t>(s.out, 0, s.out_bytes);
   bool correct = C::fp8_out ? got == want_q : std::memcmp(got.data(), want.data(), s.out_bytes) == 0;
   std::vector<float> got_s;
@@ -131,10 +167,11 @@ template <class C> void bench_shape(const options& o, const handle<C>& h, CUstre
   }
   if (!o.dump.empty() && std::string(family) == "norm") {
     const std::string base = o.dump + "/" + name + "-" + std::to_string(tokens);
-    write_file(base + ".x.bin", x0);
-    write_file(base + ".weight.bin", w);
-    if (C::kind == norm_kind::add_rms) write_file(base + ".residual.bin", r0), write_file(base + ".r.bin", got_r);
-    if (C::kind == norm_kind::gated) write_file(base + ".gate.bin", z0);
+    const auto set0 = [&](const std::vector<std::uint16_t>& v) { return std::vector<std::uint16_t>(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(s.in_elems)); };
+    write_file(base + ".x.bin", set0(rows.x));
+    write_file(base + ".weight.bin", e.w);
+    if (C::kind == norm_kind::add_rms) write_file(base + ".residual.bin", set0(rows.r)), write_file(base + ".r.bin", got_r);
+    if (C::kind == norm_kind::gated) write_file(base + ".gate.bin", set0(rows.z));
     write_file(base + ".out.bin", got);
     if (C::fp8_out) write_file(base + ".scales.bin", got_s);
   }
@@ -192,6 +229,19 @@ void bench_alternatives(const options& o, CUstream stream) {
   bench_alternative<contracts::add_rms_norm<sm90a, 0, 1, 8192, 1, 4, 2>>(o, stream, {512, 8192});
   bench_alternative<contracts::gated_rms_norm<sm90a, 0, 8192, 16, 4>>(o, stream, {512, 8192});
   bench_alternative<contracts::gated_rms_norm<sm90a, 1, 8192, 16, 4>>(o, stream, {512, 8192});
+  bench_alternative<contracts::rms_norm<sm90a, 0, 0, 8192, 2, 1>>(o, stream, {512, 8192});
+  bench_alternative<contracts::rms_norm<sm90a, 0, 1, 8192, 2, 1>>(o, stream, {512, 8192});
+  bench_alternative<contracts::rms_norm<sm90a, 0, 1, 8192, 2, 4>>(o, stream, {512, 8192});
+  bench_alternative<contracts::add_rms_norm<sm90a, 0, 0, 8192, 2, 1>>(o, stream, {512, 8192});
+  bench_alternative<contracts::add_rms_norm<sm90a, 0, 0, 8192, 2, 4>>(o, stream, {512, 8192});
+  bench_alternative<contracts::add_rms_norm<sm90a, 0, 1, 8192, 2, 1>>(o, stream, {512, 8192});
+  bench_alternative<contracts::add_rms_norm<sm90a, 0, 1, 8192, 2, 4>>(o, stream, {512, 8192});
+  bench_alternative<contracts::gated_rms_norm<sm90a, 0, 64, 8>>(o, stream, {16, 64});
+  bench_alternative<contracts::gated_rms_norm<sm90a, 1, 64, 8>>(o, stream, {16, 64});
+  bench_alternative<contracts::gated_rms_norm<sm90a, 0, 8192, 8>>(o, stream, {512, 8192});
+  bench_alternative<contracts::gated_rms_norm<sm90a, 1, 8192, 8>>(o, stream, {512, 8192});
+  bench_alternative<contracts::gated_rms_norm<sm90a, 0, 8192, 32>>(o, stream, {512, 8192});
+  bench_alternative<contracts::gated_rms_norm<sm90a, 1, 8192, 32>>(o, stream, {512, 8192});
 }
 
 }  // namespace

@@ -1,0 +1,314 @@
+// norm-floor: the measured floor under the normalization kernels (contracts/norm/norm.hpp) on this
+// GPU. A kernel that moves exactly the bytes of one norm call — reads x (and r for add_rms, z for
+// gated) and the weight, writes the BF16 output (or E4M3 + one FP32 scale per 128) and, for
+// add_rms, r' over r — with the mapping of a contracts::norm instance: the same grid, workgroup,
+// rows per workgroup, threads per row, chunk-to-thread map (chunk q_p + S k of the row, 16-byte
+// accesses), the same load and store instructions (dsl/arch/sm90a/memory.hpp), the weight read
+// before griddepcontrol.wait, the release of the successor at start for calls of at most 64
+// tokens and after the stores above, and (Resident > 0) the same looping grid with the next row
+// in flight for rms and gated. No arithmetic: every output word is an input word xor the
+// weight, xor one fold of all the thread's loaded words, so no output leaves before all of its
+// thread's loads arrived (as in the norm, whose sum needs the whole row). Variant `reduce` also
+// runs the row's xor butterfly of that fold across the row's threads (through LDS and a barrier
+// for two warps per row) and, for E4M3, the 16-thread group butterfly: the norm's communication
+// without its FP32 arithmetic. Timed as netra-bench-norm times netra: a burst of back-to-back
+// calls, each on its own input and output set (sets >= 3x the L2, at most 4096), captured once
+// into a graph and replayed, median of 30, programmatic dependent launch between the calls; a
+// cudaMemcpyAsync of the call's read bytes (device to device) in the same burst shape is the
+// copy reference. Prints one JSON object per (operation, fp8_out, mapping, tokens, variant).
+#include <cuda_runtime.h>
+
+#include "cuda_graph_timing.cuh"
+#include "netra/dsl/arch/sm90a/memory.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+namespace {
+
+using floor_bench::check;
+using netra::u32x4;
+
+enum class op { rms, add_rms, gated };
+const char* name(op o) { return o == op::rms ? "rms_norm" : o == op::add_rms ? "add_rms_norm" : "gated_rms_norm"; }
+
+/// The mapping of contracts::norm<sm90a, Kind, *, Fp8, *, WavesPerRow, RowsPerWorkgroup, Resident>.
+template <op Op, bool Fp8, int WavesPerRow, int RowsPerWorkgroup, int Resident> struct mapping {
+  static constexpr int n = Op == op::gated ? 128 : 2048, heads = Op == op::gated ? 32 : 1, cols = n * heads;
+  static constexpr int row_chunks = n / 8, slices = row_chunks < 64 ? row_chunks : 64, per_slice = row_chunks / slices;
+  static constexpr int threads_per_row = (slices < 32 ? slices : 32) * WavesPerRow;
+  static constexpr int per_thread = slices / threads_per_row, chunks = per_thread * per_slice;
+  static constexpr int threads = RowsPerWorkgroup * threads_per_row;
+  static constexpr int grid_cap = Resident * 132;  // Resident * compute units (the H200's 132 SMs)
+  static int grid(int rows) {
+    const int groups = (rows + RowsPerWorkgroup - 1) / RowsPerWorkgroup;
+    return grid_cap > 0 && groups > grid_cap ? grid_cap : groups;
+  }
+  __device__ static int chunk_of(int j, int i) { return j + threads_per_row * (i / per_slice) + slices * (i % per_slice); }
+  __device__ static long row_offset(int row) { return static_cast<long>(row / heads) * cols + static_cast<long>(row % heads) * n; }
+};
+
+struct call_args {
+  const uint16_t* x;
+  uint16_t* residual;
+  const uint16_t* gate;
+  const uint16_t* weight;
+  void* out;
+  unsigned* scales;
+  int rows;
+  bool release_at_start;
+};
+
+template <class M> struct row_words {
+  u32x4 v[M::chunks], second[M::chunks];  // x, and r (add_rms) or z (gated)
+};
+
+template <class M, op Op> __device__ void load_row(const call_args& a, int j, int row, row_words<M>& in) {
+  const long o = M::row_offset(row);
+#pragma unroll
+  for (int i = 0; i < M::chunks; ++i) in.v[i] = netra::sm90a_isa::ld_global_nc_v4_b32<netra::cache_policy::streaming_early>(a.x + o + 8 * M::chunk_of(j, i));
+  if constexpr (Op != op::rms) {
+    const uint16_t* s = Op == op::add_rms ? a.residual : a.gate;
+#pragma unroll
+    for (int i = 0; i < M::chunks; ++i) in.second[i] = netra::sm90a_isa::ld_global_nc_v4_b32<netra::cache_policy::streaming_early>(s + o + 8 * M::chunk_of(j, i));
+  }
+}
+
+__device__ unsigned fold_of(const u32x4& v) { return v.x ^ v.y ^ v.z ^ v.w; }
+__device__ u32x4 xor_of(const u32x4& a, const u32x4& b, unsigned f) { return u32x4{a.x ^ b.x ^ f, a.y ^ b.y ^ f, a.z ^ b.z ^ f, a.w ^ b.w ^ f}; }
+
+/// The row's xor butterfly of `fold` over its threads (LDS and a barrier for two warps per row).
+template <class M, int WavesPerRow> __device__ unsigned row_butterfly(unsigned fold, int t) {
+#pragma unroll
+  for (int mask = 1; mask < (M::threads_per_row < 32 ? M::threads_per_row : 32); mask <<= 1) fold ^= __shfl_xor_sync(0xFFFFFFFFu, fold, mask);
+  if constexpr (WavesPerRow == 2) {
+    __shared__ unsigned halves[M::threads / 64][2];
+    const int r = t / M::threads_per_row, w = (t % M::threads_per_row) / 32;
+    if (t % 32 == 0) halves[r][w] = fold;
+    __syncthreads();
+    fold = halves[r][0] ^ halves[r][1];
+  }
+  return fold;
+}
+
+template <class M, op Op, bool Fp8, int WavesPerRow, bool Reduce>
+__device__ void finish_row(const call_args& a, int t, int row, bool live, row_words<M>& in, const u32x4 (&w)[M::chunks]) {
+  const int j = t % M::threads_per_row;
+  const long o = M::row_offset(row);
+  unsigned fold = 0;
+#pragma unroll
+  for (int i = 0; i < M::chunks; ++i) {
+    if constexpr (Op == op::add_rms) {
+      in.v[i] = xor_of(in.v[i], in.second[i], 0);
+      if (live) netra::sm90a_isa::st_global_v4_b32(a.residual + o + 8 * M::chunk_of(j, i), in.v[i]);
+    }
+    fold ^= fold_of(in.v[i]);
+  }
+  if constexpr (Reduce) fold = row_butterfly<M, WavesPerRow>(fold, t);
+  const long out_offset = static_cast<long>(row) * M::n;
+#pragma unroll
+  for (int i = 0; i < M::chunks; ++i) {
+    const u32x4 y = xor_of(in.v[i], w[i], Op == op::gated ? fold ^ fold_of(in.second[i]) : fold);
+    const int c = M::chunk_of(j, i);
+    if constexpr (!Fp8) {
+      if (live) netra::sm90a_isa::st_global_v4_b32(static_cast<uint16_t*>(a.out) + out_offset + 8 * c, y);
+    } else {
+      unsigned amax = y.x ^ y.w;
+      if constexpr (Reduce)
+#pragma unroll
+        for (int mask = 1; mask < 16; mask <<= 1) amax ^= __shfl_xor_sync(0xFFFFFFFFu, amax, mask);
+      if (live) {
+        *reinterpret_cast<uint2*>(static_cast<uint8_t*>(a.out) + out_offset + 8 * c) = make_uint2(y.x ^ y.y, y.z ^ amax);
+        if (j % 16 == 0) a.scales[static_cast<long>(row) * (M::n / 128) + c / 16] = amax;
+      }
+    }
+  }
+}
+
+template <class M, op Op, bool Fp8, int WavesPerRow, int Resident, bool Reduce>
+__global__ void __launch_bounds__(M::threads, Resident > 0 ? Resident : 1) floor_kernel(call_args a) {
+  const int t = threadIdx.x, j = t % M::threads_per_row;
+  u32x4 w[M::chunks];
+#pragma unroll
+  for (int i = 0; i < M::chunks; ++i) w[i] = netra::sm90a_isa::ld_global_nc_v4_b32(a.weight + 8 * M::chunk_of(j, i));
+  if (a.release_at_start) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  const int row = blockIdx.x * (M::threads / M::threads_per_row) + t / M::threads_per_row;
+  row_words<M> in;
+  if constexpr (Resident == 0) {
+    const int clamped = row < a.rows ? row : a.rows - 1;
+    load_row<M, Op>(a, j, clamped, in);
+    finish_row<M, Op, Fp8, WavesPerRow, Reduce>(a, t, clamped, row < a.rows, in, w);
+  } else {
+    const int rows_per_workgroup = M::threads / M::threads_per_row;
+    const int step = gridDim.x * rows_per_workgroup;
+    const int first = blockIdx.x * rows_per_workgroup + ((t / 32) * 32) / M::threads_per_row;
+    constexpr bool prefetch = Op != op::add_rms;
+    load_row<M, Op>(a, j, row < a.rows ? row : a.rows - 1, in);
+    for (int k = 0; first + k * step < a.rows; ++k) {
+      const int current = row + k * step, next = current + step;
+      const bool more = first + (k + 1) * step < a.rows;
+      row_words<M> ahead;
+      if (prefetch && more) load_row<M, Op>(a, j, next < a.rows ? next : a.rows - 1, ahead);
+      finish_row<M, Op, Fp8, WavesPerRow, Reduce>(a, t, current < a.rows ? current : a.rows - 1, current < a.rows, in, w);
+      if (prefetch) in = ahead;
+      else if (more) load_row<M, Op>(a, j, next < a.rows ? next : a.rows - 1, in);
+    }
+  }
+  if (!a.release_at_start) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+}
+
+__global__ void fill(uint32_t* p, size_t words, uint32_t seed) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < words; i += static_cast<size_t>(gridDim.x) * blockDim.x)
+    p[i] = (static_cast<uint32_t>(i) * 2654435761u + seed) | 0x00010001u;
+}
+
+/// Device memory of `sets` input and output sets of one (operation, fp8_out, tokens) shape; the
+/// set count is netra-bench-norm's rule.
+struct shape_sets {
+  op o;
+  bool fp8;
+  int tokens, n, cols, sets = 0;
+  size_t in_elems, out_bytes, scale_elems;
+  std::vector<void*> buffers;
+  uint16_t *x = nullptr, *residual = nullptr, *gate = nullptr, *weight = nullptr;
+  uint8_t* out = nullptr;
+  unsigned* scales = nullptr;
+  shape_sets(op o_, bool fp8_, int tokens_, int l2) : o(o_), fp8(fp8_), tokens(tokens_) {
+    n = o == op::gated ? 128 : 2048;
+    cols = o == op::gated ? 4096 : 2048;
+    in_elems = static_cast<size_t>(tokens) * cols;
+    out_bytes = in_elems * (fp8 ? 1 : 2);
+    scale_elems = fp8 ? in_elems / 128 : 0;
+    const size_t per_set = in_elems * 2 * (o == op::rms ? 1 : 2) + out_bytes + scale_elems * 4;
+    sets = static_cast<int>(std::max<long>(2, std::min<long>(4096, static_cast<long>(3.0 * l2 / static_cast<double>(per_set)) + 1)));
+    x = alloc<uint16_t>(in_elems * 2 * sets, 1);
+    if (o == op::add_rms) residual = alloc<uint16_t>(in_elems * 2 * sets, 2);
+    if (o == op::gated) gate = alloc<uint16_t>(in_elems * 2 * sets, 3);
+    weight = alloc<uint16_t>(n * 2, 4);
+    out = alloc<uint8_t>(out_bytes * sets, 5);
+    if (fp8) scales = alloc<unsigned>(scale_elems * 4 * sets, 6);
+  }
+  ~shape_sets() {
+    for (void* b : buffers) cudaFree(b);
+  }
+  template <class T> T* alloc(size_t bytes, uint32_t seed) {
+    void* p = nullptr;
+    check(cudaMalloc(&p, bytes), "cudaMalloc");
+    fill<<<264, 256>>>(static_cast<uint32_t*>(p), bytes / 4, seed);
+    check(cudaGetLastError(), "fill");
+    buffers.push_back(p);
+    return static_cast<T*>(p);
+  }
+  call_args args(int s) const {
+    return {x + in_elems * s, residual ? residual + in_elems * s : nullptr, gate ? gate + in_elems * s : nullptr, weight, out + out_bytes * s,
+            scales ? scales + scale_elems * s : nullptr, tokens * (o == op::gated ? 32 : 1), tokens <= 64};
+  }
+  size_t read_bytes() const { return in_elems * 2 * (o == op::rms ? 1 : 2) + static_cast<size_t>(n) * 2; }
+  size_t bytes() const { return read_bytes() + out_bytes + scale_elems * 4 + (o == op::add_rms ? in_elems * 2 : 0); }
+};
+
+void print(const shape_sets& s, const char* mapping, const char* variant, int grid, int threads, double us) {
+  std::printf("{\"kernel\": \"norm_floor\", \"contract\": \"%s%s\", \"mapping\": \"%s\", \"variant\": \"%s\", \"tokens\": %d, \"fp8_out\": %s, "
+              "\"grid\": %d, \"workgroup\": %d, \"input_sets\": %d, \"bytes\": %zu, \"graph_us\": %.3f}\n",
+              name(s.o), s.fp8 ? "_fp8" : "", mapping, variant, s.tokens, s.fp8 ? "true" : "false", grid, threads, s.sets, s.bytes(), us);
+  std::fflush(stdout);
+}
+
+template <class M, op Op, bool Fp8, int WavesPerRow, int Resident, bool Reduce> void time_kernel(const shape_sets& s, cudaStream_t stream, const char* mapping) {
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{};
+  const int rows = s.tokens * M::heads;
+  config.gridDim = dim3(M::grid(rows), 1, 1);
+  config.blockDim = dim3(M::threads, 1, 1);
+  config.stream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  auto burst = [&] {
+    for (int set = 0; set < s.sets; ++set) check(cudaLaunchKernelEx(&config, floor_kernel<M, Op, Fp8, WavesPerRow, Resident, Reduce>, s.args(set)), "launch");
+  };
+  const double us = floor_bench::graph_median_us(stream, s.sets, burst);
+  print(s, mapping, Reduce ? "move_reduce" : "move", M::grid(rows), M::threads, us);
+}
+
+/// The floor of contracts::norm<sm90a, Op, *, Fp8, *, WavesPerRow, R, Resident> at each token count.
+template <op Op, bool Fp8, int WavesPerRow, int R, int Resident = 0>
+void measure(std::initializer_list<int> tokens_list, cudaStream_t stream, int l2, bool reduce) {
+  using M = mapping<Op, Fp8, WavesPerRow, R, Resident>;
+  char mapping_name[64];
+  std::snprintf(mapping_name, sizeof mapping_name, "%d-%d-%d", WavesPerRow, R, Resident);  // the instance name's last three fields
+  for (int tokens : tokens_list) {
+    const shape_sets s(Op, Fp8, tokens, l2);
+    time_kernel<M, Op, Fp8, WavesPerRow, Resident, false>(s, stream, mapping_name);
+    if (reduce) time_kernel<M, Op, Fp8, WavesPerRow, Resident, true>(s, stream, mapping_name);
+  }
+}
+
+/// The copy reference: the call's read bytes copied device to device, one copy per set, burst-timed.
+void measure_copy(op o, int tokens, cudaStream_t stream, int l2) {
+  const shape_sets s(o, false, tokens, l2);
+  const size_t half = s.bytes() / 2 / 16 * 16;
+  std::vector<void*> src(s.sets), dst(s.sets);
+  for (int set = 0; set < s.sets; ++set) check(cudaMalloc(&src[set], half), "cudaMalloc"), check(cudaMalloc(&dst[set], half), "cudaMalloc");
+  auto burst = [&] {
+    for (int set = 0; set < s.sets; ++set) check(cudaMemcpyAsync(dst[set], src[set], half, cudaMemcpyDeviceToDevice, stream), "copy");
+  };
+  const double us = floor_bench::graph_median_us(stream, s.sets, burst);
+  print(s, "cudaMemcpyAsync", "copy_half_the_bytes_each_way", 0, 0, us);
+  for (int set = 0; set < s.sets; ++set) cudaFree(src[set]), cudaFree(dst[set]);
+}
+
+template <op Op, bool Fp8> void measure_operation(cudaStream_t stream, int l2) {
+  constexpr bool gated = Op == op::gated;
+  // The dispatched mappings (contracts::norm_decode / norm_prefill), with and without the butterflies.
+  if constexpr (gated) {
+    measure<Op, Fp8, 1, 2>({1, 16, 64}, stream, l2, true);
+    measure<Op, Fp8, 1, 16>({512, 8192}, stream, l2, true);
+  } else {
+    measure<Op, Fp8, 2, 1>({1, 16, 64}, stream, l2, true);
+    measure<Op, Fp8, 1, 4>({512, 8192}, stream, l2, true);
+  }
+  // The candidate mappings of catalog::norm_alternatives (the union over weight forms and outputs).
+  if constexpr (gated) {
+    measure<Op, Fp8, 1, 4>({64}, stream, l2, true);
+    measure<Op, Fp8, 1, 8>({64}, stream, l2, true);
+    measure<Op, Fp8, 1, 16>({64}, stream, l2, true);
+    measure<Op, Fp8, 1, 8>({8192}, stream, l2, false);
+    measure<Op, Fp8, 1, 32>({8192}, stream, l2, false);
+    measure<Op, Fp8, 1, 16, 4>({8192}, stream, l2, false);
+  } else {
+    measure<Op, Fp8, 1, 1>({64}, stream, l2, true);
+    measure<Op, Fp8, 1, 4>({64}, stream, l2, true);
+    measure<Op, Fp8, 1, 1>({8192}, stream, l2, false);
+    measure<Op, Fp8, 1, 2>({8192}, stream, l2, false);
+    measure<Op, Fp8, 1, 8>({8192}, stream, l2, false);
+    measure<Op, Fp8, 1, 4, 2>({8192}, stream, l2, false);
+    measure<Op, Fp8, 2, 1>({8192}, stream, l2, false);
+    measure<Op, Fp8, 2, 2>({8192}, stream, l2, false);
+    measure<Op, Fp8, 2, 4>({8192}, stream, l2, false);
+  }
+}
+
+}  // namespace
+
+int main() {
+  int l2 = 0;
+  check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0), "L2 size");
+  cudaStream_t stream;
+  check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  for (op o : {op::rms, op::add_rms, op::gated}) measure_copy(o, 8192, stream, l2);
+  measure_operation<op::rms, false>(stream, l2);
+  measure_operation<op::rms, true>(stream, l2);
+  measure_operation<op::add_rms, false>(stream, l2);
+  measure_operation<op::add_rms, true>(stream, l2);
+  measure_operation<op::gated, false>(stream, l2);
+  measure_operation<op::gated, true>(stream, l2);
+  check(cudaStreamSynchronize(stream), "sync");
+  check(cudaGetLastError(), "last error");
+  cudaStreamDestroy(stream);
+  return 0;
+}
