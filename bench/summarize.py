@@ -163,7 +163,21 @@ def routing_diagnostics(routing) -> str:
     return text
 
 
-EXTRAS = {"mapping_variants": mapping_variants, "routing": routing_diagnostics}
+def step_toggles(toggles) -> str:
+    rows = [[t["batch"], t["family"], t["netra_us"], t["toggled_us"], t["delta_us"]] for t in toggles]
+    return ("\nSingle-family toggles (that family on the framework's torch implementation, every other family on netra; the "
+            "whole step graph-replayed in AB/BA rounds, medians):\n\n" +
+            table(rows, ["B", "family on torch", "netra step µs", "toggled step µs", "delta µs"]) + "\n")
+
+
+def step_invariants(inv) -> str:
+    return (f"\nReplay invariant (B = {inv['batch']}, fixed inputs, pools restored before each): {inv['identical_to_first']} of "
+            f"{inv['replays']} replays identical to the first (sha256 {str(inv['sha256_first'])[:16]}…); with changing inputs each "
+            f"replay equals its eager step: {inv['changing_inputs_equal_eager']}.\n")
+
+
+EXTRAS = {"mapping_variants": mapping_variants, "routing": routing_diagnostics, "single_family_toggles": step_toggles,
+          "replay_invariants": step_invariants}
 
 
 # ---- plots -------------------------------------------------------------------------------------------

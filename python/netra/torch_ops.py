@@ -24,13 +24,13 @@ call returned OK, or gives the refusal).
 """
 import contextlib
 import ctypes
+import importlib
 import threading
 from typing import Optional
 
 import torch
 
 from netra import _tensor
-from netra import argmax as _argmax
 from netra import attention as _attention
 from netra import gdn as _gdn
 from netra import moe_experts as _experts
@@ -38,13 +38,14 @@ from netra import moe_routing as _routing
 from netra import norm as _norm
 from netra._library import NetraError, Status, declared_library, explained
 
+_argmax = importlib.import_module("netra.argmax")  # the module: `from netra import argmax` is the function netra exports
+
 FAMILIES = {"argmax": "argmax", "rms_norm": "norm", "add_rms_norm": "norm", "gated_rms_norm": "norm",
             "attention_gqa8": "attention", "gdn_conv": "gdn", "gdn_precompute": "gdn", "gdn_verify": "gdn",
             "gdn_m16": "gdn", "gdn_replay": "gdn", "moe_act_quant": "moe", "moe_router": "moe",
             "moe_shared_gate": "moe", "moe_gate_up": "moe", "moe_down": "moe", "moe_block": "moe"}
 _text = [ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t)]
 _gdn_lib = declared_library({"netra_gdn_replay_explain": ([ctypes.c_void_p] + [_tensor.POINTER] * 10 + _text, ctypes.c_int)})
-MOE_CHUNK_TOKENS = 8  # the torch MoE gathers float32 weights per route: 8 tokens = 72 routes, 0.9 GB
 
 # ---- handles, counters, toggles, recording ---------------------------------------------------------
 _lock = threading.Lock()
@@ -222,20 +223,36 @@ def fallback_gdn_replay(q, k, v, decay, beta, state, slots, accepted, conv_windo
     _commit(conv_state, idx, real, conv_windows[rows, (accepted.long() - 1).clamp(0, T - 1)])
 
 
+def _experts_bf16(w, s):
+    """Every expert's weights dequantized to BF16 (E4M3 x its 128 x 128 block's scale, rounded once)."""
+    e, o, i = w.shape
+    d = w.to(torch.bfloat16).view(e, o // 128, 128, i // 128, 128)
+    return d.mul_(s.to(torch.bfloat16)[:, :, None, :, None]).view(e, o, i)
+
+
 def fallback_moe_gate_up(hidden, ids, w13, s13, out):
+    """gate_up on the framework path, capturable at any token count: the contract's per-128 E4M3
+    quantization of hidden, every expert's product in BF16 (FP32 accumulation), the routed rows kept."""
     m = hidden.shape[0]
-    for t0 in range(0, m, MOE_CHUNK_TOKENS):
-        t1 = min(m, t0 + MOE_CHUNK_TOKENS)
-        out[9 * t0:9 * t1].copy_(_experts.gate_up_torch(hidden[t0:t1], ids[t0:t1], w13, s13))
+    q, sx = _experts.quantize_hidden(hidden)
+    x = (q.float().view(m, 16, 128) * sx.view(m, 16, 1)).view(m, 2048).to(torch.bfloat16)
+    y = torch.matmul(x, _experts_bf16(w13, s13).transpose(1, 2))  # [experts, m, 1024]
+    t = torch.arange(m, device=hidden.device).repeat_interleave(9)
+    out.copy_(y[ids.reshape(-1).long(), t])
 
 
 def fallback_moe_down(act, act_scales, ids, route_weights, w2, s2, out):
+    """down on the framework path, capturable: each route's dequantized act through its expert in
+    BF16 (FP32 accumulation), the nine routes weighted and summed in FP32."""
     if act.dtype == torch.bfloat16:  # gate_up's output: act_quant first
         act, act_scales = _routing.act_quant_torch(act)
-    m = ids.shape[0]
-    for t0 in range(0, m, MOE_CHUNK_TOKENS):
-        t1 = min(m, t0 + MOE_CHUNK_TOKENS)
-        out[t0:t1].copy_(_experts.down_torch(act[9 * t0:9 * t1], act_scales[9 * t0:9 * t1], ids[t0:t1], route_weights[t0:t1], w2, s2))
+    m, e = ids.shape[0], ids.reshape(-1).long()
+    a = (act.float().view(-1, 4, 128) * act_scales.view(-1, 4, 1)).view(-1, 512).to(torch.bfloat16)
+    t = torch.arange(m, device=act.device).repeat_interleave(9)
+    grid = torch.zeros(w2.shape[0], m, 512, dtype=torch.bfloat16, device=act.device)
+    grid[e, t] = a  # a token's nine routes name nine different experts
+    y = torch.matmul(grid, _experts_bf16(w2, s2).transpose(1, 2))[e, t].float().view(m, 9, -1)
+    out.copy_((y * route_weights.view(m, 9, 1)).sum(dim=1).to(out.dtype))
 
 
 def fallback_moe_act_quant(gate_up, out, scales):

@@ -54,9 +54,10 @@ def test_decode_bucket_netra_vs_torch_eager_vs_graph(world):
     for op in ("gdn_conv", "gdn_precompute", "gdn_m16"):  # one token per request: no netra tactic
         assert served[op] == "fallback" and ops.fallback_counts()[op] == cfg.gdn_layers
     after = [s.clone() if s is not None else None for s in p.state]
-    for s, (s0, c0), c in zip(p.state, snap, p.conv):
+    for s, saved, c in zip(p.state, snap[1], p.conv):
         if s is None:
             continue
+        s0, c0 = saved
         touched = set(p.gdn_slot[[5, 0, 2]].tolist())
         for slot in range(s.shape[0]):
             same = torch.equal(s[slot], s0[slot]) and torch.equal(c[slot], c0[slot])
@@ -100,12 +101,12 @@ def test_verify_commit_is_the_accepted_prefix(world):
     q, k, y, decay, beta, windows = [t for t in net.keep if isinstance(t, tuple)][0]
     slots = p.gdn_slot[[1, 6, 3]].long()
     acc = torch.tensor(accepted + [0], dtype=torch.int32, device="cuda")
-    _, want = _gdn.recurrent_torch(q, k, y, decay, beta, snap[i][0][torch.cat([slots, slots[:1]])], 12, accepted=acc, outputs=False)
+    _, want = _gdn.recurrent_torch(q, k, y, decay, beta, snap[1][i][0][torch.cat([slots, slots[:1]])], 12, accepted=acc, outputs=False)
     got = p.state[i][slots]
     assert float((got - want[:3]).abs().max()) <= 1e-4 * float(want[:3].abs().max()) + 1e-6
     for j, a in enumerate(accepted):
         assert torch.equal(p.conv[i][slots[j]], windows[j, a - 1])
-    assert torch.equal(p.state[i][p.gdn_sentinel], snap[i][0][p.gdn_sentinel])
+    assert torch.equal(p.state[i][p.gdn_sentinel], snap[1][i][0][p.gdn_sentinel])
     net.keep = None
     graph, gl, gt, _ = model.capture(net, batch)
     p.restore(snap)

@@ -184,14 +184,29 @@ class Pools:
                 self.conv.append((torch.randn(requests + 1, cfg.gdn_channels, cfg.conv_taps - 1, device=device, generator=g)
                                   * 0.5).to(torch.bfloat16))
 
-    def snapshot(self):
-        return [(s.clone(), c.clone()) if s is not None else None for s, c in zip(self.state, self.conv)]
+    def snapshot(self, slots=None):
+        """Copies of the GDN state and conv history (of `slots` only, a tensor of GDN slots, when
+        given); the KV pools need none (a step's KV append rewrites the same slots)."""
+        idx = None if slots is None else torch.as_tensor(slots, device=self.kv_slot.device).long()
+        keep = []
+        for s, c in zip(self.state, self.conv):
+            if s is None:
+                keep.append(None)
+            else:
+                keep.append((s.clone(), c.clone()) if idx is None else (s[idx], c[idx]))
+        return idx, keep
 
     def restore(self, snap):
-        for s, c, saved in zip(self.state, self.conv, snap):
-            if saved is not None:
+        idx, keep = snap
+        for s, c, saved in zip(self.state, self.conv, keep):
+            if saved is None:
+                continue
+            if idx is None:
                 s.copy_(saved[0])
                 c.copy_(saved[1])
+            else:
+                s.index_copy_(0, idx, saved[0])
+                c.index_copy_(0, idx, saved[1])
 
 
 # ---- one bucket's static inputs ----------------------------------------------------------------------

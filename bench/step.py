@@ -1,0 +1,411 @@
+"""The integrated step on the H200: the synthetic Qwen3.6-35B-A3B-FP8 decode and verify step
+(netra.step) captured per graph bucket, measured by the article's evidence ladder, written as
+bench/results/step_h200.json (family "step") and docs/step-coverage.md.
+
+Per bucket (decode B in plan.DECODE_BUCKETS at KV length --kv-len, verify B in plan.VERIFY_BUCKETS):
+  1. first call (eager, recording which implementation served each op: the coverage table), warm
+     eager, capture (graph-pool bytes), graph replay == eager bit for bit (GDN pools restored before
+     each), 50 replays allocate nothing, replay median;
+  2. the pure torch path (every family on the framework's implementation), eager for the oracle
+     (relative logit error, greedy agreement, each disagreement's margin) and graph-replayed;
+  3. bytes floor (plan.step_bytes with the distinct experts the run's routes touched) / measured
+     copy bandwidth, netra's ratio.
+Then: single-family toggles (one family to its torch implementation, the rest netra) at B = 1 and
+64, AB/BA alternation of netra vs torch and of each toggle, 1000 replays of one bucket with fixed
+inputs (one output), changing inputs == eager, the verify commit against a recomputation of the
+accepted prefix, and (--fresh) three fresh processes. Every part runs inside the --seconds budget;
+a part that did not fit is recorded as skipped.
+
+usage: python3 bench/step.py [--layers 40] [--kv-len 8192] [--seconds 180] [--out-dir DIR]
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+sys.path.insert(0, ROOT)
+
+import torch  # noqa: E402
+
+from bench import common  # noqa: E402
+import netra.torch_ops as ops  # noqa: E402
+from netra.step import model, plan  # noqa: E402
+
+ALL_TORCH = {f: "torch" for f in model.FAMILIES}
+LOGIT_BOUND = 2.0 ** -4
+
+
+def log(*a):
+    print(*a, flush=True)
+
+
+class Clock:
+    def __init__(self, seconds):
+        self.end = time.time() + seconds
+
+    def left(self):
+        return self.end - time.time()
+
+
+def replay_us(graph, reps):
+    """Median µs per replay (events around each replay)."""
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    samples = []
+    for _ in range(reps):
+        start.record()
+        graph.replay()
+        end.record()
+        end.synchronize()
+        samples.append(start.elapsed_time(end) * 1000.0)
+    return statistics.median(samples), samples
+
+
+def eager_us(fn, reps):
+    samples = []
+    for _ in range(reps):
+        torch.cuda.synchronize()
+        t = time.perf_counter()
+        fn()
+        torch.cuda.synchronize()
+        samples.append((time.perf_counter() - t) * 1e6)
+    return statistics.median(samples)
+
+
+def oracle(net_logits, ref_logits, net_tokens, ref_tokens):
+    """Relative L2 logit error, greedy agreement, every disagreement's margin (the reference's
+    logit of its token minus its logit of netra's token) against twice the max logit error."""
+    a, b = net_logits.double(), ref_logits.double()
+    rel = float((a - b).norm() / b.norm())
+    max_err = float((a - b).abs().max())
+    agree = net_tokens == ref_tokens
+    dis = []
+    for r in (~agree).nonzero().flatten().tolist():
+        dis.append({"row": r, "margin": float(b[r, ref_tokens[r]] - b[r, net_tokens[r]]), "row_max_err": float((a[r] - b[r]).abs().max())})
+    return {"rel_l2": rel, "max_abs_err": max_err, "agreement": float(agree.float().mean()), "rows": int(agree.numel()), "disagreements": dis,
+            "argmax_exact": bool(torch.equal(net_tokens, torch.argmax(net_logits, dim=-1))),
+            "within_bound": rel <= LOGIT_BOUND and all(d["margin"] <= 2 * d["row_max_err"] for d in dis)}
+
+
+def distinct_experts(keep, rows, cfg):
+    """Distinct routed experts per layer among the live rows' routes (from the eager run)."""
+    return [int(torch.unique(ids[:rows, :cfg.top_k]).numel()) for ids in keep if isinstance(ids, torch.Tensor)]
+
+
+class Runner:
+    def __init__(self, a):
+        self.a, self.cfg = a, plan.ModelConfig(layers=a.layers)
+        self.clock = Clock(a.seconds)
+        self.doc = {"skipped": [], "setup": {}, "single_family_toggles": [], "abba": [], "replay_invariants": {}, "oracle": []}
+        self.coverage, self.workspace, self.records = [], [], []
+        self.gen = torch.Generator().manual_seed(a.seed)
+
+    # -- the world --------------------------------------------------------------------------------
+    def setup(self):
+        cfg, a, d = self.cfg, self.a, self.doc["setup"]
+        t = time.perf_counter()
+        self.bw = common.copy_bandwidth(1 << 30, reps=10)
+        d["copy_bandwidth_s"] = time.perf_counter() - t
+        torch.cuda.synchronize()
+        free0 = torch.cuda.mem_get_info()[0]
+        t = time.perf_counter()
+        ops.prepare()
+        torch.cuda.synchronize()
+        d["handles_s"] = time.perf_counter() - t  # code-object load, JIT (cache), workspaces
+        d["handle_bytes"] = free0 - torch.cuda.mem_get_info()[0]
+        self.dense_mode, d["dense_mode_why"] = model.probe_dense_mode("cuda")
+        d["dense_mode"] = self.dense_mode
+        t = time.perf_counter()
+        self.w = model.Weights(cfg, "cuda", seed=a.seed, dense_mode=self.dense_mode)
+        requests = max(max(a.buckets), max(a.verify_buckets) if a.verify_buckets else 1)
+        self.p = model.Pools(cfg, "cuda", requests=requests, kv_len=a.kv_len, seed=a.seed + 1)
+        torch.cuda.synchronize()
+        d["weights_and_pools_s"] = time.perf_counter() - t
+        d["device_bytes_after_setup"] = torch.cuda.memory_allocated()
+        self.net = model.Step(self.w, self.p)
+        self.ref = model.Step(self.w, self.p, ALL_TORCH)
+        log(f"setup: {json.dumps(d)}")
+
+    def batch(self, phase, B):
+        b = model.Batch(self.p, phase, B)
+        T = b.T
+        toks = torch.randint(0, self.cfg.vocab, (B * T,), generator=self.gen).tolist()
+        acc = plan.accepted_lengths(B, seed=B) if phase == "verify" else None
+        b.set(list(range(B)), toks, [self.a.kv_len] * B, accepted=acc)
+        return b
+
+    def run(self, step, b, snap):
+        self.p.restore(snap)
+        logits, tokens = step(b)
+        torch.cuda.synchronize()
+        return logits.clone(), tokens.clone()
+
+    # -- one bucket ---------------------------------------------------------------------------------
+    def bucket(self, phase, B, keep_graph=False):
+        cfg, a = self.cfg, self.a
+        b = self.batch(phase, B)
+        rows = B * b.T
+        snap = self.p.snapshot(b.gdn_slots)
+        r = {"phase": phase, "batch": B}
+        self.net.keep = []
+        ops.reset_counts()
+        t = time.perf_counter()
+        with ops.recording() as rec:
+            ln, tn = self.run(self.net, b, snap)
+        r["first_call_us"] = (time.perf_counter() - t) * 1e6
+        keep, self.net.keep = self.net.keep, None
+        r["fallbacks"] = {k: v for k, v in ops.fallback_counts().items() if v}
+        seen = {}
+        for row in rec:
+            seen.setdefault(row["op"], row)
+        for op, row in seen.items():
+            tactic = plan.served_tactic(row["detail"]) if row["served"] == "netra" else None
+            self.coverage.append({"phase": phase, "bucket": B, "op": op, "served": row["served"], "detail": tactic or row["detail"]})
+        experts = distinct_experts(keep, rows, cfg)
+        commit = self.commit_check(b, keep, snap) if phase == "verify" else None
+        del keep
+        r["netra_eager_us"] = eager_us(lambda: self.net(b), 3)
+        t = time.perf_counter()
+        graph, gl, gt, pool = model.capture(self.net, b)
+        r["capture_s"] = time.perf_counter() - t
+        self.p.restore(snap)
+        graph.replay()
+        torch.cuda.synchronize()
+        r["eager_equals_graph"] = bool(torch.equal(gl[:rows], ln[:rows]) and torch.equal(gt[:rows], tn[:rows]))
+        alloc0, free0 = torch.cuda.memory_allocated(), torch.cuda.mem_get_info()[0]
+        for _ in range(10):
+            graph.replay()
+        torch.cuda.synchronize()
+        replay_alloc = max(torch.cuda.memory_allocated() - alloc0, free0 - torch.cuda.mem_get_info()[0])
+        r["netra_graph_us"], _ = replay_us(graph, a.reps)
+        self.workspace.append({"phase": phase, "bucket": B, "step_buffers_bytes": b.nbytes(), "graph_pool_bytes": pool,
+                               "replay_alloc_bytes": replay_alloc})
+        peers, orc = [], None
+        if self.clock.left() > a.reserve:
+            lr, tr = self.run(self.ref, b, snap)
+            orc = oracle(ln[:rows], lr[:rows], tn[:rows], tr[:rows])
+            orc.update(phase=phase, batch=B)
+            self.doc["oracle"].append(orc)
+            del lr, tr
+            tg, _, _, _ = model.capture(self.ref, b)
+            torch_us, _ = replay_us(tg, max(3, a.reps // 4))
+            del tg
+            peers.append(common.peer("torch path (every family on the framework's torch implementation), graph-replayed", torch_us, exact=True,
+                                     note="the reference the oracle compares against"))
+        else:
+            self.doc["skipped"].append(f"{phase} B={B}: torch path (time)")
+        self.p.restore(snap)
+        floor = plan.step_bytes(cfg, B, a.kv_len, phase, 1 if self.dense_mode == "fp8_blockwise" else 2, experts)
+        target = None
+        if phase == "decode" and a.kv_len == 8192 and B in (1, 64):
+            target = (1.5 if B == 1 else 1.35) * floor["total"] / self.bw * 1e6
+        correct = r["eager_equals_graph"] and (orc["within_bound"] if orc else None) and (commit["ok"] if commit else True)
+        rec_ = common.record(f"step_{phase}", f"netra-step-{cfg.layers}L-{self.dense_mode}", {"batch": B, "kv_len": a.kv_len, "layers": cfg.layers},
+                             r["netra_graph_us"], r["netra_eager_us"], correct,
+                             f"logits within relative L2 {LOGIT_BOUND} of the torch path, every greedy disagreement within twice the row's "
+                             "max logit error, argmax exact; eager == graph replay bitwise", peers, floor["total"], self.bw, target_us=target,
+                             bytes_parts=floor, ratio_to_floor=plan.ratio(r["netra_graph_us"], floor["total"] / self.bw * 1e6),
+                             distinct_experts=experts, oracle=orc, verify_commit=commit,
+                             **{k: v for k, v in r.items() if k not in ("netra_graph_us", "netra_eager_us")})
+        self.records.append(rec_)
+        log(f"{phase} B={B}: netra {r['netra_graph_us']:.0f} us graph, {r['netra_eager_us']:.0f} eager; floor {floor['total'] / self.bw * 1e6:.0f} us; "
+            f"torch {peers[0]['graph_us'] if peers else float('nan'):.0f} us; eager==graph {r['eager_equals_graph']}; "
+            f"oracle {orc and {k: orc[k] for k in ('rel_l2', 'agreement', 'within_bound')}}; fallbacks {r['fallbacks']}; {self.clock.left():.0f} s left")
+        if keep_graph:
+            return b, snap, graph, gl, gt
+        del graph
+        return None
+
+    def commit_check(self, b, keep, snap):
+        """The first GDN layer's pools after verify + commit against the torch recurrence over
+        exactly each request's accepted prefix (FP32 state: relative 1e-4), its conv history equal
+        to the window after the last accepted token (bitwise), the sentinel untouched (bitwise)."""
+        from netra import gdn as _gdn
+        i = self.cfg.layer_kinds().index("gdn")
+        q, k, y, decay, beta, windows = [t for t in keep if isinstance(t, tuple)][0]
+        idx, saved = snap
+        slots = b.gdn_slots.long()
+        _, want = _gdn.recurrent_torch(q, k, y, decay, beta, saved[i][0], b.T, accepted=b.accepted, outputs=False)
+        live = b.live
+        got = self.p.state[i][slots[:live]]
+        err = float((got - want[:live]).abs().max() / want[:live].abs().max())
+        acc = b.accepted[:live].long()
+        conv_ok = bool(torch.equal(self.p.conv[i][slots[:live]], windows[torch.arange(live, device=acc.device), acc - 1]))
+        return {"state_rel_err": err, "conv_bitwise": conv_ok, "ok": err <= 1e-4 and conv_ok}
+
+    # -- toggles, order, invariants ----------------------------------------------------------------
+    def toggles(self, B):
+        b = self.batch("decode", B)
+        snap = self.p.snapshot(b.gdn_slots)
+        base, _, _, _ = model.capture(self.net, b)
+        reps = max(3, self.a.reps // 4)
+        for fam in model.FAMILIES:
+            if self.clock.left() < self.a.reserve:
+                self.doc["skipped"].append(f"toggle {fam} B={B} (time)")
+                continue
+            backend = {f: "netra" for f in model.FAMILIES}
+            backend[fam] = "torch"
+            g, _, _, _ = model.capture(model.Step(self.w, self.p, backend), b)
+            times = {"netra": [], "toggled": []}
+            for order in ("AB", "BA", "AB", "BA"):
+                for arm in order:
+                    times["netra" if arm == "A" else "toggled"].append(replay_us(base if arm == "A" else g, reps)[0])
+            m_a, m_b = statistics.median(times["netra"]), statistics.median(times["toggled"])
+            self.doc["single_family_toggles"].append({"batch": B, "family": fam, "netra_us": m_a, "toggled_us": m_b, "delta_us": m_b - m_a, "rounds": times})
+            log(f"toggle B={B} {fam}: netra {m_a:.0f} us, {fam} on torch {m_b:.0f} us, delta {m_b - m_a:+.0f} us")
+            del g
+        self.p.restore(snap)
+        del base
+
+    def abba(self, B):
+        b = self.batch("decode", B)
+        snap = self.p.snapshot(b.gdn_slots)
+        ga, _, _, _ = model.capture(self.net, b)
+        gb, _, _, _ = model.capture(self.ref, b)
+        times = {"netra": [], "torch": []}
+        for order in ("AB", "BA", "AB", "BA"):
+            for arm in order:
+                times["netra" if arm == "A" else "torch"].append(replay_us(ga if arm == "A" else gb, 5)[0])
+        self.doc["abba"].append({"batch": B, "netra_us": times["netra"], "torch_us": times["torch"]})
+        log(f"ABBA B={B}: netra {[round(x) for x in times['netra']]} torch {[round(x) for x in times['torch']]}")
+        self.p.restore(snap)
+
+    def invariants(self, B, n):
+        b = self.batch("decode", B)
+        snap = self.p.snapshot(b.gdn_slots)
+        graph, gl, gt, _ = model.capture(self.net, b)
+        self.p.restore(snap)
+        graph.replay()
+        first_l, first_t = gl.clone(), gt.clone()
+        same, done = 0, 0
+        t_end = time.time() + max(5.0, self.clock.left() - self.a.reserve - 20)
+        for _ in range(n):
+            if time.time() > t_end:
+                break
+            self.p.restore(snap)
+            graph.replay()
+            same += int(torch.equal(gl, first_l) and torch.equal(gt, first_t))
+            done += 1
+        digest = hashlib.sha256(first_l[:b.live].cpu().numpy().tobytes() + first_t[:b.live].cpu().numpy().tobytes()).hexdigest()
+        changing = []
+        for _ in range(5):
+            toks = torch.randint(0, self.cfg.vocab, (B,), generator=self.gen).tolist()
+            b.set(list(range(B)), toks, [self.a.kv_len] * B)
+            le, te = self.run(self.net, b, snap)
+            self.p.restore(snap)
+            graph.replay()
+            torch.cuda.synchronize()
+            changing.append(bool(torch.equal(gl, le) and torch.equal(gt, te)))
+        self.p.restore(snap)
+        self.doc["replay_invariants"] = {"batch": B, "replays": done, "identical_to_first": same, "distinct_outputs": 1 + (done - same) if done else None,
+                                  "sha256_first": digest, "changing_inputs_equal_eager": changing}
+        log(f"invariants B={B}: {same}/{done} replays identical, changing inputs == eager: {changing}")
+
+    def fresh(self):
+        out = []
+        for i in range(3):
+            if self.clock.left() < self.a.reserve + 40:
+                self.doc["skipped"].append(f"fresh process {i} (time)")
+                break
+            cmd = [sys.executable, os.path.abspath(__file__), "--fresh-child", "--layers", "4", "--kv-len", str(self.a.kv_len), "--seed", str(100 + i)]
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=max(30, int(self.clock.left() - self.a.reserve)))
+            lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
+            out.append(json.loads(lines[-1]) if lines else {"error": p.stderr[-400:]})
+            log(f"fresh process {i}: {out[-1]}")
+        self.doc["fresh_processes"] = out
+
+
+def fresh_child(a):
+    """One fresh process: a 4-layer model, netra vs torch graph at B = 64, ABBA; prints one JSON line."""
+    cfg = plan.ModelConfig(layers=a.layers)
+    ops.prepare()
+    mode, _ = model.probe_dense_mode("cuda")
+    w = model.Weights(cfg, "cuda", seed=a.seed, dense_mode=mode)
+    p = model.Pools(cfg, "cuda", requests=64, kv_len=a.kv_len, seed=a.seed + 1)
+    b = model.Batch(p, "decode", 64)
+    b.set(list(range(64)), list(range(64)), [a.kv_len] * 64)
+    ga = model.capture(model.Step(w, p), b)[0]
+    gb = model.capture(model.Step(w, p, ALL_TORCH), b)[0]
+    t = {"netra": [], "torch": []}
+    for order in ("AB", "BA"):
+        for arm in order:
+            t["netra" if arm == "A" else "torch"].append(replay_us(ga if arm == "A" else gb, 10)[0])
+    print(json.dumps({"layers": cfg.layers, "batch": 64, "kv_len": a.kv_len, "netra_us": t["netra"], "torch_us": t["torch"]}))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--layers", type=int, default=40)
+    ap.add_argument("--kv-len", type=int, default=8192)
+    ap.add_argument("--buckets", default=",".join(map(str, plan.DECODE_BUCKETS)))
+    ap.add_argument("--verify-buckets", default=",".join(map(str, plan.VERIFY_BUCKETS)))
+    ap.add_argument("--toggle-buckets", default="16,1,64")
+    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--seconds", type=float, default=180)
+    ap.add_argument("--reserve", type=float, default=15, help="seconds kept for writing results")
+    ap.add_argument("--hash-replays", type=int, default=1000)
+    ap.add_argument("--fresh", action="store_true")
+    ap.add_argument("--fresh-child", action="store_true")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out-dir", default=os.path.join(ROOT, "bench", "results"))
+    ap.add_argument("--coverage", default=None, help="default: <out-dir>/step-coverage.md")
+    a = ap.parse_args()
+    a.buckets = [int(x) for x in a.buckets.split(",") if x]
+    a.verify_buckets = [int(x) for x in a.verify_buckets.split(",") if x]
+    if a.fresh_child:
+        return fresh_child(a)
+    R = Runner(a)
+    R.setup()
+    R.doc["errors"] = []
+
+    def attempt(what, fn, *args, need=10):
+        if R.clock.left() < a.reserve + need:
+            R.doc["skipped"].append(f"{what} (time)")
+            return
+        try:
+            fn(*args)
+        except Exception as e:  # one part's failure is recorded; the others still run and the results are written
+            import traceback
+            log(f"!! {what} failed:\n{traceback.format_exc()}")
+            R.doc["errors"].append(f"{what}: {type(e).__name__}: {str(e)[:600]}")
+            torch.cuda.synchronize()
+
+    for B in a.buckets:
+        attempt(f"decode B={B}", R.bucket, "decode", B)
+    for B in a.verify_buckets:
+        attempt(f"verify B={B}", R.bucket, "verify", B)
+    toggle_buckets = [int(x) for x in a.toggle_buckets.split(",") if x]
+    for n, B in enumerate(toggle_buckets):  # the first bucket's toggles, then the invariants, then the others
+        attempt(f"ABBA B={B}", R.abba, B, need=15)
+        attempt(f"toggles B={B}", R.toggles, B, need=20)
+        if n == 0:
+            attempt("invariants", R.invariants, min(8, max(a.buckets)), a.hash_replays, need=20)
+    if not toggle_buckets:
+        attempt("invariants", R.invariants, min(8, max(a.buckets)), a.hash_replays, need=20)
+    if a.fresh:
+        attempt("fresh processes", R.fresh, need=60)
+    os.makedirs(a.out_dir, exist_ok=True)
+    method = ("CUDA events around each graph replay of the whole step (40 layers unless shape.layers says otherwise), median of "
+              f"{a.reps}; weights ({R.cfg.layers} layers, ~0.8 GB each) and KV far exceed the L2, so every replay reads cold data; eager = host "
+              "clock around a synchronized eager step; GDN pools restored before each correctness run; bytes floor = plan.step_bytes / measured copy bandwidth")
+    doc = common.write_family(os.path.join(a.out_dir, "step_h200.json"), "step", R.records, R.bw, method, dense_path=R.dense_mode, **R.doc,
+                              workspace=R.workspace)
+    meta = {"date": doc["environment"]["date"], "git_revision": doc["environment"]["git_revision"], "layers": R.cfg.layers, "kv_len": a.kv_len,
+            "handle_bytes": R.doc["setup"].get("handle_bytes")}
+    with open(a.coverage or os.path.join(a.out_dir, "step-coverage.md"), "w") as f:
+        f.write(plan.coverage_markdown(R.coverage, R.workspace, meta) + "\n")
+    log("wrote", os.path.join(a.out_dir, "step_h200.json"))
+    common.print_table([{k: r.get(k) for k in ("contract", "netra_graph_us", "best_peer_graph_us", "roofline_us", "ratio_to_floor", "correct")}
+                        | {"B": r["shape"]["batch"]} for r in R.records],
+                       ["contract", "B", "netra_graph_us", "best_peer_graph_us", "roofline_us", "ratio_to_floor", "correct"])
+
+
+if __name__ == "__main__":
+    main()
