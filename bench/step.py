@@ -37,6 +37,7 @@ import torch  # noqa: E402
 
 from bench import common  # noqa: E402
 import netra.torch_ops as ops  # noqa: E402
+from netra import gdn as _gdn  # noqa: E402
 from netra.step import model, plan  # noqa: E402
 
 ALL_TORCH = {f: "torch" for f in model.FAMILIES}
@@ -148,19 +149,21 @@ class Runner:
         return logits.clone(), tokens.clone()
 
     # -- one bucket ---------------------------------------------------------------------------------
-    def bucket(self, phase, B, keep_graph=False):
+    def bucket(self, phase, B, on_torch=()):
+        """on_torch: families run on torch in this bucket (only after the all-netra bucket failed)."""
         cfg, a = self.cfg, self.a
+        net = self.net if not on_torch else model.Step(self.w, self.p, {f: "torch" if f in on_torch else "netra" for f in model.FAMILIES})
         b = self.batch(phase, B)
         rows = B * b.T
         snap = self.p.snapshot(b.gdn_slots)
-        r = {"phase": phase, "batch": B}
-        self.net.keep = []
+        r = {"phase": phase, "batch": B, "families_on_torch_after_error": list(on_torch)}
+        net.keep = []
         ops.reset_counts()
         t = time.perf_counter()
         with ops.recording() as rec:
-            ln, tn = self.run(self.net, b, snap)
+            ln, tn = self.run(net, b, snap)
         r["first_call_us"] = (time.perf_counter() - t) * 1e6
-        keep, self.net.keep = self.net.keep, None
+        keep, net.keep = net.keep, None
         r["fallbacks"] = {k: v for k, v in ops.fallback_counts().items() if v}
         seen = {}
         for row in rec:
@@ -171,9 +174,9 @@ class Runner:
         experts = distinct_experts(keep, rows, cfg)
         commit = self.commit_check(b, keep, snap) if phase == "verify" else None
         del keep
-        r["netra_eager_us"] = eager_us(lambda: self.net(b), 3)
+        r["netra_eager_us"] = eager_us(lambda: net(b), 3)
         t = time.perf_counter()
-        graph, gl, gt, pool = model.capture(self.net, b)
+        graph, gl, gt, pool = model.capture(net, b)
         r["capture_s"] = time.perf_counter() - t
         self.p.restore(snap)
         graph.replay()
@@ -218,16 +221,12 @@ class Runner:
         log(f"{phase} B={B}: netra {r['netra_graph_us']:.0f} us graph, {r['netra_eager_us']:.0f} eager; floor {floor['total'] / self.bw * 1e6:.0f} us; "
             f"torch {peers[0]['graph_us'] if peers else float('nan'):.0f} us; eager==graph {r['eager_equals_graph']}; "
             f"oracle {orc and {k: orc[k] for k in ('rel_l2', 'agreement', 'within_bound')}}; fallbacks {r['fallbacks']}; {self.clock.left():.0f} s left")
-        if keep_graph:
-            return b, snap, graph, gl, gt
         del graph
-        return None
 
     def commit_check(self, b, keep, snap):
         """The first GDN layer's pools after verify + commit against the torch recurrence over
         exactly each request's accepted prefix (FP32 state: relative 1e-4), its conv history equal
-        to the window after the last accepted token (bitwise), the sentinel untouched (bitwise)."""
-        from netra import gdn as _gdn
+        to the window after the last accepted token (bitwise)."""
         i = self.cfg.layer_kinds().index("gdn")
         q, k, y, decay, beta, windows = [t for t in keep if isinstance(t, tuple)][0]
         idx, saved = snap
@@ -366,21 +365,26 @@ def main():
     R.doc["errors"] = []
 
     def attempt(what, fn, *args, need=10):
+        """fn(*args) within the time left; a failure is recorded (the others still run, the
+        results are written); returns the error text or None."""
         if R.clock.left() < a.reserve + need:
             R.doc["skipped"].append(f"{what} (time)")
-            return
+            return None
         try:
             fn(*args)
-        except Exception as e:  # one part's failure is recorded; the others still run and the results are written
+            return None
+        except Exception as e:
             import traceback
             log(f"!! {what} failed:\n{traceback.format_exc()}")
             R.doc["errors"].append(f"{what}: {type(e).__name__}: {str(e)[:600]}")
             torch.cuda.synchronize()
+            return str(e)
 
-    for B in a.buckets:
-        attempt(f"decode B={B}", R.bucket, "decode", B)
-    for B in a.verify_buckets:
-        attempt(f"verify B={B}", R.bucket, "verify", B)
+    for phase, buckets in (("decode", a.buckets), ("verify", a.verify_buckets)):
+        for B in buckets:
+            err = attempt(f"{phase} B={B}", R.bucket, phase, B)
+            if err is not None and "moe" in err.lower():  # still measure the bucket, the MoE on torch, and say so
+                attempt(f"{phase} B={B} with the moe family on torch", R.bucket, phase, B, ("moe",))
     toggle_buckets = [int(x) for x in a.toggle_buckets.split(",") if x]
     for n, B in enumerate(toggle_buckets):  # the first bucket's toggles, then the invariants, then the others
         attempt(f"ABBA B={B}", R.abba, B, need=15)
