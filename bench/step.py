@@ -321,6 +321,21 @@ class Runner:
         self.doc["fresh_processes"] = out
 
 
+def write(R, a):
+    """The results file and the coverage table as they stand (after every part: a run cut short keeps them)."""
+    os.makedirs(a.out_dir, exist_ok=True)
+    method = ("CUDA events around each graph replay of the whole step, median of "
+              f"{a.reps}; the weights ({R.cfg.layers} layers, ~0.8 GB of experts each) and KV far exceed the L2, so every replay reads cold "
+              "data; eager = host clock around a synchronized eager step; GDN pools restored before each correctness run; bytes floor = "
+              "netra.step.plan.step_bytes / measured copy bandwidth")
+    doc = common.write_family(os.path.join(a.out_dir, "step_h200.json"), "step", R.records, R.bw, method, dense_path=R.dense_mode, **R.doc,
+                              workspace=R.workspace)
+    meta = {"date": doc["environment"]["date"], "git_revision": doc["environment"]["git_revision"], "layers": R.cfg.layers, "kv_len": a.kv_len,
+            "handle_bytes": R.doc["setup"].get("handle_bytes")}
+    with open(a.coverage or os.path.join(a.out_dir, "step-coverage.md"), "w") as f:
+        f.write(plan.coverage_markdown(R.coverage, R.workspace, meta) + "\n")
+
+
 def fresh_child(a):
     """One fresh process: a 4-layer model, netra vs torch graph at B = 64, ABBA; prints one JSON line."""
     cfg = plan.ModelConfig(layers=a.layers)
@@ -379,6 +394,11 @@ def main():
             R.doc["errors"].append(f"{what}: {type(e).__name__}: {str(e)[:600]}")
             torch.cuda.synchronize()
             return str(e)
+        finally:
+            try:
+                write(R, a)
+            except Exception as e:  # noqa: BLE001  (the run goes on; the next write may succeed)
+                log(f"!! writing the results failed: {type(e).__name__}: {e}")
 
     for phase, buckets in (("decode", a.buckets), ("verify", a.verify_buckets)):
         for B in buckets:
@@ -395,17 +415,7 @@ def main():
         attempt("invariants", R.invariants, min(8, max(a.buckets)), a.hash_replays, need=20)
     if a.fresh:
         attempt("fresh processes", R.fresh, need=60)
-    os.makedirs(a.out_dir, exist_ok=True)
-    method = ("CUDA events around each graph replay of the whole step (40 layers unless shape.layers says otherwise), median of "
-              f"{a.reps}; weights ({R.cfg.layers} layers, ~0.8 GB each) and KV far exceed the L2, so every replay reads cold data; eager = host "
-              "clock around a synchronized eager step; GDN pools restored before each correctness run; bytes floor = plan.step_bytes / measured copy bandwidth")
-    doc = common.write_family(os.path.join(a.out_dir, "step_h200.json"), "step", R.records, R.bw, method, dense_path=R.dense_mode, **R.doc,
-                              workspace=R.workspace)
-    meta = {"date": doc["environment"]["date"], "git_revision": doc["environment"]["git_revision"], "layers": R.cfg.layers, "kv_len": a.kv_len,
-            "handle_bytes": R.doc["setup"].get("handle_bytes")}
-    with open(a.coverage or os.path.join(a.out_dir, "step-coverage.md"), "w") as f:
-        f.write(plan.coverage_markdown(R.coverage, R.workspace, meta) + "\n")
-    log("wrote", os.path.join(a.out_dir, "step_h200.json"))
+    write(R, a)
     common.print_table([{k: r.get(k) for k in ("contract", "netra_graph_us", "best_peer_graph_us", "roofline_us", "ratio_to_floor", "correct")}
                         | {"B": r["shape"]["batch"]} for r in R.records],
                        ["contract", "B", "netra_graph_us", "best_peer_graph_us", "roofline_us", "ratio_to_floor", "correct"])
