@@ -4,7 +4,7 @@
 // as netra's: the decode instance for tokens <= 64, the prefill instance above. Each shape's first
 // input set is checked bitwise against the oracle (tests/oracles/norm.hpp) in the same process.
 // Prints one JSON object per (operation, fp8_out, tokens) on stdout; "diagnostic" lines time the
-// alternative mappings of catalog::norm_alternatives (and the prefill mapping at 64 tokens).
+// alternative mappings of catalog::norm_alternatives (and the prefill instances at 64 tokens).
 //
 // --dump DIR also writes, for bench/norm.py's check of the torch peers, each shape's first input
 // set and netra's outputs for it: <name>.{x,residual,gate,weight}.bin, <name>.{out,scales,r}.bin
@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "bench/gpu_timing.hpp"
+#include "netra/runtime/catalog/norm.hpp"
 #include "netra/runtime/instance.hpp"
 #include "netra/runtime/ops/norm.hpp"
 #include "oracles/norm.hpp"
@@ -199,49 +200,21 @@ template <u32 Kind, u32 Fp8> void bench_operation(const options& o, CUstream str
   for (i64 tokens : {512, 8192}) bench_shape<prefill>(o, handle_of<prefill>(o), stream, tokens, "norm", name);
 }
 
-/// The alternatives of catalog::norm_alternatives at the sizes they compete for.
+/// The prefill instances at a decode size (the warp32 rms / add_rms one is the decode mapping
+/// with the run-time release point), and catalog::norm_alternatives at the sizes they compete for.
 template <class C> void bench_alternative(const options& o, CUstream stream, std::initializer_list<i64> tokens_list) {
   const std::string name = std::string(norm_kind_name(C::kind)) + (C::fp8_out ? "_fp8" : "");
   for (i64 tokens : tokens_list) bench_shape<C>(o, handle_of<C>(o), stream, tokens, "diagnostic", name.c_str());
 }
 void bench_alternatives(const options& o, CUstream stream) {
-  bench_alternative<contracts::rms_norm<sm90a, 0, 0, 64, 1, 1>>(o, stream, {1, 16, 64});
-  bench_alternative<contracts::add_rms_norm<sm90a, 0, 1, 64, 1, 1>>(o, stream, {16, 64});
   bench_alternative<contracts::norm_prefill<sm90a, 0, 0, 0>>(o, stream, {64});
   bench_alternative<contracts::norm_prefill<sm90a, 1, 0, 1>>(o, stream, {64});
   bench_alternative<contracts::norm_prefill<sm90a, 2, 0, 0>>(o, stream, {64});
   bench_alternative<contracts::norm_prefill<sm90a, 2, 0, 1>>(o, stream, {64});
-  bench_alternative<contracts::gated_rms_norm<sm90a, 0, 64, 4>>(o, stream, {16, 64});
-  bench_alternative<contracts::gated_rms_norm<sm90a, 1, 64, 4>>(o, stream, {16, 64});
-  bench_alternative<contracts::rms_norm<sm90a, 0, 0, 8192, 1, 1>>(o, stream, {512, 8192});
-  bench_alternative<contracts::rms_norm<sm90a, 0, 0, 8192, 1, 2>>(o, stream, {512, 8192});
-  bench_alternative<contracts::rms_norm<sm90a, 0, 0, 8192, 1, 8>>(o, stream, {512, 8192});
-  bench_alternative<contracts::rms_norm<sm90a, 0, 0, 8192, 1, 4, 2>>(o, stream, {512, 8192});
-  bench_alternative<contracts::rms_norm<sm90a, 0, 1, 8192, 1, 4, 2>>(o, stream, {512, 8192});
-  bench_alternative<contracts::rms_norm<sm90a, 0, 0, 8192, 2, 2>>(o, stream, {512, 8192});
-  bench_alternative<contracts::rms_norm<sm90a, 0, 0, 8192, 2, 4>>(o, stream, {512, 8192});
-  bench_alternative<contracts::rms_norm<sm90a, 0, 1, 8192, 2, 2>>(o, stream, {512, 8192});
-  bench_alternative<contracts::add_rms_norm<sm90a, 0, 0, 8192, 2, 2>>(o, stream, {512, 8192});
-  bench_alternative<contracts::add_rms_norm<sm90a, 0, 1, 8192, 2, 2>>(o, stream, {512, 8192});
-  bench_alternative<contracts::add_rms_norm<sm90a, 0, 0, 8192, 1, 2>>(o, stream, {512, 8192});
-  bench_alternative<contracts::add_rms_norm<sm90a, 0, 0, 8192, 1, 8>>(o, stream, {512, 8192});
-  bench_alternative<contracts::add_rms_norm<sm90a, 0, 0, 8192, 1, 4, 2>>(o, stream, {512, 8192});
-  bench_alternative<contracts::add_rms_norm<sm90a, 0, 1, 8192, 1, 4, 2>>(o, stream, {512, 8192});
-  bench_alternative<contracts::gated_rms_norm<sm90a, 0, 8192, 16, 4>>(o, stream, {512, 8192});
-  bench_alternative<contracts::gated_rms_norm<sm90a, 1, 8192, 16, 4>>(o, stream, {512, 8192});
-  bench_alternative<contracts::rms_norm<sm90a, 0, 0, 8192, 2, 1>>(o, stream, {512, 8192});
-  bench_alternative<contracts::rms_norm<sm90a, 0, 1, 8192, 2, 1>>(o, stream, {512, 8192});
-  bench_alternative<contracts::rms_norm<sm90a, 0, 1, 8192, 2, 4>>(o, stream, {512, 8192});
-  bench_alternative<contracts::add_rms_norm<sm90a, 0, 0, 8192, 2, 1>>(o, stream, {512, 8192});
-  bench_alternative<contracts::add_rms_norm<sm90a, 0, 0, 8192, 2, 4>>(o, stream, {512, 8192});
-  bench_alternative<contracts::add_rms_norm<sm90a, 0, 1, 8192, 2, 1>>(o, stream, {512, 8192});
-  bench_alternative<contracts::add_rms_norm<sm90a, 0, 1, 8192, 2, 4>>(o, stream, {512, 8192});
-  bench_alternative<contracts::gated_rms_norm<sm90a, 0, 64, 8>>(o, stream, {16, 64});
-  bench_alternative<contracts::gated_rms_norm<sm90a, 1, 64, 8>>(o, stream, {16, 64});
-  bench_alternative<contracts::gated_rms_norm<sm90a, 0, 8192, 8>>(o, stream, {512, 8192});
-  bench_alternative<contracts::gated_rms_norm<sm90a, 1, 8192, 8>>(o, stream, {512, 8192});
-  bench_alternative<contracts::gated_rms_norm<sm90a, 0, 8192, 32>>(o, stream, {512, 8192});
-  bench_alternative<contracts::gated_rms_norm<sm90a, 1, 8192, 32>>(o, stream, {512, 8192});
+  boost::hana::for_each(catalog::norm_alternatives, [&](auto type) {
+    using C = typename decltype(type)::type;
+    bench_alternative<C>(o, stream, {512, 8192});
+  });
 }
 
 }  // namespace

@@ -263,33 +263,16 @@ void measure_copy(op o, int tokens, cudaStream_t stream, int l2) {
 }
 
 template <op Op, bool Fp8> void measure_operation(cudaStream_t stream, int l2) {
-  constexpr bool gated = Op == op::gated;
-  // The dispatched mappings (contracts::norm_decode / norm_prefill), with and without the butterflies.
-  if constexpr (gated) {
+  // The dispatched mappings (contracts::norm_decode / norm_prefill; on sm90a rms and add_rms use
+  // the decode mapping at every size), with and without the butterflies; then the mappings of
+  // catalog::norm_alternatives (and the gated prefill mapping at a decode size).
+  if constexpr (Op == op::gated) {
     measure<Op, Fp8, 1, 2>({1, 16, 64}, stream, l2, true);
-    measure<Op, Fp8, 1, 16>({512, 8192}, stream, l2, true);
+    measure<Op, Fp8, 1, 16>({64, 512, 8192}, stream, l2, true);
+    measure<Op, Fp8, 1, 8>({512, 8192}, stream, l2, false);
   } else {
-    measure<Op, Fp8, 2, 1>({1, 16, 64}, stream, l2, true);
-    measure<Op, Fp8, 1, 4>({512, 8192}, stream, l2, true);
-  }
-  // The candidate mappings of catalog::norm_alternatives (the union over weight forms and outputs).
-  if constexpr (gated) {
-    measure<Op, Fp8, 1, 4>({64}, stream, l2, true);
-    measure<Op, Fp8, 1, 8>({64}, stream, l2, true);
-    measure<Op, Fp8, 1, 16>({64}, stream, l2, true);
-    measure<Op, Fp8, 1, 8>({8192}, stream, l2, false);
-    measure<Op, Fp8, 1, 32>({8192}, stream, l2, false);
-    measure<Op, Fp8, 1, 16, 4>({8192}, stream, l2, false);
-  } else {
-    measure<Op, Fp8, 1, 1>({64}, stream, l2, true);
-    measure<Op, Fp8, 1, 4>({64}, stream, l2, true);
-    measure<Op, Fp8, 1, 1>({8192}, stream, l2, false);
-    measure<Op, Fp8, 1, 2>({8192}, stream, l2, false);
-    measure<Op, Fp8, 1, 8>({8192}, stream, l2, false);
-    measure<Op, Fp8, 1, 4, 2>({8192}, stream, l2, false);
-    measure<Op, Fp8, 2, 1>({8192}, stream, l2, false);
-    measure<Op, Fp8, 2, 2>({8192}, stream, l2, false);
-    measure<Op, Fp8, 2, 4>({8192}, stream, l2, false);
+    measure<Op, Fp8, 2, 1>({1, 16, 64, 512, 8192}, stream, l2, true);
+    measure<Op, Fp8, 1, 4>({512, 8192}, stream, l2, false);
   }
 }
 

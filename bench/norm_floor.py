@@ -14,7 +14,7 @@ from __future__ import annotations
 import common
 
 # The mappings dispatch ships (contracts::norm_decode / norm_prefill on sm90a): WavesPerRow-R-Resident.
-DISPATCHED = {("decode", False): "2-1-0", ("prefill", False): "1-4-0", ("decode", True): "1-2-0", ("prefill", True): "1-16-0"}
+DISPATCHED = {("decode", False): "2-1-0", ("prefill", False): "2-1-0", ("decode", True): "1-2-0", ("prefill", True): "1-16-0"}
 
 
 def dispatched(record: dict) -> bool:

@@ -60,9 +60,12 @@ TEST_CASE("norm mapping figures") {
   CHECK(rms_decode::threads_per_row == 64);  // two warps per row
   CHECK(rms_decode::slices_per_thread == 1);
   CHECK(rms_decode::lds_bytes == 8);
-  CHECK(contracts::norm_prefill<sm90a, 0, 0, 0>::threads_per_row == 32);
-  CHECK(contracts::norm_prefill<sm90a, 0, 0, 0>::slices_per_thread == 2);
-  CHECK(contracts::norm_prefill<sm90a, 0, 0, 0>::workgroup_size == 128);
+  CHECK(contracts::norm_prefill<sm90a, 0, 0, 0>::threads_per_row == 64);  // warp32 prefill: the decode mapping
+  CHECK(contracts::norm_prefill<sm90a, 0, 0, 0>::slices_per_thread == 1);
+  CHECK(contracts::norm_prefill<sm90a, 0, 0, 0>::workgroup_size == 64);
+  CHECK(contracts::norm_prefill<gfx950, 1, 0, 0>::workgroup_size == 256);  // wave64: 4 rows of one wave each
+  CHECK(contracts::rms_norm<sm90a, 0, 0, 8192, 1, 4>::threads_per_row == 32);  // the one-warp-per-row alternative
+  CHECK(contracts::rms_norm<sm90a, 0, 0, 8192, 1, 4>::slices_per_thread == 2);
   CHECK(rms_prefill_fp8::threads_per_row == 64);
   CHECK(rms_prefill_fp8::lds_bytes == 0);
   CHECK(rms_prefill_fp8::budget().max_lds_bytes == 0);

@@ -42,7 +42,8 @@
 //   WavesPerRow 2 (warp32 only, S = 64): two warps per row, one slice per lane; each warp's
 //     butterfly R_w goes through LDS (8 bytes per row), one barrier, sum = R_0 + R_1: the same bits.
 // The values are the same for every mapping; dispatch picks decode (rows <= 64: one row per
-// workgroup, the most SMs) or prefill (RowsPerWorkgroup rows per workgroup) instances.
+// workgroup, the most SMs) or prefill instances (wave64: 4 rows per workgroup; warp32: the
+// decode mapping again, its release point chosen at run time; gated: 16 heads per workgroup).
 // Weights are read before the kernel waits for its predecessor (programmatic dependent launch
 // on targets that have it): the preceding kernel must not write them.
 #pragma once
@@ -209,9 +210,12 @@ using gated_rms_norm = norm<Target, 2, 0, Fp8Out, MaxTokens, 1, RowsPerWorkgroup
 /// row of 2048; for the gated norm one wave of W / 16 heads per workgroup.
 template <class Target, u32 Kind, u32 Weight, u32 Fp8Out>
 using norm_decode = norm<Target, Kind, Weight, Fp8Out, 64, Kind != 2 && Target::wave_size < 64 ? 2 : 1, Kind == 2 ? Target::wave_size / 16 : 1>;
-/// The prefill mapping (up to 8192 tokens): one row per wave, 4 rows per workgroup (gated: 16
-/// heads per workgroup).
+/// The prefill mapping (up to 8192 tokens): rms and add_rms one row per wave64, 4 rows per
+/// workgroup, or on warp32 two warps per row and one row per workgroup (the decode mapping: 64
+/// registers, 32 warps per SM; the fastest sm90a mapping measured at 512 and 8192 tokens,
+/// bench/results/norm_h200.json); gated 16 heads per workgroup.
 template <class Target, u32 Kind, u32 Weight, u32 Fp8Out>
-using norm_prefill = norm<Target, Kind, Weight, Fp8Out, 8192, 1, Kind == 2 ? 16 : 4>;
+using norm_prefill = norm<Target, Kind, Weight, Fp8Out, 8192, Kind != 2 && Target::wave_size < 64 ? 2 : 1,
+                          Kind == 2 ? 16 : (Target::wave_size < 64 ? 1 : 4)>;
 
 }  // namespace netra::contracts

@@ -15,10 +15,10 @@
 // add_rms stores r' (16 bytes per chunk) over r. Rows past the last (last workgroup) compute on
 // the last row and store nothing, so every lane takes part in the shuffles and the barrier.
 // gfx950 (wave64): one wave per row of 2048 (one slice per lane) or 4 heads per wave (gated); no
-// LDS. sm90a (warp32): one warp per row (two slices per lane), or two warps per row for decode;
-// 2 heads per warp (gated). Programmatic dependent launch (sm90a): weights and addresses before
-// the wait; calls of at most release_at_start_max_tokens tokens let their successor start at
-// once, larger ones after their stores.
+// LDS. sm90a (warp32): two warps per row (one slice per lane; dispatched at every size), or one
+// warp per row (two slices per lane); 2 heads per warp (gated). Programmatic dependent launch
+// (sm90a): weights and addresses before the wait; calls of at most release_at_start_max_tokens
+// tokens let their successor start at once, larger ones after their stores.
 #pragma once
 #include "netra/contracts/norm/norm.hpp"
 #include "netra/dsl/block_quant.hpp"
