@@ -15,7 +15,9 @@ step() { echo "== $*"; "$@" || { echo "!! FAILED: $*"; status=1; }; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv || true
 step ctest --test-dir "$build" -L gpu -LE python --output-on-failure
 gpu_tests=$((1 - status))   # the routing records' `correct` (bench/moe_routing.py --gpu-tests-passed)
-step python3 bench/norm.py --netra-bench "$build/tests/netra-bench-norm" --out "$results/norm_h200.json"
+mkdir -p "$results/evidence"
+step python3 bench/norm_floor.py --program "$build/tests/norm-floor" --out "$results/evidence/norm_floor_h200.json"
+step python3 bench/norm.py --netra-bench "$build/tests/netra-bench-norm" --floor "$results/evidence/norm_floor_h200.json" --out "$results/norm_h200.json"
 step python3 -m pytest -q -rs tests/python
 mkdir -p "$results/evidence"
 step python3 bench/argmax.py --netra-bench "$build/tests/netra-bench-argmax" --read-floor "$build/tests/argmax-read-floor" --out "$results/argmax_h200.json"
