@@ -13,8 +13,8 @@ asks netra first (fallback=False on the family's handle); when no netra tactic a
 in `fallback_counts()` and keeps netra's refusal in `last_fallback_reason(op)`. A refusal inside a
 tactic's promoted domain (INVALID_ARGUMENT) raises: it is a caller bug, never a silent fallback.
 The torch implementations are capturable (no host sync, no data-dependent shapes) except
-`fallback_attention_gqa8`, which is netra.attention.reference (it reads the CSR on the host; the
-step's own framework path uses a dense torch attention instead, see netra.step.model).
+attention without the optional dense slot table (kv_table, kv_lens): that fallback is
+netra.attention.reference, which reads the CSR on the host; with the table it is `dense_attention`.
 
 Counters count calls on the host: a captured graph's replays run what was captured and add
 nothing. `forced(families)` makes ops of those families skip netra (single-tactic toggles).
@@ -170,8 +170,32 @@ def fallback_norm(kind, x, residual, gate, weight, out, eps, zero_centred):
     out.copy_(_norm._torch(kind, x, residual, gate, weight, eps, zero_centred).view(out.shape))
 
 
+def dense_attention(q, k_buffer, v_buffer, kv_table, kv_lens, k_scale, v_scale, T, softmax_scale, out):
+    """Attention over an engine's dense slot table (kv_table int64 [B, L], kv_lens int32 [B]; the
+    first kv_lens[b] entries of row b are request b's positions, the rest any valid slot), capturable:
+    FP32 softmax on the dequantized E4M3 cache; token t of a request of length n sees positions
+    < n - T + t + 1 (the contract's semantics, as netra.attention.reference computes them)."""
+    B, L = kv_table.shape
+    e4m3 = torch.float8_e4m3fn
+    k = (k_buffer.view(e4m3) if k_buffer.dtype == torch.uint8 else k_buffer)[kv_table].float() * k_scale
+    v = (v_buffer.view(e4m3) if v_buffer.dtype == torch.uint8 else v_buffer)[kv_table].float() * v_scale
+    hkv = k_buffer.shape[1]
+    qq = q.view(B, T, hkv, q.shape[1] // hkv, q.shape[-1]).float()
+    s = torch.einsum("btgjd,blgd->bgjtl", qq, k) * softmax_scale
+    t = torch.arange(T, device=q.device).view(1, T, 1)
+    visible = torch.arange(L, device=q.device).view(1, 1, L) < (kv_lens.view(B, 1, 1) - T + t + 1)
+    s = s.masked_fill(~visible[:, None, None], float("-inf"))
+    w = torch.softmax(s, dim=-1).nan_to_num(0.0)
+    out.copy_(torch.einsum("bgjtl,blgd->btgjd", w, v).reshape(out.shape).to(out.dtype))
+
+
 def fallback_attention_gqa8(q, k_buffer, v_buffer, qo_indptr, kv_indptr, kv_indices, k_scale, v_scale, out, kv_last_page_len,
-                            tokens_per_request, page_size, softmax_scale):
+                            tokens_per_request, page_size, softmax_scale, kv_table=None, kv_lens=None):
+    """dense_attention when the caller passes its slot table (capturable), else
+    netra.attention.reference on the CSR (reads it on the host: not capturable)."""
+    if kv_table is not None and kv_lens is not None:
+        dense_attention(q, k_buffer, v_buffer, kv_table, kv_lens, k_scale, v_scale, tokens_per_request, softmax_scale, out)
+        return
     _attention.reference(q, k_buffer, v_buffer, qo_indptr, kv_indptr, kv_indices, k_scale, v_scale, tokens_per_request=tokens_per_request,
                          page_size=page_size, kv_last_page_len=kv_last_page_len, softmax_scale=softmax_scale, out=out)
 
@@ -316,13 +340,16 @@ def gated_rms_norm(o: torch.Tensor, z: torch.Tensor, weight: torch.Tensor, out: 
 @_op("attention_gqa8", ("out",))
 def attention_gqa8(q: torch.Tensor, k_buffer: torch.Tensor, v_buffer: torch.Tensor, qo_indptr: torch.Tensor, kv_indptr: torch.Tensor,
                    kv_indices: torch.Tensor, k_scale: torch.Tensor, v_scale: torch.Tensor, out: torch.Tensor,
-                   kv_last_page_len: Optional[torch.Tensor], phase: str, tokens_per_request: int, page_size: int, softmax_scale: float) -> None:
+                   kv_last_page_len: Optional[torch.Tensor], phase: str, tokens_per_request: int, page_size: int, softmax_scale: float,
+                   kv_table: Optional[torch.Tensor] = None, kv_lens: Optional[torch.Tensor] = None) -> None:
+    """kv_table / kv_lens (optional, page size 1): the same positions as the engine's dense slot
+    table, read only by the torch fallback (capturable with them)."""
     h = _handles_for(q)
     args = (q, k_buffer, v_buffer, qo_indptr, kv_indptr, kv_indices, k_scale, v_scale)
     kw = dict(phase=phase, tokens_per_request=tokens_per_request, page_size=page_size, kv_last_page_len=kv_last_page_len,
               softmax_scale=softmax_scale, out=out)
     _run("attention_gqa8", lambda: h is not None and h.attention(*args, **kw, fallback=False) is not None,
-         lambda: fallback_attention_gqa8(*args, out, kv_last_page_len, tokens_per_request, page_size, softmax_scale),
+         lambda: fallback_attention_gqa8(*args, out, kv_last_page_len, tokens_per_request, page_size, softmax_scale, kv_table, kv_lens),
          _explained(lambda: h.attention.explain(*args, **kw)))
 
 

@@ -101,8 +101,11 @@ class Explain(unittest.TestCase):
         rows = [{"phase": "decode", "bucket": 1, "op": "argmax", "served": "netra", "detail": "argmax<248320>"},
                 {"phase": "decode", "bucket": 2, "op": "argmax", "served": "netra", "detail": "argmax<248320>"},
                 {"phase": "decode", "bucket": 1, "op": "gdn_m16", "served": "fallback", "detail": "NOT_SUPPORTED: batch | tokens"},
-                {"phase": "verify", "bucket": 16, "op": "argmax", "served": "fallback", "detail": "rows 192"}]
-        ws = [{"phase": "decode", "bucket": 1, "step_buffers_bytes": 10, "graph_pool_bytes": 20, "replay_alloc_bytes": 0}]
+                {"phase": "verify", "bucket": 16, "op": "argmax", "served": "fallback", "detail": "rows 192"},
+                {"phase": "decode", "bucket": 1, "op": "attention", "served": "fallback", "detail": "q bfloat16 shape [80, 16] strides [16, 1] on"},
+                {"phase": "decode", "bucket": 2, "op": "attention", "served": "fallback", "detail": "q bfloat16 shape [96, 16] strides [16, 1] on"}]
+        ws = [{"phase": "decode", "bucket": 1, "step_buffers_bytes": 10, "graph_pool_bytes": 20, "replay_alloc_bytes": 0},
+              {"phase": "decode", "bucket": 2, "step_buffers_bytes": 5, "graph_pool_bytes": None, "replay_alloc_bytes": 0}]
         md = plan.coverage_markdown(rows, ws, {"date": "2026-12-01", "git_revision": "abcdef1234567", "layers": 40, "kv_len": 8192,
                                                "handle_bytes": 99})
         self.assertIn("| argmax | netra | netra |", md)
@@ -110,8 +113,11 @@ class Explain(unittest.TestCase):
         self.assertIn("`argmax` B ∈ {1, 2} — netra: argmax<248320>", md)
         self.assertIn("NOT_SUPPORTED: batch \\| tokens", md)  # table-safe
         self.assertIn("## verify", md)
+        self.assertIn("`attention` B ∈ {1, 2} — fallback: q bfloat16 shape [..] on", md)  # shapes elided: one line
         self.assertIn("| decode | 1 | 10 | 20 | 0 |", md)
         self.assertIn("99 B", md)
+        self.assertIn("| decode | 2 | 5 | – | 0 |", md)
+        self.assertIn("step buffers 15 B, graph pools 20 B", md)
         self.assertLess(md.index("## decode"), md.index("## verify"))
 
     def test_ratio(self):

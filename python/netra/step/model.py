@@ -292,20 +292,6 @@ def _rope(x, cos, sin, rd):
     return torch.cat([(xr * cos + rot * sin).to(x.dtype), xp], dim=-1)
 
 
-def torch_attention(q, k_buffer, v_buffer, kv_table, kv_lens, k_scale, v_scale, T, out):
-    """The framework's attention over the engine's dense slot table (capturable): FP32 softmax on
-    the dequantized cache; token t of a request of length L sees positions < L - T + t + 1."""
-    B, L = kv_table.shape
-    k = k_buffer.view(E4M3)[kv_table].float() * k_scale
-    v = v_buffer.view(E4M3)[kv_table].float() * v_scale
-    qq = q.view(B, T, 2, 8, q.shape[-1]).float()
-    s = torch.einsum("btgjd,blgd->bgjtl", qq, k) * (q.shape[-1] ** -0.5)
-    visible = torch.arange(L, device=q.device).view(1, 1, L) < (kv_lens.view(B, 1, 1) - T + torch.arange(T, device=q.device).view(1, T, 1) + 1)
-    s = s.masked_fill(~visible[:, None, None], float("-inf"))
-    w = torch.softmax(s, dim=-1).nan_to_num(0.0)
-    out.copy_(torch.einsum("bgjtl,blgd->btgjd", w, v).reshape(out.shape).to(out.dtype))
-
-
 class Step:
     """The decode / verify step over `weights` and `pools`; `backend[family]` is "netra" (the
     custom ops, netra serving every call its tactics admit) or "torch" (the framework path)."""
@@ -314,7 +300,8 @@ class Step:
         self.w, self.p, self.cfg = weights, pools, weights.cfg
         self.backend = {f: "netra" for f in FAMILIES} if backend is None else dict(backend)
         self.cos, self.sin = _rope_tables(self.cfg, pools.kv_slot.device, pools.capacity + 1)
-        self.keep = None  # eager only: set to a list to keep each GDN layer's verify inputs
+        self.keep = None  # eager only: set to a list to keep each layer's routes and each GDN layer's verify inputs
+        self.trace = None  # eager only: set to a list to keep the residual stream after every layer
 
     def _on(self, family):
         return self.backend[family] == "netra"
@@ -344,11 +331,11 @@ class Step:
         kb.index_copy_(0, b.append_slots, to_e4m3(k.float() / ks).view(torch.uint8))
         vb.index_copy_(0, b.append_slots, to_e4m3(v.float() / vs).view(torch.uint8))
         o = torch.empty_like(q)
-        if self._on("attention"):
+        if self._on("attention"):  # the slot table rides along: the op's capturable fallback reads it where netra declines
             torch.ops.netra.attention_gqa8(q, kb, vb, b.qo_indptr, b.kv_indptr, b.kv_indices, ks, vs, o, None,
-                                           "verify" if T > 1 else "decode", T, 1, cfg.head_dim ** -0.5)
+                                           "verify" if T > 1 else "decode", T, 1, cfg.head_dim ** -0.5, b.kv_table, b.kv_lens)
         else:
-            torch_attention(q, kb, vb, b.kv_table, b.kv_lens, ks, vs, T, o)
+            ops.dense_attention(q, kb, vb, b.kv_table, b.kv_lens, ks, vs, T, cfg.head_dim ** -0.5, o)
         return L["o_proj"]((o * torch.sigmoid(gate.float()).to(o.dtype)).view(R, -1))
 
     def _gdn(self, i, L, h, b: Batch):
@@ -410,6 +397,8 @@ class Step:
             m = self._moe(L, h)
             nxt = self.w.layers[i + 1]["input_norm"] if i + 1 < cfg.layers else self.w.final_norm
             h = self._norm("add", m, residual, nxt, torch.empty_like(m))
+            if self.trace is not None:
+                self.trace.append(residual.clone())
         logits = lm_head(h, self.w.lm_head)
         tokens = torch.empty(logits.shape[0], dtype=torch.int64, device=logits.device)
         if self._on("argmax"):
@@ -437,6 +426,7 @@ def capture(step: Step, batch: Batch, warmup=1):
             step(batch)
     torch.cuda.current_stream().wait_stream(side)
     torch.cuda.synchronize()
+    torch.cuda.empty_cache()  # torch.cuda.graph empties the cache as capture begins: measure from the same state
     before = torch.cuda.memory_reserved()
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):

@@ -196,6 +196,8 @@ def coverage_markdown(rows: list[dict], workspace: list[dict], meta: dict) -> st
            "`netra`: a netra tactic served the call (its contract, from netra's explain); `fallback`: no netra "
            "tactic admits the call and the framework's torch implementation ran (the reason is netra's refusal). "
            "The dense projections, embedding and LM head are the framework path by design and not listed.", ""]
+    if meta.get("note"):
+        out += [meta["note"], ""]
     phases = sorted({r["phase"] for r in rows}, key=lambda p: (p != "decode", p))
     for phase in phases:
         ops = []
@@ -207,28 +209,38 @@ def coverage_markdown(rows: list[dict], workspace: list[dict], meta: dict) -> st
         out += [f"## {phase}", "", "| op | " + " | ".join(f"B={b}" for b in buckets) + " |", "|---|" + "---|" * len(buckets)]
         for op in ops:
             out.append(f"| {op} | " + " | ".join(cell[(op, b)]["served"] if (op, b) in cell else "–" for b in buckets) + " |")
-        out += ["", "Per op, what served it (identical text across buckets is listed once):", ""]
+        out += ["", "Per op, what served it (the same text across buckets listed once; shapes elided):", ""]
         for op in ops:
             seen = {}
             for b in buckets:
                 r = cell.get((op, b))
                 if r:
-                    seen.setdefault(f"{r['served']}: {r['detail']}", []).append(b)
+                    seen.setdefault(f"{r['served']}: {_shapeless(r['detail'])}", []).append(b)
             for text, bs in seen.items():
                 out.append(f"- `{op}` B ∈ {{{', '.join(map(str, bs))}}} — {_one_line(text)}")
         out.append("")
     if workspace:
         out += ["## Memory per bucket", "",
                 "step buffers: the bucket's static inputs and intermediates, allocated before capture; graph pool: what "
-                "torch's allocator reserved while capturing (framework-path temporaries); replay: bytes allocated by 100 "
-                "replays (must be 0).", "",
+                "torch's allocator reserved while capturing (framework-path temporaries; – where not measured); replay: bytes "
+                "allocated by 10 replays (must be 0).", "",
                 "| phase | B | step buffers B | graph pool B | replay alloc B |", "|---|---|---|---|---|"]
         for w in workspace:
-            out.append(f"| {w['phase']} | {w['bucket']} | {w['step_buffers_bytes']} | {w['graph_pool_bytes']} | {w['replay_alloc_bytes']} |")
+            pool = "–" if w["graph_pool_bytes"] is None else w["graph_pool_bytes"]
+            out.append(f"| {w['phase']} | {w['bucket']} | {w['step_buffers_bytes']} | {pool} | {w['replay_alloc_bytes']} |")
+        pools = [w["graph_pool_bytes"] for w in workspace if w["graph_pool_bytes"] is not None]
         out += ["", f"Total over buckets: step buffers {sum(w['step_buffers_bytes'] for w in workspace)} B, graph pools "
-                f"{sum(w['graph_pool_bytes'] for w in workspace)} B; netra handles' device memory (workspaces, code): "
+                f"{sum(pools) if pools else '–'} B; netra handles' device memory (workspaces, code): "
                 f"{meta.get('handle_bytes', '?')} B, shared by every bucket.", ""]
     return "\n".join(out)
+
+
+_SHAPE = re.compile(r"shape \[[^\]]*\] strides \[[^\]]*\]")
+
+
+def _shapeless(text: str) -> str:
+    """A refusal's text with each tensor's shape and strides elided (they vary with the bucket)."""
+    return _SHAPE.sub("shape [..]", text)
 
 
 def _one_line(text: str, limit: int = 400) -> str:
