@@ -10,10 +10,11 @@ Per bucket (decode B in plan.DECODE_BUCKETS at KV length --kv-len, verify B in p
      (relative logit error, greedy agreement, each disagreement's margin) and graph-replayed;
   3. bytes floor (plan.step_bytes with the distinct experts the run's routes touched) / measured
      copy bandwidth, netra's ratio.
-Then: single-family toggles (one family to its torch implementation, the rest netra) at B = 1 and
-64, AB/BA alternation of netra vs torch and of each toggle, 1000 replays of one bucket with fixed
-inputs (one output), changing inputs == eager, the verify commit against a recomputation of the
-accepted prefix, and (--fresh) three fresh processes. Every part runs inside the --seconds budget;
+Then: single-family toggles (one family to its torch implementation, the rest netra) at B = 16, 1
+and 64, AB/BA alternation of netra vs torch and of each toggle, 1000 replays of one bucket with
+fixed inputs (one output), changing inputs == eager, the verify commit against a recomputation of
+the accepted prefix, per-kernel-class device time of the decode step at B = 1 and 64 (profiler),
+and (--fresh) three fresh 4-layer processes. Every part runs inside the --seconds budget;
 a part that did not fit is recorded as skipped.
 
 usage: python3 bench/step.py [--layers 40] [--kv-len 8192] [--seconds 180] [--out-dir DIR]
@@ -314,6 +315,41 @@ class Runner:
                                   "sha256_first": digest, "changing_inputs_equal_eager": changing}
         log(f"invariants B={B}: {same}/{done} replays identical, changing inputs == eager: {changing}")
 
+    def profile(self, B):
+        """Device time per step of each kernel class in 3 graph replays of the decode step at B
+        (torch.profiler, CUDA activity): netra's kernels by family (their symbols start netra_),
+        the framework's GEMMs, and the rest of the framework's kernels (elementwise, index,
+        reductions: the decode GDN fallback, RoPE, the KV append, the head norms)."""
+        from torch.profiler import ProfilerActivity
+        from torch.profiler import profile as torch_profile
+        b = self.batch("decode", B)
+        snap = self.p.snapshot(b.gdn_slots)
+        graph, _, _, _ = model.capture(self.net, b)
+        graph.replay()
+        torch.cuda.synchronize()
+        with torch_profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(3):
+                graph.replay()
+            torch.cuda.synchronize()
+        classes = {}
+        for e in prof.events():
+            name = e.name
+            low = name.lower()
+            if name.startswith("netra_"):
+                fam = next((f for f in ("argmax", "moe", "norm", "attention", "gdn") if low.startswith("netra_" + f)), "other")
+                key = f"netra {fam}"
+            elif any(w in low for w in ("gemm", "cutlass", "xmma", "nvjet", "cublas")):
+                key = "framework GEMM (dense projections, LM head)"
+            elif "memcpy" in low or "memset" in low:
+                key = "copies"
+            else:
+                key = "framework other (GDN decode fallback, RoPE, KV append, head norms, gathers)"
+            classes[key] = classes.get(key, 0.0) + e.time_range.elapsed_us() / 3
+        self.doc.setdefault("kernel_time_per_step_us", {})[str(B)] = classes
+        log(f"profile B={B}: " + ", ".join(f"{k} {v:.0f} us" for k, v in sorted(classes.items(), key=lambda kv: -kv[1])))
+        self.p.restore(snap)
+        del graph
+
     def fresh(self):
         out = []
         for i in range(3):
@@ -418,6 +454,9 @@ def main():
         attempt(f"toggles B={B}", R.toggles, B, need=20)
         if n == 0:
             attempt("invariants", R.invariants, min(8, max(a.buckets)), a.hash_replays, need=20)
+            for P in (1, 64):
+                if P <= max(a.buckets):
+                    attempt(f"profile B={P}", R.profile, P, need=15)
     if not toggle_buckets:
         attempt("invariants", R.invariants, min(8, max(a.buckets)), a.hash_replays, need=20)
     if a.fresh:

@@ -163,3 +163,32 @@ def test_declined_and_forced_calls_are_counted_fallbacks(data):
         torch.ops.netra.argmax(logits, tok)
     assert rows[0]["served"] == "netra" and "=> tactic" in rows[0]["detail"]
     assert rows[1]["served"] == "fallback"
+
+
+def test_attention_beyond_netra_batches_falls_back_inside_a_graph(data):
+    """65 requests: netra's GQA8 decode admits up to 64, so the op runs its torch fallback, which
+    with the engine's dense slot table (kv_table, kv_lens) is capturable and equals the contract's
+    reference within BF16 output rounding."""
+    from netra.attention import reference
+    B, L = 65, 40
+    g = torch.Generator(device="cuda").manual_seed(21)
+    q = torch.randn(B, 16, 256, device="cuda", generator=g).to(torch.bfloat16)
+    table = torch.randint(0, data["kb"].shape[0], (B, L), device="cuda", generator=g)
+    lens = torch.randint(1, L + 1, (B,), device="cuda", generator=g).to(torch.int32)
+    indptr = torch.cat([torch.zeros(1, dtype=torch.int64, device="cuda"), lens.long().cumsum(0)]).to(torch.int32)
+    indices = torch.cat([table[b, :int(lens[b])] for b in range(B)])
+    qo = torch.arange(B + 1, dtype=torch.int64, device="cuda")
+    want = reference(q, data["kb"], data["vb"], qo, indptr, indices, data["ks"], data["vs"])
+    out = torch.full_like(q, -77.0)
+    args = (q, data["kb"], data["vb"], qo, indptr, indices, data["ks"], data["vs"], out, None, "decode", 1, 1, 1 / 16, table, lens)
+    ops.reset_counts()
+    torch.ops.netra.attention_gqa8(*args)  # eager first (warm), then captured
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        torch.ops.netra.attention_gqa8(*args)
+    out.fill_(-77.0)
+    graph.replay()
+    torch.cuda.synchronize()
+    assert ops.fallback_counts()["attention_gqa8"] == 2 and ops.served_counts()["attention_gqa8"] == 0
+    scale = want.float().abs().amax(dim=-1, keepdim=True).clamp_min(1e-3)
+    assert bool(((out.float() - want.float()).abs() <= scale * 2.0 ** -7 + 2.0 ** -9).all())
