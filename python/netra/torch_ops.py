@@ -405,20 +405,23 @@ def moe_act_quant(gate_up: torch.Tensor, out: torch.Tensor, scales: torch.Tensor
          lambda: fallback_moe_act_quant(gate_up, out, scales), _explained(lambda: h.routing.explain_act_quant(gate_up, out, scales)))
 
 
-@_op("moe_router", ("ids", "weights"))
-def moe_router(hidden: torch.Tensor, gate_weight: torch.Tensor, ids: torch.Tensor, weights: torch.Tensor) -> None:
-    h = _handles_for(hidden)
-    _run("moe_router", lambda: h is not None and h.routing.router(hidden, gate_weight, ids, weights, fallback=False) is not None,
-         lambda: _routing.router_torch(hidden, gate_weight, ids, weights),
-         _explained(lambda: h.routing.explain_router(hidden, gate_weight, ids, weights)))
+def _routing_op(name, run_torch):
+    """moe_router (slots 0..7) and moe_shared_gate (slot 8): one signature, the MoeRouting method
+    and its explain named after the op."""
+    method = name[len("moe_"):]
+
+    def op(hidden: torch.Tensor, gate_weight: torch.Tensor, ids: torch.Tensor, weights: torch.Tensor) -> None:
+        h = _handles_for(hidden)
+        _run(name, lambda: h is not None and getattr(h.routing, method)(hidden, gate_weight, ids, weights, fallback=False) is not None,
+             lambda: run_torch(hidden, gate_weight, ids, weights),
+             _explained(lambda: getattr(h.routing, "explain_" + method)(hidden, gate_weight, ids, weights)))
+
+    op.__name__ = op.__qualname__ = name
+    return _op(name, ("ids", "weights"))(op)
 
 
-@_op("moe_shared_gate", ("ids", "weights"))
-def moe_shared_gate(hidden: torch.Tensor, gate_weight: torch.Tensor, ids: torch.Tensor, weights: torch.Tensor) -> None:
-    h = _handles_for(hidden)
-    _run("moe_shared_gate", lambda: h is not None and h.routing.shared_gate(hidden, gate_weight, ids, weights, fallback=False) is not None,
-         lambda: _routing.shared_gate_torch(hidden, gate_weight, ids, weights),
-         _explained(lambda: h.routing.explain_shared_gate(hidden, gate_weight, ids, weights)))
+moe_router = _routing_op("moe_router", _routing.router_torch)
+moe_shared_gate = _routing_op("moe_shared_gate", _routing.shared_gate_torch)
 
 
 @_op("moe_gate_up", ("out",))
