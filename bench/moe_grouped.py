@@ -16,6 +16,9 @@ torch peers (exact FP32 arithmetic on dequantized operands, graph-capturable: no
 routes grouped by a stable sort into a [257, M, K] padded batch, one bmm against all 257 experts'
 dequantized weights, gathered back; act_quant as netra.moe_routing.act_quant_torch.
 
+Results: the records of the moe family (bench/results/moe_h200.json, beside bench/moe_block.py's and
+bench/moe_routing.py's: each script replaces only its own contracts' records).
+
 usage: python3 bench/moe_grouped.py --netra-bench BUILD/tests/netra-bench-moe-grouped [--out FILE]
            [--tokens 32,64,96,128,256,768] [--compile-tokens 64] [--time-budget 170]
 """
@@ -175,7 +178,7 @@ def peer_times(name, gu, dn, peers, hidden, ids, rw, act0, sc0, layer_weights, o
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--netra-bench", required=True)
-    ap.add_argument("--out", default=os.path.join(ROOT, "bench/results/moe_grouped_h200.json"))
+    ap.add_argument("--out", default=os.path.join(ROOT, "bench/results/moe_h200.json"))
     ap.add_argument("--tokens", default="32,64,96,128,256,768")
     ap.add_argument("--compile-tokens", default="64")
     ap.add_argument("--time-budget", type=float, default=170.0, help="seconds (after netra's driver) after which no further peer is timed")
@@ -228,8 +231,9 @@ def main() -> None:
                 rec["best_peer"], rec["best_peer_graph_us"] = best["name"], best["graph_us"]
                 rec["speedup_vs_best_peer"] = best["graph_us"] / r["graph_us"]
         records.append(rec)
-    common.write_results(a.out, "moe_grouped", records, {"family": "moe_grouped", "copy_bandwidth_bytes_per_s": bandwidth, "method": METHOD,
-                                                         "driver_returncode": run.returncode})
+    common.merge_family(a.out, "moe", records, lambda r: r["contract"] in contract.values(), bandwidth, METHOD,
+                        grouped={"method": METHOD, "copy_bandwidth_bytes_per_s": bandwidth, "environment": common.environment(),
+                                 "driver_returncode": run.returncode})
     common.print_table([{"stage": r["contract"], "M": r["shape"]["tokens"], "cfg": r["configuration"], "graph": r["netra_graph_us"],
                          "eager": r["netra_eager_us"], "xroof": r.get("graph_over_roofline"), "ok": r["correct"],
                          "peer": r["best_peer_graph_us"]} for r in records], ["stage", "M", "cfg", "graph", "eager", "xroof", "ok", "peer"])

@@ -355,6 +355,7 @@ int main(int argc, char** argv) {
   bench_router<contracts::moe_router<sm90a, router_tactic::exact_fp32, 16, 1>>(objects, device, stream, l2, {1, 4, 16});
   bench_router<contracts::moe_router_matrix<sm90a>>(objects, device, stream, l2, {1, 16, 32, 64, 128}, {1, 128});
   bench_router<contracts::moe_router<sm90a, router_tactic::exact_fp32, 128>>(objects, device, stream, l2, {64, 128}, {128});
+  bench_router<contracts::moe_router_matrix_shared_gate<sm90a>>(objects, device, stream, l2, {17, 32, 64, 96, 128, 256, 768});
   bench_shared_gate<contracts::moe_shared_gate_reference<sm90a>>(objects, device, stream, l2, {1, 16, 128, 512}, {512});
   drv().cuStreamDestroy(stream);
   return 0;

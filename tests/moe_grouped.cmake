@@ -62,3 +62,14 @@ netra_add_gpu_test(test_moe_grouped_dispatch_gpu gpu/test_moe_grouped_dispatch_g
 if(TARGET test_moe_grouped_dispatch_gpu AND TARGET netra_runtime)
   target_link_libraries(test_moe_grouped_dispatch_gpu PRIVATE netra::runtime)
 endif()
+
+# The whole block through its dispatch path for token counts across 1..768 and the graph buckets
+# (issue 29 §1): libnetra's embedded code objects, the host oracles on the block's own intermediates.
+if(TARGET netra_runtime)
+  netra_add_gpu_test(test_moe_block_gpu gpu/test_moe_block_gpu.cpp)
+  if(TARGET test_moe_block_gpu)
+    target_compile_options(test_moe_block_gpu PRIVATE -O2)
+    find_package(Threads REQUIRED)
+    target_link_libraries(test_moe_block_gpu PRIVATE netra::runtime Threads::Threads)
+  endif()
+endif()

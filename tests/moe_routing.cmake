@@ -29,7 +29,7 @@ netra_add_compile_fail_test(negative_moe_act_quant_wave_size negative/moe_routin
 netra_add_compile_fail_test(negative_moe_router_tactic negative/moe_routing_router_tactic.cpp
   "netra::contracts::moe_router: field Tactic must be 0 \\(exact_fp32\\) or 1 \\(matrix_bf16\\)")
 netra_add_compile_fail_test(negative_moe_router_max_tokens negative/moe_routing_router_max_tokens.cpp
-  "netra::contracts::moe_router: field MaxTokens must be in \\[1, 128\\]")
+  "netra::contracts::moe_router: field MaxTokens must be in \\[1, 768\\]")
 netra_add_compile_fail_test(negative_moe_router_target negative/moe_routing_router_target.cpp
   "netra::contracts::moe_router: field Target is not supported; supported: netra::gfx950, netra::sm90a")
 netra_add_compile_fail_test(negative_moe_router_cluster_target negative/moe_routing_router_cluster_target.cpp

@@ -73,20 +73,25 @@ class MoeExperts(NativeHandle):
 
 
 class MoeBlock(NativeHandle):
-    """The whole decode MoE block (router -> shared gate -> gate_up -> [act_quant] -> down) on one
-    CUDA device, each stage through its tactic list; intermediates live in `buffers(tokens)`
-    (allocate them once, before capture). Every stage is checked before any is launched."""
+    """The whole MoE block (router -> shared gate -> gate_up -> [act_quant] -> down) for 1..768
+    tokens on one CUDA device, each stage through its tactic list (17..768 tokens: the grouped
+    experts); intermediates live in `buffers(tokens)` (allocate them once, before capture). Every
+    stage is checked before any is launched."""
 
     def __init__(self, device=None):
         super().__init__("MoeBlock", _lib().netra_moe_block_create, _lib().netra_moe_block_destroy, device)
         self._tensors = _tensor.Tensors(13)
 
-    def buffers(self, tokens):
+    def buffers(self, tokens, gate_up=None):
+        """The call's intermediates and output. gate_up (BF16 [9M, 1024]): the decode path (1..16
+        tokens) writes it; above 16 tokens it is optional (written when present), and by default
+        (gate_up=None) left out there."""
         d = self.device
+        with_gate_up = tokens <= 16 if gate_up is None else gate_up
         return {
             "ids": torch.empty(tokens, 9, dtype=torch.int32, device=d),
             "route_weights": torch.empty(tokens, 9, dtype=torch.float32, device=d),
-            "gate_up": torch.empty(9 * tokens, 1024, dtype=torch.bfloat16, device=d),
+            "gate_up": torch.empty(9 * tokens, 1024, dtype=torch.bfloat16, device=d) if with_gate_up else None,
             "act": torch.empty(9 * tokens, 512, dtype=torch.float8_e4m3fn, device=d),
             "act_scales": torch.empty(9 * tokens, 4, dtype=torch.float32, device=d),
             "out": torch.empty(tokens, 2048, dtype=torch.bfloat16, device=d),

@@ -2,6 +2,7 @@
 // order) and instance names; the route layout both MoE helpers share.
 #include <doctest/doctest.h>
 
+#include <boost/hana.hpp>
 #include <initializer_list>
 #include <string>
 #include <type_traits>
@@ -14,6 +15,8 @@
 #include "netra/runtime/decision_text.hpp"
 #include "netra/runtime/instance.hpp"
 #include "netra/runtime/kernel_traits.hpp"
+#include "netra/runtime/tactics/moe_grouped.hpp"
+#include "netra/runtime/tactics/moe_routing.hpp"
 
 using namespace netra;
 
@@ -308,6 +311,56 @@ TEST_CASE("the decode block's router appends the shared gate: names, route workg
   s = good();
   s.hidden.shape[0] = 17;
   CHECK(field_of(G::admits(s)) == "tokens");  // the routing-call fields come first
+}
+
+TEST_CASE("the block's router list serves every M in 1..768 on both targets: exact 1..16, matrix with the shared gate 17..768") {
+  using G = contracts::moe_router_matrix_shared_gate<sm90a>;
+  CHECK(G::shared_gate);
+  CHECK_FALSE(G::exact);
+  CHECK(G::max_tokens == 768);
+  CHECK(G::workspace_bytes == 4u * 768u * 256u * 4u);  // the K-split partials of 768 tokens: 3 MiB
+  CHECK(instance_name<G>() == "moe-router-sm90a-1-768-1");
+  CHECK(kernels::moe_router_logits_kernel<G>::shape(768).grid[1] == 48);
+  CHECK(kernels::moe_router_route_kernel<G>::shape(767).grid[0] == 384);
+  for (const target_id target : {target_id::gfx950, target_id::sm90a})
+    for (long m = 1; m <= 769; ++m) {
+      auto s = good_routing_call<moe_router_signature>(target, m);
+      s.workspace = storage + 64;
+      s.workspace_bytes = G::workspace_bytes;
+      s.shared_gate_weight = tensor(storage + 32, dtype::bf16, {2048});
+      // the first tactic of the list whose domain holds the call, and whether its contract admits it
+      long first = -1, index = 0;
+      bool admitted = false, exact = false;
+      boost::hana::for_each(tactics::moe_block_router, [&](auto t) {
+        using T = typename decltype(t)::type;
+        if (first < 0 && T::domain::contains(s)) {
+          first = index;
+          admitted = T::contract::admits(s).admitted();
+          exact = T::contract::exact;
+        }
+        ++index;
+      });
+      INFO("target ", target_name(target), " tokens ", m);
+      if (m == 769) {
+        CHECK(first == -1);  // beyond the envelope: no tactic (the caller's own path)
+        continue;
+      }
+      CHECK(first >= 0);
+      CHECK(admitted);
+      CHECK(exact == (m <= 16));
+      // the experts after the router: the decode kernels up to 16 tokens, the grouped configurations above
+      if (m >= tactics::grouped_min_tokens)
+        CHECK(std::string(target == target_id::sm90a ? tactics::grouped_configuration<sm90a>(m) : tactics::grouped_configuration<gfx950>(m)) != "");
+    }
+  auto s = good_routing_call<moe_router_signature>(target_id::sm90a, 769);
+  s.workspace = storage + 64;
+  s.workspace_bytes = G::workspace_bytes;
+  s.shared_gate_weight = tensor(storage + 32, dtype::bf16, {2048});
+  CHECK(field_of(G::admits(s)) == "tokens");
+  s.hidden.shape[0] = 768;
+  s.ids.shape[0] = s.weights.shape[0] = 768;
+  s.workspace_bytes = G::workspace_bytes - 16;
+  CHECK(field_of(G::admits(s)) == "workspace_bytes");
 }
 
 TEST_CASE("the cluster router (Cluster 16): names, no workspace, every (K group, expert) owned once, every routed token's logits pushed once") {

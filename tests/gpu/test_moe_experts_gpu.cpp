@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "gpu/gpu_buffers.hpp"
+#include "gpu/moe_gpu_stream.hpp"
 #include "netra/runtime/instance.hpp"
 #include "netra/runtime/ops/moe_act_quant.hpp"
 #include "netra/runtime/ops/moe_block.hpp"
@@ -41,20 +42,10 @@ using gate_up_resident_registers_c = contracts::moe_expert_gate_up<sm90a, 16, ga
 template <class Down> using down_registers = contracts::moe_expert_down<sm90a, Down::max_tokens, Down::input, staging::registers>;
 static_assert(gate_up_c::weights_in_lds && down_c::weights_in_lds && !gate_up_registers_c::weights_in_lds && !down_registers<down_c>::weights_in_lds);
 
-template <class Contract> const handle<Contract>& handle_of() {
-  static const handle<Contract> h(std::string(NETRA_CODE_OBJECT_DIR) + "/" + instance_name<Contract>() + ".cubin", current_cuda_device());
-  return h;
-}
+using testing::handle_of;
+using testing::sync_stream;
+using testing::test_stream;
 
-CUstream test_stream() {
-  static CUstream s = [] {
-    CUstream st;
-    testing::drv().check(testing::drv().cuStreamCreate(&st, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
-    return st;
-  }();
-  return s;
-}
-void sync_stream() { testing::drv().check(testing::drv().cuStreamSynchronize(test_stream()), "cuStreamSynchronize"); }
 
 template <class T> void upload_at(T* device, const T* host, std::size_t count) {
   testing::drv().check(testing::drv().cuMemcpyHtoD(reinterpret_cast<CUdeviceptr>(device), host, count * sizeof(T)), "cuMemcpyHtoD");

@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "gpu/gpu_buffers.hpp"
+#include "gpu/moe_gpu_stream.hpp"
+#include "gpu/moe_expert_store.hpp"
 #include "netra/runtime/ops/moe_grouped.hpp"
 #include "oracles/moe_grouped.hpp"
 #include "oracles/moe_routing.hpp"
@@ -25,59 +27,11 @@ using namespace netra;
 
 namespace {
 
-template <class Contract> const handle<Contract>& handle_of() {
-  static const handle<Contract> h(std::string(NETRA_CODE_OBJECT_DIR) + "/" + instance_name<Contract>() + ".cubin", current_cuda_device());
-  return h;
-}
-CUstream test_stream() {
-  static CUstream s = [] {
-    CUstream st;
-    testing::drv().check(testing::drv().cuStreamCreate(&st, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
-    return st;
-  }();
-  return s;
-}
-void sync_stream() { testing::drv().check(testing::drv().cuStreamSynchronize(test_stream()), "cuStreamSynchronize"); }
+using testing::handle_of;
+using testing::sync_stream;
+using testing::test_stream;
 
-/// All 257 experts on the device and on the host. Experts in [first_unused, 256) hold E4M3 NaN and
-/// NaN scales: no test routes to them, so a kernel that reads one shows NaN where the oracle is finite.
-struct experts {
-  static constexpr int first_unused = 232;
-  oracles::weight_params params;
-  std::vector<std::uint8_t> w13 = std::vector<std::uint8_t>(257ull << 21), w2 = std::vector<std::uint8_t>(257ull << 20);
-  std::vector<float> s13 = std::vector<float>(257 * 128), s2 = std::vector<float>(257 * 64);
-  testing::gpu_array<std::uint8_t> d13{257ull << 21}, d2{257ull << 20};
-  testing::gpu_array<float> ds13{257 * 128}, ds2{257 * 64};
-  oracles::expert_weight_view view{[this](int e, int n, int k) { return w13[(static_cast<std::size_t>(e) << 21) + n * 2048 + k]; },
-                                   [this](int e, int n, int k) { return w2[(static_cast<std::size_t>(e) << 20) + n * 512 + k]; },
-                                   [this](int e, int i, int j) { return s13[e * 128 + i * 16 + j]; },
-                                   [this](int e, int i, int j) { return s2[e * 64 + i * 4 + j]; }};
-
-  explicit experts(const oracles::weight_params& p) : params(p) {
-    const auto gen = oracles::hashed_weights(p);
-    std::vector<std::thread> workers;
-    for (int part = 0; part < 16; ++part)
-      workers.emplace_back([&, part] {
-        for (int e = part; e < 257; e += 16) {
-          const bool unused = e >= first_unused && e < 256;
-          for (int n = 0; n < 1024; ++n)
-            for (int k = 0; k < 2048; ++k) w13[(static_cast<std::size_t>(e) << 21) + n * 2048 + k] = unused ? 0x7F : gen.w13(e, n, k);
-          for (int n = 0; n < 2048; ++n)
-            for (int k = 0; k < 512; ++k) w2[(static_cast<std::size_t>(e) << 20) + n * 512 + k] = unused ? 0x7F : gen.w2(e, n, k);
-          for (int i = 0; i < 128; ++i) s13[e * 128 + i] = unused ? std::nanf("") : gen.s13(e, i / 16, i % 16);
-          for (int i = 0; i < 64; ++i) s2[e * 64 + i] = unused ? std::nanf("") : gen.s2(e, i / 4, i % 4);
-        }
-      });
-    for (auto& t : workers) t.join();
-    s13[9 * 128 + 2 * 16 + 3] = std::nanf("");  // expert 9: one NaN block scale in each matrix
-    s2[9 * 64 + 5 * 4 + 1] = std::nanf("");
-    d13.upload(w13);
-    d2.upload(w2);
-    ds13.upload(s13);
-    ds2.upload(s2);
-  }
-  moe_expert_weights device() const { return {d13.data(), ds13.data(), d2.data(), ds2.data()}; }
-};
+using experts = testing::expert_store;
 
 experts& random_experts() {
   static experts e(oracles::weight_params{});

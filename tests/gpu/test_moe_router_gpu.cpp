@@ -6,7 +6,9 @@
 //    hidden -> all-equal probabilities, exact logit ties from duplicated expert rows), repeated
 //    calls on one workspace.
 //  matrix_bf16: every logit within the contract's bound of the FP64 dot product (the measured
-//    error is reported), ids admissible under the bound, weights within their bound, for 1..128.
+//    error is reported), ids admissible under the bound, weights within their bound, for 1..128;
+//    the block's router above 16 tokens (matrix_bf16 with the shared gate) the same for 17..768,
+//    slot 8 bitwise the shared gate's.
 // Poisoned outputs: slot 8 and the rows after the last token stay untouched; refused calls write
 // nothing.
 #include <doctest/doctest.h>
@@ -34,10 +36,12 @@ template <class Contract> const handle<Contract>& handle_of() {
 
 struct router_inputs {
   std::int64_t tokens, stride;
-  std::vector<std::uint16_t> hidden, weight;
-  router_inputs(std::int64_t m, std::int64_t s, std::uint64_t seed) : tokens(m), stride(s), hidden(static_cast<std::size_t>(m * s), 0x7FC1), weight(256 * 2048) {
+  std::vector<std::uint16_t> hidden, weight, shared_gate;
+  router_inputs(std::int64_t m, std::int64_t s, std::uint64_t seed)
+      : tokens(m), stride(s), hidden(static_cast<std::size_t>(m * s), 0x7FC1), weight(256 * 2048), shared_gate(2048) {
     oracles::rng r(seed);
     for (auto& v : weight) v = oracles::bf16_of(static_cast<float>(0.03 * r.normal()));
+    for (auto& v : shared_gate) v = oracles::bf16_of(static_cast<float>(0.02 * r.normal()));
     for (int k = 0; k < 2048; ++k) weight[200 * 2048 + k] = weight[17 * 2048 + k];  // experts 17 and 200 tie exactly
     for (int k = 0; k < 2048; ++k) weight[31 * 2048 + k] = weight[30 * 2048 + k];    // and 30 / 31
     for (std::int64_t t = 0; t < m; ++t) {
@@ -72,14 +76,16 @@ struct router_outputs {
 
 template <class Contract> router_outputs run_router(const router_inputs& in) {
   const auto& h = handle_of<Contract>();
-  testing::gpu_array<std::uint16_t> hidden(in.hidden.size()), weight(in.weight.size());
+  testing::gpu_array<std::uint16_t> hidden(in.hidden.size()), weight(in.weight.size()), shared_gate(in.shared_gate.size());
   testing::gpu_array<std::int32_t> ids(static_cast<std::size_t>((in.tokens + 1) * 9));
   testing::gpu_array<float> weights(static_cast<std::size_t>((in.tokens + 1) * 9));
   hidden.upload(in.hidden);
   weight.upload(in.weight);
+  shared_gate.upload(in.shared_gate);
   ids.fill_bytes(0xAB);
   weights.fill_bytes(0xAB);
-  moe_router(h, nullptr, hidden.data(), in.tokens, 2048, in.stride, weight.data(), 256, ids.data(), weights.data());
+  moe_router(h, nullptr, hidden.data(), in.tokens, 2048, in.stride, weight.data(), 256, ids.data(), weights.data(),
+             Contract::shared_gate ? shared_gate.data() : nullptr);
   router_outputs out{ids.download(), weights.download(), {}};
   if constexpr (Contract::workspace_bytes > 0) {  // the two-kernel mapping: the logits are in the workspace
     std::vector<float> partials(Contract::partials_bytes / 4);
@@ -96,13 +102,19 @@ template <class Contract> router_outputs run_router(const router_inputs& in) {
         out.logits[static_cast<std::size_t>(t) * 256 + e] = l;
       }
   }
-  // untouched: slot 8 of every token, every slot of the token after the last
+  // untouched: slot 8 of every token (SharedGate: the shared gate's bits), every slot of the token after the last
+  long gate_mismatch = 0;
   for (std::int64_t t = 0; t <= in.tokens; ++t)
-    for (int s = 0; s < 9; ++s)
-      if (s == 8 || t == in.tokens) {
-        CHECK(static_cast<std::uint32_t>(out.ids[static_cast<std::size_t>(t * 9 + s)]) == 0xABABABABu);
-        CHECK(oracles::bits_of(out.weights[static_cast<std::size_t>(t * 9 + s)]) == 0xABABABABu);
+    for (int s = 0; s < 9; ++s) {
+      const auto i = static_cast<std::size_t>(t * 9 + s);
+      if (Contract::shared_gate && s == 8 && t < in.tokens) {
+        gate_mismatch += out.ids[i] != 256 || oracles::bits_of(out.weights[i]) != oracles::bits_of(oracles::shared_gate_weight(in.h(t), in.shared_gate.data()));
+      } else if (s == 8 || t == in.tokens) {
+        CHECK(static_cast<std::uint32_t>(out.ids[i]) == 0xABABABABu);
+        CHECK(oracles::bits_of(out.weights[i]) == 0xABABABABu);
       }
+    }
+  CHECK(gate_mismatch == 0);
   return out;
 }
 }  // namespace
@@ -162,11 +174,12 @@ TEST_CASE("router exact_fp32 up to 128 tokens (the benchmark's instance): bitwis
   MESSAGE(tokens_checked, " tokens routed bitwise");
 }
 
-TEST_CASE("router matrix_bf16: logits within the bound, admissible ids, bounded weights, 1..128 tokens") {
-  using C = contracts::moe_router_matrix<sm90a>;
+namespace {
+/// The matrix tactic of instance C under its bounded policy for each token count.
+template <class C> void check_matrix(std::initializer_list<std::int64_t> token_counts) {
   double worst_ratio = 0;  // max |l - l64| / sum |products|
   long tokens_checked = 0, finite_tokens = 0, id_differences_vs_fp64 = 0;
-  for (std::int64_t m : {1, 15, 16, 17, 64, 100, 128}) {
+  for (std::int64_t m : token_counts) {
     const router_inputs in(m, 2048, static_cast<std::uint64_t>(1000 + m));
     const auto out = run_router<C>(in);
     for (std::int64_t t = 0; t < m; ++t) {
@@ -247,6 +260,15 @@ TEST_CASE("router matrix_bf16: logits within the bound, admissible ids, bounded 
   MESSAGE(tokens_checked, " tokens (", finite_tokens, " finite); max |logit - FP64| / sum|products| = ", worst_ratio,
           " (bound 2^-11 = ", std::ldexp(1.0, -11), "); slots differing from the FP64 order: ", id_differences_vs_fp64);
   CHECK(worst_ratio <= std::ldexp(1.0, -11));
+}
+}  // namespace
+
+TEST_CASE("router matrix_bf16: logits within the bound, admissible ids, bounded weights, 1..128 tokens") {
+  check_matrix<contracts::moe_router_matrix<sm90a>>({1, 15, 16, 17, 64, 100, 128});
+}
+
+TEST_CASE("the block's router above 16 tokens (matrix_bf16, shared gate appended): the bounded policy and slot 8 bitwise, 17..768 tokens") {
+  check_matrix<contracts::moe_router_matrix_shared_gate<sm90a>>({17, 31, 100, 129, 255, 513, 768});
 }
 
 TEST_CASE("router: exact and matrix tactics agree on the ids of well-separated tokens") {

@@ -1,2 +1,2 @@
 #include <netra/contracts/moe/router.hpp>
-template struct netra::contracts::moe_router<netra::gfx950, 1, 256>;
+template struct netra::contracts::moe_router<netra::gfx950, 1, 769>;

@@ -51,19 +51,21 @@ NETRA_API netra_status netra_moe_expert_down_explain(netra_moe_experts_handle* h
                                                      const DLTensor* ids, const DLTensor* route_weights, const DLTensor* w2,
                                                      const DLTensor* s2, const DLTensor* out, char* text, size_t capacity, size_t* length);
 
-/* ---- the whole decode block -------------------------------------------------------------------
+/* ---- the whole block (1..768 tokens) ----------------------------------------------------------
  * router -> shared-expert gate (route append) -> gate_up -> [act_quant] -> down with the weighted
  * route sum, recorded on `stream` (capturable into one CUDA graph), each stage through its tactic
- * list. Every stage is decided before any is launched: a refused or unsupported stage launches
- * nothing. The caller owns every tensor:
+ * list; 17..768 tokens: the router, then the grouped experts (plan, gate_up with act_quant fused,
+ * down, route sum). Every stage is decided before any is launched: a refused or unsupported stage
+ * launches nothing. The caller owns every tensor:
  *   hidden bfloat16 [tokens, 2048], router_weight bfloat16 [256, 2048], shared_gate_weight
  *   bfloat16 [2048], w13 / s13 / w2 / s2 as above;
  *   written: ids int32 [tokens, 9], route_weights float32 [tokens, 9], gate_up bfloat16
- *   [9 tokens, 1024], act E4M3 [9 tokens, 512] and act_scales float32 [9 tokens, 4] (unfused
- *   variant only; may be NULL for the fused one), out bfloat16 [tokens, 2048]. */
+ *   [9 tokens, 1024] (17..768 tokens: may be NULL; written when given), act E4M3 [9 tokens, 512]
+ *   and act_scales float32 [9 tokens, 4] (unfused variant only; may be NULL for the fused one),
+ *   out bfloat16 [tokens, 2048]. */
 typedef struct netra_moe_block_handle netra_moe_block_handle;
 typedef enum netra_moe_block_variant {
-  NETRA_MOE_BLOCK_UNFUSED = 0, /* ... gate_up, act_quant, down (1..16 tokens) */
+  NETRA_MOE_BLOCK_UNFUSED = 0, /* ... gate_up, act_quant, down (1..16 tokens; 17..768 the grouped experts) */
   NETRA_MOE_BLOCK_FUSED = 1    /* ... gate_up, down with act_quant fused (1..4 tokens) */
 } netra_moe_block_variant;
 

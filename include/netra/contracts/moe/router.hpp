@@ -1,6 +1,6 @@
 // netra/contracts/moe/router.hpp — the MoE router: logits -> softmax -> top-8 -> renormalised
-// weights, written as slots 0..7 of the route layout (contracts/moe/route_layout.hpp). One fused
-// kernel per call for M <= MaxTokens <= 128.
+// weights, written as slots 0..7 of the route layout (contracts/moe/route_layout.hpp), for
+// 1 <= M <= MaxTokens <= 768 (the serving envelope: 128 decode tokens, 768 verification tokens).
 //
 // Inputs: hidden BF16 [M, 2048] (row stride in elements), gate weight BF16 [256, 2048] (row-major,
 // contiguous). Outputs: ids int32 and weights FP32 at [t * 9 + s], s = 0..7, descending weight
@@ -136,7 +136,7 @@ struct moe_router {
                 "netra::contracts::moe_router: field WaveSize must equal the target's wave size (gfx950: 64; sm90a: 32)");
   static_assert(Tactic == router_tactic::exact_fp32 || Tactic == router_tactic::matrix_bf16,
                 "netra::contracts::moe_router: field Tactic must be 0 (exact_fp32) or 1 (matrix_bf16)");
-  static_assert(MaxTokens >= 1 && MaxTokens <= 128, "netra::contracts::moe_router: field MaxTokens must be in [1, 128] (one fused kernel)");
+  static_assert(MaxTokens >= 1 && MaxTokens <= 768, "netra::contracts::moe_router: field MaxTokens must be in [1, 768]");
   static_assert(SharedGate == 0 || SharedGate == 1,
                 "netra::contracts::moe_router: field SharedGate must be 0 (slots 0..7) or 1 (the route kernel also writes slot 8)");
   static_assert(Cluster == 0 || Cluster == 16,
@@ -261,6 +261,10 @@ template <class Target>
 using moe_router_exact_shared_gate = moe_router<Target, router_tactic::exact_fp32, 16, 1, router_cluster_default<Target>>;
 /// Up to 128 tokens on the matrix units, bounded policy.
 template <class Target> using moe_router_matrix = moe_router<Target, router_tactic::matrix_bf16, 128>;
+/// The block's router above the decode router's 16 tokens (17..768, the grouped experts' range):
+/// the matrix tactic (bounded policy; its workspace 4 x 768 x 256 FP32 = 3 MiB) with the shared
+/// gate appended as slot 8 by the route kernel (bitwise contracts::moe_shared_gate's), two kernels.
+template <class Target> using moe_router_matrix_shared_gate = moe_router<Target, router_tactic::matrix_bf16, 768, 1>;
 
 }  // namespace contracts
 }  // namespace netra

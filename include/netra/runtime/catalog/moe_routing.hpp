@@ -18,13 +18,15 @@ inline constexpr auto moe_act_quant =
 /// both targets; the decode block's exact router that also appends the shared gate (slot 8; on
 /// sm90a one cluster kernel), for both targets; plus, on sm90a, what the benchmark measures them
 /// against: the block's router as two kernels, the decode router as one cluster kernel, and the
-/// exact tactic at 128 tokens (where the exact order stops paying; tactics/moe_routing.hpp).
+/// exact tactic at 128 tokens (where the exact order stops paying; tactics/moe_routing.hpp); and
+/// the block's router for 17..768 tokens (matrix tactic, shared gate appended), both targets.
 inline constexpr auto moe_router =
     boost::hana::tuple_t<contracts::moe_router_exact<gfx950>, contracts::moe_router_exact<sm90a>,
                          contracts::moe_router_matrix<gfx950>, contracts::moe_router_matrix<sm90a>,
                          contracts::moe_router_exact_shared_gate<gfx950>, contracts::moe_router_exact_shared_gate<sm90a>,
                          contracts::moe_router<sm90a, router_tactic::exact_fp32, 16, 1>, contracts::moe_router<sm90a, router_tactic::exact_fp32, 32, 0, 16>,
-                         contracts::moe_router<sm90a, router_tactic::exact_fp32, 128>>;
+                         contracts::moe_router<sm90a, router_tactic::exact_fp32, 128>,
+                         contracts::moe_router_matrix_shared_gate<gfx950>, contracts::moe_router_matrix_shared_gate<sm90a>>;
 /// The shared-expert gate with route append, up to 512 tokens.
 inline constexpr auto moe_shared_gate =
     boost::hana::tuple_t<contracts::moe_shared_gate_reference<gfx950>, contracts::moe_shared_gate_reference<sm90a>>;

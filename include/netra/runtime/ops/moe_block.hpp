@@ -1,16 +1,18 @@
-// netra/runtime/ops/moe_block.hpp — the whole decode MoE block of Qwen3.6-35B-A3B for 1..16 tokens
-// on one stream, built from the per-stage tactic lists (embedded or JIT-compiled like every
+// netra/runtime/ops/moe_block.hpp — the whole MoE block of Qwen3.6-35B-A3B for 1..768 tokens on
+// one stream, built from the per-stage tactic lists (embedded or JIT-compiled like every
 // operation's): router with the shared-expert gate appended (all nine route slots;
-// tactics::moe_block_router) -> gate_up (tactics::moe_expert_gate_up, its schedule threshold
-// there) -> [act_quant (tactics::moe_act_quant)] -> down with the weighted route sum
-// (tactics::moe_expert_down). On sm90a every kernel runs with programmatic dependent launch: each
-// waits before it reads its predecessor's output and releases its successor early.
+// tactics::moe_block_router: exact 1..16, matrix 17..768) -> the experts:
 //
-//   variant unfused: router, gate_up, act_quant, down(act_quant's E4M3)   (1..16 tokens)
-//   variant fused:   router, gate_up, down(gate_up's BF16, act_quant fused)   (1..4 tokens)
-//   unfused, 17..768 tokens: router, then the grouped experts (ops/moe_grouped_dispatch.hpp: plan,
-//   gate_up with act_quant fused into act / act_scales, down, route sum; the gate_up tensor is
-//   not written) once the router list admits such calls
+//   variant unfused, 1..16 tokens: gate_up (tactics::moe_expert_gate_up, its schedule threshold
+//     there), act_quant (tactics::moe_act_quant), down with the weighted route sum
+//     (tactics::moe_expert_down) of act_quant's E4M3
+//   variant fused, 1..4 tokens: gate_up, down of gate_up's BF16 (act_quant fused)
+//   variant unfused, 17..768 tokens: the grouped experts (ops/moe_grouped_dispatch.hpp: plan,
+//     gate_up with act_quant fused into act / act_scales, down, route sum); the gate_up tensor is
+//     optional there (written when given: gate_up's BF16 rows, nothing else changes)
+//
+// On sm90a every kernel runs with programmatic dependent launch: each waits before it reads its
+// predecessor's output and releases its successor early.
 //
 // select() decides every stage before anything is launched: a stage no tactic admits, or a
 // strict refusal in any stage, launches nothing. run() then records the selected stages as they
@@ -38,7 +40,7 @@ struct moe_block_tensors {
   tensor_arg w13, s13, w2, s2;    // expert weights (expert_weights.hpp), the shared expert's slice included
   tensor_arg ids;                 // int32 [M, 9]          (written: route metadata)
   tensor_arg route_weights;       // float32 [M, 9]        (written)
-  tensor_arg gate_up;             // bfloat16 [9M, 1024]   (written)
+  tensor_arg gate_up;             // bfloat16 [9M, 1024]   (written; 17..768 tokens: may be NULL)
   tensor_arg act;                 // E4M3 [9M, 512]        (written, unfused; may be NULL fused)
   tensor_arg act_scales;          // float32 [9M, 4]       (written, unfused; may be NULL fused)
   tensor_arg out;                 // bfloat16 [M, 2048]    (written)
@@ -73,7 +75,7 @@ class moe_block_dispatcher {
     selection<moe_act_quant_signature> act_quant;  // unfused only
     selection<moe_down_signature> down;
     bool fused = false;
-    bool grouped = false;                      // 17..768 tokens: the grouped experts after the router
+    bool grouped = false;                    // 17..768 tokens: the grouped experts after the router
     moe_grouped_dispatcher::choice experts;  // grouped only
     bool runnable() const {
       if (grouped) return router.tactic != fallback && experts.runnable();
@@ -88,7 +90,7 @@ class moe_block_dispatcher {
     p.router = router_.select(router_signature(t));
     p.grouped = !p.fused && t.hidden.rank == 2 && t.hidden.shape[0] > tactics::grouped_min_tokens - 1;
     if (p.grouped) {
-      p.experts = grouped_.select(t.hidden, t.ids, t.route_weights, t.w13, t.s13, t.w2, t.s2, t.act, t.act_scales, t.out);
+      p.experts = grouped_.select(t.hidden, t.ids, t.route_weights, t.w13, t.s13, t.w2, t.s2, t.act, t.act_scales, t.out, t.gate_up);
       return p;
     }
     p.gate_up = gate_up_.select(gate_up_signature(t));
@@ -120,11 +122,13 @@ class moe_block_dispatcher {
     if (!run(stream, t, variant)) throw error(status::not_supported, "netra::moe_block: a stage has no tactic for this call:\n" + explain(t, variant));
   }
 
-  /// Each stage's explanation, in launch order.
+  /// Each stage's explanation (the tactic it chose, or why none), in launch order. Throws as
+  /// select() does.
   std::string explain(const moe_block_tensors& t, moe_block_variant variant) const {
     const bool fused = variant == moe_block_variant::fused;
-    std::string s = "router (+ shared gate):\n" + router_.explain(router_signature(t)).text() + "\ngate_up:\n" +
-                    gate_up_.explain(gate_up_signature(t)).text();
+    std::string s = "router (+ shared gate):\n" + router_.explain(router_signature(t)).text();
+    if (const plan p = select(t, variant); p.grouped) return s + "\ngrouped experts, " + std::to_string(t.hidden.shape[0]) + " tokens:\n" + grouped_.explain(p.experts);
+    s += "\ngate_up:\n" + gate_up_.explain(gate_up_signature(t)).text();
     if (!fused) s += "\nact_quant:\n" + act_quant_.explain(act_quant_signature(t)).text();
     return s + "\ndown" + (fused ? " (act_quant fused)" : "") + ":\n" + down_.explain(down_signature(t, fused)).text();
   }
@@ -147,7 +151,7 @@ class moe_block_dispatcher {
             dn.s2,
             g.ids,
             strided_tensor(a.route_weights, dtype::f32, on, {m, slots}),
-            g.out,
+            a.gate_up ? g.out : tensor_arg{},
             a.act ? dn.act : tensor_arg{},
             dn.act_scales,
             dn.out};

@@ -7,6 +7,7 @@
 // allocates nothing, looks nothing up and never synchronises. Code using this header links libnetra.
 #pragma once
 #include <array>
+#include <string>
 #include <type_traits>
 
 #include "netra/runtime/device_memory.hpp"
@@ -121,9 +122,12 @@ class moe_grouped_dispatcher {
 
   /// Every stage decided, nothing launched: hidden [M, 2048], ids / route_weights [M, 9] (as the
   /// router and shared gate write them), the expert weights, act [9M, 512] + act_scales [9M, 4]
-  /// (written), out [M, 2048] (written). Throws status::invalid_argument for a strict refusal.
+  /// (written), out [M, 2048] (written), gate_up: a missing tensor, or BF16 [9M, 1024] that gate_up
+  /// also writes (its rows before act_quant; nothing else changes). Throws
+  /// status::invalid_argument for a strict refusal.
   choice select(const tensor_arg& hidden, const tensor_arg& ids, const tensor_arg& route_weights, const tensor_arg& w13, const tensor_arg& s13,
-                const tensor_arg& w2, const tensor_arg& s2, const tensor_arg& act, const tensor_arg& act_scales, const tensor_arg& out) const {
+                const tensor_arg& w2, const tensor_arg& s2, const tensor_arg& act, const tensor_arg& act_scales, const tensor_arg& out,
+                const tensor_arg& gate_up = {}) const {
     const device_ref on = device_of(plan_.tactics().device());
     const tensor_arg plan = byte_tensor(plan_buffer_.data(), plan_buffer_.size(), on), partials = byte_tensor(partials_buffer_.data(), partials_buffer_.size(), on);
     choice c;
@@ -132,7 +136,7 @@ class moe_grouped_dispatcher {
     i64 tile = 0;
     plan_.tactics().visit(c.plan.tactic, [&](const auto& h) { tile = std::remove_cvref_t<decltype(h)>::contract::tile; });
     const i64 tokens = c.plan.signature.tokens();
-    auto g = gate_up_.signature_of(plan, w13, s13, act, act_scales, tensor_arg{});
+    auto g = gate_up_.signature_of(plan, w13, s13, act, act_scales, gate_up);
     g.tokens = tokens;
     g.plan_tile = tile;
     c.gate_up = gate_up_.select(g);
@@ -142,6 +146,14 @@ class moe_grouped_dispatcher {
     c.down = down_.select(d);
     c.reduce = reduce_.select(reduce_.signature_of(partials, ids, route_weights, out));
     return c;
+  }
+
+  /// Each stage's explanation of a choice (the tactic it chose or why none), in launch order.
+  std::string explain(const choice& c) const {
+    std::string s = "plan:\n" + plan_.explain(c.plan.signature).text();
+    if (c.plan.tactic == fallback) return s;
+    return s + "\ngate_up (act_quant fused):\n" + gate_up_.explain(c.gate_up.signature).text() + "\ndown:\n" + down_.explain(c.down.signature).text() +
+           "\nroute sum:\n" + reduce_.explain(c.reduce.signature).text();
   }
 
   /// Records the four stages of a runnable choice on `stream`.

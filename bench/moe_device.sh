@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# One device call for the MoE family (issue 29): the GPU tests (the whole block across 1..768 and
+# its graph buckets, the routers, the grouped dispatch path), the grouped floor, then the
+# benchmarks, each step under its own time limit within BUDGET seconds. Writes at most five files
+# into OUT: moe_h200.json (the family's records: a copy of bench/results/moe_h200.json that the
+# benchmark scripts merge into), moe_grouped_floor_h200.json, tests.txt, bench.txt, gpu.txt.
+# usage: bench/moe_device.sh BUILD OUT [BUDGET]
+set -u
+cd "$(dirname "$0")/.."
+build=$1
+out=$2
+budget=${3:-210}
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
+export NETRA_LIBRARY="$build/libnetra.so" PYTHONPATH="$PWD/python" NETRA_CACHE_DIR=/tmp/netra-cache
+start=$(date +%s)
+# step LOG LIMIT COMMAND...: runs COMMAND for at most LIMIT seconds (less when the budget is nearly
+# spent), appending its output and exit status to OUT/LOG.
+step() {
+  local log=$out/$1 limit=$2
+  shift 2
+  local left=$(( budget - ($(date +%s) - start) ))
+  [ "$left" -lt "$limit" ] && limit=$left
+  echo "== $* (limit ${limit} s)" >> "$log"
+  if [ "$limit" -le 5 ]; then echo "skipped: the budget is spent" >> "$log"; return; fi
+  timeout "$limit" "$@" >> "$log" 2>&1
+  echo "rc=$? after $(( $(date +%s) - start )) s" >> "$log"
+}
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$out/gpu.txt" 2>&1
+cp bench/results/moe_h200.json "$out/moe_h200.json"
+step tests.txt 60 "$build/tests/test_moe_block_gpu"
+step tests.txt 35 "$build/tests/test_moe_routing_gpu"
+step tests.txt 15 "$build/tests/test_moe_grouped_dispatch_gpu"
+step bench.txt 20 python3 bench/moe_grouped_floor.py --program "$build/tests/moe-grouped-floor" --out "$out/moe_grouped_floor_h200.json"
+step bench.txt 60 python3 bench/moe_block.py --out "$out/moe_h200.json" --grouped-floor "$out/moe_grouped_floor_h200.json"
+step bench.txt 35 python3 bench/moe_grouped.py --netra-bench "$build/tests/netra-bench-moe-grouped" --out "$out/moe_h200.json" --time-budget 5
+step bench.txt 25 python3 bench/moe_routing.py --netra-bench "$build/tests/netra-bench-moe-routing" --out "$out/moe_h200.json"
+grep -h "rc=\|test cases\|assertions\|met\|MISSED" "$out/tests.txt" "$out/bench.txt" | tail -n 40
