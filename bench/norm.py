@@ -179,7 +179,9 @@ def mapping_of(instance: str) -> str:
 
 def floors_of(path: str | None) -> dict:
     """(contract, tokens, mapping) -> the byte-moving floor's graph µs (variant `move`)."""
-    if not path:
+    if not path or not os.path.exists(path):
+        if path:
+            print(f"norm: no floor file {path}: floor_us stays null", file=sys.stderr)
         return {}
     with open(path) as f:
         doc = json.load(f)

@@ -19,7 +19,7 @@ step timeout "${NORM_TEST_S:-40}" "$carry/test_norm_gpu" > "$out/gpu_tests.txt" 
 tail -n 8 "$out/gpu_tests.txt"
 step timeout "${NORM_FLOOR_S:-25}" python3 bench/norm_floor.py --program "$carry/norm-floor" --out "$out/norm_floor_h200.json" > "$out/floor.txt" 2>&1
 cut -c1-160 "$out/floor.txt" | tail -n 100
-step timeout "${NORM_BENCH_S:-80}" python3 bench/norm.py --netra-bench "$carry/netra-bench-norm" --out "$out/norm_h200.json" \
+step timeout "${NORM_BENCH_S:-110}" python3 bench/norm.py --netra-bench "$carry/netra-bench-norm" --out "$out/norm_h200.json" \
   --floor "$out/norm_floor_h200.json" --driver-lines "$out/norm_driver.jsonl" > "$out/bench.txt" 2>&1
 cut -c1-200 "$out/bench.txt" | tail -n 40
 exit $status

@@ -5,10 +5,10 @@
 // rows per workgroup, threads per row, chunk-to-thread map (chunk q_p + S k of the row, 16-byte
 // accesses), the same load and store instructions (dsl/arch/sm90a/memory.hpp), the weight read
 // before griddepcontrol.wait, the release of the successor at start for calls of at most 64
-// tokens and after the stores above, and (Resident > 0) the same looping grid with the next row
-// in flight for rms and gated. No arithmetic: every output word is an input word xor the
-// weight, xor one fold of all the thread's loaded words, so no output leaves before all of its
-// thread's loads arrived (as in the norm, whose sum needs the whole row). Variant `reduce` also
+// tokens and after the stores above (one row per thread group: Resident 0; the looping mappings
+// measured at cde6c96 are in lab/norm). No arithmetic: every output word is an input word xor
+// the weight, xor one fold of all the thread's loaded words, so no output leaves before all of
+// its thread's loads arrived (as in the norm, whose sum needs the whole row). Variant `reduce` also
 // runs the row's xor butterfly of that fold across the row's threads (through LDS and a barrier
 // for two warps per row) and, for E4M3, the 16-thread group butterfly: the norm's communication
 // without its FP32 arithmetic. Timed as netra-bench-norm times netra: a burst of back-to-back
@@ -34,18 +34,14 @@ using netra::u32x4;
 enum class op { rms, add_rms, gated };
 const char* name(op o) { return o == op::rms ? "rms_norm" : o == op::add_rms ? "add_rms_norm" : "gated_rms_norm"; }
 
-/// The mapping of contracts::norm<sm90a, Kind, *, Fp8, *, WavesPerRow, RowsPerWorkgroup, Resident>.
-template <op Op, bool Fp8, int WavesPerRow, int RowsPerWorkgroup, int Resident> struct mapping {
+/// The mapping of contracts::norm<sm90a, Kind, *, *, *, WavesPerRow, RowsPerWorkgroup, 0>.
+template <op Op, int WavesPerRow, int RowsPerWorkgroup> struct mapping {
   static constexpr int n = Op == op::gated ? 128 : 2048, heads = Op == op::gated ? 32 : 1, cols = n * heads;
   static constexpr int row_chunks = n / 8, slices = row_chunks < 64 ? row_chunks : 64, per_slice = row_chunks / slices;
   static constexpr int threads_per_row = (slices < 32 ? slices : 32) * WavesPerRow;
   static constexpr int per_thread = slices / threads_per_row, chunks = per_thread * per_slice;
   static constexpr int threads = RowsPerWorkgroup * threads_per_row;
-  static constexpr int grid_cap = Resident * 132;  // Resident * compute units (the H200's 132 SMs)
-  static int grid(int rows) {
-    const int groups = (rows + RowsPerWorkgroup - 1) / RowsPerWorkgroup;
-    return grid_cap > 0 && groups > grid_cap ? grid_cap : groups;
-  }
+  static int grid(int rows) { return (rows + RowsPerWorkgroup - 1) / RowsPerWorkgroup; }
   __device__ static int chunk_of(int j, int i) { return j + threads_per_row * (i / per_slice) + slices * (i % per_slice); }
   __device__ static long row_offset(int row) { return static_cast<long>(row / heads) * cols + static_cast<long>(row % heads) * n; }
 };
@@ -127,8 +123,8 @@ __device__ void finish_row(const call_args& a, int t, int row, bool live, row_wo
   }
 }
 
-template <class M, op Op, bool Fp8, int WavesPerRow, int Resident, bool Reduce>
-__global__ void __launch_bounds__(M::threads, Resident > 0 ? Resident : 1) floor_kernel(call_args a) {
+template <class M, op Op, bool Fp8, int WavesPerRow, bool Reduce>
+__global__ void __launch_bounds__(M::threads) floor_kernel(call_args a) {
   const int t = threadIdx.x, j = t % M::threads_per_row;
   u32x4 w[M::chunks];
 #pragma unroll
@@ -136,27 +132,10 @@ __global__ void __launch_bounds__(M::threads, Resident > 0 ? Resident : 1) floor
   if (a.release_at_start) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   asm volatile("griddepcontrol.wait;" ::: "memory");
   const int row = blockIdx.x * (M::threads / M::threads_per_row) + t / M::threads_per_row;
+  const int clamped = row < a.rows ? row : a.rows - 1;  // rows past the last: load the last, store nothing
   row_words<M> in;
-  if constexpr (Resident == 0) {
-    const int clamped = row < a.rows ? row : a.rows - 1;
-    load_row<M, Op>(a, j, clamped, in);
-    finish_row<M, Op, Fp8, WavesPerRow, Reduce>(a, t, clamped, row < a.rows, in, w);
-  } else {
-    const int rows_per_workgroup = M::threads / M::threads_per_row;
-    const int step = gridDim.x * rows_per_workgroup;
-    const int first = blockIdx.x * rows_per_workgroup + ((t / 32) * 32) / M::threads_per_row;
-    constexpr bool prefetch = Op != op::add_rms;
-    load_row<M, Op>(a, j, row < a.rows ? row : a.rows - 1, in);
-    for (int k = 0; first + k * step < a.rows; ++k) {
-      const int current = row + k * step, next = current + step;
-      const bool more = first + (k + 1) * step < a.rows;
-      row_words<M> ahead;
-      if (prefetch && more) load_row<M, Op>(a, j, next < a.rows ? next : a.rows - 1, ahead);
-      finish_row<M, Op, Fp8, WavesPerRow, Reduce>(a, t, current < a.rows ? current : a.rows - 1, current < a.rows, in, w);
-      if (prefetch) in = ahead;
-      else if (more) load_row<M, Op>(a, j, next < a.rows ? next : a.rows - 1, in);
-    }
-  }
+  load_row<M, Op>(a, j, clamped, in);
+  finish_row<M, Op, Fp8, WavesPerRow, Reduce>(a, t, clamped, row < a.rows, in, w);
   if (!a.release_at_start) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 }
 
@@ -217,7 +196,7 @@ void print(const shape_sets& s, const char* mapping, const char* variant, int gr
   std::fflush(stdout);
 }
 
-template <class M, op Op, bool Fp8, int WavesPerRow, int Resident, bool Reduce> void time_kernel(const shape_sets& s, cudaStream_t stream, const char* mapping) {
+template <class M, op Op, bool Fp8, int WavesPerRow, bool Reduce> void time_kernel(const shape_sets& s, cudaStream_t stream, const char* mapping) {
   cudaLaunchAttribute attribute{};
   attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attribute.val.programmaticStreamSerializationAllowed = 1;
@@ -229,22 +208,22 @@ template <class M, op Op, bool Fp8, int WavesPerRow, int Resident, bool Reduce> 
   config.attrs = &attribute;
   config.numAttrs = 1;
   auto burst = [&] {
-    for (int set = 0; set < s.sets; ++set) check(cudaLaunchKernelEx(&config, floor_kernel<M, Op, Fp8, WavesPerRow, Resident, Reduce>, s.args(set)), "launch");
+    for (int set = 0; set < s.sets; ++set) check(cudaLaunchKernelEx(&config, floor_kernel<M, Op, Fp8, WavesPerRow, Reduce>, s.args(set)), "launch");
   };
   const double us = floor_bench::graph_median_us(stream, s.sets, burst);
   print(s, mapping, Reduce ? "move_reduce" : "move", M::grid(rows), M::threads, us);
 }
 
-/// The floor of contracts::norm<sm90a, Op, *, Fp8, *, WavesPerRow, R, Resident> at each token count.
-template <op Op, bool Fp8, int WavesPerRow, int R, int Resident = 0>
+/// The floor of contracts::norm<sm90a, Op, *, Fp8, *, WavesPerRow, R, 0> at each token count.
+template <op Op, bool Fp8, int WavesPerRow, int R>
 void measure(std::initializer_list<int> tokens_list, cudaStream_t stream, int l2, bool reduce) {
-  using M = mapping<Op, Fp8, WavesPerRow, R, Resident>;
+  using M = mapping<Op, WavesPerRow, R>;
   char mapping_name[64];
-  std::snprintf(mapping_name, sizeof mapping_name, "%d-%d-%d", WavesPerRow, R, Resident);  // the instance name's last three fields
+  std::snprintf(mapping_name, sizeof mapping_name, "%d-%d-0", WavesPerRow, R);  // the instance name's last three fields
   for (int tokens : tokens_list) {
     const shape_sets s(Op, Fp8, tokens, l2);
-    time_kernel<M, Op, Fp8, WavesPerRow, Resident, false>(s, stream, mapping_name);
-    if (reduce) time_kernel<M, Op, Fp8, WavesPerRow, Resident, true>(s, stream, mapping_name);
+    time_kernel<M, Op, Fp8, WavesPerRow, false>(s, stream, mapping_name);
+    if (reduce) time_kernel<M, Op, Fp8, WavesPerRow, true>(s, stream, mapping_name);
   }
 }
 
