@@ -1,4 +1,4 @@
-# Attention (issue 26): the online-softmax merge primitive, the GQA8 paged FP8-KV contract, its
+# Attention (issue 26): the online-softmax merge primitive, the GQA8 paged FP8-KV and GQA4 extend contracts, their
 # fragment plans, oracles, phase dispatch, negative compile tests and GPU tests. Included by
 # tests/CMakeLists.txt.
 
@@ -8,9 +8,16 @@ target_compile_options(test_attention_plans PRIVATE -O2)
 netra_add_host_test(test_attention_contracts contracts/test_attention_contracts.cpp)
 netra_add_host_test(test_attention_oracles kernels/test_attention_oracles.cpp)
 target_compile_options(test_attention_oracles PRIVATE -O2)
+netra_add_host_test(test_attention_extend_oracles kernels/test_attention_extend_oracles.cpp)
+target_compile_options(test_attention_extend_oracles PRIVATE -O2)
 netra_add_gpu_test(test_attention_gqa8_gpu gpu/test_attention_gqa8_gpu.cpp)
 if(TARGET test_attention_gqa8_gpu)
   target_compile_options(test_attention_gqa8_gpu PRIVATE -O2)
+endif()
+
+netra_add_gpu_test(test_attention_extend_gpu gpu/test_attention_extend_gpu.cpp)
+if(TARGET test_attention_extend_gpu)
+  target_compile_options(test_attention_extend_gpu PRIVATE -O2)
 endif()
 
 # The C ABI (netra/c/attention.h over libnetra) and its header as C.
@@ -23,6 +30,12 @@ if(TARGET netra_runtime)
   if(TARGET test_attention_c_abi_gpu)
     target_link_libraries(test_attention_c_abi_gpu PRIVATE netra::runtime)
     set_tests_properties(test_attention_c_abi_gpu PROPERTIES LABELS "gpu;runtime")
+  endif()
+  netra_add_gpu_test(test_attention_extend_c_abi_gpu gpu/test_attention_extend_c_abi_gpu.cpp)
+  if(TARGET test_attention_extend_c_abi_gpu)
+    target_compile_options(test_attention_extend_c_abi_gpu PRIVATE -O2)
+    target_link_libraries(test_attention_extend_c_abi_gpu PRIVATE netra::runtime)
+    set_tests_properties(test_attention_extend_c_abi_gpu PROPERTIES LABELS "gpu;runtime")
   endif()
 endif()
 
@@ -39,3 +52,7 @@ netra_add_compile_fail_test(negative_attention_target negative/attention_target.
   "netra::contracts::attention_gqa8: field Target is not supported")
 netra_add_compile_fail_test(negative_attention_lds negative/attention_lds.cpp
   "netra::contracts::attention_gqa8: the staging ring exceeds the target's LDS")
+netra_add_compile_fail_test(negative_attention_extend_page_size negative/attention_extend_page_size.cpp
+  "netra::contracts::attention_gqa4_extend: field PageSize must be 1 or 16")
+netra_add_compile_fail_test(negative_attention_extend_split_capacity negative/attention_extend_split_capacity.cpp
+  "netra::contracts::attention_gqa4_extend: field SplitCapacity must be in \\[2 MaxBatch, 1024\\]")

@@ -1,9 +1,13 @@
-"""GQA8 paged attention over a native FP8 KV cache through netra's tactic list (netra/c/attention.h),
+"""GQA8 paged attention and GQA4 extend over a native FP8 KV cache through netra's tactic lists
+(netra/c/attention.h). GQA8 (AttentionGQA8, attention_gqa8),
 for torch tensors: 16 query heads over 2 KV heads, head dim 256, BF16 q/out, E4M3 K/V read in place
 from SGLang's token-slot pools, SGLang's paged ABI (int64 qo_indptr, int32 kv_indptr, int64
 kv_indices), FP32 k_scale / v_scale on the device. phase "decode" (1 token per request) or
 "verify" (12 tokens per request, causal inside the verify block); netra never takes "extend" or
-"prefill" calls (the phase is part of the signature, not inferred from the shape).
+"prefill" calls (the phase is part of the signature, not inferred from the shape). GQA4 extend
+(AttentionGQA4Extend, attention_gqa4_extend): 32 query heads over 8 KV heads, head dim 128, 1..12
+extension tokens per request (qo_indptr) with their own BF16 k_extend / v_extend [tokens, 8, 128],
+causal inside the extension, over the same paged FP8 prefix; phase "extend" only.
 
 The tensors go to libnetra as DLTensors built from their metadata (netra/_tensor.py, no copy) and
 the contract checks each (dtype, shape, strides, device, alignment, an out smaller than q). It runs
@@ -27,8 +31,29 @@ _lib = declared_library({
     "netra_attention_gqa8_destroy": ([_p], None),
     "netra_attention_gqa8": ([_p] + _scalars + [_t] * 10 + [_p], _status),
     "netra_attention_gqa8_explain": ([_p] + _scalars + [_t] * 10 + [ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t)], _status),
+    "netra_attention_gqa4_extend_create": ([ctypes.POINTER(_p)], _status),
+    "netra_attention_gqa4_extend_destroy": ([_p], None),
+    "netra_attention_gqa4_extend": ([_p] + _scalars + [_t] * 12 + [_p], _status),
+    "netra_attention_gqa4_extend_explain": ([_p] + _scalars + [_t] * 12 + [ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t)],
+                                            _status),
 })
+EXTEND_SCALE = 0.0883883461356163  # fl32(1/sqrt(128)), the contract's softmax scale
 PHASES = {"decode": 0, "extend": 1, "verify": 2, "prefill": 3}
+
+
+def _prefix(k_buffer, v_buffer, kv_indptr, kv_indices, k_scale, v_scale, page_size, kv_last_page_len, b, kvp):
+    """Request b's dequantized prefix K and V (FP32, [positions, Hkv, D])."""
+    fp8 = torch.float8_e4m3fn
+    kb = k_buffer.view(fp8) if k_buffer.dtype == torch.uint8 else k_buffer
+    vb = v_buffer.view(fp8) if v_buffer.dtype == torch.uint8 else v_buffer
+    entries = max(0, kvp[b + 1] - kvp[b])
+    if page_size == 1:
+        slots = kv_indices[kvp[b]:kvp[b] + entries]
+    else:
+        length = 0 if entries == 0 else page_size * (entries - 1) + min(page_size, max(0, int(kv_last_page_len[b])))
+        pos = torch.arange(length, device=kv_indices.device)
+        slots = kv_indices[kvp[b] + pos // page_size] * page_size + pos % page_size
+    return kb[slots].float() * k_scale.float(), vb[slots].float() * v_scale.float()
 
 
 def reference(q, k_buffer, v_buffer, qo_indptr, kv_indptr, kv_indices, k_scale, v_scale, *, tokens_per_request=1, page_size=1,
@@ -38,21 +63,10 @@ def reference(q, k_buffer, v_buffer, qo_indptr, kv_indptr, kv_indices, k_scale, 
     if out is None:
         out = torch.zeros_like(q)
     hq, hkv = q.shape[1], k_buffer.shape[1]
-    fp8 = torch.float8_e4m3fn
-    kb = k_buffer.view(fp8) if k_buffer.dtype == torch.uint8 else k_buffer
-    vb = v_buffer.view(fp8) if v_buffer.dtype == torch.uint8 else v_buffer
     qo, kvp = qo_indptr.tolist(), kv_indptr.tolist()
     for b in range(len(qo) - 1):
-        entries = max(0, kvp[b + 1] - kvp[b])
-        if page_size == 1:
-            slots = kv_indices[kvp[b]:kvp[b] + entries]
-        else:
-            length = 0 if entries == 0 else page_size * (entries - 1) + min(page_size, max(0, int(kv_last_page_len[b])))
-            pos = torch.arange(length, device=q.device)
-            slots = kv_indices[kvp[b] + pos // page_size] * page_size + pos % page_size
-        n = slots.numel()
-        k = kb[slots].float() * k_scale.float()
-        v = vb[slots].float() * v_scale.float()
+        k, v = _prefix(k_buffer, v_buffer, kv_indptr, kv_indices, k_scale, v_scale, page_size, kv_last_page_len, b, kvp)
+        n = k.shape[0]
         qq = q[qo[b]:qo[b] + tokens_per_request].float()
         k = k.repeat_interleave(hq // hkv, dim=1)
         v = v.repeat_interleave(hq // hkv, dim=1)
@@ -61,6 +75,26 @@ def reference(q, k_buffer, v_buffer, qo_indptr, kv_indptr, kv_indices, k_scale, 
         s = s.masked_fill(torch.arange(n, device=q.device).view(1, 1, -1) >= n - tokens_per_request + t + 1, float("-inf"))
         w = torch.softmax(s, dim=-1).nan_to_num(0.0)
         out[qo[b]:qo[b] + tokens_per_request] = torch.einsum("htn,nhd->thd", w, v).to(out.dtype)
+    return out
+
+
+def extend_reference(q, k_extend, v_extend, k_buffer, v_buffer, qo_indptr, kv_indptr, kv_indices, k_scale, v_scale, *, page_size=1,
+                     kv_last_page_len=None, softmax_scale=EXTEND_SCALE, out=None):
+    """GQA4 extend's semantics in torch (FP32 math on the dequantized prefix and the BF16
+    extension): extension token i of a request sees its whole prefix and extension tokens 0..i."""
+    if out is None:
+        out = torch.zeros_like(q)
+    hq, hkv = q.shape[1], k_buffer.shape[1]
+    qo, kvp = qo_indptr.tolist(), kv_indptr.tolist()
+    for b in range(len(qo) - 1):
+        kp, vp = _prefix(k_buffer, v_buffer, kv_indptr, kv_indices, k_scale, v_scale, page_size, kv_last_page_len, b, kvp)
+        e = qo[b + 1] - qo[b]
+        k = torch.cat([kp, k_extend[qo[b]:qo[b + 1]].float()]).repeat_interleave(hq // hkv, dim=1)
+        v = torch.cat([vp, v_extend[qo[b]:qo[b + 1]].float()]).repeat_interleave(hq // hkv, dim=1)
+        s = torch.einsum("thd,nhd->htn", q[qo[b]:qo[b + 1]].float(), k) * softmax_scale
+        t = torch.arange(e, device=q.device).view(1, -1, 1)
+        s = s.masked_fill(torch.arange(k.shape[0], device=q.device).view(1, 1, -1) > kp.shape[0] + t, float("-inf"))
+        out[qo[b]:qo[b + 1]] = torch.einsum("htn,nhd->thd", torch.softmax(s, dim=-1), v).to(out.dtype)
     return out
 
 
@@ -108,6 +142,49 @@ class AttentionGQA8(NativeHandle):
                          *self._args(phase, tokens_per_request, page_size, softmax_scale, tensors))
 
 
+class AttentionGQA4Extend(NativeHandle):
+    """A netra GQA4 extend handle on one CUDA device: it loads every extend tactic and owns their
+    workspaces. Create it before capturing a graph; keep its calls on one stream at a time."""
+
+    def __init__(self, device=None):
+        super().__init__("attention_gqa4_extend", _lib().netra_attention_gqa4_extend_create, _lib().netra_attention_gqa4_extend_destroy, device)
+        self._tensors = _tensor.Tensors(12)
+
+    def _args(self, phase, longest_extension, page_size, softmax_scale, tensors):
+        if phase not in PHASES:
+            raise NetraError(Status.INVALID_ARGUMENT, f"phase must be one of {sorted(PHASES)}, got {phase!r}")
+        return (PHASES[phase], longest_extension, page_size, softmax_scale, *self._tensors.fill(*tensors))
+
+    def __call__(self, q, k_extend, v_extend, k_buffer, v_buffer, qo_indptr, kv_indptr, kv_indices, k_scale, v_scale, *, phase="extend",
+                 longest_extension=12, page_size=1, kv_last_page_len=None, softmax_scale=EXTEND_SCALE, out=None, fallback=True):
+        if out is None:
+            out = torch.empty_like(q)
+        tensors = (q, out, k_extend, v_extend, k_buffer, v_buffer, qo_indptr, kv_indptr, kv_indices, kv_last_page_len, k_scale, v_scale)
+        if not all(t is None or (isinstance(t, torch.Tensor) and t.is_cuda) for t in tensors):
+            status, why = Status.NOT_SUPPORTED, "a tensor is not a CUDA tensor"
+        else:
+            status = _lib().netra_attention_gqa4_extend(self._handle, *self._args(phase, longest_extension, page_size, softmax_scale, tensors),
+                                                        self._stream())
+            if status == Status.OK:
+                return out
+            if status != Status.NOT_SUPPORTED:
+                check(status)
+            why = _lib().netra_last_error().decode(errors="replace")
+        if not fallback:
+            raise NetraError(Status.NOT_SUPPORTED, why)
+        return extend_reference(q, k_extend, v_extend, k_buffer, v_buffer, qo_indptr, kv_indptr, kv_indices, k_scale, v_scale,
+                                page_size=page_size, kv_last_page_len=kv_last_page_len, softmax_scale=softmax_scale, out=out)
+
+    def explain(self, q, k_extend, v_extend, k_buffer, v_buffer, qo_indptr, kv_indptr, kv_indices, k_scale, v_scale, *, phase="extend",
+                longest_extension=12, page_size=1, kv_last_page_len=None, softmax_scale=EXTEND_SCALE, out=None):
+        """One line per tactic with its decision for this call, then the outcome."""
+        if out is None:
+            out = torch.empty_like(q)
+        tensors = (q, out, k_extend, v_extend, k_buffer, v_buffer, qo_indptr, kv_indptr, kv_indices, kv_last_page_len, k_scale, v_scale)
+        return explained(_lib().netra_attention_gqa4_extend_explain, self._handle,
+                         *self._args(phase, longest_extension, page_size, softmax_scale, tensors))
+
+
 _handles = {}
 _handles_lock = threading.Lock()
 
@@ -120,3 +197,14 @@ def attention_gqa8(q, k_buffer, v_buffer, qo_indptr, kv_indptr, kv_indices, k_sc
             _handles[q.device] = AttentionGQA8(q.device)
         h = _handles[q.device]
     return h(q, k_buffer, v_buffer, qo_indptr, kv_indptr, kv_indices, k_scale, v_scale, **options)
+
+
+def attention_gqa4_extend(q, k_extend, v_extend, k_buffer, v_buffer, qo_indptr, kv_indptr, kv_indices, k_scale, v_scale, **options):
+    """GQA4 extend through netra when a tactic admits the call (one shared handle per device),
+    through `extend_reference` otherwise (fallback=False raises NetraError instead)."""
+    with _handles_lock:
+        key = ("gqa4_extend", q.device)
+        if key not in _handles:
+            _handles[key] = AttentionGQA4Extend(q.device)
+        h = _handles[key]
+    return h(q, k_extend, v_extend, k_buffer, v_buffer, qo_indptr, kv_indptr, kv_indices, k_scale, v_scale, **options)

@@ -122,6 +122,23 @@ TEST_CASE("the slice count fills the device from its processor count") {
   CHECK(verify::slices_for(1, 132) == 66);
   CHECK(decode::slices_for(1, 256) == 128);  // gfx950's 256 CUs, capped by SplitCapacity
   for (u32 b = 1; b <= 64; ++b) CHECK(b * decode::slices_for(b, 132) <= decode::split_capacity);
+  // Several workgroups per SM (by LDS, and by registers at the budget's cap): up to that many waves
+  // of workgroups, at most 32 slices unless covering the device once takes more.
+  using ring_2x2 = contracts::attention_gqa8<sm90a, 0, 1, 1, 2, 2, 64, 256>;
+  using direct_2 = contracts::attention_gqa8<sm90a, 0, 1, 1, 2, 0, 64, 512>;
+  CHECK(decode::workgroups_per_processor == 1);
+  CHECK(verify::workgroups_per_processor == 1);
+  CHECK(ring_2x2::workgroups_per_processor == 3);
+  CHECK(direct_2::workgroups_per_processor == 4);
+  CHECK(ring_2x2::slices_for(64, 132) == 3);
+  CHECK(ring_2x2::slices_for(16, 132) == 12);
+  CHECK(ring_2x2::slices_for(1, 132) == 66);
+  CHECK(direct_2::slices_for(64, 132) == 4);
+  CHECK(direct_2::slices_for(16, 132) == 16);
+  CHECK(direct_2::slices_for(1, 132) == 66);
+  for (u32 b = 1; b <= 64; ++b) CHECK(b * direct_2::slices_for(b, 132) <= direct_2::split_capacity);
+  CHECK(direct_2::lds_bytes == 2 * 8 * 256 * 4 + 8 * 256 * 2 + 2 * 2 * 64 * 8 + 2 * 8 * 8);  // no ring: epilogue, q, tables, stats
+  CHECK(verify::wide_bytes == 64 * 256 * 2);  // the verify block widened once
   CHECK(decode::chunk_for(8192, 66) == 256);  // round_up(125, 64 * 4)
   CHECK(verify::chunk_for(49164, 66) == 768);
   CHECK(decode::chunk_for(0, 66) == 256);
@@ -150,4 +167,85 @@ TEST_CASE("graph phase is a dispatch dimension: a piecewise-prefill chunk of 12 
   attention_signature extend = good(attention_phase::extend, 1);
   CHECK(first_admitting(tactics::attention_gqa8, extend) == -1);
   CHECK(first_admitting(tactics::attention_gqa8, good(attention_phase::decode, 1)) == 1);
+}
+
+namespace {
+using extend = contracts::attention_gqa4_extend_served<sm90a>;
+attention_signature good_extend(attention_phase phase, i64 tq) {
+  attention_signature s{};
+  s.target = target_id::sm90a;
+  s.device = gpu;
+  s.phase = phase, s.tq = tq, s.page_size = 1, s.softmax_scale = extend::softmax_scale;
+  s.q = strided_tensor(buffer, dtype::bf16, gpu, {16, 32, 128});
+  s.out = strided_tensor(buffer, dtype::bf16, gpu, {16, 32, 128});
+  s.k_extend = strided_tensor(buffer, dtype::bf16, gpu, {16, 8, 128});
+  s.v_extend = strided_tensor(buffer, dtype::bf16, gpu, {16, 8, 128});
+  s.k_buffer = strided_tensor(buffer, dtype::e4m3, gpu, {1000, 8, 128});
+  s.v_buffer = strided_tensor(buffer, dtype::u8, gpu, {1000, 8, 128});
+  s.qo_indptr = strided_tensor(buffer + 64, dtype::i64, gpu, {3});
+  s.kv_indptr = strided_tensor(buffer + 64, dtype::i32, gpu, {3});
+  s.kv_indices = strided_tensor(buffer + 64, dtype::i64, gpu, {100});
+  s.k_scale = strided_tensor(buffer + 64, dtype::f32, gpu, {});
+  s.v_scale = strided_tensor(buffer + 64, dtype::f32, gpu, {1});
+  s.slices = 2, s.workspace = buffer, s.workspace_bytes = extend::workspace_bytes;
+  return s;
+}
+}  // namespace
+
+TEST_CASE("GQA4 extend: a well-formed call is admitted; each field refuses on its own") {
+  CHECK(extend::admits(good_extend(attention_phase::extend, 12)).admitted());
+  CHECK(extend::admits(good_extend(attention_phase::extend, 1)).admitted());
+  auto with = [](auto change) {
+    attention_signature s = good_extend(attention_phase::extend, 12);
+    change(s);
+    return refused_field<extend>(s);
+  };
+  CHECK(with([](auto& s) { s.phase = attention_phase::decode; }) == "phase");
+  CHECK(with([](auto& s) { s.tq = 13; }) == "tq");
+  CHECK(with([](auto& s) { s.tq = 0; }) == "tq");
+  CHECK(with([](auto& s) { s.softmax_scale = 0.0625f; }) == "softmax_scale");
+  CHECK(with([](auto& s) { s.q = strided_tensor(buffer, dtype::bf16, gpu, {16, 16, 256}); }) == "q");  // GQA8 heads
+  CHECK(with([](auto& s) { s.q.shape[0] = 1; }) == "q");  // fewer tokens than requests
+  CHECK(with([](auto& s) { s.out.shape[0] = 15; }) == "out");
+  CHECK(with([](auto& s) { s.k_extend = {}; }) == "k_extend");
+  CHECK(with([](auto& s) { s.k_extend.type = dtype::e4m3; }) == "k_extend");
+  CHECK(with([](auto& s) { s.v_extend.shape[0] = 15; }) == "v_extend");
+  CHECK(with([](auto& s) { s.v_extend.data = buffer + 2; }) == "v_extend");
+  CHECK(with([](auto& s) { s.k_buffer = strided_tensor(buffer, dtype::e4m3, gpu, {1000, 2, 256}); }) == "k_buffer");
+  CHECK(with([](auto& s) { s.v_buffer.shape[0] = 999; }) == "v_buffer");
+  CHECK(with([](auto& s) { s.kv_indptr.shape[0] = 2; }) == "kv_indptr");
+  CHECK(with([](auto& s) { s.slices = 1; }) == "slices");  // the prefix state always goes through the workspace
+  CHECK(with([](auto& s) { s.slices = 65; }) == "slices");
+  CHECK(with([](auto& s) { s.workspace = nullptr; }) == "workspace");
+  CHECK(with([](auto& s) { s.workspace_bytes = extend::workspace_bytes - 1; }) == "workspace_bytes");
+  CHECK(extend::slices_for(64, 132) == 2);
+  CHECK(extend::slices_for(16, 132) == 2);
+  CHECK(extend::slices_for(1, 132) == 33);
+  for (u32 b = 1; b <= 64; ++b) CHECK(b * extend::slices_for(b, 132) <= extend::split_capacity);
+}
+
+TEST_CASE("graph phase is a dispatch dimension: a piecewise-prefill call of <= 16 tokens is not an extension") {
+  // The article's call: piecewise prefill of a 12-token chunk over a cached prefix, GQA4 heads. By
+  // shape (M = 12 <= 16, the same heads, pools and extension tensors) it is exactly an extend call.
+  attention_signature prefill = good_extend(attention_phase::prefill, 12);
+  auto broad_predicate = [](const attention_signature& s) { return s.tq <= 16 && s.q.shape[1] == 32 && s.q.shape[2] == 128; };
+  CHECK(broad_predicate(prefill));
+  // The extend contract refuses it by phase, naming the phase...
+  const decision d = extend::admits(prefill);
+  CHECK(std::string(d.admitted() ? "" : d.field) == "phase");
+  CHECK(to_string(d) == "refused at field 'phase': requires extend, got prefill");
+  // ...no extend tactic takes it, and it is inside no tactic's promoted domain: the call falls back.
+  CHECK(first_admitting(tactics::attention_gqa4_extend, prefill) == -1);
+  bool in_domain = false;
+  boost::hana::for_each(tactics::attention_gqa4_extend,
+                        [&](auto t) { in_domain |= tactic_traits<typename decltype(t)::type>::in_promoted_domain(prefill); });
+  CHECK_FALSE(in_domain);
+  // The same call in the extend phase is taken by the sm90a extend tactic (index 1).
+  attention_signature e = prefill;
+  e.phase = attention_phase::extend;
+  CHECK(first_admitting(tactics::attention_gqa4_extend, e) == 1);
+  // Neither GQA8 list takes an extend call, nor the extend list a decode or verify call.
+  CHECK(first_admitting(tactics::attention_gqa8, e) == -1);
+  CHECK(first_admitting(tactics::attention_gqa4_extend, good_extend(attention_phase::verify, 12)) == -1);
+  CHECK(first_admitting(tactics::attention_gqa4_extend, good_extend(attention_phase::decode, 1)) == -1);
 }

@@ -9,6 +9,7 @@
 //     (inputs::bitwise_case: small-integer Q and K, one non-zero V per head-dim element).
 #pragma once
 #include <cmath>
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -141,90 +142,99 @@ inline gqa8_summary compare(const gqa8_expected& e, const std::vector<std::uint1
   return s;
 }
 
+/// The (m, l, o) of one query row over positions [0, length) in netra's order for plan `Plan`:
+/// `slices` slices of round_up(ceil(length / slices), 64 block_warps) positions, warp w of a slice
+/// walking its blocks w, w + block_warps, ...; the warps merged in warp order, the slices in slice
+/// order. score(p) is the scaled FP32 score of position p (-inf: masked, never read again);
+/// value(p, d) the FP32 value element d of a position with a non-zero weight (unscaled); `row` is
+/// the row inside its wave (the plan's lane partial sums). Dot products are the caller's.
+struct row_state {
+  softmax_stats st;
+  std::vector<float> o;
+};
+template <class Plan, class Score, class Value>
+row_state netra_order_row(std::int64_t length, int slices, int block_warps, unsigned row, int dim, Score score, Value value) {
+  const std::int64_t len = std::min<std::int64_t>(length, std::int64_t{1} << 30);
+  const std::int64_t chunk = ((std::max<std::int64_t>(1, (len + slices - 1) / slices) + 64 * block_warps - 1) / (64 * block_warps)) * 64 * block_warps;
+  row_state total{softmax_empty(), std::vector<float>(static_cast<std::size_t>(dim), 0.0f)};
+  for (int sl = 0; sl < slices; ++sl) {
+    const std::int64_t start = sl * chunk, end = std::min(start + chunk, length);
+    const std::int64_t blocks = start < end ? (end - start + 63) / 64 : 0;
+    std::vector<row_state> waves;
+    for (int w = 0; w < block_warps; ++w) {
+      row_state ws{softmax_empty(), std::vector<float>(static_cast<std::size_t>(dim), 0.0f)};
+      for (std::int64_t blk = w; blk < blocks; blk += block_warps) {
+        float s[64], pb[64];
+        float m_block = negative_infinity();
+        for (int pos = 0; pos < 64; ++pos) {
+          const std::int64_t at = start + 64 * blk + pos;
+          s[pos] = at < end ? score(at) : negative_infinity();
+          m_block = max_of(m_block, s[pos]);
+        }
+        const float m_new = max_of(ws.st.m, m_block);
+        for (int pos = 0; pos < 64; ++pos) pb[pos] = f32_from_bf16(bf16_from_f32_reference(softmax_weight(s[pos], m_new)));
+        // Lane partials (items in order), then the two butterflies of the plan.
+        const unsigned base = Plan::stats_lane(row), m0 = Plan::row_mask(0), m1 = Plan::row_mask(1);
+        float part[4];
+        for (unsigned k = 0; k < 4; ++k) {
+          const unsigned lane = base ^ (k & 1 ? m0 : 0) ^ (k & 2 ? m1 : 0);
+          float acc = 0.0f;
+          for (unsigned i = 0; i < Plan::scores; ++i) acc = add_rn(acc, pb[Plan::score_of(lane, i).col]);
+          part[k] = acc;
+        }
+        const float l_block = add_rn(add_rn(part[0], part[1]), add_rn(part[2], part[3]));
+        const softmax_merge_factors f = softmax_merge(ws.st, {m_new, l_block});
+        ws.st = f.merged;
+        for (int d = 0; d < dim; ++d) {
+          double pv = 0;
+          for (int pos = 0; pos < 64; ++pos)
+            if (s[pos] != negative_infinity() && pb[pos] != 0.0f) pv += static_cast<double>(pb[pos]) * value(start + 64 * blk + pos, d);
+          ws.o[static_cast<std::size_t>(d)] = static_cast<float>(static_cast<double>(mul_rn(ws.o[static_cast<std::size_t>(d)], f.alpha)) + pv);
+        }
+      }
+      waves.push_back(ws);
+    }
+    row_state st = waves[0];
+    for (int w = 1; w < block_warps; ++w) {
+      const softmax_merge_factors f = softmax_merge(st.st, waves[w].st);
+      for (int d = 0; d < dim; ++d) st.o[d] = softmax_merge_value(st.o[d], waves[w].o[d], f);
+      st.st = f.merged;
+    }
+    if (sl == 0) {
+      total = st;
+    } else {
+      const softmax_merge_factors f = softmax_merge(total.st, st.st);
+      for (int d = 0; d < dim; ++d) total.o[d] = softmax_merge_value(total.o[d], st.o[d], f);
+      total.st = f.merged;
+    }
+  }
+  return total;
+}
+
 /// netra's association order for plan `Plan` with `slices` slices and `block_warps` warps per
 /// slice; BF16 outputs for written rows, 0 elsewhere. Dot products taken as exact (see above).
 template <class Plan> std::vector<std::uint16_t> netra_order(const gqa8_case& c, int slices, int block_warps) {
   std::vector<std::uint16_t> out(static_cast<std::size_t>(c.q_tokens) * gqa8_q_heads * gqa8_dim, 0);
   const float score_scale = c.k_scale * 0.0625f;
-  struct wave_state {
-    softmax_stats st;
-    std::vector<float> o;
-  };
   for (int b = 0; b < c.batch; ++b) {
     const gqa8_request r = request_of(c, b);
     if (!r.writable) continue;
-    const std::int64_t len = std::min<std::int64_t>(r.length, std::int64_t{1} << 30);
-    const std::int64_t chunk = ((std::max<std::int64_t>(1, (len + slices - 1) / slices) + 64 * block_warps - 1) / (64 * block_warps)) * 64 * block_warps;
     for (int t = 0; t < c.tq; ++t)
       for (int kvh = 0; kvh < gqa8_kv_heads; ++kvh)
         for (int hr = 0; hr < 8; ++hr) {
           const int h = kvh * 8 + hr;
           const std::int64_t token = r.first_token + t, visible_end = r.length - c.tq + t + 1;
-          softmax_stats total = softmax_empty();
-          std::vector<float> total_o(gqa8_dim, 0.0f);
-          for (int sl = 0; sl < slices; ++sl) {
-            const std::int64_t start = sl * chunk, end = std::min(start + chunk, r.length);
-            const std::int64_t blocks = start < end ? (end - start + 63) / 64 : 0;
-            std::vector<wave_state> waves;
-            for (int w = 0; w < block_warps; ++w) {
-              wave_state ws{softmax_empty(), std::vector<float>(gqa8_dim, 0.0f)};
-              for (std::int64_t blk = w; blk < blocks; blk += block_warps) {
-                float s[64];
-                float m_block = negative_infinity();
-                for (int pos = 0; pos < 64; ++pos) {
-                  const std::int64_t at = start + 64 * blk + pos;
-                  const std::int64_t slot = at < end ? slot_of(c, b, at) : -1;
-                  s[pos] = negative_infinity();
-                  if (slot < 0 || at >= visible_end) continue;
-                  double dot = 0;
-                  for (int d = 0; d < gqa8_dim; ++d) dot += q_at(c, token, h, d) * f32_from_e4m3(kv_at(c.k, slot, kvh, d));
-                  s[pos] = mul_rn(static_cast<float>(dot), score_scale);
-                  m_block = max_of(m_block, s[pos]);
-                }
-                const float m_new = max_of(ws.st.m, m_block);
-                float pb[64];
-                for (int pos = 0; pos < 64; ++pos) pb[pos] = f32_from_bf16(bf16_from_f32_reference(softmax_weight(s[pos], m_new)));
-                // Lane partials (items in order), then the two butterflies of the plan.
-                const unsigned base = Plan::stats_lane(static_cast<unsigned>(hr)), m0 = Plan::row_mask(0), m1 = Plan::row_mask(1);
-                float part[4];
-                for (unsigned k = 0; k < 4; ++k) {
-                  const unsigned lane = base ^ (k & 1 ? m0 : 0) ^ (k & 2 ? m1 : 0);
-                  float acc = 0.0f;
-                  for (unsigned i = 0; i < Plan::scores; ++i) acc = add_rn(acc, pb[Plan::score_of(lane, i).col]);
-                  part[k] = acc;
-                }
-                const float l_block = add_rn(add_rn(part[0], part[1]), add_rn(part[2], part[3]));
-                const softmax_merge_factors f = softmax_merge(ws.st, {m_new, l_block});
-                ws.st = f.merged;
-                for (int d = 0; d < gqa8_dim; ++d) {
-                  double pv = 0;
-                  for (int pos = 0; pos < 64; ++pos) {
-                    const std::int64_t at = start + 64 * blk + pos;
-                    const std::int64_t slot = at < end ? slot_of(c, b, at) : -1;
-                    if (slot >= 0 && pb[pos] != 0.0f) pv += static_cast<double>(pb[pos]) * f32_from_e4m3(kv_at(c.v, slot, kvh, d));
-                  }
-                  ws.o[d] = static_cast<float>(static_cast<double>(mul_rn(ws.o[d], f.alpha)) + pv);
-                }
-              }
-              waves.push_back(ws);
-            }
-            softmax_stats st = waves[0].st;
-            std::vector<float> o = waves[0].o;
-            for (int w = 1; w < block_warps; ++w) {
-              const softmax_merge_factors f = softmax_merge(st, waves[w].st);
-              for (int d = 0; d < gqa8_dim; ++d) o[d] = softmax_merge_value(o[d], waves[w].o[d], f);
-              st = f.merged;
-            }
-            if (sl == 0) {
-              total = st, total_o = o;
-            } else {
-              const softmax_merge_factors f = softmax_merge(total, st);
-              for (int d = 0; d < gqa8_dim; ++d) total_o[d] = softmax_merge_value(total_o[d], o[d], f);
-              total = f.merged;
-            }
-          }
+          auto score = [&](std::int64_t at) {
+            const std::int64_t slot = slot_of(c, b, at);
+            if (slot < 0 || at >= visible_end) return negative_infinity();
+            double dot = 0;
+            for (int d = 0; d < gqa8_dim; ++d) dot += q_at(c, token, h, d) * f32_from_e4m3(kv_at(c.k, slot, kvh, d));
+            return mul_rn(static_cast<float>(dot), score_scale);
+          };
+          auto value = [&](std::int64_t at, int d) { return static_cast<double>(f32_from_e4m3(kv_at(c.v, slot_of(c, b, at), kvh, d))); };
+          const row_state total = netra_order_row<Plan>(r.length, slices, block_warps, static_cast<unsigned>(hr), gqa8_dim, score, value);
           for (int d = 0; d < gqa8_dim; ++d)
-            out[(static_cast<std::size_t>(token) * gqa8_q_heads + h) * gqa8_dim + d] = bf16_from_f32_reference(softmax_finish(total_o[d], total.l, c.v_scale));
+            out[(static_cast<std::size_t>(token) * gqa8_q_heads + h) * gqa8_dim + d] = bf16_from_f32_reference(softmax_finish(total.o[d], total.st.l, c.v_scale));
         }
   }
   return out;

@@ -14,3 +14,4 @@
 #include "netra/kernels/gdn/precompute.hpp"
 #include "netra/kernels/gdn/recurrent.hpp"
 #include "netra/kernels/attention/gqa8.hpp"
+#include "netra/kernels/attention/extend.hpp"

@@ -1,4 +1,5 @@
-// netra/runtime/tactics/attention.hpp — the dispatch list of GQA8 paged attention (host only).
+// netra/runtime/tactics/attention.hpp — the dispatch lists of GQA8 paged attention and GQA4 extend
+// (host only).
 // Graph phase is a dispatch dimension: each contract admits one phase, so a call's shape alone
 // never selects a kernel (the article's lesson: a broad "M <= 16" predicate once sent a piecewise
 // prefill chunk to the extend kernel; tests/contracts/test_attention_contracts.cpp repeats that
@@ -8,6 +9,8 @@
 #pragma once
 #include <boost/hana.hpp>
 
+#include "netra/contracts/attention/gqa4_extend.hpp"
+#include "netra/contracts/attention/gqa8_decode_wide.hpp"
 #include "netra/contracts/attention/gqa8_paged.hpp"
 #include "netra/runtime/tactic.hpp"
 
@@ -23,11 +26,31 @@ template <class Contract> struct attention_gqa8_domain {
 };
 template <class Contract> using attention_gqa8_strict = strict<Contract, attention_gqa8_domain<Contract>>;
 
-/// decode and verify on both targets (page size 1), then decode at page size 16.
+/// decode and verify on both targets (page size 1), then decode at page size 16, then decode at
+/// batches 65..128 (the served decode mapping widened: contracts/attention/gqa8_decode_wide.hpp).
 inline constexpr auto attention_gqa8 = boost::hana::tuple_t<
     attention_gqa8_strict<contracts::attention_gqa8_decode<gfx950>>, attention_gqa8_strict<contracts::attention_gqa8_decode<sm90a>>,
     attention_gqa8_strict<contracts::attention_gqa8_verify<gfx950>>, attention_gqa8_strict<contracts::attention_gqa8_verify<sm90a>>,
     attention_gqa8_strict<contracts::attention_gqa8<gfx950, 0, 1, 16, 2, 2, 64, 128>>,
-    attention_gqa8_strict<contracts::attention_gqa8<sm90a, 0, 1, 16, 4, 3, 64, 128>>>;
+    attention_gqa8_strict<contracts::attention_gqa8<sm90a, 0, 1, 16, 4, 3, 64, 128>>,
+    attention_gqa8_strict<contracts::attention_gqa8_decode_wide<gfx950>>, attention_gqa8_strict<contracts::attention_gqa8_decode_wide<sm90a>>>;
+
+/// GQA4 extend's promoted domain: its target and phase, a longest extension in [1, 12], its page
+/// size, BF16 [*, 32, 128] queries and E4M3 [*, 8, 128] pools on the handle's device, batch range.
+template <class Contract> struct attention_gqa4_extend_domain {
+  static bool contains(const attention_signature& s) {
+    return s.target == Contract::target::id && s.phase == Contract::phase && s.tq >= 1 && s.tq <= Contract::max_extend &&
+           s.page_size == Contract::page_size && s.q.type == dtype::bf16 && s.q.rank == 3 && s.q.shape[1] == Contract::q_heads &&
+           s.q.shape[2] == Contract::head_dim && dtype_accepts(dtype::e4m3, s.k_buffer.type) && s.k_buffer.rank == 3 &&
+           s.k_buffer.shape[1] == Contract::kv_heads && s.q.device == s.device && s.batch() >= 1 && s.batch() <= Contract::max_batch;
+  }
+};
+template <class Contract> using attention_gqa4_extend_strict = strict<Contract, attention_gqa4_extend_domain<Contract>>;
+
+/// extend on both targets (page size 1), then page size 16 on sm90a.
+inline constexpr auto attention_gqa4_extend =
+    boost::hana::tuple_t<attention_gqa4_extend_strict<contracts::attention_gqa4_extend_served<gfx950>>,
+                         attention_gqa4_extend_strict<contracts::attention_gqa4_extend_served<sm90a>>,
+                         attention_gqa4_extend_strict<contracts::attention_gqa4_extend<sm90a, 16, 1, 6, 64, 128>>>;
 
 }  // namespace netra::tactics

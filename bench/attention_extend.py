@@ -1,0 +1,279 @@
+"""GQA4 extend attention (contracts/attention/gqa4_extend.hpp) on the H200: netra's three kernels
+(stage zero, the pair view's stage one, stage two) against torch SDPA (every backend, the
+enable_gqa and the GQA-folded views) on a BF16 copy of the prefix plus the extension, in one
+process. The records join bench/results/attention_h200.json (merged by contract and shape: the
+GQA8 records of bench/attention.py stay).
+
+netra's cubin is loaded through the CUDA driver (ctypes) and launched on torch's current stream,
+so graph capture records it like any torch kernel. Every timed shape is checked in the same run
+against the contract's bound (FP64 reference of the dequantized math on the GPU) for netra and
+for each peer. The peers read a dense BF16 copy of the gathered, dequantized prefix concatenated
+with the extension (exact: every E4M3 value is a BF16 value); that copy is timed separately.
+
+usage: python3 bench/attention_extend.py --objects build/code_objects --out bench/results/attention_h200.json
+"""
+from __future__ import annotations
+
+import argparse
+import ctypes
+import itertools
+import math
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, __file__.rsplit("/bench/", 1)[0])
+from bench import common  # noqa: E402
+
+HQ, HKV, G, D, E = 32, 8, 4, 128, 12
+SCALE = 0.0883883461356163  # fl32(1/sqrt(128))
+FP8 = torch.float8_e4m3fn
+cuda = ctypes.CDLL("libcuda.so.1")
+NAME = "attention-gqa4-extend-sm90a-1-1-6-64-128"
+MAX_BATCH, CAP = 64, 128
+LDS = 150272  # pair_view::lds_bytes (the audit's figure)
+Q_PAD, QO_PAD = MAX_BATCH * E * HQ * 256 * 2, 768
+SPLIT_O, SPLIT_STATS = CAP * 4 * 96 * 256 * 4, CAP * 4 * 96 * 8
+
+
+def check(r: int, what: str) -> None:
+    if r != 0:
+        raise RuntimeError(f"{what}: CUresult {r}")
+
+
+class View(ctypes.Structure):  # kernels/attention/gqa8_geometry.hpp: attention_gqa8_args
+    _fields_ = [(n, ctypes.c_void_p) for n in ("q", "out", "k", "v", "qo", "kv_indptr", "kv_indices", "last", "k_scale", "v_scale",
+                                                 "split_o", "split_stats")] + \
+               [("q_tokens", ctypes.c_int64), ("slots", ctypes.c_int64), ("count", ctypes.c_int64), ("slices", ctypes.c_uint32)]
+
+
+class Args(ctypes.Structure):  # kernels/attention/extend.hpp: attention_extend_args
+    _fields_ = [("view", View)] + [(n, ctypes.c_void_p) for n in ("q", "out", "k_ext", "v_ext", "qo", "q_pad", "qo_pad")] + \
+               [("q_tokens", ctypes.c_int64)]
+
+
+class Instance:
+    def __init__(self, objects: str):
+        self.workspace = torch.zeros((Q_PAD + QO_PAD + SPLIT_O + SPLIT_STATS) // 4, dtype=torch.float32, device="cuda")
+        self.module = ctypes.c_void_p()
+        check(cuda.cuModuleLoadData(ctypes.byref(self.module), open(f"{objects}/{NAME}.cubin", "rb").read()), "cuModuleLoadData")
+        self.f = {}
+        for k, sym in (("zero", b"netra_attention_extend_stage_zero"), ("one", b"netra_attention_gqa8_stage_one"),
+                       ("two", b"netra_attention_extend_stage_two")):
+            self.f[k] = ctypes.c_void_p()
+            check(cuda.cuModuleGetFunction(ctypes.byref(self.f[k]), self.module, sym), sym.decode())
+        check(cuda.cuFuncSetAttribute(self.f["one"], 8, LDS), "max dynamic shared")
+
+    @staticmethod
+    def slices_for(batch: int, processors: int) -> int:  # attention_gqa4_extend::slices_for
+        return min(max(2, processors // (batch * 4)), max(2, CAP // batch))
+
+    def launch(self, c: "Case", s: int, slices: int) -> None:
+        ws = self.workspace.data_ptr()
+        view = View(ws, None, c.k[s].data_ptr(), c.v[s].data_ptr(), ws + Q_PAD, c.kv_indptr.data_ptr(), c.kv_indices[s].data_ptr(),
+                    c.kv_indptr.data_ptr(), c.scales.data_ptr(), c.scales.data_ptr() + 4, ws + Q_PAD + QO_PAD, ws + Q_PAD + QO_PAD + SPLIT_O,
+                    c.batch * E, c.slots, c.kv_indices[s].numel(), slices)
+        a = Args(view, c.q[s].data_ptr(), c.out[s].data_ptr(), c.k_ext[s].data_ptr(), c.v_ext[s].data_ptr(), c.qo.data_ptr(), ws, ws + Q_PAD,
+                 c.q_tokens)
+        pa = (ctypes.c_void_p * 1)(ctypes.cast(ctypes.pointer(a), ctypes.c_void_p))
+        pv = (ctypes.c_void_p * 1)(ctypes.cast(ctypes.pointer(a.view), ctypes.c_void_p))
+        st = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+        check(cuda.cuLaunchKernel(self.f["zero"], E, c.batch, 1, 256, 1, 1, 0, st, pa, None), "launch zero")
+        check(cuda.cuLaunchKernel(self.f["one"], slices, 4, c.batch, 384, 1, 1, LDS, st, pv, None), "launch one")
+        check(cuda.cuLaunchKernel(self.f["two"], HKV, E, c.batch, D, 1, 1, 0, st, pa, None), "launch two")
+
+
+class Case:
+    """`sets` input sets (rotated past L2): B requests of prefix P and 12 extension tokens each."""
+
+    def __init__(self, batch: int, prefix: int, sets: int, seed: int):
+        g = torch.Generator(device="cuda").manual_seed(seed)
+        self.batch, self.prefix = batch, prefix
+        total = batch * prefix
+        self.slots, self.q_tokens = total + 64, batch * E
+        self.qo = torch.arange(batch + 1, device="cuda", dtype=torch.int64) * E
+        self.kv_indptr = torch.tensor(list(itertools.accumulate([0] + [prefix] * batch)), device="cuda", dtype=torch.int32)
+        self.scales = torch.tensor([0.9, 1.1], device="cuda", dtype=torch.float32)
+        self.q, self.out, self.k_ext, self.v_ext, self.k, self.v, self.kv_indices = [], [], [], [], [], [], []
+        for _ in range(sets):
+            self.q.append(torch.randn(self.q_tokens, HQ, D, device="cuda", generator=g).to(torch.bfloat16))
+            self.out.append(torch.empty(self.q_tokens, HQ, D, device="cuda", dtype=torch.bfloat16))
+            self.k_ext.append((torch.randn(self.q_tokens, HKV, D, device="cuda", generator=g) * 1.5).to(torch.bfloat16))
+            self.v_ext.append((torch.randn(self.q_tokens, HKV, D, device="cuda", generator=g) * 1.5).to(torch.bfloat16))
+            self.k.append((torch.randn(self.slots, HKV, D, device="cuda", generator=g) * 1.5).to(FP8).view(torch.uint8))
+            self.v.append((torch.randn(self.slots, HKV, D, device="cuda", generator=g) * 1.5).to(FP8).view(torch.uint8))
+            self.kv_indices.append(torch.randperm(self.slots, device="cuda", generator=g)[:total].to(torch.int64))
+
+    def bytes(self) -> int:  # compulsory: FP8 prefix K and V once, the indices, Q, O and the BF16 extension K/V
+        return self.batch * self.prefix * (2 * HKV * D + 8) + 2 * self.q_tokens * HQ * D * 2 + 2 * self.q_tokens * HKV * D * 2
+
+    def dequant_into(self, s: int, k: torch.Tensor, v: torch.Tensor) -> None:
+        """k, v [B, 8, P + 12, 128] BF16: the dequantized prefix, then the extension."""
+        rows = self.kv_indices[s].view(self.batch, self.prefix)
+        k[:, :, :self.prefix] = (self.k[s][rows].view(FP8).to(torch.bfloat16) * self.scales[0]).transpose(1, 2)
+        v[:, :, :self.prefix] = (self.v[s][rows].view(FP8).to(torch.bfloat16) * self.scales[1]).transpose(1, 2)
+        k[:, :, self.prefix:] = self.k_ext[s].view(self.batch, E, HKV, D).transpose(1, 2)
+        v[:, :, self.prefix:] = self.v_ext[s].view(self.batch, E, HKV, D).transpose(1, 2)
+
+    def dense(self, s: int) -> tuple[torch.Tensor, torch.Tensor]:
+        k = torch.empty(self.batch, HKV, self.prefix + E, D, device="cuda", dtype=torch.bfloat16)
+        v = torch.empty_like(k)
+        self.dequant_into(s, k, v)
+        return k, v
+
+
+def reference(c: Case, s: int, b: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """FP64 output of request b [12, 32, 128] and the contract's bound (tests/oracles/attention_gqa4_extend.hpp)."""
+    rows = c.kv_indices[s][b * c.prefix:(b + 1) * c.prefix]
+    ks, vs = float(c.scales[0]), float(c.scales[1])
+    k = torch.cat([c.k[s][rows].view(FP8).to(torch.float64) * ks, c.k_ext[s][b * E:(b + 1) * E].to(torch.float64)])  # [n, 8, 128]
+    v = torch.cat([c.v[s][rows].view(FP8).to(torch.float64) * vs, c.v_ext[s][b * E:(b + 1) * E].to(torch.float64)])
+    n = c.prefix + E
+    q = c.q[s][b * E:(b + 1) * E].to(torch.float64).view(E, HKV, G, D)
+    dots = torch.einsum("thgd,nhd->thgn", q, k)
+    absdots = torch.einsum("thgd,nhd->thgn", q.abs(), k.abs())
+    t = torch.arange(E, device="cuda").view(E, 1, 1, 1)
+    visible = torch.arange(n, device="cuda").view(1, 1, 1, n) <= c.prefix + t
+    s_ = (dots * SCALE).masked_fill(~visible, -math.inf)
+    out = torch.einsum("thgn,nhd->thgd", torch.softmax(s_, dim=-1), v)
+    delta = (SCALE * absdots * 2.0 ** -15 + (dots * SCALE).abs() * 2.0 ** -23).masked_fill(~visible, 0).amax(-1, keepdim=True)
+    u = 2.0 ** -9 + 2.0 ** -22
+    rho = torch.exp(2 * delta) * (1 + u) / (1 - u) - 1
+    vinf = v.abs().amax(0).view(1, HKV, 1, D)  # over all positions: >= the visible ones
+    bound = out.abs() * 2.0 ** -8 + vinf * (rho + (n / 4 + 256) * 2.0 ** -24 + 2.0 ** -20)
+    return out.reshape(E, HQ, D), bound.reshape(E, HQ, D)
+
+
+def compare(c: Case, got: torch.Tensor, s: int, requests: list[int]) -> dict:
+    beyond, max_err, dot, nr, ng = 0, 0.0, 0.0, 0.0, 0.0
+    for b in requests:
+        ref, bound = reference(c, s, b)
+        g = got[b * E:(b + 1) * E].to(torch.float64)
+        err = (g - ref).abs()
+        beyond += int((~(err <= bound)).sum())
+        max_err = max(max_err, float(err.max()))
+        dot += float((g * ref).sum()); nr += float((ref * ref).sum()); ng += float((g * g).sum())
+    return {"beyond_bound": beyond, "max_abs_err": max_err, "cosine": dot / math.sqrt(nr * ng) if nr and ng else None,
+            "checked_requests": len(requests)}
+
+
+def sdpa_peers(c: Case, dense: list, check_requests: list[int]) -> list[dict]:
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from torch.nn.attention.bias import causal_lower_right
+    peers, n = [], c.prefix + E
+    folded_mask = (torch.arange(n, device="cuda").view(1, n) <= c.prefix + (torch.arange(E * G, device="cuda") // G).view(-1, 1)).view(1, 1, E * G, n)
+    for view in ("gqa", "folded"):
+        for backend in (SDPBackend.CUDNN_ATTENTION, SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH):
+            name = f"torch SDPA ({backend.name.lower()}, {'enable_gqa' if view == 'gqa' else 'GQA-folded view'}) on a BF16 copy"
+            outs = [torch.empty_like(c.out[s]) for s in range(len(dense))]
+
+            def make(s, view=view, backend=backend):
+                k, v = dense[s]
+                q = c.q[s].view(c.batch, E, HQ, D)
+                if view == "gqa":
+                    qq, mask = q.transpose(1, 2), causal_lower_right(E, n)
+
+                    def call():
+                        with sdpa_kernel(backend):
+                            o = torch.nn.functional.scaled_dot_product_attention(qq, k, v, attn_mask=mask, scale=SCALE, enable_gqa=True)
+                        outs[s].view(c.batch, E, HQ, D).copy_(o.transpose(1, 2))
+                else:
+                    qq = q.view(c.batch, E, HKV, G, D).permute(0, 2, 1, 3, 4).reshape(c.batch, HKV, E * G, D)
+
+                    def call():
+                        with sdpa_kernel(backend):
+                            o = torch.nn.functional.scaled_dot_product_attention(qq, k, v, attn_mask=folded_mask, scale=SCALE)
+                        outs[s].view(c.batch, E, HKV, G, D).copy_(o.view(c.batch, HKV, E, G, D).permute(0, 2, 1, 3, 4))
+                return call
+
+            try:
+                calls = [make(s) for s in range(len(dense))]
+                calls[0]()
+                torch.cuda.synchronize()
+                cmp = compare(c, outs[0], 0, check_requests)
+                g = common.bench_graph(calls, reps=10)["median_us"]
+                e = common.bench_eager(calls, reps=10)["median_us"]
+                peers.append(common.peer(name, g, exact=cmp["beyond_bound"] == 0, eager_us=e,
+                                         note=f"max |err| {cmp['max_abs_err']:.3g}, beyond bound {cmp['beyond_bound']}, cosine {cmp['cosine']}; "
+                                              "prefix dequantized to a BF16 copy beforehand (copy not timed here)"))
+            except Exception as ex:  # a backend that does not take this call
+                peers.append(common.peer(name, None, exact=False, note=f"not run: {type(ex).__name__}: {str(ex).splitlines()[0][:160]}"))
+            torch.cuda.synchronize()
+    return peers
+
+
+def bench_shape(inst: Instance, batch: int, prefix: int, seed: int, bw: float, target_fraction: float | None) -> dict:
+    probe = Case(batch, prefix, 1, seed)
+    sets = min(common.rotation(probe.bytes()), 64)
+    del probe
+    c = Case(batch, prefix, sets, seed)
+    slices = inst.slices_for(batch, torch.cuda.get_device_properties(0).multi_processor_count)
+    calls = [lambda s=s: inst.launch(c, s, slices) for s in range(sets)]
+    for x in c.out:
+        x.fill_(float("nan"))
+    calls[0]()
+    torch.cuda.synchronize()
+    check_requests = sorted({0, batch - 1})
+    cmp = compare(c, c.out[0], 0, check_requests)
+    again = c.out[0].clone()
+    calls[0]()
+    repeatable = bool(torch.equal(again.view(torch.int16), c.out[0].view(torch.int16)))
+    g = common.bench_graph(calls, reps=15)
+    e = common.bench_eager(calls, reps=15)
+    dense = [c.dense(s) for s in range(min(sets, 2))]
+    copy_us = common.bench_graph([lambda s=s: c.dequant_into(s, *dense[s]) for s in range(len(dense))], reps=10)["median_us"]
+    peers = sdpa_peers(c, dense, check_requests)
+    del dense
+    roofline = c.bytes() / bw * 1e6
+    rec = common.record("gqa4_extend", NAME, {"batch": batch, "kv_len": prefix, "tq": E}, g["median_us"], e["median_us"],
+                        correct=cmp["beyond_bound"] == 0 and repeatable,
+                        comparison="bounded (contracts/attention/gqa4_extend.hpp): |err| <= 2^-8 |ref| + V_inf (rho + (L/4 + 256) 2^-24 + 2^-20) "
+                                   "against the FP64 dequantized math, requests " + str(check_requests),
+                        peers=peers, bytes_moved=c.bytes(), copy_bandwidth=bw,
+                        target_us=roofline / target_fraction if target_fraction else None, floor_us=None, slices=slices, input_sets=sets,
+                        repeatable_bits=repeatable, dequant_copy_graph_us=copy_us, fraction_of_roofline=roofline / g["median_us"], **cmp)
+    print(f"{NAME} B={batch} P={prefix} slices {slices}: graph {g['median_us']:.2f} us eager {e['median_us']:.2f} | roofline {roofline:.2f} "
+          f"({roofline / g['median_us']:.1%}) | {cmp} | best peer {rec['best_peer']} {rec['best_peer_graph_us']} | copy {copy_us}", flush=True)
+    del c
+    torch.cuda.empty_cache()
+    return rec
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--objects", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--budget-s", type=float, default=100.0, help="start no new shape after this many seconds")
+    a = ap.parse_args()
+    began = time.monotonic()
+    torch.zeros(1, device="cuda")
+    bw = common.copy_bandwidth()
+    inst = Instance(a.objects)
+    records = []
+    plan = [(64, 4096, 0.85), (64, 1024, None), (16, 4096, None), (1, 4096, None), (16, 1024, None), (1, 1024, None)]
+    for i, (batch, prefix, target) in enumerate(plan):
+        if time.monotonic() - began > a.budget_s:
+            print(f"budget reached: {len(plan) - i} shapes not run", flush=True)
+            break
+        records.append(bench_shape(inst, batch, prefix, 2600 + batch + prefix, bw, target))
+        method = ("GQA4 extend (bench/attention_extend.py): CUDA graph replay and eager bursts over input sets rotated past L2, median of 15 "
+                  "(peers 10); the three kernels per call; SDPA peers read a dense BF16 copy of prefix + extension, timed separately "
+                  "(dequant_copy_graph_us); target_us = roofline / 0.85 at B=64, P=4096")
+        common.merge_family(a.out, "attention", records, lambda r: "gqa4" in r.get("contract", ""), bw,
+                            method=merged_method(a.out, method))
+
+
+def merged_method(path: str, method: str) -> str:
+    """The file's method (bench/attention.py's, for the GQA8 records) with the extend one after it."""
+    import json
+    import os
+    if not os.path.exists(path):
+        return method
+    old = json.load(open(path)).get("method", "")
+    head = old.split(" || GQA4 extend")[0]
+    return f"{head} || {method}" if head else method
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,11 @@
+// netra/instantiate/attention_gqa4_extend.hpp — entry points of one attention_gqa4_extend
+// contract instance. A generated translation unit includes this header and writes
+// NETRA_INSTANTIATE(<contract>).
+#pragma once
+#include "netra/kernels/attention/extend.hpp"
+
+#define NETRA_INSTANTIATE(...)                                                                                                        \
+  using netra_contract = __VA_ARGS__;                                                                                                 \
+  NETRA_ENTRY(netra_attention_extend_stage_zero, ::netra::kernels::attention_extend_stage_zero<netra_contract>)                       \
+  NETRA_ENTRY_MIN_WORKGROUPS(netra_attention_gqa8_stage_one, ::netra::kernels::attention_gqa8_stage_one<netra_contract::pair_view>) \
+  NETRA_ENTRY(netra_attention_extend_stage_two, ::netra::kernels::attention_extend_stage_two<netra_contract>)

@@ -1,0 +1,100 @@
+// netra/runtime/ops/attention_gqa4_extend.hpp — the host launch path of
+// contracts::attention_gqa4_extend: build the call's signature, refuse it (nothing launched,
+// nothing written) unless the contract admits it, then record stage zero, the view's stage one and
+// stage two on the caller's stream with the handle's persistent workspace. Nothing is allocated,
+// looked up or synchronised here.
+#pragma once
+#include "netra/kernels/attention/extend.hpp"
+#include "netra/runtime/decision_text.hpp"
+#include "netra/runtime/handle.hpp"
+#include "netra/runtime/tensor.hpp"
+
+namespace netra {
+
+/// One GQA4 extend call as pointers and sizes (contiguous tensors; see the contract).
+struct attention_extend_call {
+  attention_phase phase = attention_phase::extend;
+  const u16* q = nullptr;
+  u16* out = nullptr;
+  const u16* k_extend = nullptr;
+  const u16* v_extend = nullptr;
+  i64 q_tokens = 0;
+  const u8* k_buffer = nullptr;
+  const u8* v_buffer = nullptr;
+  i64 slots = 0;
+  i64 page_size = 1;
+  const i64* qo_indptr = nullptr;
+  const i32* kv_indptr = nullptr;
+  const i64* kv_indices = nullptr;
+  i64 kv_indices_count = 0;
+  const i32* kv_last_page_len = nullptr;
+  const float* k_scale = nullptr;
+  const float* v_scale = nullptr;
+  i64 batch = 0;
+  i64 tq = 12;  // the call's longest extension
+  const i64* kv_indices_host = nullptr;
+};
+
+inline attention_signature attention_extend_signature(target_id target, device_ref on, const attention_extend_call& c, i64 slices,
+                                                      const void* workspace, u64 workspace_bytes) {
+  attention_signature s{};
+  s.target = target;
+  s.device = on;
+  s.phase = c.phase, s.tq = c.tq, s.page_size = c.page_size, s.softmax_scale = contracts::attention_gqa4_extend_served<sm90a>::softmax_scale;
+  s.q = strided_tensor(c.q, dtype::bf16, on, {c.q_tokens, 32, 128});
+  s.out = strided_tensor(c.out, dtype::bf16, on, {c.q_tokens, 32, 128});
+  s.k_extend = strided_tensor(c.k_extend, dtype::bf16, on, {c.q_tokens, 8, 128});
+  s.v_extend = strided_tensor(c.v_extend, dtype::bf16, on, {c.q_tokens, 8, 128});
+  s.k_buffer = strided_tensor(c.k_buffer, dtype::e4m3, on, {c.slots, 8, 128});
+  s.v_buffer = strided_tensor(c.v_buffer, dtype::e4m3, on, {c.slots, 8, 128});
+  s.qo_indptr = strided_tensor(c.qo_indptr, dtype::i64, on, {c.batch + 1});
+  s.kv_indptr = strided_tensor(c.kv_indptr, dtype::i32, on, {c.batch + 1});
+  s.kv_indices = strided_tensor(c.kv_indices, dtype::i64, on, {c.kv_indices_count});
+  if (c.kv_last_page_len != nullptr) s.kv_last_page_len = strided_tensor(c.kv_last_page_len, dtype::i32, on, {c.batch});
+  s.k_scale = strided_tensor(c.k_scale, dtype::f32, on, {1});
+  s.v_scale = strided_tensor(c.v_scale, dtype::f32, on, {1});
+  s.kv_indices_host = c.kv_indices_host;
+  s.slices = slices, s.workspace = workspace, s.workspace_bytes = workspace_bytes;
+  return s;
+}
+
+/// The slices a call of `batch` requests gets on `h`'s device (Contract::slices_for).
+template <class Contract> i64 attention_extend_slices(const handle<Contract>& h, i64 batch) {
+  return Contract::slices_for(static_cast<u32>(batch < 1 ? 1 : batch), static_cast<u32>(h.device().compute_units));
+}
+
+/// Records a call Contract::admits(s) admitted (nothing is checked here).
+template <class Contract> void launch_attention_extend(const handle<Contract>& h, stream_handle stream, const attention_signature& s) {
+  using zero = kernels::attention_extend_stage_zero<Contract>;
+  using one = kernels::attention_gqa8_stage_one<typename Contract::pair_view>;
+  using two = kernels::attention_extend_stage_two<Contract>;
+  u8* ws = static_cast<u8*>(const_cast<void*>(s.workspace));
+  u16* q_pad = reinterpret_cast<u16*>(ws);
+  i64* qo_pad = reinterpret_cast<i64*>(ws + Contract::q_pad_bytes);
+  float* split_o = reinterpret_cast<float*>(ws + Contract::q_pad_bytes + Contract::qo_pad_bytes);
+  float* split_stats = reinterpret_cast<float*>(ws + Contract::q_pad_bytes + Contract::qo_pad_bytes + Contract::split_o_bytes);
+  const u32 batch = static_cast<u32>(s.batch());
+  const kernels::attention_extend_args a{
+      {q_pad, nullptr, static_cast<const u8*>(s.k_buffer.data), static_cast<const u8*>(s.v_buffer.data), qo_pad,
+       static_cast<const i32*>(s.kv_indptr.data), static_cast<const i64*>(s.kv_indices.data), static_cast<const i32*>(s.kv_last_page_len.data),
+       static_cast<const float*>(s.k_scale.data), static_cast<const float*>(s.v_scale.data), split_o, split_stats,
+       static_cast<i64>(batch) * Contract::max_extend, s.slots(), s.kv_indices_count(), static_cast<u32>(s.slices)},
+      static_cast<const u16*>(s.q.data), static_cast<u16*>(const_cast<void*>(s.out.data)), static_cast<const u16*>(s.k_extend.data),
+      static_cast<const u16*>(s.v_extend.data), static_cast<const i64*>(s.qo_indptr.data), q_pad, qo_pad, s.q_tokens()};
+  h.template launch<zero>(stream, a, zero::shape(batch));
+  h.template launch<one>(stream, a.view, one::shape(batch, static_cast<u32>(s.slices)));
+  h.template launch<two>(stream, a, two::shape(batch));
+}
+
+/// Records the call with `slices` slices. Throws status::invalid_argument /
+/// status::workspace_too_small when the contract refuses the call (nothing launched).
+template <class Contract> void attention_extend(const handle<Contract>& h, stream_handle stream, const attention_extend_call& c, i64 slices) {
+  const attention_signature s = attention_extend_signature(h.device().target, device_of(h.device()), c, slices, h.workspace(), h.workspace_bytes());
+  require_admitted<Contract>("netra::attention_extend", s);
+  launch_attention_extend(h, stream, s);
+}
+template <class Contract> void attention_extend(const handle<Contract>& h, stream_handle stream, const attention_extend_call& c) {
+  attention_extend(h, stream, c, attention_extend_slices(h, c.batch));
+}
+
+}  // namespace netra

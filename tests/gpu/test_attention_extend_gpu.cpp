@@ -1,0 +1,164 @@
+// attention_gqa4_extend on the GPU (sm90a cubins built by CMake): bitwise equal to netra's order
+// (tests/oracles/attention_gqa4_extend.hpp) on exact inputs, split 2 and more; within the
+// contract's bound of the FP64 semantics on random and adversarial calls (prefix 0 and 1, lengths
+// not multiples of 64, equal scores, a spike, +-448, subnormal codes, tiny and huge scales, page
+// size 16), with the NaN that fills every unindexed slot never reaching an output and the rows of
+// refused extents left untouched; masked (out-of-pool) indices never read; bitwise identical
+// across runs; refused calls launch nothing and write nothing.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "gpu/gpu_buffers.hpp"
+#include "netra/runtime/instance.hpp"
+#include "netra/runtime/ops/attention_gqa4_extend.hpp"
+#include "oracles/attention_gqa4_extend.hpp"
+
+using namespace netra;
+using namespace netra::oracles;
+using plan = attention_plan<mma_m16n8k16_bf16>;
+using extend = contracts::attention_gqa4_extend_served<sm90a>;
+using extend16 = contracts::attention_gqa4_extend<sm90a, 16, 1, 6, 64, 128>;
+
+namespace {
+template <class C> const handle<C>& h() {
+  static const handle<C> value(std::string(NETRA_CODE_OBJECT_DIR) + "/" + instance_name<C>() + ".cubin", current_cuda_device());
+  return value;
+}
+constexpr std::uint16_t poison = 0xABAB;
+
+struct device_case {
+  testing::gpu_array<std::uint16_t> q, out, k_ext, v_ext;
+  testing::gpu_array<std::uint8_t> k, v;
+  testing::gpu_array<std::int64_t> qo, indices;
+  testing::gpu_array<std::int32_t> indptr, last;
+  testing::gpu_array<float> scales;
+  const extend_case& c;
+  explicit device_case(const extend_case& host)
+      : q(host.q.size()), out(host.q.size()), k_ext(host.k_ext.size()), v_ext(host.v_ext.size()), k(host.k.size()), v(host.v.size()),
+        qo(host.qo_indptr.size()), indices(std::max<std::size_t>(1, host.kv_indices.size())), indptr(host.kv_indptr.size()),
+        last(std::max<std::size_t>(1, host.last_page_len.size())), scales(2), c(host) {
+    q.upload(host.q), k_ext.upload(host.k_ext), v_ext.upload(host.v_ext), k.upload(host.k), v.upload(host.v), qo.upload(host.qo_indptr);
+    indptr.upload(host.kv_indptr);
+    if (!host.kv_indices.empty()) indices.upload(host.kv_indices);
+    if (!host.last_page_len.empty()) last.upload(host.last_page_len);
+    scales.upload({host.k_scale, host.v_scale});
+    out.upload(std::vector<std::uint16_t>(host.q.size(), poison));
+  }
+  attention_extend_call call() const {
+    attention_extend_call a;
+    a.q = q.data(), a.out = out.data(), a.k_extend = k_ext.data(), a.v_extend = v_ext.data(), a.q_tokens = c.q_tokens;
+    a.k_buffer = k.data(), a.v_buffer = v.data(), a.slots = c.slots, a.page_size = c.page_size, a.qo_indptr = qo.data();
+    a.kv_indptr = indptr.data(), a.kv_indices = indices.data(), a.kv_indices_count = static_cast<i64>(c.kv_indices.size());
+    a.kv_last_page_len = c.page_size > 1 ? last.data() : nullptr, a.k_scale = scales.data(), a.v_scale = scales.data() + 1, a.batch = c.batch;
+    return a;
+  }
+};
+
+template <class C> std::vector<std::uint16_t> run(const extend_case& c, i64 slices) {
+  device_case d(c);
+  attention_extend(h<C>(), nullptr, d.call(), slices);
+  return d.out.download();
+}
+
+template <class C> void bounded(const extend_shape& shape, std::uint32_t seed, const char* what, i64 slices = 0) {
+  const extend_case c = make_case(shape, seed);
+  const i64 sl = slices > 0 ? slices : attention_extend_slices(h<C>(), c.batch);
+  const gqa8_summary s = compare(reference(c), run<C>(c, sl), poison);
+  MESSAGE(instance_name<C>(), " ", std::string(what), " (slices ", sl, "): ", s.checked, " outputs, max |err| ", s.max_err, ", beyond bound ", s.beyond,
+          ", cosine ", s.cosine());
+  CHECK(s.checked > 0);
+  CHECK(s.beyond == 0);
+  CHECK(s.nan == 0);
+  CHECK(s.untouched_bad == 0);
+}
+template <class C> void bitwise(const extend_shape& shape, std::uint32_t seed, i64 slices) {
+  const extend_case c = make_case(shape, seed);
+  const auto got = run<C>(c, slices);
+  const auto want = netra_order<plan>(c, static_cast<int>(slices));
+  const gqa8_expected e = reference(c);
+  std::size_t differ = 0, checked = 0;
+  for (std::size_t i = 0; i < got.size(); ++i)
+    if (e.written[i]) differ += got[i] != want[i], ++checked;
+  MESSAGE(instance_name<C>(), " bitwise, slices ", slices, ": ", differ, " of ", checked, " outputs differ from netra's order");
+  CHECK(checked > 0);
+  CHECK(differ == 0);
+}
+}  // namespace
+
+TEST_CASE("extend: bitwise equal to netra's order on exact inputs (split 2 and more, page size 1 and 16)") {
+  const extend_shape s{1, {0, 1, 63, 64, 65, 300, 1000}, {1, 12, 7, 12, 3, 12, 9}, 0.37f, 0.8f, extend_fill::bitwise, 0};
+  for (i64 slices : {2, 3, 16}) bitwise<extend>(s, 1, slices);
+  bitwise<extend16>({16, {0, 1, 17, 300}, {12, 2, 12, 5}, 0.5f, 2.0f, extend_fill::bitwise, 0}, 2, 4);
+}
+
+TEST_CASE("extend: within the contract's bound on random and adversarial calls; NaN of unindexed slots never leaks") {
+  bounded<extend>({1, {0, 1, 63, 64, 65, 127, 1000, 4099}, {12, 1, 12, 5, 12, 2, 12, 12}, 0.8f, 1.3f, extend_fill::random, 0}, 11, "ragged");
+  bounded<extend>({1, std::vector<std::int64_t>(64, 257), std::vector<int>(64, 12), 1.0f, 1.0f, extend_fill::random, 0}, 12, "B = 64, P = 257");
+  bounded<extend>({1, {4096}, {12}, 1.0f, 1.0f, extend_fill::random, 0}, 13, "B = 1, P = 4096 (split)");
+  bounded<extend>({1, {130, 7}, {12, 4}, 1.0f, 1.0f, extend_fill::equal_scores, 0}, 14, "all-equal scores");
+  bounded<extend>({1, {300, 65}, {6, 12}, 1.0f, 1.0f, extend_fill::spike, 0}, 15, "a score spike");
+  bounded<extend>({1, {129, 700}, {12, 12}, 1.0f / 64, 1.0f, extend_fill::saturated, 0}, 16, "K/V at +-448");
+  bounded<extend>({1, {129, 700}, {12, 12}, 1.0f, 1.0f, extend_fill::subnormal, 0}, 17, "subnormal E4M3 codes");
+  bounded<extend>({1, {100, 333}, {12, 3}, 1e-6f, 1e-6f, extend_fill::random, 0}, 18, "scales << 1");
+  bounded<extend>({1, {100, 333}, {12, 3}, 40.0f, 1e4f, extend_fill::random, 0}, 19, "scales >> 1");
+  bounded<extend16>({16, {0, 1, 17, 200, 5000}, {12, 12, 3, 1, 12}, 1.0f, 1.0f, extend_fill::random, 0}, 20, "page size 16");
+  bounded<extend>({1, {150, 900, 64}, {12, 12, 12}, 1.0f, 1.0f, extend_fill::random, 3}, 21, "every 3rd index outside the pool");
+}
+
+TEST_CASE("extend: a request whose extent is outside [1, 12] is left untouched") {
+  extend_case c = make_case({1, {200, 200, 200}, {12, 12, 12}, 1.0f, 1.0f, extend_fill::random, 0}, 31);
+  c.qo_indptr = {0, 12, 12, 36};  // request 1 empty, request 2 claims 24 tokens
+  const gqa8_expected e = reference(c);
+  CHECK_FALSE(e.written[12 * 32 * 128]);
+  const gqa8_summary s = compare(e, run<extend>(c, 2), poison);
+  CHECK(s.checked == 12 * 32 * 128);
+  CHECK(s.beyond == 0);
+  CHECK(s.untouched_bad == 0);
+}
+
+TEST_CASE("extend: the same input gives the same bits on every run (no atomics in the result path)") {
+  const extend_case c = make_case({1, {3000, 17, 64, 1000}, {12, 3, 12, 7}, 1.0f, 1.0f, extend_fill::random, 0}, 41);
+  const auto a = run<extend>(c, 8), b = run<extend>(c, 8);
+  CHECK(std::memcmp(a.data(), b.data(), a.size() * 2) == 0);
+}
+
+TEST_CASE("extend: a refused call names the field, launches nothing and writes nothing") {
+  const extend_case c = make_case({1, {100, 100}, {12, 5}, 1.0f, 1.0f, extend_fill::random, 0}, 51);
+  device_case d(c);
+  auto refused = [&](attention_extend_call a, i64 slices, const char* field) {
+    try {
+      attention_extend(h<extend>(), nullptr, a, slices);
+      FAIL("the call was not refused");
+    } catch (const error& e) {
+      CHECK(std::string(e.what()).find(field) != std::string::npos);
+    }
+  };
+  const auto a = d.call();
+  auto prefill = a;
+  prefill.phase = attention_phase::prefill;  // a piecewise-prefill chunk of <= 16 tokens: not an extension
+  refused(prefill, 2, "got prefill");
+  refused(a, 1, "'slices'");
+  refused(a, 100, "'slices'");
+  auto misaligned = a;
+  misaligned.k_extend = a.k_extend + 1;
+  refused(misaligned, 2, "'k_extend'");
+  auto no_v = a;
+  no_v.v_extend = nullptr;
+  refused(no_v, 2, "'v_extend'");
+  auto long_ext = a;
+  long_ext.tq = 13;
+  refused(long_ext, 2, "'tq'");
+  auto big_batch = a;
+  big_batch.batch = 65;
+  refused(big_batch, 2, "'batch'");
+  std::vector<i64> mirror = c.kv_indices;
+  mirror[7] = c.slots;
+  auto with_mirror = a;
+  with_mirror.kv_indices_host = mirror.data();
+  refused(with_mirror, 2, "'kv_indices'");
+  const auto after = d.out.download();
+  for (auto x : after) REQUIRE(x == poison);
+}
