@@ -64,7 +64,7 @@ def audit_section(audit) -> str:
         mix = k.get("mix", {})
         rows.append([k["instance"], k["target"], k["kernel"], k["workgroup_size"], regs, k["agprs"] if k["agprs"] >= 0 else None,
                      k["sgprs"] if k["sgprs"] >= 0 else None, k["lds_bytes"], k["scratch_bytes"], k["spills"], k["code_bytes"],
-                     k["instructions"], mix.get("mfma", 0) + mix.get("mma_sync", 0) + mix.get("wgmma", 0), mix.get("cross_lane", 0),
+                     k["instructions"], mix.get("mfma", 0) + mix.get("wmma", 0) + mix.get("mma_sync", 0) + mix.get("wgmma", 0), mix.get("cross_lane", 0),
                      mix.get("load_16B", 0), "yes" if k["within_budget"] else "**NO**"])
     return table(rows, ["instance", "target", "kernel", "wg", "VGPR / regs", "AGPR", "SGPR", "LDS B", "scratch B", "spills",
                         "code B", "insts", "mma", "x-lane", "16B loads", "within budget"]) + "\n"

@@ -1,12 +1,12 @@
 # NetraCodeObjects.cmake — build-time code objects for netra contract instances.
 #
-#   netra_add_code_object(NAME <instance> TARGET <gfx950|gfx90a|sm90a> FAMILY <family>
+#   netra_add_code_object(NAME <instance> TARGET <gfx950|gfx942|gfx1151|gfx90a|sm90a> FAMILY <family>
 #                         CONTRACT "<C++ contract type>" [OUTPUT_DIRECTORY <dir>]
 #                         [INCLUDE_DIRECTORIES <dir>...])
 #
 # Writes one translation unit per instance (#include <netra/instantiate/<family>.hpp> +
 # NETRA_INSTANTIATE(<contract>)) and compiles it:
-#   gfx950/gfx90a: clang-22 -x hip --cuda-device-only -nogpulib -nogpuinc -> <dir>/<NAME>.hsaco
+#   gfx950/gfx942/gfx1151/gfx90a: clang-22 -x hip --cuda-device-only -nogpulib -nogpuinc -> <dir>/<NAME>.hsaco
 #   sm90a:         nvcc -cubin -gencode=arch=compute_90a,code=sm_90a   -> <dir>/<NAME>.cubin,
 #                  plus <NAME>.ptx and <NAME>.ptxas.txt (ptxas -v: registers, stack, spills)
 # Appends the outputs to the global property NETRA_CODE_OBJECTS. A target whose compiler was
@@ -23,7 +23,7 @@ find_program(NETRA_LLVM_OBJDUMP NAMES llvm-objdump-22 DOC "llvm-objdump 22 (gfx9
 set(NETRA_SKIPPED_TARGETS "" CACHE INTERNAL "targets whose compiler is missing")
 if(NOT NETRA_CLANG)
   message(WARNING "netra: clang-22 not found: gfx950 code objects are SKIPPED (apt-get install clang-22 lld-22 llvm-22)")
-  list(APPEND NETRA_SKIPPED_TARGETS gfx950 gfx90a)
+  list(APPEND NETRA_SKIPPED_TARGETS gfx950 gfx942 gfx1151 gfx90a)
 endif()
 if(NOT NETRA_NVCC)
   message(WARNING "netra: nvcc not found: sm90a cubins are SKIPPED (CUDA 13 expected in /usr/local/cuda)")
@@ -60,7 +60,7 @@ function(netra_add_code_object)
   file(MAKE_DIRECTORY "${gen_dir}" "${A_OUTPUT_DIRECTORY}")
   set(source_text "#include <netra/instantiate/${A_FAMILY}.hpp>\nNETRA_INSTANTIATE(${A_CONTRACT})\n")
 
-  if(A_TARGET STREQUAL "gfx950" OR A_TARGET STREQUAL "gfx90a")
+  if(A_TARGET MATCHES "^(gfx950|gfx942|gfx1151|gfx90a)$")
     set(src "${gen_dir}/${A_NAME}.hip")
     set(obj "${A_OUTPUT_DIRECTORY}/${A_NAME}.hsaco")
     file(CONFIGURE OUTPUT "${src}" CONTENT "${source_text}")
@@ -86,7 +86,7 @@ function(netra_add_code_object)
       COMMENT "netra: ${A_NAME} -> sm_90a cubin" VERBATIM)
     set(outputs "${obj}" "${ptx}" "${log}")
   else()
-    message(FATAL_ERROR "netra_add_code_object: TARGET '${A_TARGET}' is not one of gfx950, gfx90a, sm90a")
+    message(FATAL_ERROR "netra_add_code_object: TARGET '${A_TARGET}' is not one of gfx950, gfx942, gfx1151, gfx90a, sm90a")
   endif()
   set_property(GLOBAL APPEND PROPERTY NETRA_CODE_OBJECTS ${outputs})
 endfunction()

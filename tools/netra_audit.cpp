@@ -166,7 +166,7 @@ int main(int argc, char** argv) {
     };
     std::printf("%-44s %-7s %-24s %4u %5s %5s %5s %5s %6ld %7ld %6ld %6ld %6ld %5ld %5ld %5ld %5ld  %s\n", f.instance.c_str(), f.target.c_str(),
                 f.kernel.c_str(), f.object_workgroup, cell(f.vgprs).c_str(), cell(f.agprs).c_str(), cell(f.sgprs).c_str(), cell(f.registers).c_str(),
-                f.lds, f.scratch, f.spills, f.code_bytes, f.instructions, mix({"mfma", "mma_sync", "wgmma"}), mix({"cross_lane"}), mix({"load_16B"}),
+                f.lds, f.scratch, f.spills, f.code_bytes, f.instructions, mix({"mfma", "wmma", "mma_sync", "wgmma"}), mix({"cross_lane"}), mix({"load_16B"}),
                 mix({"store_16B"}), f.violations.empty() ? "within budget" : "OVER BUDGET");
     for (const auto& v : f.violations) std::printf("    - %s\n", v.c_str());
   }

@@ -81,14 +81,16 @@ inline lane_floats<16> v_mfma_f32_32x32x64_e4m3(const lane_words<8>& a, const la
   return d;
 }
 
-/// v_mfma_f32_16x16x32_fp8_fp8, cbsz = abid = blgp = 0.
-inline lane_floats<4> v_mfma_f32_16x16x32_fp8_fp8(const lane_words<2>& a, const lane_words<2>& b, const lane_floats<4>& c) {
+/// v_mfma_f32_16x16x32_fp8_fp8, cbsz = abid = blgp = 0. Format: how the hardware reads the bytes
+/// (E4M3FN on gfx950, E4M3FNUZ on gfx942: dsl/fp8_format.hpp).
+template <class Format = fp8::e4m3fn>
+lane_floats<4> v_mfma_f32_16x16x32_fp8_fp8(const lane_words<2>& a, const lane_words<2>& b, const lane_floats<4>& c) {
   double A[16][32] = {}, B[32][16] = {};
   for (unsigned l = 0; l < 64; ++l)
     for (unsigned byte = 0; byte < 8; ++byte) {
       const unsigned k = 8 * (l / 16) + byte;
-      A[l % 16][k] = e4m3_value(byte_of(a[l].data(), byte));
-      B[k][l % 16] = e4m3_value(byte_of(b[l].data(), byte));
+      A[l % 16][k] = static_cast<double>(f32_from_fp8<Format>(byte_of(a[l].data(), byte)));
+      B[k][l % 16] = static_cast<double>(f32_from_fp8<Format>(byte_of(b[l].data(), byte)));
     }
   lane_floats<4> d{};
   for (unsigned l = 0; l < 64; ++l)

@@ -1,2 +1,2 @@
 #include <netra/contracts/moe/act_quant.hpp>
-template struct netra::contracts::moe_act_quant<netra::gfx942, 9, 1, 1>;
+template struct netra::contracts::moe_act_quant<netra::gfx90a, 9, 1, 1>;

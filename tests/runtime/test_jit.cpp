@@ -1,8 +1,8 @@
 // The startup JIT without a GPU: SHA-256; the include closure; a cache key that changes with any
 // header, option or compiler; cache-directory precedence; cache entries that are detected when
-// truncated, extended or corrupted; and JIT of a new argmax shape through clang-22 (gfx950),
-// hipRTC (gfx90a) and NVRTC (sm90a), each checked for its target and kernel symbols, served from
-// the cache the second time and rebuilt when its entry is damaged.
+// truncated, extended or corrupted; and JIT of a new shape through clang-22 (gfx950, gfx942,
+// gfx1151), hipRTC (gfx90a) and NVRTC (sm90a), each checked for its target and kernel symbols,
+// served from the cache the second time and rebuilt when its entry is damaged.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -244,6 +244,19 @@ TEST_CASE("a truncated, extended, corrupted or misfiled cache entry is detected,
 TEST_CASE("JIT of a new argmax shape for gfx950 through clang-22") {
   if (!available([] { jit::clang_identity(jit::clang_path()); })) return;
   check_new_shape<contracts::argmax<gfx950, 32768, 16, 8>>(jit::compiler_kind::clang, "clang");
+}
+
+TEST_CASE("JIT of new shapes for gfx942 and gfx1151 through clang-22 (a hipRTC builds them from ROCm 6 / 7 only)") {
+  CHECK_FALSE(jit::hiprtc_builds(target_id::gfx942, 5));
+  CHECK(jit::hiprtc_builds(target_id::gfx942, 6));
+  CHECK_FALSE(jit::hiprtc_builds(target_id::gfx1151, 6));
+  if (!available([] { jit::clang_identity(jit::clang_path()); })) return;
+  if (available([] { jit::hiprtc_library::get(); }) && jit::hiprtc_library::get().rocm_major < 6) {  // Debian's ROCm 5
+    CHECK(jit::choose_compiler(target_id::gfx942, std::nullopt).kind == jit::compiler_kind::clang);
+    CHECK(jit::choose_compiler(target_id::gfx1151, std::nullopt).kind == jit::compiler_kind::clang);
+  }
+  check_new_shape<contracts::argmax<gfx942, 32768, 16, 8>>(jit::compiler_kind::clang, "clang");
+  check_new_shape<contracts::rms_norm<gfx1151, 0, 1, 16, 2, 1>>(jit::compiler_kind::clang, "clang");
 }
 
 TEST_CASE("JIT of a new argmax shape for gfx90a through hipRTC") {

@@ -1,5 +1,6 @@
-// tools/audit/amd.hpp — gfx950 figures: the AMDGPU metadata note (llvm-readelf --notes) per
-// kernel, and the instruction mix from llvm-objdump over the kernel's symbol range.
+// tools/audit/amd.hpp — AMD figures (gfx950, gfx942, gfx1151): the AMDGPU metadata note
+// (llvm-readelf --notes) per kernel, and the instruction mix from llvm-objdump over the kernel's
+// symbol range.
 #pragma once
 #include <regex>
 
@@ -50,11 +51,13 @@ inline void amd_instruction_mix(const options& o, const fs::path& obj, const std
     const std::string op = m[1];
     ++f.instructions;
     if (op.rfind("v_mfma", 0) == 0) ++f.mix["mfma"];
+    if (op.rfind("v_wmma", 0) == 0) ++f.mix["wmma"];  // gfx1151 (RDNA 3.5)
     if (op == "ds_bpermute_b32" || op == "ds_permute_b32" || op == "ds_swizzle_b32" || op.find("_dpp") != std::string::npos ||
         op.find("permlane") != std::string::npos)
       ++f.mix["cross_lane"];
-    if (op == "global_load_dwordx4" || op == "buffer_load_dwordx4") ++f.mix["load_16B"];
-    if (op == "global_store_dwordx4" || op == "buffer_store_dwordx4") ++f.mix["store_16B"];
+    if (op == "global_load_dwordx4" || op == "buffer_load_dwordx4" || op == "global_load_b128" || op == "buffer_load_b128") ++f.mix["load_16B"];
+    if (op == "global_store_dwordx4" || op == "buffer_store_dwordx4" || op == "global_store_b128" || op == "buffer_store_b128")
+      ++f.mix["store_16B"];  // gfx9 and gfx11 (b128) spellings
     if (op.rfind("ds_", 0) == 0 && op.find("permute") == std::string::npos && op.find("swizzle") == std::string::npos) ++f.mix["lds_ops"];
   }
 }

@@ -52,11 +52,11 @@ template <class Target> inline constexpr u32 argmax_default_waves_per_workgroup 
 template <class Target, u32 N, u32 Chunks, u32 MaxRows, u32 WavesPerWorkgroup = argmax_default_waves_per_workgroup<Target>,
           u32 WaveSize = Target::wave_size>
 struct argmax {
-  static_assert(is_built_target_v<Target> || is_rtc_test_target_v<Target>,
-                "netra::contracts::argmax: field Target is not supported; supported: netra::gfx950, netra::sm90a "
-                "(and netra::gfx90a for hipRTC tests)");
+  static_assert(is_built_target_v<Target> || is_rtc_test_target_v<Target> || is_audit_only_target_v<Target>,
+                "netra::contracts::argmax: field Target is not supported; supported: netra::gfx950, netra::sm90a, "
+                "netra::gfx942, netra::gfx1151 (built and audited only) and netra::gfx90a (hipRTC tests)");
   static_assert(WaveSize == Target::wave_size,
-                "netra::contracts::argmax: field WaveSize must equal the target's wave size (gfx950, gfx90a: 64; sm90a: 32)");
+                "netra::contracts::argmax: field WaveSize must equal the target's wave size (gfx950, gfx942, gfx90a: 64; sm90a, gfx1151: 32)");
   static_assert(N % 4 == 0, "netra::contracts::argmax: field N (row length) must be a multiple of 4 (16-byte loads)");
   static_assert(N >= 4 && N <= 0x7FFFFFF0u, "netra::contracts::argmax: field N (row length) must be in [4, 2^31 - 16]");
   static_assert(Chunks >= 2 && Chunks <= 4096 && Chunks % 2 == 0,
@@ -105,11 +105,15 @@ struct argmax {
 
   /// Resource ceilings per kernel (both stages) that the audit enforces.
   static constexpr resource_budget budget() {
-    if constexpr (same_v<Target, gfx950> || same_v<Target, gfx90a>) {
+    if constexpr (same_v<Target, gfx950> || same_v<Target, gfx90a> || same_v<Target, gfx942> || same_v<Target, gfx1151>) {
       resource_budget b;
       b.max_vgprs = 64;
       b.max_sgprs = 40;
       b.max_code_bytes = 4096;  // the article's two hand-written stages: 3,984 bytes
+      if constexpr (same_v<Target, gfx1151>) {  // wave32: twice the values per lane (stage one: 85 VGPRs, 4,100 bytes)
+        b.max_vgprs = 96;
+        b.max_code_bytes = 6144;
+      }
       return b;  // no AGPRs, no LDS, no scratch, no spills
     } else if constexpr (same_v<Target, sm90a>) {
       resource_budget b;

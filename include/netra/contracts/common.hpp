@@ -3,13 +3,16 @@
 // and the rule each is checked against, and per-target resource budgets.
 // Device-light: no standard library, usable from kernels, hosts and RTC compilers.
 #pragma once
+#include "netra/dsl/fp8_format.hpp"
 #include "netra/dsl/target.hpp"
 
 namespace netra {
 
 /// Element types as netra names them (DLPack's codes map onto them in runtime/tensor.hpp; a
 /// DLPack type netra has no name for is `other`). Names follow torch ("float32", "bfloat16").
-enum class dtype : u8 { f32, bf16, f16, e4m3, e5m2, i32, i64, u64, f64, i8, i16, u8, u16, u32, boolean, other };
+/// e4m3 is OCP E4M3FN, e4m3fnuz AMD CDNA3's E4M3FNUZ (dsl/fp8_format.hpp): distinct types, so a
+/// contract that reads one refuses the other (appended last: the numbers of the others stay).
+enum class dtype : u8 { f32, bf16, f16, e4m3, e5m2, i32, i64, u64, f64, i8, i16, u8, u16, u32, boolean, other, e4m3fnuz };
 
 NETRA_HOST_DEVICE constexpr const char* dtype_name(dtype t) {
   switch (t) {
@@ -29,9 +32,13 @@ NETRA_HOST_DEVICE constexpr const char* dtype_name(dtype t) {
     case dtype::u32: return "uint32";
     case dtype::boolean: return "bool";
     case dtype::other: return "other";
+    case dtype::e4m3fnuz: return "float8_e4m3fnuz";
   }
   return "other";
 }
+
+/// The element type of a tensor in FP8 format F (a contract names the format of each FP8 tensor).
+template <fp8_format F> inline constexpr dtype fp8_dtype_v = same_v<F, fp8::e4m3fnuz> ? dtype::e4m3fnuz : dtype::e4m3;
 
 /// Where a call happens relative to graph capture. A contract that is only valid (or only
 /// promoted) inside captured graphs admits `captured` alone.
@@ -162,7 +169,11 @@ struct tensor_rule {
   u64 alignment;
 };
 
-NETRA_HOST_DEVICE constexpr bool dtype_accepts(dtype wanted, dtype got) { return got == wanted || (wanted == dtype::e4m3 && got == dtype::u8); }
+/// An FP8 format also takes uint8 tensors holding its bytes (raw bytes name no format: the caller
+/// vouches for it); the two E4M3 formats never take each other.
+NETRA_HOST_DEVICE constexpr bool dtype_accepts(dtype wanted, dtype got) {
+  return got == wanted || ((wanted == dtype::e4m3 || wanted == dtype::e4m3fnuz) && got == dtype::u8);
+}
 
 /// The requirement texts of require_tensor (a rule's own shape text goes with its shape refusal).
 struct tensor_requirement {

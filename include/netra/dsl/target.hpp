@@ -2,8 +2,8 @@
 //
 // A contract names its target explicitly (`netra::gfx950`, `netra::sm90a`); nothing decides a
 // target from compiler macros. The traits below are the hardware facts kernels and contracts
-// derive their mappings and budgets from. gfx942 and gfx1151 are declared so that contracts can
-// name them and refuse them with a message; no kernel supports them yet.
+// derive their mappings and budgets from. gfx942 and gfx1151 are built and audited (never run) for
+// the contracts that admit them (is_audit_only_target_v); the others refuse them with a message.
 #pragma once
 #include "netra/dsl/config.hpp"
 
@@ -56,8 +56,8 @@ struct gfx90a {
   static constexpr bool has_l2_prefetch = false;                    // an L2 prefetch hint instruction (dsl/prefetch.hpp)
 };
 
-/// AMD Instinct MI300X (CDNA3). Declared only: FP8 is the FNUZ flavour, so no FP8 contract
-/// written for gfx950 carries over.
+/// AMD Instinct MI300X (CDNA3). wave64, 64 KiB LDS, MFMA without gfx950's scaled FP8 forms; FP8 is
+/// the FNUZ flavour (dsl/fp8_format.hpp), so no FP8 contract written for gfx950 carries over.
 struct gfx942 {
   static constexpr target_id id = target_id::gfx942;
   static constexpr vendor maker = vendor::amd;
@@ -78,7 +78,8 @@ struct gfx942 {
   static constexpr bool has_l2_prefetch = false;                    // an L2 prefetch hint instruction (dsl/prefetch.hpp)
 };
 
-/// Ryzen AI Max+ (RDNA3.5). Declared only. wave32 by default.
+/// Ryzen AI Max+ (RDNA 3.5). wave32 (the compiler's default), WMMA instead of MFMA, no AGPRs, no
+/// FP8 or BF16 conversion instructions (netra converts in software).
 struct gfx1151 {
   static constexpr target_id id = target_id::gfx1151;
   static constexpr vendor maker = vendor::amd;
@@ -128,6 +129,9 @@ concept target = same_v<T, gfx90a> || same_v<T, gfx950> || same_v<T, gfx942> || 
 /// gfx90a is a JIT test target (hipRTC in CI) for contracts that need no FP8 or matrix units.
 template <class T> inline constexpr bool is_built_target_v = same_v<T, gfx950> || same_v<T, sm90a>;
 template <class T> inline constexpr bool is_rtc_test_target_v = same_v<T, gfx90a>;
+/// Targets whose code objects are built and audited in CI but never run (no such GPU here): the
+/// contracts that admit them say so in their Target check (docs/target-notes.md, gfx942 / gfx1151).
+template <class T> inline constexpr bool is_audit_only_target_v = same_v<T, gfx942> || same_v<T, gfx1151>;
 template <class T> inline constexpr bool is_amd_v = T::maker == vendor::amd;
 template <class T> inline constexpr bool is_nvidia_v = T::maker == vendor::nvidia;
 /// The capabilities as variable templates (the spellings kernels used before they were members).

@@ -27,7 +27,7 @@ template <class Target> struct workgroup_barrier_ops {
   static_assert(dependent_false_v<Target>, "netra::workgroup_barrier_ops: this compiler cannot generate code for the target");
 };
 #if defined(NETRA_COMPILER_HIP)
-template <> struct workgroup_barrier_ops<gfx950> {
+struct amdgcn_workgroup_barrier_ops {  // every AMD target (gfx950, gfx942, gfx1151)
   static NETRA_DEVICE void sync() {
     __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
     __builtin_amdgcn_s_barrier();
@@ -39,6 +39,9 @@ template <> struct workgroup_barrier_ops<gfx950> {
     __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "wavefront");
   }
 };
+template <> struct workgroup_barrier_ops<gfx950> : amdgcn_workgroup_barrier_ops {};
+template <> struct workgroup_barrier_ops<gfx942> : amdgcn_workgroup_barrier_ops {};
+template <> struct workgroup_barrier_ops<gfx1151> : amdgcn_workgroup_barrier_ops {};
 #endif
 #if defined(NETRA_COMPILER_CUDA)
 template <> struct workgroup_barrier_ops<sm90a> {

@@ -13,10 +13,11 @@
 #include "netra/runtime/catalog/moe_routing.hpp"
 #include "netra/runtime/catalog/norm.hpp"
 #include "netra/runtime/catalog/sampling.hpp"
+#include "netra/runtime/catalog/targets.hpp"
 
 namespace netra::catalog {
 /// All built-in instances, in build and audit order.
-inline constexpr auto all = boost::hana::flatten(boost::hana::make_tuple(sampling, moe_routing, moe_experts, moe_grouped, norm, gdn, attention));
+inline constexpr auto all = boost::hana::flatten(boost::hana::make_tuple(sampling, moe_routing, moe_experts, moe_grouped, norm, gdn, attention, audit_only_targets));
 }  // namespace netra::catalog
 
 namespace netra::kernels {

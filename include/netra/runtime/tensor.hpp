@@ -12,7 +12,7 @@
 //
 // Element types: DLPack's float / bfloat / int / uint / bool codes by bits; DLPack 0.6 has no
 // FP8 codes, so the DLPack 1.x numbers are read as well: 10 (kDLFloat8_e4m3fn) is e4m3 and
-// 12 (kDLFloat8_e5m2) e5m2. A uint8 tensor is uint8; a contract that reads E4M3 bytes accepts it
+// 12 (kDLFloat8_e5m2) e5m2, 11 (kDLFloat8_e4m3fnuz) e4m3fnuz. A uint8 tensor is uint8; a contract that reads E4M3 bytes accepts it
 // (dtype_accepts in contracts/common.hpp). Vector types (lanes != 1) are `other`.
 #pragma once
 #include <dlpack/dlpack.h>
@@ -26,6 +26,7 @@ namespace netra {
 /// DLPack 1.x type codes DLPack 0.6's header does not have.
 inline constexpr u8 dlpack_float8_e4m3fn = 10;
 inline constexpr u8 dlpack_float8_e5m2 = 12;
+inline constexpr u8 dlpack_float8_e4m3fnuz = 11;
 
 inline dtype dtype_of(DLDataType t) {
   if (t.lanes != 1) return dtype::other;
@@ -38,6 +39,7 @@ inline dtype dtype_of(DLDataType t) {
       return t.bits == 8 ? dtype::u8 : t.bits == 16 ? dtype::u16 : t.bits == 32 ? dtype::u32 : t.bits == 64 ? dtype::u64 : dtype::other;
     case dlpack_float8_e4m3fn: return t.bits == 8 ? dtype::e4m3 : dtype::other;
     case dlpack_float8_e5m2: return t.bits == 8 ? dtype::e5m2 : dtype::other;
+    case dlpack_float8_e4m3fnuz: return t.bits == 8 ? dtype::e4m3fnuz : dtype::other;
     case 6: return t.bits == 8 ? dtype::boolean : dtype::other;  // kDLBool (DLPack >= 0.8)
     default: return dtype::other;
   }

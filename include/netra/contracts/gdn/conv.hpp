@@ -37,10 +37,11 @@ namespace contracts {
 
 template <class Target, u32 MaxBatch, u32 Tokens, u32 Layout, u32 Writes, u32 WaveSize = Target::wave_size>
 struct gdn_conv {
-  static_assert(is_built_target_v<Target>,
-                "netra::contracts::gdn_conv: field Target is not supported; supported: netra::gfx950, netra::sm90a");
+  static_assert(is_built_target_v<Target> || is_audit_only_target_v<Target>,
+                "netra::contracts::gdn_conv: field Target is not supported; supported: netra::gfx950, netra::sm90a, netra::gfx942, "
+                "netra::gfx1151 (built and audited only)");
   static_assert(WaveSize == Target::wave_size,
-                "netra::contracts::gdn_conv: field WaveSize must equal the target's wave size (gfx950: 64; sm90a: 32)");
+                "netra::contracts::gdn_conv: field WaveSize must equal the target's wave size (gfx950, gfx942: 64; sm90a, gfx1151: 32)");
   static_assert(MaxBatch >= 1 && MaxBatch <= 128, "netra::contracts::gdn_conv: field MaxBatch must be in [1, 128]");
   static_assert(Tokens >= 1 && Tokens <= 16, "netra::contracts::gdn_conv: field Tokens must be in [1, 16]");
   static_assert(Layout == gdn::conv_layout::channel_major || Layout == gdn::conv_layout::tap_major,
@@ -94,7 +95,7 @@ struct gdn_conv {
   }
 
   static constexpr resource_budget budget() {
-    if constexpr (same_v<Target, gfx950>) {
+    if constexpr (is_amd_v<Target>) {  // gfx950, gfx942 (measured 94 VGPRs), gfx1151 (90-91)
       resource_budget b;
       b.max_vgprs = 104;  // measured 96-98 (8 channels' SiLU divisions interleaved); the article's conv: 33 VGPRs, 34 SGPRs
       b.max_sgprs = 56;

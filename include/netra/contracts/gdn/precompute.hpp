@@ -29,10 +29,11 @@ struct gdn_precompute_signature {
 namespace contracts {
 
 template <class Target, u32 MaxBatch, u32 Tokens, u32 WaveSize = Target::wave_size> struct gdn_precompute {
-  static_assert(is_built_target_v<Target>,
-                "netra::contracts::gdn_precompute: field Target is not supported; supported: netra::gfx950, netra::sm90a");
+  static_assert(is_built_target_v<Target> || is_audit_only_target_v<Target>,
+                "netra::contracts::gdn_precompute: field Target is not supported; supported: netra::gfx950, netra::sm90a, netra::gfx942, "
+                "netra::gfx1151 (built and audited only)");
   static_assert(WaveSize == Target::wave_size,
-                "netra::contracts::gdn_precompute: field WaveSize must equal the target's wave size (gfx950: 64; sm90a: 32)");
+                "netra::contracts::gdn_precompute: field WaveSize must equal the target's wave size (gfx950, gfx942: 64; sm90a, gfx1151: 32)");
   static_assert(MaxBatch >= 1 && MaxBatch <= 128, "netra::contracts::gdn_precompute: field MaxBatch must be in [1, 128]");
   static_assert(Tokens >= 1 && Tokens <= 16, "netra::contracts::gdn_precompute: field Tokens must be in [1, 16]");
 
@@ -65,7 +66,7 @@ template <class Target, u32 MaxBatch, u32 Tokens, u32 WaveSize = Target::wave_si
   }
 
   static constexpr resource_budget budget() {
-    if constexpr (same_v<Target, gfx950>) {
+    if constexpr (is_amd_v<Target>) {  // gfx950, gfx942 (measured 22 VGPRs), gfx1151 (15)
       resource_budget b;
       b.max_vgprs = 48;  // the article's precompute: 44 VGPRs, 48 SGPRs
       b.max_sgprs = 48;

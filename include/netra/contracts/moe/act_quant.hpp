@@ -57,10 +57,11 @@ namespace contracts {
 
 template <class Target, u32 MaxRows, u32 VectorsPerLane, u32 RowsPerWorkgroup, u32 WaveSize = Target::wave_size>
 struct moe_act_quant {
-  static_assert(is_built_target_v<Target>,
-                "netra::contracts::moe_act_quant: field Target is not supported; supported: netra::gfx950, netra::sm90a");
+  static_assert(is_built_target_v<Target> || is_audit_only_target_v<Target>,
+                "netra::contracts::moe_act_quant: field Target is not supported; supported: netra::gfx950, netra::sm90a, "
+                "netra::gfx942, netra::gfx1151 (built and audited only)");
   static_assert(WaveSize == Target::wave_size,
-                "netra::contracts::moe_act_quant: field WaveSize must equal the target's wave size (gfx950: 64; sm90a: 32)");
+                "netra::contracts::moe_act_quant: field WaveSize must equal the target's wave size (gfx950, gfx942: 64; sm90a, gfx1151: 32)");
   static_assert(MaxRows >= 1 && MaxRows <= 9u * 512u,
                 "netra::contracts::moe_act_quant: field MaxRows must be in [1, 4608] (9 routes x up to 512 tokens)");
   static_assert(VectorsPerLane == 1 || VectorsPerLane == 2 || VectorsPerLane == 4,
@@ -79,6 +80,7 @@ struct moe_act_quant {
   static constexpr u32 group = 128;        // values per E4M3 scale
   static constexpr u32 groups = width / group;
   static constexpr float e4m3_max = 448.0f;
+  using fp8_format = fp8::e4m3fn;  // the output's format on every target (gfx942, gfx1151: encoded in software)
   static constexpr u32 max_rows = MaxRows;
   static constexpr u32 vectors_per_lane = VectorsPerLane;
   static constexpr u32 rows_per_workgroup = RowsPerWorkgroup;
@@ -106,7 +108,7 @@ struct moe_act_quant {
     if (s.rows() < 1 || s.rows() > MaxRows) return refuse("rows", "in [1, MaxRows]", s.rows());
     if (s.row_stride() < cols || s.row_stride() % 8 != 0)
       return refuse("row_stride", ">= 1024 and a multiple of 8 elements (16-byte aligned rows)", s.row_stride());
-    if (const decision d = require_tensor(s.out, {"out", dtype::e4m3, 2, {s.rows(), width}, "[rows, 512]", layout::compact, 16}, s.device);
+    if (const decision d = require_tensor(s.out, {"out", fp8_dtype_v<fp8_format>, 2, {s.rows(), width}, "[rows, 512]", layout::compact, 16}, s.device);
         !d.admitted())
       return d;
     return require_tensor(s.scales, {"scales", dtype::f32, 2, {s.rows(), groups}, "[rows, 4]", layout::compact, 16}, s.device);
@@ -119,6 +121,12 @@ struct moe_act_quant {
       b.max_vgprs = 48 * VectorsPerLane;  // decode: 35 (the article's hand-written kernel: 35)
       b.max_sgprs = 40;
       b.max_code_bytes = 4096 * VectorsPerLane;
+      return b;
+    } else if constexpr (is_audit_only_target_v<Target>) {  // E4M3 in software; gfx1151: twice the values per lane (wave32)
+      resource_budget b;
+      b.max_vgprs = (same_v<Target, gfx1151> ? 96 : 48) * VectorsPerLane;  // measured 39-42 (gfx942), 73-75 (gfx1151)
+      b.max_sgprs = 40;
+      b.max_code_bytes = 8192 * VectorsPerLane;  // measured 5,340-6,512
       return b;
     } else if constexpr (same_v<Target, sm90a>) {
       resource_budget b;
@@ -136,13 +144,21 @@ template <class Target> using moe_act_quant_decode = moe_act_quant<Target, 9, 1,
 
 /// Up to 512 tokens (R = 9 * 512 rows): one wave64 per row on gfx950, two warps per row on sm90a.
 template <class Target> struct moe_act_quant_batch_mapping {
-  static_assert(is_built_target_v<Target>, "netra::contracts::moe_act_quant_batch: field Target is not supported; supported: netra::gfx950, netra::sm90a");
+  static_assert(is_built_target_v<Target> || is_audit_only_target_v<Target>,
+                "netra::contracts::moe_act_quant_batch: field Target is not supported; supported: netra::gfx950, netra::sm90a, "
+                "netra::gfx942, netra::gfx1151");
 };
 template <> struct moe_act_quant_batch_mapping<gfx950> {
   static constexpr u32 vectors_per_lane = 1, rows_per_workgroup = 4;
 };
 template <> struct moe_act_quant_batch_mapping<sm90a> {
   static constexpr u32 vectors_per_lane = 1, rows_per_workgroup = 4;  // the H200 choice (docs/kernels/moe-routing.md)
+};
+template <> struct moe_act_quant_batch_mapping<gfx942> {  // gfx950's (not measured: no gfx942 here)
+  static constexpr u32 vectors_per_lane = 1, rows_per_workgroup = 4;
+};
+template <> struct moe_act_quant_batch_mapping<gfx1151> {  // sm90a's two waves32 per row (not measured)
+  static constexpr u32 vectors_per_lane = 1, rows_per_workgroup = 4;
 };
 template <class Target>
 using moe_act_quant_batch = moe_act_quant<Target, 9 * 512, moe_act_quant_batch_mapping<Target>::vectors_per_lane,

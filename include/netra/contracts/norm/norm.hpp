@@ -54,8 +54,11 @@ namespace netra::contracts {
 template <class Target, u32 Kind, u32 Weight, u32 Fp8Out, u32 MaxTokens, u32 WavesPerRow, u32 RowsPerWorkgroup, u32 Resident = 0,
           u32 WaveSize = Target::wave_size>
 struct norm {
-  static_assert(is_built_target_v<Target>, "netra::contracts::norm: field Target is not supported; supported: netra::gfx950, netra::sm90a");
-  static_assert(WaveSize == Target::wave_size, "netra::contracts::norm: field WaveSize must equal the target's wave size (gfx950: 64; sm90a: 32)");
+  static_assert(is_built_target_v<Target> || is_audit_only_target_v<Target>,
+                "netra::contracts::norm: field Target is not supported; supported: netra::gfx950, netra::sm90a, netra::gfx942, "
+                "netra::gfx1151 (built and audited only)");
+  static_assert(WaveSize == Target::wave_size,
+                "netra::contracts::norm: field WaveSize must equal the target's wave size (gfx950, gfx942: 64; sm90a, gfx1151: 32)");
   static_assert(Kind <= 2, "netra::contracts::norm: field Kind must be 0 (rms), 1 (add_rms) or 2 (gated)");
   static_assert(Weight <= 1, "netra::contracts::norm: field Weight must be 0 (plain w) or 1 (zero-centred 1 + w)");
   static_assert(!(Kind == 2 && Weight == 1), "netra::contracts::norm: field Weight: the gated norm has a plain weight (0)");
@@ -68,6 +71,7 @@ struct norm {
   static constexpr norm_kind kind = static_cast<norm_kind>(Kind);
   static constexpr norm_weight weight_form = static_cast<norm_weight>(Weight);
   static constexpr bool fp8_out = Fp8Out == 1;
+  using fp8_format = fp8::e4m3fn;  // the FP8 output's format on every target (gfx942, gfx1151: encoded in software)
   static constexpr u32 n = kind == norm_kind::gated ? 128 : 2048;  // values per row
   static constexpr u32 heads = kind == norm_kind::gated ? 32 : 1;  // rows per token
   static constexpr u32 cols = n * heads;                            // a token's width C
@@ -135,7 +139,7 @@ struct norm {
     }
     if (const decision d = require_tensor(s.weight, {"weight", dtype::bf16, 1, {n}, "[N]", layout::compact, 16}, s.device); !d.admitted())
       return d;
-    const dtype out_type = fp8_out ? dtype::e4m3 : dtype::bf16;
+    const dtype out_type = fp8_out ? fp8_dtype_v<fp8_format> : dtype::bf16;
     if (const decision d = require_tensor(s.out, {"out", out_type, 2, {t, cols}, "[tokens, C]", layout::compact, 16}, s.device); !d.admitted())
       return d;
     if constexpr (fp8_out) {
@@ -170,6 +174,15 @@ struct norm {
       b.max_vgprs = kind == norm_kind::add_rms ? 96 : 64;  // measured 56-62 (add_rms FP8: 75), gated 38-42
       b.max_sgprs = 48;
       b.max_code_bytes = fp8_out ? 10240 : 6144;
+      if constexpr (same_v<Target, gfx942>) {  // E4M3 in software: measured up to 17,736 bytes, the rms FP8 forms 68-74 VGPRs
+        b.max_code_bytes = fp8_out ? 20480 : 6144;
+        if (fp8_out && kind == norm_kind::rms) b.max_vgprs = 80;
+      }
+    } else if constexpr (is_amd_v<Target>) {  // gfx1151, wave32: 64 values and 64 weights per lane
+      b.max_vgprs = 160;                        // measured 80-145
+      b.max_sgprs = 48;
+      b.max_lds_bytes = lds_bytes;
+      b.max_code_bytes = fp8_out ? 49152 : 12288;  // E4M3 in software, the row body unrolled (measured up to 40,728)
     } else {
       b.max_lds_bytes = lds_bytes > 0 ? lds_bytes + 1024 : 0;  // sm_90 reserves 1 KiB per block (counted by the cubin)
       b.max_registers = Resident > 0 ? 65536 / (Resident * workgroup_size) : 128;  // measured 95-123 one warp per row, 61-64 two warps per row, 33-36 gated; looping: the launch bound

@@ -25,6 +25,14 @@ template <class Target> struct target_ops {
 #if !defined(NETRA_DEVICE_PASS) || __has_builtin(__builtin_amdgcn_permlane16_swap)
 #include "netra/dsl/arch/gfx950/ops.hpp"
 #endif
+// gfx942 and gfx1151: seen by host passes and by device passes of targets with their instructions
+// (the CDNA3 FP8 MFMA; RDNA 3 WMMA).
+#if !defined(NETRA_DEVICE_PASS) || __has_builtin(__builtin_amdgcn_mfma_f32_16x16x32_fp8_fp8)
+#include "netra/dsl/arch/gfx942/ops.hpp"
+#endif
+#if !defined(NETRA_DEVICE_PASS) || __has_builtin(__builtin_amdgcn_wmma_f32_16x16x16_f16_w32)
+#include "netra/dsl/arch/gfx1151/ops.hpp"
+#endif
 #endif
 #if defined(NETRA_COMPILER_CUDA)
 #include "netra/dsl/arch/sm90a/ops.hpp"

@@ -1,6 +1,6 @@
 // netra/dsl/arch/amdgcn/ops.hpp — the target-neutral operations every gfx9 CDNA target
-// (gfx90a, gfx942, gfx950) spells the same way. Workgroups are one-dimensional in x.
-// target_ops<gfx9xx> derives from this and adds what differs (conversions, matrix units).
+// (gfx90a, gfx942, gfx950) and the RDNA target gfx1151 (at its wave32) spell the same way.
+// Workgroups are one-dimensional in x. target_ops<gfx9xx> derives from this and adds what differs (conversions, matrix units).
 #pragma once
 #include "netra/dsl/arch/amdgcn/cross_lane.hpp"
 #include "netra/dsl/arch/amdgcn/ids.hpp"
@@ -10,8 +10,9 @@
 
 namespace netra {
 template <class Target> struct amdgcn_ops {
-  static_assert(Target::wave_size == 64, "netra::amdgcn_ops: gfx9 CDNA targets run wave64");
-  static constexpr u32 wave_size = 64;
+  static_assert(Target::wave_size == 64 || Target::wave_size == 32,
+                "netra::amdgcn_ops: gfx9 CDNA targets run wave64, RDNA targets (gfx1151) wave32");
+  static constexpr u32 wave_size = Target::wave_size;
 
   static NETRA_DEVICE u32 thread_id() { return amdgcn_isa::workitem_id_x(); }
   static NETRA_DEVICE u32 lane_id() { return amdgcn_isa::workitem_id_x() & (wave_size - 1); }
