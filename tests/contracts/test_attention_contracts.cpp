@@ -90,7 +90,7 @@ TEST_CASE("a well-formed decode and verify call is admitted; each field refuses 
   CHECK(with([](auto& s) { s.v_scale = strided_tensor(buffer + 64, dtype::f32, gpu, {2}); }) == "v_scale");
   CHECK(with([](auto& s) { s.v_scale.type = dtype::bf16; }) == "v_scale");
   CHECK(with([](auto& s) { s.slices = 0; }) == "slices");
-  CHECK(with([](auto& s) { s.slices = 64; }) == "slices");  // 4 x 64 > SplitCapacity
+  CHECK(with([](auto& s) { s.slices = 200; }) == "slices");  // 4 x 200 > SplitCapacity
   CHECK(to_string(decode::admits([] {
           attention_signature s = good(attention_phase::decode, 1);
           s.out.shape[0] = 3;
@@ -117,16 +117,17 @@ TEST_CASE("an index outside the pool is refused before launch where the host can
 
 TEST_CASE("the slice count fills the device from its processor count") {
   CHECK(decode::slices_for(1, 132) == 66);
-  CHECK(decode::slices_for(16, 132) == 4);
-  CHECK(decode::slices_for(64, 132) == 1);
+  CHECK(decode::slices_for(16, 132) == 16);  // 4 workgroups per SM (Stages 0)
+  CHECK(decode::slices_for(64, 132) == 4);
   CHECK(verify::slices_for(1, 132) == 66);
-  CHECK(decode::slices_for(1, 256) == 128);  // gfx950's 256 CUs, capped by SplitCapacity
+  CHECK(decode::slices_for(1, 256) == 128);  // gfx950's 256 CUs
   for (u32 b = 1; b <= 64; ++b) CHECK(b * decode::slices_for(b, 132) <= decode::split_capacity);
   // Several workgroups per SM (by LDS, and by registers at the budget's cap): up to that many waves
   // of workgroups, at most 32 slices unless covering the device once takes more.
   using ring_2x2 = contracts::attention_gqa8<sm90a, 0, 1, 1, 2, 2, 64, 256>;
   using direct_2 = contracts::attention_gqa8<sm90a, 0, 1, 1, 2, 0, 64, 512>;
-  CHECK(decode::workgroups_per_processor == 1);
+  CHECK(decode::workgroups_per_processor == 4);
+  CHECK((contracts::attention_gqa8<sm90a, 0, 1, 1, 4, 3, 64, 128>::workgroups_per_processor == 1));
   CHECK(verify::workgroups_per_processor == 1);
   CHECK(ring_2x2::workgroups_per_processor == 3);
   CHECK(direct_2::workgroups_per_processor == 4);
@@ -139,9 +140,9 @@ TEST_CASE("the slice count fills the device from its processor count") {
   for (u32 b = 1; b <= 64; ++b) CHECK(b * direct_2::slices_for(b, 132) <= direct_2::split_capacity);
   CHECK(direct_2::lds_bytes == 2 * 8 * 256 * 4 + 8 * 256 * 2 + 2 * 2 * 64 * 8 + 2 * 8 * 8);  // no ring: epilogue, q, tables, stats
   CHECK(verify::wide_bytes == 64 * 256 * 2);  // the verify block widened once
-  CHECK(decode::chunk_for(8192, 66) == 256);  // round_up(125, 64 * 4)
+  CHECK(decode::chunk_for(8192, 66) == 128);  // round_up(125, 64 * 2)
   CHECK(verify::chunk_for(49164, 66) == 768);
-  CHECK(decode::chunk_for(0, 66) == 256);
+  CHECK(decode::chunk_for(0, 66) == 128);
 }
 
 TEST_CASE("graph phase is a dispatch dimension: a piecewise-prefill chunk of 12 tokens is not a verification") {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gpu/gpu_buffers.hpp"
+#include "netra/contracts/attention/gqa8_decode_wide.hpp"
 #include "netra/runtime/instance.hpp"
 #include "netra/runtime/ops/attention_gqa8.hpp"
 #include "oracles/attention_gqa8_inputs.hpp"
@@ -23,6 +24,11 @@ using verify = contracts::attention_gqa8_verify<sm90a>;
 using decode16 = contracts::attention_gqa8<sm90a, 0, 1, 16, 4, 3, 64, 128>;
 using decode_2x6 = contracts::attention_gqa8<sm90a, 0, 1, 1, 2, 6, 64, 128>;
 using decode_1x8 = contracts::attention_gqa8<sm90a, 0, 1, 1, 1, 8, 64, 128>;
+using decode_2x2 = contracts::attention_gqa8<sm90a, 0, 1, 1, 2, 2, 64, 256>;
+using decode_1x2 = contracts::attention_gqa8<sm90a, 0, 1, 1, 1, 2, 64, 512>;
+using direct_1 = contracts::attention_gqa8<sm90a, 0, 1, 1, 1, 0, 64, 512>;  // Stages 0: no LDS ring
+using decode_4x3 = contracts::attention_gqa8<sm90a, 0, 1, 1, 4, 3, 64, 128>;  // served before Stages 0 (direct 2 x 0 is `decode`)
+using direct_4 = contracts::attention_gqa8<sm90a, 0, 1, 1, 4, 0, 64, 256>;
 
 namespace {
 template <class C> const handle<C>& h() {
@@ -96,6 +102,11 @@ TEST_CASE("bitwise equal to netra's association order on exact inputs (every map
     bitwise<decode>(d, 1, slices);
     bitwise<decode_2x6>(d, 2, slices);
     bitwise<decode_1x8>(d, 3, slices);
+    bitwise<decode_2x2>(d, 8, slices);
+    bitwise<decode_1x2>(d, 9, slices);
+    bitwise<direct_1>(d, 10, slices);
+    bitwise<decode_4x3>(d, 11, slices);
+    bitwise<direct_4>(d, 12, slices);
   }
   bitwise<decode16>({1, 16, {0, 1, 17, 300, 999}, 0.5f, 2.0f, gqa8_fill::bitwise, 0}, 4, 1);
   bitwise<decode16>({1, 16, {0, 1, 17, 300, 999}, 0.5f, 2.0f, gqa8_fill::bitwise, 0}, 5, 5);
@@ -117,6 +128,15 @@ TEST_CASE("within the contract's bound on random and adversarial decode calls; N
   bounded<decode16>({1, 16, {0, 1, 17, 200, 5000}, 1.0f, 1.0f, gqa8_fill::random, 0}, 21, "page size 16");
   bounded<decode_2x6>({1, 1, {1, 65, 3000}, 1.0f, 1.0f, gqa8_fill::random, 0}, 22, "mapping 2 x 6");
   bounded<decode_1x8>({1, 1, {1, 65, 3000}, 1.0f, 1.0f, gqa8_fill::random, 0}, 23, "mapping 1 x 8");
+  bounded<decode_2x2>({1, 1, {1, 65, 3000}, 1.0f, 1.0f, gqa8_fill::random, 0}, 24, "mapping 2 x 2");
+  bounded<decode_1x2>({1, 1, {1, 65, 3000}, 1.0f, 1.0f, gqa8_fill::random, 0}, 25, "mapping 1 x 2");
+  bounded<decode_2x2>({1, 1, std::vector<std::int64_t>(64, 1024), 1.0f, 1.0f, gqa8_fill::random, 0}, 26, "B = 64, L = 1024 (split by occupancy)");
+  bounded<decode_1x2>({1, 1, std::vector<std::int64_t>(64, 1024), 1.0f, 1.0f, gqa8_fill::random, 0}, 27, "B = 64, L = 1024 (split by occupancy)");
+  bounded<direct_1>({1, 1, {0, 1, 63, 64, 65, 127, 1000, 4099}, 0.8f, 1.3f, gqa8_fill::random, 0}, 28, "Stages 0, ragged lengths");
+  bounded<decode>({1, 1, std::vector<std::int64_t>(64, 1024), 1.0f, 1.0f, gqa8_fill::random, 0}, 29, "Stages 0, B = 64, L = 1024");
+  bounded<direct_4>({1, 1, {8192}, 1.0f, 1.0f, gqa8_fill::random, 0}, 30, "Stages 0, B = 1, L = 8192 (split)");
+  bounded<decode>({1, 1, {129, 700}, 1.0f / 64, 1.0f, gqa8_fill::saturated, 0}, 31, "Stages 0, K/V at +-448");
+  bounded<decode>({1, 1, {129, 700}, 1.0f, 1.0f, gqa8_fill::subnormal, 0}, 32, "Stages 0, subnormal E4M3 codes");
 }
 
 TEST_CASE("split-sequence verification (Tq = 12) within the bound, causal inside the verify block") {
@@ -130,6 +150,9 @@ TEST_CASE("an index outside the pool is masked on the device: never read, weight
   bounded<decode>({1, 1, {150, 900, 64}, 1.0f, 1.0f, gqa8_fill::random, 3}, 41, "every 3rd index outside the pool");
   bounded<decode16>({1, 16, {150, 900}, 1.0f, 1.0f, gqa8_fill::random, 2}, 42, "every 2nd page outside the pool");
   bounded<verify>({12, 1, {300}, 1.0f, 1.0f, gqa8_fill::random, 4}, 43, "verify, every 4th index outside the pool");
+  bounded<decode_2x2>({1, 1, {150, 900, 64}, 1.0f, 1.0f, gqa8_fill::random, 3}, 44, "mapping 2 x 2, every 3rd index outside the pool");
+  bounded<decode>({1, 1, {150, 900, 64}, 1.0f, 1.0f, gqa8_fill::random, 3}, 45, "Stages 0, every 3rd index outside the pool");
+  bounded<direct_1>({1, 1, {150, 900, 64}, 1.0f, 1.0f, gqa8_fill::random, 3}, 46, "Stages 0 x 1 wave, every 3rd index outside the pool");
 }
 
 TEST_CASE("the same input gives the same bits on every run (no atomics in the result path)") {
@@ -139,6 +162,11 @@ TEST_CASE("the same input gives the same bits on every run (no atomics in the re
   const gqa8_case v = make_case({12, 1, {2000}, 1.0f, 1.0f, gqa8_fill::random, 0}, 52);
   const auto x = run<verify>(v, 66), y = run<verify>(v, 66);
   CHECK(std::memcmp(x.data(), y.data(), x.size() * 2) == 0);
+  const gqa8_case w = make_case({1, 1, std::vector<std::int64_t>(64, 130), 1.0f, 1.0f, gqa8_fill::random, 0}, 53);
+  const auto e = run<decode_2x2>(w, 3), f = run<decode_2x2>(w, 3);
+  CHECK(std::memcmp(e.data(), f.data(), e.size() * 2) == 0);
+  const auto g = run<decode>(w, 4), k = run<decode>(w, 4);
+  CHECK(std::memcmp(g.data(), k.data(), g.size() * 2) == 0);
 }
 
 TEST_CASE("a refused call names the field, launches nothing and writes nothing") {
@@ -170,4 +198,17 @@ TEST_CASE("a refused call names the field, launches nothing and writes nothing")
   refused(with_mirror, 1, "'kv_indices'");
   const auto after = d.out.download();
   for (auto x : after) REQUIRE(x == poison);
+}
+
+TEST_CASE("decode at batches 65..128 (the served mapping widened to MaxBatch 128, one slice): within the bound and bitwise in netra's order") {
+  using wide = contracts::attention_gqa8_decode_wide<sm90a>;
+  const std::int64_t ragged[] = {0, 1, 63, 64, 65, 127, 300, 1000};
+  for (const std::size_t B : {std::size_t{65}, std::size_t{80}, std::size_t{112}, std::size_t{128}}) {
+    std::vector<std::int64_t> lengths(B);
+    for (std::size_t b = 0; b < B; ++b) lengths[b] = ragged[(b * 5 + B) % 8];
+    CHECK(attention_gqa8_slices(h<wide>(), static_cast<i64>(B)) == 1);
+    bounded<wide>({1, 1, lengths, 0.8f, 1.3f, gqa8_fill::random, 0}, static_cast<std::uint32_t>(40 + B), "batch 65..128, ragged lengths");
+    bitwise<wide>({1, 1, lengths, 0.37f, 0.8f, gqa8_fill::bitwise, 0}, static_cast<std::uint32_t>(41 + B), 1);
+  }
+  bounded<wide>({1, 1, std::vector<std::int64_t>(128, 1024), 1.0f, 1.0f, gqa8_fill::random, 0}, 45, "B = 128, L = 1024");
 }

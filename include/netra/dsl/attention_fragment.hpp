@@ -52,6 +52,8 @@ template <> struct attention_plan<mma_m16n8k16_bf16> {
   using target = sm90a;
   static constexpr u32 wave = 32, rows = 8, block = 64, head_dim = 256;
   static constexpr u32 q_loads = 8, k_reads = 32, v_reads = 32, scores = 16, o_items = 64;
+  static constexpr u32 qk_chunks = 4, pv_steps = 4;  // K chunks k(4nt + c) per chunk c; V chunks v(8kk + i) per step kk
+  using qk_accumulators = float[8][4];
   static constexpr bool o_rows_are_score_rows = false;
   NETRA_HOST_DEVICE static constexpr u32 row_mask(u32 i) { return i == 0 ? 1u : 2u; }
 
@@ -88,49 +90,68 @@ template <> struct attention_plan<mma_m16n8k16_bf16> {
   }
 
 #if defined(NETRA_COMPILER_CUDA)
-  /// s = scores of the block from Q and the K chunks (k_read order), unscaled FP32 dot products.
-  /// Chunk-major (64 head-dim elements at a time, all N-tiles): two Q loads live, not eight.
-  template <class ReadQ, class Read> static NETRA_DEVICE void qk(float (&s)[scores], ReadQ q, Read k) {
-    float acc[8][4] = {};
+  /// Four E4M3 values to BF16 for the matrix instruction: cvt.rn.f16x2.e4m3x2 and cvt.f32.f16
+  /// (exact), then the BF16 as the FP32's high half (exact: every E4M3 value is a BF16 value). The
+  /// bits of e4m3x4_to_bf16x4 but a NaN's sign and payload, which no matrix result keeps.
+  static NETRA_DEVICE bf16x4 widen(u32 word) {
+    const u32 h01 = sm90a_isa::cvt_rn_f16x2_e4m3x2(word), h23 = sm90a_isa::cvt_rn_f16x2_e4m3x2(word >> 16);
+    return {pair_halves<1>(bit_cast<u32>(sm90a_isa::cvt_f32_f16(h01)), bit_cast<u32>(sm90a_isa::cvt_f32_f16(h01 >> 16))),
+            pair_halves<1>(bit_cast<u32>(sm90a_isa::cvt_f32_f16(h23)), bit_cast<u32>(sm90a_isa::cvt_f32_f16(h23 >> 16)))};
+  }
+  /// The widened reader of E4M3 chunks read(j): (j, i) -> BF16 of word i of chunk j.
+  template <class Read> static NETRA_DEVICE auto widened(Read read) {
+    return [read](u32 j, u32 i) { return widen(read(j)[static_cast<int>(i)]); };
+  }
+  /// acc[nt] += the four k-steps of head-dim chunk c (elements 64c .. 64c + 63) for every N-tile,
+  /// from Q loads 2c, 2c + 1 and kw(j, i) = BF16 of word i of K chunk j = 4nt + c (widened(k) when
+  /// the chunks are E4M3). qk() runs chunks 0..3 (two Q loads live).
+  template <class ReadQ, class ReadWide> static NETRA_DEVICE void qk_chunk(qk_accumulators& acc, u32 c, ReadQ q, ReadWide kw) {
+    const u32x4 q0 = q(2 * c), q1 = q(2 * c + 1);
     NETRA_UNROLL
-    for (u32 c = 0; c < 4; ++c) {
-      const u32x4 q0 = q(2 * c), q1 = q(2 * c + 1);
+    for (u32 nt = 0; nt < 8; ++nt)
       NETRA_UNROLL
-      for (u32 nt = 0; nt < 8; ++nt) {
-        const u32x4 chunk = k(4 * nt + c);
-        NETRA_UNROLL
-        for (u32 step = 4 * c; step < 4 * c + 4; ++step) {
-          u32 a[4], b[2];
-          qk_a(a, step % 4 < 2 ? q0 : q1, step);
-          qk_b(b, e4m3x4_to_bf16x4<target>(k_word(chunk, step)));
-          mma<shape>(acc[nt], a, b, acc[nt]);
-        }
+      for (u32 step = 4 * c; step < 4 * c + 4; ++step) {
+        u32 a[4], b[2];
+        qk_a(a, step % 4 < 2 ? q0 : q1, step);
+        qk_b(b, kw(4 * nt + c, step % 4));
+        mma<shape>(acc[nt], a, b, acc[nt]);
       }
-    }
+  }
+  /// The unscaled FP32 scores (score_of order) of finished accumulators.
+  static NETRA_DEVICE void qk_scores(float (&s)[scores], const qk_accumulators& acc) {
     NETRA_UNROLL
     for (u32 nt = 0; nt < 8; ++nt) s[2 * nt] = acc[nt][0], s[2 * nt + 1] = acc[nt][1];
   }
-  /// o += P V over the block (V chunks in v_read order).
-  template <class Read> static NETRA_DEVICE void pv(float (&o)[o_items], const u32 (&p)[scores / 2], Read v) {
+  /// s = scores of the block from Q and the widened K chunks (k_read order), unscaled FP32 dot products.
+  template <class ReadQ, class ReadWide> static NETRA_DEVICE void qk(float (&s)[scores], ReadQ q, ReadWide kw) {
+    qk_accumulators acc = {};
     NETRA_UNROLL
-    for (u32 kk = 0; kk < 4; ++kk) {
-      u32 b[2];
-      pv_b(b, p, kk);
+    for (u32 c = 0; c < qk_chunks; ++c) qk_chunk(acc, c, q, kw);
+    qk_scores(s, acc);
+  }
+  /// o += P V over positions 16kk .. 16kk + 15 (vw(j, i): BF16 of word i of V chunk j, j = 8kk .. 8kk + 7).
+  template <class ReadWide> static NETRA_DEVICE void pv_step(float (&o)[o_items], const u32 (&p)[scores / 2], u32 kk, ReadWide vw) {
+    u32 b[2];
+    pv_b(b, p, kk);
+    NETRA_UNROLL
+    for (u32 h = 0; h < 2; ++h)
       NETRA_UNROLL
-      for (u32 h = 0; h < 2; ++h)
+      for (u32 w = 0; w < 4; ++w) {
+        bf16x4 x[4];
         NETRA_UNROLL
-        for (u32 w = 0; w < 4; ++w) {
-          bf16x4 x[4];
-          NETRA_UNROLL
-          for (u32 pi = 0; pi < 4; ++pi) x[pi] = e4m3x4_to_bf16x4<target>(v(8 * kk + 2 * pi + h)[static_cast<int>(w)]);
-          const u32 mt = 8 * h + 2 * w;
-          u32 a[4];
-          pv_a<0>(a, x);
-          mma_tile<shape>(o, mt, a, b);
-          pv_a<1>(a, x);
-          mma_tile<shape>(o, mt + 1, a, b);
-        }
-    }
+        for (u32 pi = 0; pi < 4; ++pi) x[pi] = vw(8 * kk + 2 * pi + h, w);
+        const u32 mt = 8 * h + 2 * w;
+        u32 a[4];
+        pv_a<0>(a, x);
+        mma_tile<shape>(o, mt, a, b);
+        pv_a<1>(a, x);
+        mma_tile<shape>(o, mt + 1, a, b);
+      }
+  }
+  /// o += P V over the block (widened V chunks in v_read order).
+  template <class ReadWide> static NETRA_DEVICE void pv(float (&o)[o_items], const u32 (&p)[scores / 2], ReadWide vw) {
+    NETRA_UNROLL
+    for (u32 kk = 0; kk < pv_steps; ++kk) pv_step(o, p, kk, vw);
   }
 #endif
 };
@@ -146,6 +167,8 @@ template <> struct attention_plan<mfma_f32_16x16x32_bf16> {
   using target = gfx950;
   static constexpr u32 wave = 64, rows = 8, block = 64, head_dim = 256;
   static constexpr u32 q_loads = 8, k_reads = 16, v_reads = 16, scores = 16, o_items = 64;
+  static constexpr u32 qk_chunks = 4, pv_steps = 2;
+  using qk_accumulators = float[4][4];
   static constexpr bool o_rows_are_score_rows = true;
   NETRA_HOST_DEVICE static constexpr u32 row_mask(u32 i) { return i == 0 ? 16u : 32u; }
 
@@ -179,43 +202,54 @@ template <> struct attention_plan<mfma_f32_16x16x32_bf16> {
   }
 
 #if defined(NETRA_COMPILER_HIP)
-  template <class ReadQ, class Read> static NETRA_DEVICE void qk(float (&s)[scores], ReadQ q, Read k) {
-    float acc[4][4] = {};
+  static NETRA_DEVICE bf16x4 widen(u32 word) { return e4m3x4_to_bf16x4<target>(word); }
+  /// The widened reader of E4M3 chunks read(j): (j, i) -> BF16 of word i of chunk j.
+  template <class Read> static NETRA_DEVICE auto widened(Read read) {
+    return [read](u32 j, u32 i) { return widen(read(j)[static_cast<int>(i)]); };
+  }
+  /// acc[mt] += the two k-steps of head-dim chunk c for every M-tile (kw(j, i): BF16 of word i of
+  /// K chunk j = 4mt + c).
+  template <class ReadQ, class ReadWide> static NETRA_DEVICE void qk_chunk(qk_accumulators& acc, u32 c, ReadQ q, ReadWide kw) {
+    const u32x4 q0 = q(2 * c), q1 = q(2 * c + 1);
     NETRA_UNROLL
-    for (u32 c = 0; c < 4; ++c) {
-      const u32x4 q0 = q(2 * c), q1 = q(2 * c + 1);
+    for (u32 mt = 0; mt < 4; ++mt)
       NETRA_UNROLL
-      for (u32 mt = 0; mt < 4; ++mt) {
-        const u32x4 chunk = k(4 * mt + c);
-        NETRA_UNROLL
-        for (u32 step = 2 * c; step < 2 * c + 2; ++step) {
-          u32 a[4], b[4];
-          qk_a(a, e4m3x4_to_bf16x4<target>(k_word(chunk, step, 0)), e4m3x4_to_bf16x4<target>(k_word(chunk, step, 1)));
-          qk_b(b, step % 2 == 0 ? q0 : q1);
-          mma<shape>(acc[mt], a, b, acc[mt]);
-        }
+      for (u32 step = 2 * c; step < 2 * c + 2; ++step) {
+        u32 a[4], b[4];
+        qk_a(a, kw(4 * mt + c, 2 * (step % 2)), kw(4 * mt + c, 2 * (step % 2) + 1));
+        qk_b(b, step % 2 == 0 ? q0 : q1);
+        mma<shape>(acc[mt], a, b, acc[mt]);
       }
-    }
+  }
+  static NETRA_DEVICE void qk_scores(float (&s)[scores], const qk_accumulators& acc) {
     NETRA_UNROLL
     for (u32 i = 0; i < scores; ++i) s[i] = acc[i / 4][i % 4];
   }
-  template <class Read> static NETRA_DEVICE void pv(float (&o)[o_items], const u32 (&p)[scores / 2], Read v) {
+  template <class ReadQ, class ReadWide> static NETRA_DEVICE void qk(float (&s)[scores], ReadQ q, ReadWide kw) {
+    qk_accumulators acc = {};
     NETRA_UNROLL
-    for (u32 kk = 0; kk < 2; ++kk) {
-      u32 b[4];
-      pv_b(b, p, kk);
+    for (u32 c = 0; c < qk_chunks; ++c) qk_chunk(acc, c, q, kw);
+    qk_scores(s, acc);
+  }
+  /// o += P V over the 32 positions of k-step kk (V chunks v(8kk) .. v(8kk + 7)).
+  template <class ReadWide> static NETRA_DEVICE void pv_step(float (&o)[o_items], const u32 (&p)[scores / 2], u32 kk, ReadWide vw) {
+    u32 b[4];
+    pv_b(b, p, kk);
+    NETRA_UNROLL
+    for (u32 w = 0; w < 4; ++w) {
+      bf16x4 x[8];
       NETRA_UNROLL
-      for (u32 w = 0; w < 4; ++w) {
-        bf16x4 x[8];
-        NETRA_UNROLL
-        for (u32 i = 0; i < 8; ++i) x[i] = e4m3x4_to_bf16x4<target>(v(8 * kk + i)[static_cast<int>(w)]);
-        u32 a[4];
-        pv_a<0>(a, x), mma_tile<shape>(o, 4 * w, a, b);
-        pv_a<1>(a, x), mma_tile<shape>(o, 4 * w + 1, a, b);
-        pv_a<2>(a, x), mma_tile<shape>(o, 4 * w + 2, a, b);
-        pv_a<3>(a, x), mma_tile<shape>(o, 4 * w + 3, a, b);
-      }
+      for (u32 i = 0; i < 8; ++i) x[i] = vw(8 * kk + i, w);
+      u32 a[4];
+      pv_a<0>(a, x), mma_tile<shape>(o, 4 * w, a, b);
+      pv_a<1>(a, x), mma_tile<shape>(o, 4 * w + 1, a, b);
+      pv_a<2>(a, x), mma_tile<shape>(o, 4 * w + 2, a, b);
+      pv_a<3>(a, x), mma_tile<shape>(o, 4 * w + 3, a, b);
     }
+  }
+  template <class ReadWide> static NETRA_DEVICE void pv(float (&o)[o_items], const u32 (&p)[scores / 2], ReadWide vw) {
+    NETRA_UNROLL
+    for (u32 kk = 0; kk < pv_steps; ++kk) pv_step(o, p, kk, vw);
   }
 #endif
 };

@@ -27,6 +27,9 @@
 // stage two merges the slices in slice order (the causal verify block, the last positions, ends the
 // last slice) and writes out. slices comes from slices_for(batch, processors) (so that one
 // sequence fills the device); results depend on (batch, slices) and are reproducible: no atomics.
+// Staging is a mapping choice that changes no bit: Stages >= 2 streams K/V through an LDS ring of
+// Stages pieces; Stages = 0 (decode) has each wave load its own blocks' K/V into registers; with
+// Tq > 1 (verify) the workgroup widens each staged block to BF16 once for its Tq waves (widen_once).
 //
 // Comparison policy (bounded; derived in docs/kernels/attention.md): with w_p the exact weights,
 // V_inf = v_scale * max_p |v_p| over the row's visible positions and Delta the score error bound
@@ -85,8 +88,9 @@ struct attention_gqa8 {
   static_assert(PageSize == 1 || PageSize == 16, "netra::contracts::attention_gqa8: field PageSize must be 1 or 16");
   static_assert(BlockWarps == 1 || BlockWarps == 2 || BlockWarps == 4 || BlockWarps == 8,
                 "netra::contracts::attention_gqa8: field BlockWarps must be 1, 2, 4 or 8");
-  static_assert(Stages >= 2 && Stages <= 8, "netra::contracts::attention_gqa8: field Stages must be in [2, 8]");
-  static_assert(MaxBatch >= 1 && MaxBatch <= 64, "netra::contracts::attention_gqa8: field MaxBatch must be in [1, 64]");
+  static_assert((Stages >= 2 && Stages <= 8) || (Stages == 0 && Tq == 1),
+                "netra::contracts::attention_gqa8: field Stages must be in [2, 8], or 0 (no LDS ring) in decode");
+  static_assert(MaxBatch >= 1 && MaxBatch <= 128, "netra::contracts::attention_gqa8: field MaxBatch must be in [1, 128]");
   static_assert(SplitCapacity >= 1 && SplitCapacity <= 1024, "netra::contracts::attention_gqa8: field SplitCapacity must be in [1, 1024]");
 
   using target = Target;
@@ -106,9 +110,13 @@ struct attention_gqa8 {
   static constexpr u32 epilogue_bytes = waves * group * head_dim * 4;  // every wave's o
   static constexpr u32 q_bytes = rows * head_dim * 2;                  // the workgroup's queries (BF16)
   static constexpr u32 table_rounds = max_of(2u, ceil_div(Stages, 2u)) + 1;  // slot ids looked up one round ahead
-  static constexpr u32 table_bytes = table_rounds * BlockWarps * block * 8;
+  static constexpr u32 table_bytes = (Stages == 0 ? 2 * waves : table_rounds * BlockWarps) * block * 8;  // Stages 0: two blocks per wave
   static constexpr u32 stats_bytes = waves * group * 8;                // every wave's (m, l) per row
-  static constexpr u32 lds_bytes = max_of(ring_bytes, epilogue_bytes) + q_bytes + table_bytes + stats_bytes;
+  /// Tq > 1 waves read each block: the workgroup widens it to BF16 once, where the LDS holds that.
+  static constexpr u32 staged_bytes = max_of(ring_bytes, epilogue_bytes) + q_bytes + table_bytes + stats_bytes;
+  static constexpr bool widen_once = Tq > 1 && staged_bytes + BlockWarps * block * head_dim * 2 <= Target::lds_bytes_per_workgroup;
+  static constexpr u32 wide_bytes = widen_once ? BlockWarps * block * head_dim * 2 : 0;
+  static constexpr u32 lds_bytes = staged_bytes + wide_bytes;
   static_assert(lds_bytes <= Target::lds_bytes_per_workgroup, "netra::contracts::attention_gqa8: the staging ring exceeds the target's LDS");
 
   /// Workspace: (m, l) then o per (request * slices + slice, KV head, row) for split calls.
@@ -118,10 +126,19 @@ struct attention_gqa8 {
 
   static constexpr i64 template_args[] = {Phase, Tq, PageSize, BlockWarps, Stages, MaxBatch, SplitCapacity};
 
+  /// Workgroups one processor holds at once, by LDS (sm90a: 228 KiB per SM, 1 KiB reserved per
+  /// block) and, on sm90a, by registers at the budget's cap (255 per thread: 64 Ki per SM); gfx950:
+  /// by its 160 KiB of LDS per CU.
+  static constexpr u32 workgroups_per_processor =
+      max_of(1u, same_v<Target, sm90a> ? min_of((Target::lds_bytes_per_workgroup + 1024u) / (lds_bytes + 1024u), 65536u / (256u * workgroup_size))
+                                       : Target::lds_bytes_per_workgroup / lds_bytes);
+
   /// Slices per request so that batch * kv_heads workgroups cover the processors at least once
-  /// (1 when the batch alone does), within SplitCapacity.
+  /// (1 when the batch alone does), and up to workgroups_per_processor times (at most 32 slices
+  /// unless covering once takes more), within SplitCapacity.
   NETRA_HOST_DEVICE static constexpr u32 slices_for(u32 batch, u32 processors) {
-    const u32 want = max_of(1u, processors / max_of(1u, batch * kv_heads));
+    const u32 fill = max_of(1u, processors / max_of(1u, batch * kv_heads));
+    const u32 want = min_of(fill * workgroups_per_processor, max_of(fill, 32u));
     const u32 cap = max_of(1u, SplitCapacity / max_of(1u, batch));
     return want == 1 ? 1u : min_of(want, cap);
   }
@@ -222,7 +239,10 @@ struct attention_gqa8 {
 };
 
 /// The served instances (mapping fields per target; docs/kernels/attention.md says why).
-template <class Target> using attention_gqa8_decode = attention_gqa8<Target, 0, 1, 1, same_v<Target, sm90a> ? 4 : 2, same_v<Target, sm90a> ? 3 : 2, 64, 128>;
+/// sm90a decode: 2 waves, Stages 0 (no LDS ring; 4 workgroups per SM): the fastest at B = 1 and within
+/// 0.1 % of the fastest at B = 16 and 64 (bench/results/attention_h200.json, mapping_comparison).
+template <class Target>
+using attention_gqa8_decode = conditional_t<same_v<Target, sm90a>, attention_gqa8<Target, 0, 1, 1, 2, 0, 64, 512>, attention_gqa8<Target, 0, 1, 1, 2, 2, 64, 128>>;
 template <class Target> using attention_gqa8_verify = attention_gqa8<Target, 2, 12, 1, 1, 6, 64, 128>;
 
 }  // namespace contracts

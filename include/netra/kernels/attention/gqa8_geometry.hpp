@@ -68,4 +68,11 @@ template <class Contract> struct attention_gqa8_request {
 NETRA_HOST_DEVICE constexpr u32 staged_k_chunk(u32 pos, u32 chunk) { return 16 * pos + (chunk ^ (((pos & 1) << 2) | ((pos >> 1) & 3))); }
 NETRA_HOST_DEVICE constexpr u32 staged_v_chunk(u32 pos, u32 chunk) { return 16 * pos + (chunk ^ (((pos >> 1) & 1) | (((pos >> 2) & 1) << 2))); }
 
+/// The 8-byte slot of the BF16 of word i of (position, chunk) in a widened 64 x 256 K or V block
+/// ([position][word][chunk ^ swizzle]; each 8-byte read of one instruction lands in 16 distinct
+/// bank pairs on sm90a: K reads positions 8nt + g, chunks 4c + t; V reads positions 2t + e, chunks 2g + h).
+NETRA_HOST_DEVICE constexpr u32 wide_slot(bool is_v, u32 pos, u32 chunk, u32 word) {
+  return (pos * 4 + word) * 16 + (chunk ^ (is_v ? (pos >> 1) & 1 : 4 * (pos & 3)));
+}
+
 }  // namespace netra::kernels

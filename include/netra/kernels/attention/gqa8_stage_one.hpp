@@ -18,14 +18,9 @@
 // (slices = 1) or the slice's (m, l, o) to the workspace for stage two. No atomics.
 #pragma once
 #include "netra/dsl/async_copy.hpp"
-#include "netra/dsl/attention_fragment.hpp"
 #include "netra/dsl/entry.hpp"
-#include "netra/dsl/ids.hpp"
-#include "netra/dsl/online_softmax.hpp"
 #include "netra/dsl/sync.hpp"
-#include "netra/dsl/wave_reduce.hpp"
-#include "netra/dsl/workgroup_barrier.hpp"
-#include "netra/kernels/attention/gqa8_geometry.hpp"
+#include "netra/kernels/attention/gqa8_wave.hpp"
 
 namespace netra::kernels {
 
@@ -34,6 +29,7 @@ template <class Contract> struct attention_gqa8_stage_one {
   using plan = attention_plan_of<target>;
   using request = attention_gqa8_request<Contract>;
   using params = attention_gqa8_args;
+  using wave_ops = attention_gqa8_wave<Contract>;
   static constexpr const char* symbol = "netra_attention_gqa8_stage_one";
   static constexpr u32 workgroup_size = Contract::workgroup_size;
   static constexpr u32 dynamic_lds_bytes = Contract::lds_bytes;
@@ -41,6 +37,7 @@ template <class Contract> struct attention_gqa8_stage_one {
   static constexpr bool prefers_max_lds = true;
   static constexpr u32 min_workgroups_per_processor = 1;  // one workgroup per SM / CU: its LDS ring
   static constexpr u32 BW = Contract::block_warps, S = Contract::stages, block_bytes = 64 * 256;
+  static constexpr bool widen_once = requires { requires Contract::widen_once; };
   static constexpr u32 chunks_per_piece = BW * block_bytes / 16;
   static constexpr u32 copies_per_thread = ceil_div(chunks_per_piece, workgroup_size);
   static_assert(plan::rows == Contract::group && plan::head_dim == Contract::head_dim && plan::block == Contract::block,
@@ -50,16 +47,15 @@ template <class Contract> struct attention_gqa8_stage_one {
     return {{slices, Contract::kv_heads, batch}, workgroup_size, dynamic_lds_bytes};
   }
 
-  struct slice_view {
-    request r;
-    i64 start, end;  // positions [start, end) of this slice
-    u32 blocks, pieces, rounds;
+  struct slice_view : wave_ops::slice {
+    u32 pieces, rounds;
   };
   struct lds_layout {
     u8* ring;       // [Stages][BlockWarps][64 x 256] E4M3, reused by the epilogue
     u16* q;         // [Tq][8][256] BF16
     i64* table;     // [table_rounds][BlockWarps * 64] slot ids (-1: masked)
     float* stats;   // [waves][8][2]
+    u64* wide;      // widen_once: [BlockWarps][64 x 4 x 16] BF16 x 4 (wide_slot), the piece widened
   };
 
   /// The thread's look-ups of one round: its positions i = thread + k * workgroup_size of the
@@ -119,6 +115,23 @@ template <class Contract> struct attention_gqa8_stage_one {
     commit_lds_copies<target>();
   }
 
+  /// widen_once: the workgroup widens piece n (after the barrier that ends every wave's use of the
+  /// last one) into l.wide, then a barrier.
+  static NETRA_DEVICE void widen_piece(const lds_layout& l, u32 n) {
+    const u8* whole = l.ring + (n % S) * Contract::piece_bytes;
+    const bool is_v = n % 2 == 1;
+    for (u32 c = thread_id<target>(); c < BW * block_bytes / 16; c += workgroup_size) {
+      const u32 bl = c / (block_bytes / 16), pos = (c / 16) % 64, chunk = c % 16;
+      const u32x4 x = *reinterpret_cast<const u32x4*>(whole + bl * block_bytes + 16 * (is_v ? staged_v_chunk(pos, chunk) : staged_k_chunk(pos, chunk)));
+      NETRA_UNROLL
+      for (u32 i = 0; i < 4; ++i) {
+        const bf16x4 b = plan::widen(x[static_cast<int>(i)]);
+        l.wide[bl * block_bytes / 4 + wide_slot(is_v, pos, chunk, i)] = static_cast<u64>(b.lo) | static_cast<u64>(b.hi) << 32;
+      }
+    }
+    workgroup_barrier<target>();
+  }
+
   static NETRA_DEVICE void run(const params& p) {
     NETRA_DYNAMIC_SHARED_BYTES(lds);
     lds_layout l;
@@ -126,28 +139,21 @@ template <class Contract> struct attention_gqa8_stage_one {
     l.q = reinterpret_cast<u16*>(lds + max_of(Contract::ring_bytes, Contract::epilogue_bytes));
     l.table = reinterpret_cast<i64*>(reinterpret_cast<u8*>(l.q) + Contract::q_bytes);
     l.stats = reinterpret_cast<float*>(reinterpret_cast<u8*>(l.table) + Contract::table_bytes);
+    l.wide = reinterpret_cast<u64*>(reinterpret_cast<u8*>(l.stats) + Contract::stats_bytes);
     float* epilogue = reinterpret_cast<float*>(lds);  // [waves][8][256], after the ring
     const u32 slice = workgroup_id<target, 0>(), kv_head = workgroup_id<target, 1>(), b = workgroup_id<target, 2>();
     const u32 wave = wave_id<target>(), lane = lane_id<target>(), tg = wave / BW, bw = wave % BW;
 
     slice_view v;
-    v.r = request::read(p, b);
+    static_cast<typename wave_ops::slice&>(v) = wave_ops::slice_of(p, b, slice);
     if (!v.r.writable) return;  // uniform over the workgroup
-    const u32 chunk = Contract::chunk_for(static_cast<u32>(min_of(v.r.length, i64{1} << 30)), p.slices);
-    v.start = static_cast<i64>(slice) * chunk;
-    v.end = min_of(v.start + chunk, v.r.length);
-    v.blocks = v.start < v.end ? static_cast<u32>(ceil_div(v.end - v.start, i64{64})) : 0u;
     v.rounds = ceil_div(v.blocks, BW);
     v.pieces = 2 * v.rounds;
     const i64 visible_end = Contract::visible_end(v.r.length, tg);  // causal limit of token tg
     const float score_scale = mul_rn(*p.k_scale, Contract::softmax_scale), v_scale = *p.v_scale;
 
-    // The workgroup's queries into LDS (token t, head kv_head * 8 + r), and the first rounds' slots.
-    for (u32 c = thread_id<target>(); c < Contract::q_bytes / 16; c += workgroup_size) {
-      const u32 row = c / 32, t = row / plan::rows, r = row % plan::rows;
-      const u16* src = p.q + (static_cast<u64>(v.r.first_token + t) * Contract::q_heads + kv_head * Contract::group + r) * Contract::head_dim + 8 * (c % 32);
-      *reinterpret_cast<u32x4*>(l.q + 8 * c) = load_16B<target>(src);
-    }
+    // The workgroup's queries into LDS, and the first rounds' slots.
+    wave_ops::load_queries(p, v.r, kv_head, l.q);
     look_up lookups;
     for (u32 round = 0; round < prologue_rounds; ++round) {
       lookups.start(p, v, round);
@@ -162,12 +168,7 @@ template <class Contract> struct attention_gqa8_stage_one {
     };
 
     for (u32 n = 0; n + 1 < S; ++n) issue(p, v, kv_head, n, l);
-    softmax_stats st = softmax_empty();
-    float o[plan::o_items];
-    NETRA_UNROLL
-    for (u32 i = 0; i < plan::o_items; ++i) o[i] = 0.0f;
-    u32 pb[plan::scores / 2] = {};
-    float alpha_rows[plan::o_row_slots] = {};
+    typename wave_ops::state w;
     for (u32 n = 0; n < v.pieces; ++n) {
       wait_lds_copies<target, S - 2>();
       workgroup_barrier<target>();
@@ -178,81 +179,35 @@ template <class Contract> struct attention_gqa8_stage_one {
       }
       const u8* piece = l.ring + (n % S) * Contract::piece_bytes + bw * block_bytes;
       const u32 blk = (n / 2) * BW + bw;
+      if constexpr (widen_once) widen_piece(l, n);
+      const u64* wide = l.wide + bw * block_bytes / 4;
+      auto reader = [&](bool is_v) {
+        return [&, is_v](u32 j, u32 i) {
+          const fragment_element e = is_v ? plan::v_read(lane, j) : plan::k_read(lane, j);
+          if constexpr (widen_once) {
+            const u64 x = wide[wide_slot(is_v, e.row, e.col, i)];
+            return bf16x4{static_cast<u32>(x), static_cast<u32>(x >> 32)};
+          } else {
+            return plan::widen((*reinterpret_cast<const u32x4*>(piece + 16 * (is_v ? staged_v_chunk(e.row, e.col) : staged_k_chunk(e.row, e.col))))
+                                   [static_cast<int>(i)]);
+          }
+        };
+      };
       if (n % 2 == 0) {
         float s[plan::scores];
-        plan::qk(s, read_q, [&](u32 j) {
-          const fragment_element e = plan::k_read(lane, j);
-          return *reinterpret_cast<const u32x4*>(piece + 16 * staged_k_chunk(e.row, e.col));
-        });
+        plan::qk(s, read_q, reader(false));
         const i64* ids = l.table + ((n / 2) % Contract::table_rounds) * BW * 64 + bw * 64;
-        float m_block = negative_infinity();
-        NETRA_UNROLL
-        for (u32 i = 0; i < plan::scores; ++i) {
-          const fragment_element e = plan::score_of(lane, i);
-          const bool keep = e.row < plan::rows && ids[e.col] >= 0 && v.start + 64 * static_cast<i64>(blk) + e.col < visible_end;
-          s[i] = keep ? mul_rn(s[i], score_scale) : negative_infinity();
-          m_block = max_of(m_block, s[i]);
-        }
-        m_block = max_of(m_block, xor_shuffle_f32<target>(m_block, plan::row_mask(0)));
-        m_block = max_of(m_block, xor_shuffle_f32<target>(m_block, plan::row_mask(1)));
-        const float m_new = max_of(st.m, m_block);
-        float l_block = 0.0f;
-        NETRA_UNROLL
-        for (u32 w = 0; w < plan::scores / 2; ++w) {
-          pb[w] = pack_bf16x2<target>(softmax_weight(s[2 * w], m_new), softmax_weight(s[2 * w + 1], m_new));
-          l_block = add_rn(l_block, f32_from_bf16(static_cast<u16>(pb[w])));
-          l_block = add_rn(l_block, f32_from_bf16(static_cast<u16>(pb[w] >> 16)));
-        }
-        l_block = add_rn(l_block, xor_shuffle_f32<target>(l_block, plan::row_mask(0)));
-        l_block = add_rn(l_block, xor_shuffle_f32<target>(l_block, plan::row_mask(1)));
-        const softmax_merge_factors f = softmax_merge(st, {m_new, l_block});
-        st = f.merged;
-        NETRA_UNROLL
-        for (u32 k = 0; k < plan::o_row_slots; ++k)
-          alpha_rows[k] = plan::o_rows_are_score_rows
-                              ? f.alpha
-                              : bit_cast<float>(wave_broadcast<target>(bit_cast<u32>(f.alpha), plan::stats_lane(plan::o_row(lane, k))));
-      } else {
-        NETRA_UNROLL
-        for (u32 i = 0; i < plan::o_items; ++i) o[i] = mul_rn(o[i], alpha_rows[plan::o_row_slot(i)]);
-        plan::pv(o, pb, [&](u32 j) {
-          const fragment_element e = plan::v_read(lane, j);
-          return *reinterpret_cast<const u32x4*>(piece + 16 * staged_v_chunk(e.row, e.col));
+        wave_ops::block_step(w, s, score_scale, [&](u32, fragment_element e) {
+          return e.row < plan::rows && ids[e.col] >= 0 && v.start + 64 * static_cast<i64>(blk) + e.col < visible_end;
         });
+      } else {
+        wave_ops::rescale(w);
+        plan::pv(w.o, w.pb, reader(true));
       }
     }
 
     workgroup_barrier<target>();  // every wave is done with the ring
-    NETRA_UNROLL
-    for (u32 i = 0; i < plan::o_items; ++i) {
-      const fragment_element e = plan::o_of(lane, i);
-      if (e.row < plan::rows) epilogue[(wave * plan::rows + e.row) * Contract::head_dim + e.col] = o[i];
-    }
-    const u32 my_row = plan::score_of(lane, 0).row;
-    if (my_row < plan::rows && plan::stats_lane(my_row) == lane) {
-      l.stats[(wave * plan::rows + my_row) * 2] = st.m;
-      l.stats[(wave * plan::rows + my_row) * 2 + 1] = st.l;
-    }
-    workgroup_barrier<target>();
-    for (u32 e = thread_id<target>(); e < Contract::rows * Contract::head_dim; e += workgroup_size) {
-      const u32 row = e / Contract::head_dim, d = e % Contract::head_dim, t = row / plan::rows, r = row % plan::rows;
-      const u32 w0 = t * BW;
-      softmax_stats m = {l.stats[(w0 * plan::rows + r) * 2], l.stats[(w0 * plan::rows + r) * 2 + 1]};
-      float acc = epilogue[(w0 * plan::rows + r) * Contract::head_dim + d];
-      for (u32 w = w0 + 1; w < w0 + BW; ++w) {
-        const softmax_merge_factors f = softmax_merge(m, {l.stats[(w * plan::rows + r) * 2], l.stats[(w * plan::rows + r) * 2 + 1]});
-        acc = softmax_merge_value(acc, epilogue[(w * plan::rows + r) * Contract::head_dim + d], f);
-        m = f.merged;
-      }
-      if (p.slices == 1) {
-        const u64 at = (static_cast<u64>(v.r.first_token + t) * Contract::q_heads + kv_head * Contract::group + r) * Contract::head_dim + d;
-        p.out[at] = static_cast<u16>(pack_bf16x2<target>(softmax_finish(acc, m.l, v_scale), 0.0f));
-      } else {
-        const u64 unit = (static_cast<u64>(b) * p.slices + slice) * Contract::kv_heads + kv_head;
-        p.split_o[(unit * Contract::rows + row) * Contract::head_dim + d] = acc;
-        if (d == 0) p.split_stats[(unit * Contract::rows + row) * 2] = m.m, p.split_stats[(unit * Contract::rows + row) * 2 + 1] = m.l;
-      }
-    }
+    wave_ops::finish(p, v.r, b, slice, kv_head, epilogue, l.stats, w, v_scale);
   }
 };
 

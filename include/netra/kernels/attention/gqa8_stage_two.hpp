@@ -53,11 +53,4 @@ template <class Contract> struct attention_gqa8_stage_two {
   }
 };
 
-/// The kernels of an attention_gqa8 instance, in launch order (stage two only for split calls).
-template <class Target, u32 Phase, u32 Tq, u32 PageSize, u32 BlockWarps, u32 Stages, u32 MaxBatch, u32 SplitCapacity>
-struct kernels_of<contracts::attention_gqa8<Target, Phase, Tq, PageSize, BlockWarps, Stages, MaxBatch, SplitCapacity>> {
-  using contract = contracts::attention_gqa8<Target, Phase, Tq, PageSize, BlockWarps, Stages, MaxBatch, SplitCapacity>;
-  using type = type_list<attention_gqa8_stage_one<contract>, attention_gqa8_stage_two<contract>>;
-};
-
 }  // namespace netra::kernels
