@@ -7,6 +7,7 @@
 
 #include "netra/kernels/all.hpp"
 #include "netra/runtime/catalog/attention.hpp"
+#include "netra/runtime/catalog/decode_step.hpp"
 #include "netra/runtime/catalog/gdn.hpp"
 #include "netra/runtime/catalog/moe_experts.hpp"
 #include "netra/runtime/catalog/moe_grouped.hpp"
@@ -17,7 +18,7 @@
 
 namespace netra::catalog {
 /// All built-in instances, in build and audit order.
-inline constexpr auto all = boost::hana::flatten(boost::hana::make_tuple(sampling, moe_routing, moe_experts, moe_grouped, norm, gdn, attention, audit_only_targets));
+inline constexpr auto all = boost::hana::flatten(boost::hana::make_tuple(sampling, moe_routing, moe_experts, moe_grouped, norm, gdn, attention, decode_step, audit_only_targets));
 }  // namespace netra::catalog
 
 namespace netra::kernels {

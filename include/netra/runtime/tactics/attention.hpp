@@ -10,6 +10,7 @@
 #include <boost/hana.hpp>
 
 #include "netra/contracts/attention/gqa4_extend.hpp"
+#include "netra/contracts/attention/gqa8_decode_wide.hpp"
 #include "netra/contracts/attention/gqa8_paged.hpp"
 #include "netra/runtime/tactic.hpp"
 
@@ -25,12 +26,14 @@ template <class Contract> struct attention_gqa8_domain {
 };
 template <class Contract> using attention_gqa8_strict = strict<Contract, attention_gqa8_domain<Contract>>;
 
-/// decode and verify on both targets (page size 1), then decode at page size 16.
+/// decode and verify on both targets (page size 1), then decode at page size 16, then decode at
+/// batches 65..128 (the served decode mapping widened: contracts/attention/gqa8_decode_wide.hpp).
 inline constexpr auto attention_gqa8 = boost::hana::tuple_t<
     attention_gqa8_strict<contracts::attention_gqa8_decode<gfx950>>, attention_gqa8_strict<contracts::attention_gqa8_decode<sm90a>>,
     attention_gqa8_strict<contracts::attention_gqa8_verify<gfx950>>, attention_gqa8_strict<contracts::attention_gqa8_verify<sm90a>>,
     attention_gqa8_strict<contracts::attention_gqa8<gfx950, 0, 1, 16, 2, 2, 64, 128>>,
-    attention_gqa8_strict<contracts::attention_gqa8<sm90a, 0, 1, 16, 4, 3, 64, 128>>>;
+    attention_gqa8_strict<contracts::attention_gqa8<sm90a, 0, 1, 16, 4, 3, 64, 128>>,
+    attention_gqa8_strict<contracts::attention_gqa8_decode_wide<gfx950>>, attention_gqa8_strict<contracts::attention_gqa8_decode_wide<sm90a>>>;
 
 /// GQA4 extend's promoted domain: its target and phase, a longest extension in [1, 12], its page
 /// size, BF16 [*, 32, 128] queries and E4M3 [*, 8, 128] pools on the handle's device, batch range.

@@ -10,6 +10,7 @@
 #include <boost/hana.hpp>
 
 #include "netra/contracts/gdn/conv.hpp"
+#include "netra/contracts/gdn/decode.hpp"
 #include "netra/contracts/gdn/precompute.hpp"
 #include "netra/contracts/gdn/recurrent.hpp"
 #include "netra/runtime/catalog/gdn.hpp"
@@ -26,14 +27,41 @@ template <class Contract> struct gdn_replay_domain {
 };
 template <class C> using gdn_replay_strict = strict<C, gdn_replay_domain<C>>;
 
+/// sm90a mappings chosen by measurement (bench/results/gdn_h200.json, H200, graph-replayed), each
+/// ahead of the default it replaces, which still serves what it refuses (an output view aligned to
+/// 2 bytes only, for the K0 map's 4-byte stores). K0: whole-head workgroups of 8 warps, 2 columns
+/// per lane (B 64: 140.7 / 118.0 us FP32 / BF16 state, default 227.5 / 260.4); M16: FP32 the staged
+/// 8-column blocks of 4 warps (10.6 us, default 21.5), BF16 the 2-warp blocks of 2 columns per lane
+/// (11.2, default 23.7); conv (channel-major): 6 preloaded tokens per thread (B 64: 25.4 / 22.5 us
+/// with / without windows, default 29.6 / 25.5). The replay keeps its default: it is strict, and the
+/// whole-head replay (215 vs 263 us at B 128, BF16) has not yet run the every-B protocol test.
+namespace measured {
+template <u32 S> using k0_head = contracts::gdn_k0<sm90a, S, 16, gdn::token_staging::block, 8, 2>;
+using m16_fp32 = contracts::gdn_m16<sm90a, gdn::state_storage::fp32, 8, gdn::token_staging::block, 4>;
+using m16_bf16 = contracts::gdn_m16<sm90a, gdn::state_storage::bf16, 16, gdn::token_staging::block, 2, 2>;
+template <u32 Writes> using conv = contracts::gdn_conv<sm90a, 64, 12, gdn::conv_layout::channel_major, Writes, gdn::token_staging::block, 256, 2>;
+}  // namespace measured
+
 /// The conv update: every catalogued conv instance (both layouts, windows or final state).
-inline constexpr auto gdn_conv = boost::hana::flatten(boost::hana::make_tuple(catalog::gdn_detail::conv_set<gfx950>{}, catalog::gdn_detail::conv_set<sm90a>{}));
+/// Decode (T = 1, contracts/gdn/decode.hpp) serves the conv, precompute and m16 (committed core)
+/// operations too: the token count comes from the tensors (rows / slots), so each call admits one T.
+inline constexpr auto gdn_conv = boost::hana::flatten(boost::hana::make_tuple(
+    catalog::gdn_detail::conv_set<gfx950>{}, boost::hana::tuple_t<measured::conv<gdn::conv_writes::windows>, measured::conv<gdn::conv_writes::final_state>>,
+    catalog::gdn_detail::conv_set<sm90a>{},
+    boost::hana::tuple_t<contracts::gdn_decode_conv<gfx950, gdn::conv_layout::channel_major>, contracts::gdn_decode_conv<gfx950, gdn::conv_layout::tap_major>,
+                         contracts::gdn_decode_conv<sm90a, gdn::conv_layout::channel_major>, contracts::gdn_decode_conv<sm90a, gdn::conv_layout::tap_major>>));
 inline constexpr auto gdn_precompute = boost::hana::tuple_t<contracts::gdn_precompute<gfx950, 128, 12>, contracts::gdn_precompute<gfx950, 1, 16>,
-                                                            contracts::gdn_precompute<sm90a, 128, 12>, contracts::gdn_precompute<sm90a, 1, 16>>;
-inline constexpr auto gdn_verify = boost::hana::tuple_t<contracts::gdn_k0<gfx950, gdn::state_storage::fp32>, contracts::gdn_k0<gfx950, gdn::state_storage::bf16>,
-                                                        contracts::gdn_k0<sm90a, gdn::state_storage::fp32>, contracts::gdn_k0<sm90a, gdn::state_storage::bf16>>;
+                                                            contracts::gdn_precompute<sm90a, 128, 12>, contracts::gdn_precompute<sm90a, 1, 16>,
+                                                            contracts::gdn_decode_precompute<gfx950>, contracts::gdn_decode_precompute<sm90a>>;
+inline constexpr auto gdn_verify =
+    boost::hana::tuple_t<contracts::gdn_k0<gfx950, gdn::state_storage::fp32>, contracts::gdn_k0<gfx950, gdn::state_storage::bf16>,
+                         measured::k0_head<gdn::state_storage::fp32>, measured::k0_head<gdn::state_storage::bf16>,
+                         contracts::gdn_k0<sm90a, gdn::state_storage::fp32>, contracts::gdn_k0<sm90a, gdn::state_storage::bf16>>;
 inline constexpr auto gdn_m16 = boost::hana::tuple_t<contracts::gdn_m16<gfx950, gdn::state_storage::fp32>, contracts::gdn_m16<gfx950, gdn::state_storage::bf16>,
-                                                     contracts::gdn_m16<sm90a, gdn::state_storage::fp32>, contracts::gdn_m16<sm90a, gdn::state_storage::bf16>>;
+                                                     measured::m16_fp32, measured::m16_bf16,
+                                                     contracts::gdn_m16<sm90a, gdn::state_storage::fp32>, contracts::gdn_m16<sm90a, gdn::state_storage::bf16>,
+                                                     contracts::gdn_decode_core<gfx950, gdn::state_storage::fp32>, contracts::gdn_decode_core<gfx950, gdn::state_storage::bf16>,
+                                                     contracts::gdn_decode_core<sm90a, gdn::state_storage::fp32>, contracts::gdn_decode_core<sm90a, gdn::state_storage::bf16>>;
 inline constexpr auto gdn_replay =
     boost::hana::tuple_t<gdn_replay_strict<contracts::gdn_replay<gfx950, gdn::state_storage::fp32>>, gdn_replay_strict<contracts::gdn_replay<gfx950, gdn::state_storage::bf16>>,
                          gdn_replay_strict<contracts::gdn_replay<sm90a, gdn::state_storage::fp32>>, gdn_replay_strict<contracts::gdn_replay<sm90a, gdn::state_storage::bf16>>>;
