@@ -9,6 +9,7 @@
 #include "netra/contracts/gdn/precompute.hpp"
 #include "netra/contracts/moe/act_quant.hpp"
 #include "netra/contracts/moe/expert_weights.hpp"
+#include "netra/contracts/moe/shared_gate.hpp"
 #include "netra/contracts/norm/norm.hpp"
 #include "netra/runtime/decision_text.hpp"
 #include "netra/runtime/instance.hpp"
@@ -38,6 +39,7 @@ TEST_CASE("gfx942 and gfx1151: the vector contracts admit them with the target's
   CHECK(contracts::norm_decode<gfx1151, 0, 0, 0>::waves_per_row == 2);   // as sm90a's warps
   CHECK(contracts::norm_decode<gfx942, 0, 0, 0>::waves_per_row == 1);    // as gfx950's wave64
   CHECK(contracts::gdn_precompute<gfx942, 1, 16>::wave_size == 64);
+  CHECK(contracts::moe_shared_gate_reference<gfx1151>::workgroup_size == 64);  // two tokens, one wave32 each
   CHECK(contract_spelling<contracts::argmax_reference<gfx942>>() == "netra::contracts::argmax<netra::gfx942, 248320, 128, 128, 1>");
   CHECK(instance_name<contracts::argmax_reference<gfx1151>>() == "argmax-gfx1151-248320-128-128-1");
   // Budgets exist for both (the audit checks the built objects against them).

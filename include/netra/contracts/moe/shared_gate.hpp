@@ -32,10 +32,11 @@ namespace contracts {
 
 template <class Target, u32 MaxTokens, u32 TokensPerWorkgroup = 2, u32 WaveSize = Target::wave_size>
 struct moe_shared_gate {
-  static_assert(is_built_target_v<Target>,
-                "netra::contracts::moe_shared_gate: field Target is not supported; supported: netra::gfx950, netra::sm90a");
+  static_assert(is_built_target_v<Target> || is_audit_only_target_v<Target>,
+                "netra::contracts::moe_shared_gate: field Target is not supported; supported: netra::gfx950, netra::sm90a, "
+                "netra::gfx942, netra::gfx1151 (built and audited only)");
   static_assert(WaveSize == Target::wave_size,
-                "netra::contracts::moe_shared_gate: field WaveSize must equal the target's wave size (gfx950: 64; sm90a: 32)");
+                "netra::contracts::moe_shared_gate: field WaveSize must equal the target's wave size (gfx950, gfx942: 64; sm90a, gfx1151: 32)");
   static_assert(MaxTokens >= 1 && MaxTokens <= 65535u * 2u,
                 "netra::contracts::moe_shared_gate: field MaxTokens must be in [1, 131070]");
   static_assert(TokensPerWorkgroup >= 1 && TokensPerWorkgroup <= 32,
@@ -63,7 +64,7 @@ struct moe_shared_gate {
   }
 
   static constexpr resource_budget budget() {
-    if constexpr (same_v<Target, gfx950>) {
+    if constexpr (is_amd_v<Target>) {  // gfx950; gfx942 (measured 71 VGPRs, 1,772 bytes), gfx1151 (69, 1,900)
       resource_budget b;
       b.max_vgprs = 96;
       b.max_sgprs = 40;

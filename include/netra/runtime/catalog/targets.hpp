@@ -1,6 +1,6 @@
 // netra/runtime/catalog/targets.hpp — built-in instances for gfx942 (MI300X, CDNA3, wave64) and
 // gfx1151 (RDNA 3.5, wave32): the contracts that need no matrix units, each with its default
-// mapping — argmax, act_quant (decode, batch), the norms (every kind, weight form and output of
+// mapping — argmax, act_quant (decode, batch), the shared-expert gate, the norms (every kind, weight form and output of
 // norm.hpp's catalog), the GDN causal conv and precompute. Built and audited only (no such GPU
 // here: docs/target-notes.md, gfx942 / gfx1151).
 #pragma once
@@ -10,6 +10,7 @@
 #include "netra/contracts/gdn/conv.hpp"
 #include "netra/contracts/gdn/precompute.hpp"
 #include "netra/contracts/moe/act_quant.hpp"
+#include "netra/contracts/moe/shared_gate.hpp"
 #include "netra/runtime/catalog/gdn.hpp"
 #include "netra/runtime/catalog/norm.hpp"
 
@@ -18,7 +19,7 @@ namespace targets_detail {
 template <class T>
 constexpr auto vector_contracts = boost::hana::flatten(boost::hana::make_tuple(
     boost::hana::tuple_t<contracts::argmax_reference<T>, contracts::moe_act_quant_decode<T>, contracts::moe_act_quant_batch<T>,
-                         contracts::gdn_precompute<T, 128, 12>, contracts::gdn_precompute<T, 1, 16>>,
+                         contracts::moe_shared_gate_reference<T>, contracts::gdn_precompute<T, 128, 12>, contracts::gdn_precompute<T, 1, 16>>,
     gdn_detail::conv_set<T>{}, norm_detail::of_target<T>));
 }  // namespace targets_detail
 
