@@ -9,9 +9,15 @@ mismatch count and largest error are recorded. Roofline: bytes / the copy bandwi
 fp32_floor_us: the kernel's FP32 operations (4 per state element per token, 3 in replay) at one
 FP32 operation per lane per clock (132 SMs x 128 lanes x 1.98 GHz).
 
+Floors (--floors: bench/gdn_floor.cu's JSON lines, same run): each record's floor_us is the
+fastest memory floor of its contract and shape over the floor program's mappings (no kernel that
+moves the compulsory bytes beats it), fp32_issue_floor_us the measured FP32-issue floor of K0; the
+floors themselves go to --floor-out (an evidence file).
+
 usage: python3 bench/gdn.py --netra-bench build/tests/netra-bench-gdn --out bench/results/gdn_h200.json
            [--records LINES --dump DIR]   (a driver run's output and dump instead of running it)
            [--compile-peers 0|1|2]   (1: torch.compile for K0 B = 64 FP32 and conv B = 64 only; 2: every large shape)
+           [--floors LINES --floor-out FILE] [--peer-seconds S]   (peers timed until S seconds have passed)
 """
 from __future__ import annotations
 
@@ -21,6 +27,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 import numpy as np
 import torch
@@ -153,15 +160,36 @@ def main():
     ap.add_argument("--compile-peers", type=int, default=1)
     ap.add_argument("--records", help="the driver's JSON lines from an earlier run with --dump DIR (then the driver is not run)")
     ap.add_argument("--dump", help="the driver's dump directory of that run")
+    ap.add_argument("--floors", help="bench/gdn_floor.cu's JSON lines from the same run")
+    ap.add_argument("--floor-out", help="where the floors go (an evidence file)")
+    ap.add_argument("--peer-seconds", type=float, default=1e9, help="time peers only until this many seconds have passed")
     a = ap.parse_args()
+    t_start = time.monotonic()
     bw = common.copy_bandwidth()
+    floors = [json.loads(line) for line in open(a.floors) if line.startswith("{")] if a.floors else []
+    if a.floor_out and floors:
+        common.write_family(a.floor_out, "gdn_floor", floors, bw, evidence=True,
+                            method="bench/gdn_floor.cu: CUDA events, a burst over input sets rotated past 3x L2 captured into one graph and "
+                                   "replayed, median of 30 (cuda_graph_timing.cuh)")
+
+    def floor_of(c, s):
+        """The fastest memory floor of the record's contract and shape, and the K0 FP32-issue floor."""
+        kind = {"k0": "k0_memory", "replay": "replay_memory", "conv": "conv_memory"}.get(c)
+        mem = [f["graph_us"] for f in floors if f["floor"] == kind and f["batch"] == s["batch"] and f.get("state_dtype") == s.get("state_dtype")
+               and f.get("windows") == s.get("windows")] if kind else []
+        issue = [f["graph_us"] for f in floors if c == "k0" and f["floor"] == "k0_fp32_issue" and f["batch"] == s["batch"]]
+        return (min(mem) if mem else None), (min(issue) if issue else None)
     if a.records:
         dump, text = a.dump, open(a.records).read()
     else:
         dump = tempfile.mkdtemp(prefix="gdn-bench-")
         text = subprocess.run([a.netra_bench, "--dump", dump], check=True, capture_output=True, text=True, timeout=240).stdout
     raw = [json.loads(line) for line in text.splitlines() if line.startswith("{")]
-    exact = exactness(dump)
+    try:
+        exact = exactness(dump)
+    except FileNotFoundError as e:  # a driver run cut before every dump was written
+        print(f"exactness not measured: {e}", flush=True)
+        exact = {}
     records = []
     for r in raw:
         s = r["shape"]
@@ -175,7 +203,7 @@ def main():
         first = (c == "k0" and s["batch"] == 64 and s.get("state_dtype") == "fp32") or (c == "conv" and s["batch"] == 64 and s.get("windows"))
         compiled = a.compile_peers >= 2 and big or a.compile_peers == 1 and first and big
         peers = []
-        if timed:
+        if timed and time.monotonic() - t_start < a.peer_seconds:
             for p in time_peers(r, compiled=compiled):
                 note = (f"{mism} mismatching values, max |err| {err:.3g} ({what})" if mism is not None else "exactness not measured") + \
                     ("" if "error" not in p else "; " + p["error"])
@@ -188,9 +216,11 @@ def main():
             target = None
         if c == "m16_precompute_core":
             target = 10.0
+        mem_floor, issue_floor = floor_of(c, s)
         records.append(common.record(c, r["instance"], s, r["netra_graph_us"], r["netra_eager_us"], r["correct"], COMPARISON, peers, r["bytes"], bw,
-                                     target_us=target, fp32_ops=r["fp32_ops"] or None,
-                                     fp32_floor_us=(r["fp32_ops"] / FP32_RATE * 1e6) if r["fp32_ops"] else None))
+                                     floor_us=mem_floor, target_us=target, fp32_ops=r["fp32_ops"] or None,
+                                     fp32_floor_us=(r["fp32_ops"] / FP32_RATE * 1e6) if r["fp32_ops"] else None,
+                                     fp32_issue_floor_us=issue_floor))
         print(json.dumps({k: records[-1][k] for k in ("contract", "shape", "netra_graph_us", "roofline_us", "correct")}), flush=True)
         # Written after every record, so that a run cut short keeps what it measured.
         common.write_family(a.out, "gdn", records, bw,

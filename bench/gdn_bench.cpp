@@ -1,7 +1,7 @@
 // bench/gdn_bench.cpp — netra's gdn kernels timed on the GPU (sm90a cubins from the build): conv
-// update (with / without windows), precompute, K0 verify (FP32 / BF16 state, value blocks 8 and
-// 16), M16 (and precompute + M16 as one burst), replay (every request accepting T tokens, and
-// random lengths). Eager and graph-replayed bursts over input sets rotated past 3x the L2
+// update (with / without windows), precompute, K0 verify (FP32 / BF16 state), M16 (and
+// precompute + M16 as one burst), replay (every request accepting T tokens, and random lengths),
+// each for the default mapping and every mapping candidate of the catalog (catalog/gdn.hpp). Eager and graph-replayed bursts over input sets rotated past 3x the L2
 // (bench/gpu_timing.hpp). Each record is checked in this process against the host oracle on its
 // first input set (sampled requests, every head). One JSON line per record on stdout; with
 // --dump DIR, the inputs and netra's outputs of one shape per contract for bench/gdn.py's peers.
@@ -14,6 +14,7 @@
 
 #include "bench/gpu_timing.hpp"
 #include "gpu/test_gdn_common.hpp"
+#include "netra/runtime/catalog/gdn.hpp"
 
 using namespace netra;
 using namespace netra::testing::gdn;
@@ -94,7 +95,9 @@ template <class C> void bench_conv(std::size_t B) {
     for (std::size_t i = 0; i < n; ++i) launch_gdn_conv(h, stream, sig(i));
   });
   emit("conv", instance_name<C>(), "\"batch\": " + std::to_string(B) + ", \"t\": " + std::to_string(T) + ", \"windows\": " + (windows ? "true" : "false") +
-                                      ", \"layout\": \"" + (C::channel_major ? "channel_major" : "tap_major") + "\"",
+                                      ", \"layout\": \"" + (C::channel_major ? "channel_major" : "tap_major") + "\", \"staging\": \"" +
+                                      (C::staging ? "block" : "per_token") + "\", \"threads\": " + std::to_string(C::threads) +
+                                      ", \"token_groups\": " + std::to_string(C::token_groups),
        t, ok, bytes, 0);
 }
 }  // namespace
@@ -237,6 +240,7 @@ template <class C, class Pre = void> void bench_core(std::size_t B, bool random_
   const std::string shape = "\"batch\": " + std::to_string(B) + ", \"t\": " + std::to_string(T) + ", \"state_dtype\": \"" +
                             (C::state_storage ? "bf16" : "fp32") + "\", \"value_block\": " + std::to_string(C::value_block) +
                             ", \"staging\": \"" + (C::staging ? "block" : "per_token") + "\", \"waves\": " + std::to_string(C::waves_per_workgroup) +
+                            ", \"columns_per_lane\": " + std::to_string(C::columns_per_lane) +
                             (replay ? std::string(", \"accepted\": \"") + (random_lengths ? "random 0..T" : "T") + "\"" : std::string());
   if constexpr (same_v<Pre, void>) {
     const auto t = bench::time_eager_and_graph(stream, static_cast<int>(n), [&] {
@@ -274,33 +278,55 @@ int main(int argc, char** argv) {
   namespace cl = gdn::conv_layout;
   namespace cw = gdn::conv_writes;
   namespace ss = gdn::state_storage;
-  for (std::size_t B : {1, 16, 64}) {
-    bench_conv<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, cw::windows>>(B);
-    bench_conv<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, cw::final_state>>(B);
-  }
-  bench_conv<contracts::gdn_conv<sm90a, 64, 12, cl::tap_major, cw::windows>>(64);
-  bench_conv<contracts::gdn_conv<sm90a, 64, 12, cl::tap_major, cw::final_state>>(64);
-  for (std::size_t B : {1, 16, 64}) bench_precompute<contracts::gdn_precompute<sm90a, 128, 12>>(B, true);
-  bench_precompute<contracts::gdn_precompute<sm90a, 1, 16>>(1, true);
-  for (std::size_t B : {1, 16, 64}) {
+  namespace cd = catalog::gdn_detail;
+  auto each = [](auto candidates, auto f) { boost::hana::for_each(candidates, [&](auto t) { f.template operator()<typename decltype(t)::type>(); }); };
+  // The target shapes first (a run cut short keeps them): K0 B 64, conv B 64, M16, replay B 128.
+  auto k0 = [&](std::size_t B) {
     bench_core<contracts::gdn_k0<sm90a, ss::fp32>>(B, false, "k0");
     bench_core<contracts::gdn_k0<sm90a, ss::bf16>>(B, false, "k0");
-    bench_core<contracts::gdn_k0<sm90a, ss::fp32, 16>>(B, false, "k0");
-    bench_core<contracts::gdn_k0<sm90a, ss::bf16, 16>>(B, false, "k0");
     bench_core<contracts::gdn_k0<sm90a, ss::fp32, 8, 1, 4>>(B, false, "k0");
     bench_core<contracts::gdn_k0<sm90a, ss::bf16, 8, 1, 4>>(B, false, "k0");
-  }
+    each(cd::k0_candidates<ss::fp32>{}, [&]<class C>() { bench_core<C>(B, false, "k0"); });
+    each(cd::k0_candidates<ss::bf16>{}, [&]<class C>() { bench_core<C>(B, false, "k0"); });
+  };
+  auto conv = [&](std::size_t B) {
+    bench_conv<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, cw::windows>>(B);
+    bench_conv<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, cw::final_state>>(B);
+    each(cd::conv_candidates<cw::windows>{}, [&]<class C>() { if (C::channel_major || B == 64) bench_conv<C>(B); });
+    each(cd::conv_candidates<cw::final_state>{}, [&]<class C>() { if (C::channel_major || B == 64) bench_conv<C>(B); });
+    if (B == 64) {
+      bench_conv<contracts::gdn_conv<sm90a, 64, 12, cl::tap_major, cw::windows>>(64);
+      bench_conv<contracts::gdn_conv<sm90a, 64, 12, cl::tap_major, cw::final_state>>(64);
+    }
+  };
+  auto replay = [&](std::size_t B, bool random) {
+    bench_core<contracts::gdn_replay<sm90a, ss::bf16>>(B, random, "replay");
+    bench_core<contracts::gdn_replay<sm90a, ss::fp32>>(B, random, "replay");
+    bench_core<contracts::gdn_replay<sm90a, ss::bf16, 8, 1, 4>>(B, random, "replay");
+    each(cd::replay_candidates<ss::bf16>{}, [&]<class C>() { bench_core<C>(B, random, "replay"); });
+    each(cd::replay_candidates<ss::fp32>{}, [&]<class C>() { bench_core<C>(B, random, "replay"); });
+  };
+  k0(64);
+  conv(64);
+  for (std::size_t B : {64, 16, 1}) bench_precompute<contracts::gdn_precompute<sm90a, 128, 12>>(B, true);
+  using pre16 = contracts::gdn_precompute<sm90a, 1, 16>;
+  bench_precompute<pre16>(1, true);
   bench_core<contracts::gdn_m16<sm90a, ss::fp32>>(1, false, "m16");
   bench_core<contracts::gdn_m16<sm90a, ss::bf16>>(1, false, "m16");
-  bench_core<contracts::gdn_m16<sm90a, ss::fp32>, contracts::gdn_precompute<sm90a, 1, 16>>(1, false, "m16");
-  bench_core<contracts::gdn_m16<sm90a, ss::bf16>, contracts::gdn_precompute<sm90a, 1, 16>>(1, false, "m16");
+  bench_core<contracts::gdn_m16<sm90a, ss::fp32>, pre16>(1, false, "m16");
+  bench_core<contracts::gdn_m16<sm90a, ss::bf16>, pre16>(1, false, "m16");
   bench_core<contracts::gdn_m16<sm90a, ss::fp32, 8, 1, 4>>(1, false, "m16");
-  bench_core<contracts::gdn_m16<sm90a, ss::fp32, 8, 1, 4>, contracts::gdn_precompute<sm90a, 1, 16>>(1, false, "m16");
-  for (std::size_t B : {1, 16, 64, 128})
-    for (bool random : {false, true}) {
-      bench_core<contracts::gdn_replay<sm90a, ss::bf16>>(B, random, "replay");
-      bench_core<contracts::gdn_replay<sm90a, ss::fp32>>(B, random, "replay");
-      bench_core<contracts::gdn_replay<sm90a, ss::bf16, 8, 1, 4>>(B, random, "replay");
-    }
+  bench_core<contracts::gdn_m16<sm90a, ss::fp32, 8, 1, 4>, pre16>(1, false, "m16");
+  auto m16 = [&]<class C>() { bench_core<C>(1, false, "m16"), bench_core<C, pre16>(1, false, "m16"); };
+  each(cd::m16_candidates<ss::fp32>{}, m16);
+  each(cd::m16_candidates<ss::bf16>{}, m16);
+  replay(128, false);
+  replay(128, true);
+  k0(16);
+  k0(1);
+  conv(16);
+  conv(1);
+  for (std::size_t B : {64, 16, 1}) replay(B, false);
+  for (std::size_t B : {64, 16, 1}) replay(B, true);
   return 0;
 }

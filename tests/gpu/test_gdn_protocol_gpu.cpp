@@ -4,7 +4,8 @@
 // recurrence over exactly the accepted tokens from the old state; slots no real row names (the
 // sentinel included) and rows that accepted nothing are unchanged byte for byte. Every batch
 // 1..128 eagerly, for FP32 and BF16 storage; then one captured graph per batch replayed with
-// inputs, slots and lengths changing before every replay (100 times at B = 128, FP32 state).
+// inputs, slots and lengths changing before every replay (100 times at B = 128, FP32 state); the
+// same for the whole-head schedule (the shipped conv and K0 mappings).
 #include <doctest/doctest.h>
 
 #include <numeric>
@@ -21,14 +22,26 @@ constexpr std::size_t D = ref::D, HV = ref::HV, H = ref::H, K = ref::K, V = ref:
 constexpr std::size_t max_batch = 128, capacity = 130;  // slots 0..128 real, 129 the sentinel
 constexpr std::size_t max_rows = max_batch * T, pool_rows = 2400;
 
-template <u32 Storage, u32 Staging = gdn::token_staging::per_token> struct protocol {
+/// A schedule: the mappings of the conv update (Staging, Threads, TokenGroups) and of the K0 and
+/// replay cores (ValueBlock, Staging, Waves, ColumnsPerLane).
+template <u32 ConvStaging, u32 ConvThreads, u32 ConvGroups, u32 Vb, u32 Staging, u32 Waves, u32 Columns> struct schedule {
+  using conv = contracts::gdn_conv<sm90a, 64, T, gdn::conv_layout::channel_major, gdn::conv_writes::windows, ConvStaging, ConvThreads, ConvGroups>;
+  template <u32 Storage> using k0 = contracts::gdn_k0<sm90a, Storage, Vb, Staging, Waves, Columns>;
+  template <u32 Storage> using replay = contracts::gdn_replay<sm90a, Storage, Vb, Staging, Waves, Columns>;
+};
+using per_token_schedule = schedule<0, 256, 1, 8, 0, 1, 1>;
+using staged_schedule = schedule<0, 256, 1, 8, 1, 4, 1>;
+/// The shipped conv (6 preloaded tokens a thread) and K0 (whole-head workgroups, 8 warps, 2 columns
+/// per lane), with the replay on the same whole-head map.
+using head_schedule = schedule<1, 256, 2, 16, 1, 8, 2>;
+
+template <u32 Storage, class Schedule = per_token_schedule> struct protocol {
   using elem = conditional_t<Storage == gdn::state_storage::fp32, float, std::uint16_t>;
   static constexpr dtype sd = Storage == gdn::state_storage::fp32 ? dtype::f32 : dtype::bf16;
-  using conv_c = contracts::gdn_conv<sm90a, 64, T, gdn::conv_layout::channel_major, gdn::conv_writes::windows>;
+  using conv_c = typename Schedule::conv;
   using pre_c = contracts::gdn_precompute<sm90a, max_batch, T>;
-  static constexpr u32 waves = Staging == gdn::token_staging::block ? 4 : 1;
-  using k0_c = contracts::gdn_k0<sm90a, Storage, 8, Staging, waves>;
-  using replay_c = contracts::gdn_replay<sm90a, Storage, 8, Staging, waves>;
+  using k0_c = typename Schedule::template k0<Storage>;
+  using replay_c = typename Schedule::template replay<Storage>;
 
   std::mt19937 rng{Storage * 1000u + 7u};
   std::vector<std::uint16_t> x_pool = bf16_values(pool_rows * D, 61 + Storage, 1.5f, false), ab_pool = bf16_values(pool_rows * 2 * HV, 62, 3.0f, false);
@@ -191,18 +204,18 @@ template <u32 Storage, u32 Staging = gdn::token_staging::per_token> struct proto
   }
 };
 
-template <u32 Storage> void eager_every_batch() {
-  protocol<Storage> p;
+template <u32 Storage, class Schedule = per_token_schedule> void eager_every_batch() {
+  protocol<Storage, Schedule> p;
   for (std::size_t B = 1; B <= max_batch; ++B) {
     p.prepare(B);
     p.launch(B, nullptr);
     p.check(B, B <= 3 || B == 64 || B == 127 || B == 128, "eager");
   }
-  MESSAGE("storage ", Storage, ": ", p.steps, " eager steps, ", p.checked_heads, " (request, head) states checked");
+  MESSAGE(instance_name<typename protocol<Storage, Schedule>::k0_c>(), ": ", p.steps, " eager steps, ", p.checked_heads, " (request, head) states checked");
 }
 
-template <u32 Storage> void graph_buckets(std::initializer_list<std::size_t> buckets, int replays) {
-  protocol<Storage> p;
+template <u32 Storage, class Schedule = per_token_schedule> void graph_buckets(std::initializer_list<std::size_t> buckets, int replays) {
+  protocol<Storage, Schedule> p;
   CUstream stream = nullptr;
   drv().check(drv().cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
   for (const std::size_t B : buckets) {
@@ -223,18 +236,22 @@ template <u32 Storage> void graph_buckets(std::initializer_list<std::size_t> buc
     drv().cuGraphDestroy(graph);
   }
   drv().cuStreamDestroy(stream);
-  MESSAGE("storage ", Storage, ": ", p.steps, " graph replays, ", p.checked_heads, " (request, head) states checked");
+  MESSAGE(instance_name<typename protocol<Storage, Schedule>::k0_c>(), ": ", p.steps, " graph replays, ", p.checked_heads, " (request, head) states checked");
 }
 }  // namespace
 
-TEST_CASE("protocol smoke: B 1, 3 and 70, FP32 and BF16 storage, per-token and staged token inputs") {
+TEST_CASE("protocol smoke: B 1, 3 and 70, FP32 and BF16 storage, per-token, staged and whole-head schedules") {
   protocol<gdn::state_storage::fp32> f;
   protocol<gdn::state_storage::bf16> b;
-  protocol<gdn::state_storage::bf16, gdn::token_staging::block> s;
+  protocol<gdn::state_storage::bf16, staged_schedule> s;
+  protocol<gdn::state_storage::fp32, head_schedule> hf;
+  protocol<gdn::state_storage::bf16, head_schedule> hb;
   for (const std::size_t B : {std::size_t{1}, std::size_t{3}, std::size_t{70}}) {
     f.prepare(B), f.launch(B, nullptr), f.check(B, B < 4, "smoke fp32");
     b.prepare(B), b.launch(B, nullptr), b.check(B, B < 4, "smoke bf16");
     s.prepare(B), s.launch(B, nullptr), s.check(B, B < 4, "smoke bf16 staged");
+    hf.prepare(B), hf.launch(B, nullptr), hf.check(B, B < 4, "smoke fp32 whole-head");
+    hb.prepare(B), hb.launch(B, nullptr), hb.check(B, B < 4, "smoke bf16 whole-head");
   }
 }
 
@@ -244,4 +261,12 @@ TEST_CASE("protocol in one captured graph, replayed 100 times at B = 128 (5 time
   graph_buckets<gdn::state_storage::fp32>({1, 37, 64}, 5);
   graph_buckets<gdn::state_storage::fp32>({128}, 100);
   graph_buckets<gdn::state_storage::bf16>({128}, 5);
+}
+TEST_CASE("protocol, whole-head schedule: every B in 1..128 eagerly (FP32 and BF16 state)") {
+  eager_every_batch<gdn::state_storage::fp32, head_schedule>();
+  eager_every_batch<gdn::state_storage::bf16, head_schedule>();
+}
+TEST_CASE("protocol, whole-head schedule: one captured graph replayed 100 times at B = 128 (BF16 state; 5 times at B = 1, 37, 64, FP32)") {
+  graph_buckets<gdn::state_storage::bf16, head_schedule>({128}, 100);
+  graph_buckets<gdn::state_storage::fp32, head_schedule>({1, 37, 64}, 5);
 }

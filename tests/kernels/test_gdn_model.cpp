@@ -34,32 +34,35 @@ float adversarial(std::mt19937& g, int kind) {
 
 /// One wave of the recurrent core modelled lane by lane (kernel lane maps, shuffles as
 /// partner reads), for n tokens of v head hv; returns the state block's columns and outputs.
+/// Lane slot (lane, c) is the lane's column c (C columns per lane); shuffles act per c.
 template <class C> void model_wave(u32 x, u32 w, std::vector<float>& S, const ref::token_inputs& in, std::size_t T, std::size_t hv,
                                         std::size_t n, std::vector<std::uint16_t>& out) {
   using core = kernels::gdn_recurrent_core<C>;
-  constexpr u32 W = C::wave_size, G = core::groups_per_lane, R = core::rows;
-  std::vector<float> regs(W * G * R);
-  auto reg = [&](u32 lane, u32 m, u32 i) -> float& { return regs[(lane * G + m) * R + i]; };
+  constexpr u32 W = C::wave_size, G = core::groups_per_lane, R = core::rows, CL = core::cpl;
+  std::vector<float> regs(W * CL * G * R);
+  auto reg = [&](u32 lane, u32 c, u32 m, u32 i) -> float& { return regs[((lane * CL + c) * G + m) * R + i]; };
   for (u32 lane = 0; lane < W; ++lane)
-    for (u32 m = 0; m < G; ++m)
-      for (u32 i = 0; i < R; ++i) reg(lane, m, i) = S[core::column(x, w, lane) * ref::K + core::row_group(lane, m) * R + i];
-  auto chain = [&](u32 lane, u32 m, const float* y) {
-    float p = mul_rn(reg(lane, m, 0), y[core::row_group(lane, m) * R]);
-    for (u32 i = 1; i < R; ++i) p = fma_rn(reg(lane, m, i), y[core::row_group(lane, m) * R + i], p);
+    for (u32 c = 0; c < CL; ++c)
+      for (u32 m = 0; m < G; ++m)
+        for (u32 i = 0; i < R; ++i) reg(lane, c, m, i) = S[core::column(x, w, lane, c) * ref::K + core::row_group(lane, m) * R + i];
+  auto chain = [&](u32 lane, u32 c, u32 m, const float* y) {
+    float p = mul_rn(reg(lane, c, m, 0), y[core::row_group(lane, m) * R]);
+    for (u32 i = 1; i < R; ++i) p = fma_rn(reg(lane, c, m, i), y[core::row_group(lane, m) * R + i], p);
     return p;
   };
-  auto tree = [&](std::vector<float> partial /* [W][G] */) {
-    std::vector<float> d(W);
-    for (u32 lane = 0; lane < W; ++lane) {
-      if (G == 4) d[lane] = add_rn(add_rn(partial[lane * 4], partial[lane * 4 + 1]), add_rn(partial[lane * 4 + 2], partial[lane * 4 + 3]));
-      else if (G == 2) d[lane] = add_rn(partial[lane * 2], partial[lane * 2 + 1]);
-      else d[lane] = partial[lane];
+  auto tree = [&](std::vector<float> partial /* [W][C][G] */) {
+    std::vector<float> d(W * CL);
+    for (u32 l = 0; l < W * CL; ++l) {
+      if (G == 4) d[l] = add_rn(add_rn(partial[l * 4], partial[l * 4 + 1]), add_rn(partial[l * 4 + 2], partial[l * 4 + 3]));
+      else if (G == 2) d[l] = add_rn(partial[l * 2], partial[l * 2 + 1]);
+      else d[l] = partial[l];
     }
-    const u32 steps = G == 4 ? 0u : G == 2 ? 1u : 2u;  // shuffles at xor Vb, then xor 2 Vb
+    const u32 steps = G == 4 ? 0u : G == 2 ? 1u : 2u;  // shuffles at xor N, then xor 2 N (N column lanes)
     for (u32 step = 0; step < steps; ++step) {
-      const u32 mask = core::vb << step;
-      std::vector<float> next(W);
-      for (u32 lane = 0; lane < W; ++lane) next[lane] = add_rn(d[lane], d[lane ^ mask]);
+      const u32 mask = core::column_lanes << step;
+      std::vector<float> next(W * CL);
+      for (u32 lane = 0; lane < W; ++lane)
+        for (u32 c = 0; c < CL; ++c) next[lane * CL + c] = add_rn(d[lane * CL + c], d[(lane ^ mask) * CL + c]);
       d = next;
     }
     return d;
@@ -70,27 +73,32 @@ template <class C> void model_wave(u32 x, u32 w, std::vector<float>& S, const re
     const float a = in.decay[row * ref::HV + hv], beta = in.beta[row * ref::HV + hv];
     const float* k = in.k + (row * ref::H + head) * ref::K;
     const float* q = in.q + (row * ref::H + head) * ref::K;
-    std::vector<float> partial(W * G);
+    std::vector<float> partial(W * CL * G);
     for (u32 lane = 0; lane < W; ++lane)
-      for (u32 m = 0; m < G; ++m) {
-        for (u32 i = 0; i < R; ++i) reg(lane, m, i) = mul_rn(a, reg(lane, m, i));
-        partial[lane * G + m] = chain(lane, m, k);
-      }
+      for (u32 c = 0; c < CL; ++c)
+        for (u32 m = 0; m < G; ++m) {
+          for (u32 i = 0; i < R; ++i) reg(lane, c, m, i) = mul_rn(a, reg(lane, c, m, i));
+          partial[(lane * CL + c) * G + m] = chain(lane, c, m, k);
+        }
     const std::vector<float> dots = tree(partial);
-    for (u32 lane = 0; lane < W; ++lane) {
-      const float v = ref::bf(in.v[row * in.v_stride + gdn::v_offset + hv * ref::V + core::column(x, w, lane)]);
-      const float u = mul_rn(beta, sub_rn(v, dots[lane]));
-      for (u32 m = 0; m < G; ++m)
-        for (u32 i = 0; i < R; ++i) reg(lane, m, i) = fma_rn(k[core::row_group(lane, m) * R + i], u, reg(lane, m, i));
-    }
     for (u32 lane = 0; lane < W; ++lane)
-      for (u32 m = 0; m < G; ++m) partial[lane * G + m] = chain(lane, m, q);
+      for (u32 c = 0; c < CL; ++c) {
+        const float v = ref::bf(in.v[row * in.v_stride + gdn::v_offset + hv * ref::V + core::column(x, w, lane, c)]);
+        const float u = mul_rn(beta, sub_rn(v, dots[lane * CL + c]));
+        for (u32 m = 0; m < G; ++m)
+          for (u32 i = 0; i < R; ++i) reg(lane, c, m, i) = fma_rn(k[core::row_group(lane, m) * R + i], u, reg(lane, c, m, i));
+      }
+    for (u32 lane = 0; lane < W; ++lane)
+      for (u32 c = 0; c < CL; ++c)
+        for (u32 m = 0; m < G; ++m) partial[(lane * CL + c) * G + m] = chain(lane, c, m, q);
     const std::vector<float> o = tree(partial);
-    for (u32 lane = 0; lane < core::vb; ++lane) out[(row * ref::HV + hv) * ref::V + core::column(x, w, lane)] = ref::to_bf(o[lane]);
+    for (u32 lane = 0; lane < core::column_lanes; ++lane)
+      for (u32 c = 0; c < CL; ++c) out[(row * ref::HV + hv) * ref::V + core::column(x, w, lane, c)] = ref::to_bf(o[lane * CL + c]);
   }
   for (u32 lane = 0; lane < W; ++lane)
-    for (u32 m = 0; m < G; ++m)
-      for (u32 i = 0; i < R; ++i) S[core::column(x, w, lane) * ref::K + core::row_group(lane, m) * R + i] = reg(lane, m, i);
+    for (u32 c = 0; c < CL; ++c)
+      for (u32 m = 0; m < G; ++m)
+        for (u32 i = 0; i < R; ++i) S[core::column(x, w, lane, c) * ref::K + core::row_group(lane, m) * R + i] = reg(lane, c, m, i);
   (void)T;
 }
 
@@ -137,10 +145,11 @@ template <class C> void check_core_model(unsigned seed, std::size_t hv) {
 }
 }  // namespace
 
-TEST_CASE_TEMPLATE("the recurrent core's lane map and tree equal the oracle's dot order (wave64 and warp32, every value block)", C,
+TEST_CASE_TEMPLATE("the recurrent core's lane map and tree equal the oracle's dot order (wave64 and warp32, every value block and columns per lane)", C,
                    contracts::gdn_k0<gfx950, 0, 16>, contracts::gdn_k0<gfx950, 0, 32>, contracts::gdn_k0<gfx950, 0, 64>,
                    contracts::gdn_k0<gfx950, 0, 16, 1, 4>, contracts::gdn_k0<sm90a, 0, 8>, contracts::gdn_k0<sm90a, 0, 16>,
-                   contracts::gdn_k0<sm90a, 0, 32, 1>, contracts::gdn_k0<sm90a, 0, 8, 1, 4>) {
+                   contracts::gdn_k0<sm90a, 0, 32, 1>, contracts::gdn_k0<sm90a, 0, 8, 1, 4>, contracts::gdn_k0<sm90a, 0, 16, 1, 8, 2>,
+                   contracts::gdn_k0<sm90a, 0, 16, 1, 4, 2>, contracts::gdn_k0<sm90a, 0, 32, 1, 4, 4>, contracts::gdn_k0<sm90a, 0, 32, 0, 1, 2>) {
   using core = kernels::gdn_recurrent_core<C>;
   // Every (column, row) of a head is owned by exactly one (workgroup, lane, group, register).
   std::set<std::pair<u32, u32>> owned;
@@ -148,7 +157,8 @@ TEST_CASE_TEMPLATE("the recurrent core's lane map and tree equal the oracle's do
     for (u32 w = 0; w < core::waves; ++w)
       for (u32 lane = 0; lane < C::wave_size; ++lane)
         for (u32 m = 0; m < core::groups_per_lane; ++m)
-          for (u32 i = 0; i < core::rows; ++i) owned.insert({core::column(x, w, lane), core::row_group(lane, m) * core::rows + i});
+          for (u32 c = 0; c < core::cpl; ++c)
+            for (u32 i = 0; i < core::rows; ++i) owned.insert({core::column(x, w, lane, c), core::row_group(lane, m) * core::rows + i});
   CHECK(owned.size() == ref::V * ref::K);
   CHECK(core::shape(64).grid[0] * core::columns == ref::V);
   check_core_model<C>(7, 5);

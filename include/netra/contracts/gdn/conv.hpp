@@ -14,7 +14,11 @@
 // Slots: state_slots slots; the last (state_slots - 1) is the padding sentinel: a slot index
 // outside [0, state_slots - 2] reads the sentinel and writes no state (padded rows still write
 // their own y and windows rows).
-// Mapping parameter: none beyond the layout; comparison policy: bitwise.
+// Mapping parameters (the same bits for every choice): Staging (gdn::token_staging): each
+// thread's x vector loaded in the token loop (per_token), or the x vectors of its tokens all
+// issued before the first (block); Threads: threads per workgroup (64 or 256); TokenGroups (G,
+// divides T): the token block split into G groups walked by separate threads, each starting from
+// the history its first token sees (the slot, or the preceding tokens' x). Comparison: bitwise.
 #pragma once
 #include "netra/contracts/gdn/model.hpp"
 
@@ -35,7 +39,17 @@ struct gdn_conv_signature {
 
 namespace contracts {
 
-template <class Target, u32 MaxBatch, u32 Tokens, u32 Layout, u32 Writes, u32 WaveSize = Target::wave_size>
+/// The instance-name arguments: the mapping fields appear only when not the default.
+template <u32 MaxBatch, u32 Tokens, u32 Layout, u32 Writes, u32 Staging, u32 Threads, u32 Groups, bool Default> struct gdn_conv_args {
+  static constexpr i64 value[] = {MaxBatch, Tokens, Layout, Writes, Staging, Threads, Groups};
+};
+template <u32 MaxBatch, u32 Tokens, u32 Layout, u32 Writes, u32 Staging, u32 Threads, u32 Groups>
+struct gdn_conv_args<MaxBatch, Tokens, Layout, Writes, Staging, Threads, Groups, true> {
+  static constexpr i64 value[] = {MaxBatch, Tokens, Layout, Writes};
+};
+
+template <class Target, u32 MaxBatch, u32 Tokens, u32 Layout, u32 Writes, u32 Staging = gdn::token_staging::per_token, u32 Threads = 256,
+          u32 TokenGroups = 1, u32 WaveSize = Target::wave_size>
 struct gdn_conv {
   static_assert(is_built_target_v<Target> || is_audit_only_target_v<Target>,
                 "netra::contracts::gdn_conv: field Target is not supported; supported: netra::gfx950, netra::sm90a, netra::gfx942, "
@@ -48,6 +62,10 @@ struct gdn_conv {
                 "netra::contracts::gdn_conv: field Layout must be 0 (channel_major [slots, D, 3]) or 1 (tap_major [slots, 3, D])");
   static_assert(Writes == gdn::conv_writes::final_state || Writes == gdn::conv_writes::windows,
                 "netra::contracts::gdn_conv: field Writes must be 0 (final_state) or 1 (windows)");
+  static_assert(Staging == gdn::token_staging::per_token || Staging == gdn::token_staging::block,
+                "netra::contracts::gdn_conv: field Staging must be 0 (per_token) or 1 (block)");
+  static_assert((Threads == 64 || Threads == 256) && Threads % WaveSize == 0, "netra::contracts::gdn_conv: field Threads must be 64 or 256");
+  static_assert(TokenGroups >= 1 && Tokens % TokenGroups == 0, "netra::contracts::gdn_conv: field TokenGroups must divide Tokens");
 
   using target = Target;
   static constexpr const char* family = "gdn_conv";
@@ -59,7 +77,12 @@ struct gdn_conv {
   static constexpr u32 wave_size = WaveSize;
   static constexpr u64 workspace_bytes = 0;
   static constexpr u64 state_bytes_per_slot = u64{gdn::channels} * gdn::conv_history * 2;
-  static constexpr i64 template_args[] = {MaxBatch, Tokens, Layout, Writes};
+  static constexpr u32 staging = Staging;
+  static constexpr u32 threads = Threads;
+  static constexpr u32 token_groups = TokenGroups;
+  static constexpr const auto& template_args =
+      gdn_conv_args<MaxBatch, Tokens, Layout, Writes, Staging, Threads, TokenGroups,
+                    Staging == gdn::token_staging::per_token && Threads == 256 && TokenGroups == 1>::value;
 
   static constexpr bool channel_major = Layout == gdn::conv_layout::channel_major;
 
@@ -97,14 +120,15 @@ struct gdn_conv {
   static constexpr resource_budget budget() {
     if constexpr (is_amd_v<Target>) {  // gfx950, gfx942 (measured 94 VGPRs), gfx1151 (90-91)
       resource_budget b;
-      b.max_vgprs = 104;  // measured 96-98 (8 channels' SiLU divisions interleaved); the article's conv: 33 VGPRs, 34 SGPRs
+      // per token: measured 96-98 (8 channels' SiLU divisions interleaved); block: + T x 4 for the x vectors. The article's conv: 33 VGPRs, 34 SGPRs
+      b.max_vgprs = Staging == gdn::token_staging::block ? 104 + 4 * Tokens / TokenGroups : 104;
       b.max_sgprs = 56;
       b.max_code_bytes = 12288;
       return b;
     } else if constexpr (same_v<Target, sm90a>) {
       resource_budget b;
-      b.max_registers = 96;
-      b.max_code_bytes = 32768;
+      b.max_registers = Staging == gdn::token_staging::block ? 128 + 4 * Tokens / TokenGroups : 96;  // block: measured 102-160
+      b.max_code_bytes = Staging == gdn::token_staging::block ? 81920 : 32768;  // block: the token loop unrolled (measured up to 67 KB)
       return b;
     } else {
       static_assert(dependent_false_v<Target>, "netra::contracts::gdn_conv: no resource budget for this target");

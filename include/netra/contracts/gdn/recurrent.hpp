@@ -15,8 +15,9 @@
 // [0, state_slots - 2] reads the sentinel and writes no state. Real rows must name distinct slots.
 // Inputs q, k: FP32 [B T, 16, 128]; decay, beta: FP32 [B T, 32] (contracts/gdn/precompute.hpp).
 // Mapping parameters (the same bits for every choice): ValueBlock (Vb): a wave owns Vb value
-// columns of one (request, v head); L = wave / Vb lanes share a column (1, 2 or 4); Staging
-// (gdn::token_staging): token inputs loaded per token, or the block staged in LDS first;
+// columns of one (request, v head); ColumnsPerLane (C): each lane owns C adjacent columns (every
+// k and q value it loads serves C columns); L = wave C / Vb lanes share a column (1, 2 or 4);
+// Staging (gdn::token_staging): token inputs loaded per token, or the block staged in LDS first;
 // WavesPerWorkgroup (staged only): value blocks sharing one staged block. Comparison: bitwise.
 #pragma once
 #include "netra/contracts/gdn/model.hpp"
@@ -43,9 +44,18 @@ namespace contracts {
 /// needs 255 registers per thread there, Vb 32 spills).
 template <class Target> inline constexpr u32 gdn_default_value_block = Target::wave_size / 4;
 
+/// The instance-name arguments: ColumnsPerLane appears only when it is not 1.
+template <u32 Commit, u32 MaxBatch, u32 Tokens, u32 StateStorage, u32 ValueBlock, u32 Staging, u32 Waves, u32 Columns> struct gdn_recurrent_args {
+  static constexpr i64 value[] = {Commit, MaxBatch, Tokens, StateStorage, ValueBlock, Staging, Waves, Columns};
+};
+template <u32 Commit, u32 MaxBatch, u32 Tokens, u32 StateStorage, u32 ValueBlock, u32 Staging, u32 Waves>
+struct gdn_recurrent_args<Commit, MaxBatch, Tokens, StateStorage, ValueBlock, Staging, Waves, 1> {
+  static constexpr i64 value[] = {Commit, MaxBatch, Tokens, StateStorage, ValueBlock, Staging, Waves};
+};
+
 
 template <class Target, u32 Commit, u32 MaxBatch, u32 Tokens, u32 StateStorage, u32 ValueBlock = gdn_default_value_block<Target>,
-          u32 Staging = gdn::token_staging::per_token, u32 WavesPerWorkgroup = 1, u32 WaveSize = Target::wave_size>
+          u32 Staging = gdn::token_staging::per_token, u32 WavesPerWorkgroup = 1, u32 ColumnsPerLane = 1, u32 WaveSize = Target::wave_size>
 struct gdn_recurrent {
   static_assert(is_built_target_v<Target>,
                 "netra::contracts::gdn_recurrent: field Target is not supported; supported: netra::gfx950, netra::sm90a");
@@ -57,8 +67,10 @@ struct gdn_recurrent {
   static_assert(Tokens >= 1 && Tokens <= 16, "netra::contracts::gdn_recurrent: field Tokens must be in [1, 16]");
   static_assert(StateStorage == gdn::state_storage::fp32 || StateStorage == gdn::state_storage::bf16,
                 "netra::contracts::gdn_recurrent: field StateStorage must be 0 (fp32) or 1 (bf16)");
-  static_assert(ValueBlock * 4 == WaveSize || ValueBlock * 2 == WaveSize || ValueBlock == WaveSize,
-                "netra::contracts::gdn_recurrent: field ValueBlock must be wave / 4, wave / 2 or wave (1, 2 or 4 lanes per column)");
+  static_assert(ColumnsPerLane == 1 || ColumnsPerLane == 2 || ColumnsPerLane == 4,
+                "netra::contracts::gdn_recurrent: field ColumnsPerLane must be 1, 2 or 4");
+  static_assert(ValueBlock * 4 == WaveSize * ColumnsPerLane || ValueBlock * 2 == WaveSize * ColumnsPerLane || ValueBlock == WaveSize * ColumnsPerLane,
+                "netra::contracts::gdn_recurrent: field ValueBlock must be wave C / 4, wave C / 2 or wave C (1, 2 or 4 lanes per column)");
   static_assert(Staging == gdn::token_staging::per_token || Staging == gdn::token_staging::block,
                 "netra::contracts::gdn_recurrent: field Staging must be 0 (per_token) or 1 (block)");
   static_assert(WavesPerWorkgroup >= 1 && WavesPerWorkgroup <= 8 && (gdn::value_dim / ValueBlock) % WavesPerWorkgroup == 0,
@@ -77,11 +89,17 @@ struct gdn_recurrent {
   static constexpr u32 value_block = ValueBlock;
   static constexpr u32 staging = Staging;
   static constexpr u32 waves_per_workgroup = WavesPerWorkgroup;
+  static constexpr u32 columns_per_lane = ColumnsPerLane;
   static constexpr u32 wave_size = WaveSize;
   static constexpr bool writes_outputs = Commit != gdn::state_commit::accepted_prefix;
   static constexpr u64 workspace_bytes = 0;
   static constexpr u64 state_bytes_per_slot = u64{gdn::state_elements} * gdn::state_bytes_per_element(StateStorage);
-  static constexpr i64 template_args[] = {Commit, MaxBatch, Tokens, StateStorage, ValueBlock, Staging, WavesPerWorkgroup};
+  static constexpr const auto& template_args =
+      gdn_recurrent_args<Commit, MaxBatch, Tokens, StateStorage, ValueBlock, Staging, WavesPerWorkgroup, ColumnsPerLane>::value;
+  /// State registers per lane (FP32): the wave's 128 x Vb block over its lanes.
+  static constexpr u32 state_registers = gdn::key_dim * ValueBlock / WaveSize;
+  /// LDS of the staged token block (kernels/gdn/recurrent.hpp's stage): k, q, v, decay, beta.
+  static constexpr u32 stage_bytes = Tokens * (2 * gdn::key_dim + ValueBlock * WavesPerWorkgroup + 2) * 4;
 
   static decision admits(const gdn_recurrent_signature& s) {
     constexpr i64 D = gdn::channels, H = gdn::heads_qk, HV = gdn::heads_v, K = gdn::key_dim, V = gdn::value_dim;
@@ -103,7 +121,7 @@ struct gdn_recurrent {
     if (s.state_slots() < 2 || s.state_slots() > 0x7FFFFFFF)
       return refuse("state slots", "in [2, 2^31 - 1] (one real slot and the sentinel)", s.state_slots());
     if constexpr (writes_outputs) {
-      if (const decision d = require_tensor(s.out, {"out", dtype::bf16, 3, {R, HV, V}, "[B T, 32, 128]", layout::compact, 2}, s.device); !d.admitted())
+      if (const decision d = require_tensor(s.out, {"out", dtype::bf16, 3, {R, HV, V}, "[B T, 32, 128]", layout::compact, ColumnsPerLane > 1 ? 4 : 2}, s.device); !d.admitted())
         return d;
     } else {
       if (const decision d = require_tensor(s.accepted, {"accepted", dtype::i32, 1, {B}, "[B]", layout::compact, 4}, s.device); !d.admitted())
@@ -124,18 +142,26 @@ struct gdn_recurrent {
     return admit();
   }
 
+  /// sm90a, C > 1: registers per thread the launch bound allows: 64 state registers 128 (two
+  /// workgroups of 8 warps per processor), except at MaxBatch 1, whose grid fills one workgroup per
+  /// processor at most (255); 128 state registers: 255.
+  static constexpr u32 register_cap = state_registers <= 64 && MaxBatch > 1 ? 128 : 255;
+  /// The staged block plus 1 KiB (sm90a's reserved shared memory), in whole KiB.
+  static constexpr u32 lds_budget = Staging == gdn::token_staging::block && stage_bytes > 19456 ? (stage_bytes + 2047) / 1024 * 1024 : 20480;
+
   static constexpr resource_budget budget() {
     if constexpr (same_v<Target, gfx950>) {
       resource_budget b;
       b.max_vgprs = Staging == gdn::token_staging::block ? 112 : 88;  // measured 75-82 per token, 89-111 staged; the article's K0: 80 VGPRs, 40 SGPRs, 1 KiB LDS
       b.max_sgprs = 48;
-      b.max_lds_bytes = 20480;
+      b.max_lds_bytes = lds_budget;
       b.max_code_bytes = 24576;
       return b;
     } else if constexpr (same_v<Target, sm90a>) {
       resource_budget b;
-      b.max_registers = ValueBlock * 4 == WaveSize ? 128 : 255;  // Vb 8: 32 state registers per lane; Vb 16: 64
-      b.max_lds_bytes = 20480;
+      // C 1: Vb 8: 32 state registers per lane; Vb 16: 64. C > 1: the cap the kernel's launch bound sets.
+      b.max_registers = ColumnsPerLane > 1 ? register_cap : ValueBlock * 4 == WaveSize ? 128 : 255;
+      b.max_lds_bytes = lds_budget;
       b.max_code_bytes = 65536;
       return b;
     } else {
@@ -146,12 +172,12 @@ struct gdn_recurrent {
 
 /// The article's contracts: K0 verify (B 1..64, T 12, nothing committed), M16 (B 1, T 16,
 /// committed), replay (B 1..128, T 12, accepted prefix committed).
-template <class Target, u32 StateStorage, u32 ValueBlock = gdn_default_value_block<Target>, u32 Staging = 0, u32 Waves = 1>
-using gdn_k0 = gdn_recurrent<Target, gdn::state_commit::none, 64, 12, StateStorage, ValueBlock, Staging, Waves>;
-template <class Target, u32 StateStorage, u32 ValueBlock = gdn_default_value_block<Target>, u32 Staging = 0, u32 Waves = 1>
-using gdn_m16 = gdn_recurrent<Target, gdn::state_commit::final, 1, 16, StateStorage, ValueBlock, Staging, Waves>;
-template <class Target, u32 StateStorage, u32 ValueBlock = gdn_default_value_block<Target>, u32 Staging = 0, u32 Waves = 1>
-using gdn_replay = gdn_recurrent<Target, gdn::state_commit::accepted_prefix, 128, 12, StateStorage, ValueBlock, Staging, Waves>;
+template <class Target, u32 StateStorage, u32 ValueBlock = gdn_default_value_block<Target>, u32 Staging = 0, u32 Waves = 1, u32 Columns = 1>
+using gdn_k0 = gdn_recurrent<Target, gdn::state_commit::none, 64, 12, StateStorage, ValueBlock, Staging, Waves, Columns>;
+template <class Target, u32 StateStorage, u32 ValueBlock = gdn_default_value_block<Target>, u32 Staging = 0, u32 Waves = 1, u32 Columns = 1>
+using gdn_m16 = gdn_recurrent<Target, gdn::state_commit::final, 1, 16, StateStorage, ValueBlock, Staging, Waves, Columns>;
+template <class Target, u32 StateStorage, u32 ValueBlock = gdn_default_value_block<Target>, u32 Staging = 0, u32 Waves = 1, u32 Columns = 1>
+using gdn_replay = gdn_recurrent<Target, gdn::state_commit::accepted_prefix, 128, 12, StateStorage, ValueBlock, Staging, Waves, Columns>;
 
 }  // namespace contracts
 }  // namespace netra

@@ -1,12 +1,15 @@
 // netra/kernels/gdn/conv.hpp — the causal conv update of contracts::gdn_conv.
 //
-// Grid (D / 2048, B); workgroup 256 threads (gfx950: 4 wave64; sm90a: 8 warps), no LDS, no
-// barriers. Thread x of workgroup (w, b) owns channels c0 .. c0 + 7, c0 = 2048 w + 8 x, of request
-// b for all T tokens: it loads its 4 taps x 8 channels of weights (4 x 16 B), its 24 history
-// values (3 x 16 B, kernels/gdn/conv_history.hpp), then per token one 16-byte x vector, computes
-// 8 outputs in the contract's tap order and stores one 16-byte y vector (and, Writes = windows,
-// its 3 window vectors of that token). Writes = final_state: the 3 history vectors go back to the
-// slot after the last token, unless the slot is the sentinel. Every output element has one
+// Grid (D / (8 N), B, G); workgroup N = Threads threads (256: gfx950 4 wave64, sm90a 8 warps; or
+// 64), no LDS, no barriers. Thread x of workgroup (w, b, g) owns channels c0 .. c0 + 7,
+// c0 = 8 (N w + x), of request b for the T / G tokens of group g (G = TokenGroups): it loads its
+// 4 taps x 8 channels of weights (4 x 16 B), the history before its first token (the slot's 3 x
+// 16 B, kernels/gdn/conv_history.hpp, for positions before token 0; else copies of the preceding
+// tokens' x vectors — the same values the serial walk would hold) and its tokens' x vectors (16 B
+// each: in the token loop with Staging per_token, all issued before the first token with Staging
+// block), then per token computes 8 outputs in the contract's tap order and stores one 16-byte y
+// vector (and, Writes = windows, its 3 window vectors of that token). Writes = final_state: the 3 history vectors go back to the
+// slot after the last token (by group G - 1), unless the slot is the sentinel. Every output element has one
 // writer; the result does not depend on scheduling.
 #pragma once
 #include "netra/contracts/gdn/conv.hpp"
@@ -23,7 +26,8 @@ namespace netra::kernels {
 template <class Contract> struct gdn_conv_update {
   using target = typename Contract::target;
   static constexpr const char* symbol = "netra_gdn_conv_update";
-  static constexpr u32 workgroup_size = 256;
+  static constexpr u32 workgroup_size = Contract::threads;
+  static constexpr bool preload = Contract::staging == gdn::token_staging::block;
   static constexpr bool programmatic_dependent_launch = false;
   static constexpr u32 channels_per_workgroup = workgroup_size * gdn_conv_map::channels_per_thread;
   static_assert(gdn::channels % channels_per_workgroup == 0, "netra::kernels::gdn_conv_update: D must be whole workgroups");
@@ -39,8 +43,11 @@ template <class Contract> struct gdn_conv_update {
     i32 state_slots;
   };
 
+  static constexpr u32 groups = Contract::token_groups;
+  static constexpr u32 group_tokens = Contract::tokens / groups;
+
   NETRA_HOST_DEVICE static constexpr launch_shape shape(u32 batch) {
-    return {{gdn::channels / channels_per_workgroup, batch, 1}, workgroup_size, 0};
+    return {{gdn::channels / channels_per_workgroup, batch, groups}, workgroup_size, 0};
   }
   /// First channel of thread `thread` of workgroup x.
   NETRA_HOST_DEVICE static constexpr u32 first_channel(u32 workgroup_x, u32 thread) {
@@ -51,6 +58,8 @@ template <class Contract> struct gdn_conv_update {
     using namespace gdn_conv_map;
     constexpr u32 layout = Contract::layout;
     const u32 b = workgroup_id<target, 1>();
+    const u32 g = groups == 1 ? 0u : workgroup_id<target, 2>();
+    const u32 first = g * group_tokens;  // the group's first token
     const u32 c0 = first_channel(workgroup_id<target, 0>(), thread_id<target>());
     const i32 requested = p.slots[b];
     const bool real = static_cast<u32>(requested) < static_cast<u32>(p.state_slots - 1);
@@ -61,21 +70,42 @@ template <class Contract> struct gdn_conv_update {
     NETRA_UNROLL
     for (u32 v = 0; v < 4; ++v) w[v] = load_16B<target>(p.weight + u64{c0} * 4 + 8 * v);
     u16* const slot_base = p.state + slot * slot_elements;
+    const u16* const x_base = p.x + u64{b} * Contract::tokens * p.x_row_stride + c0;
+    // The history before token `first`: positions first - 3 .. first - 1, from the slot where
+    // negative (the state holds positions -3 .. -1), else copies of those tokens' x.
     u16 h[channels_per_thread][gdn::conv_history];
-    NETRA_UNROLL
-    for (u32 v = 0; v < vectors; ++v) {
-      const u32x4 hv = load_16B<target>(slot_base + vector_offset(layout, c0, v));
+    if (first < gdn::conv_history) {
+      u16 slot_h[channels_per_thread][gdn::conv_history];  // the slot: positions -3, -2, -1
+      NETRA_UNROLL
+      for (u32 v = 0; v < vectors; ++v) {
+        const u32x4 hv = load_16B<target>(slot_base + vector_offset(layout, c0, v));
+        NETRA_UNROLL
+        for (u32 c = 0; c < channels_per_thread; ++c)
+          NETRA_UNROLL
+          for (u32 j = 0; j < gdn::conv_history; ++j)
+            if (vector_of(layout, c, j) == v) slot_h[c][j] = half_of(hv, element_of(layout, c, j));
+      }
       NETRA_UNROLL
       for (u32 c = 0; c < channels_per_thread; ++c)
         NETRA_UNROLL
-        for (u32 j = 0; j < gdn::conv_history; ++j)
-          if (vector_of(layout, c, j) == v) h[c][j] = half_of(hv, element_of(layout, c, j));
+        for (u32 j = 0; j < gdn::conv_history; ++j) {
+          const u32 at = first + j;  // the slot index of history position j (selects: no run-time register index)
+          if (at < gdn::conv_history) h[c][j] = at == 0 ? slot_h[c][0] : at == 1 ? slot_h[c][1] : slot_h[c][2];
+        }
+    }
+    if constexpr (groups > 1) {
+      NETRA_UNROLL
+      for (u32 j = 0; j < gdn::conv_history; ++j)
+        if (first + j >= gdn::conv_history) {
+          const u32x4 xv = load_16B<target, cache_policy::streaming>(x_base + (first + j - gdn::conv_history) * p.x_row_stride);
+          NETRA_UNROLL
+          for (u32 c = 0; c < channels_per_thread; ++c) h[c][j] = half_of(xv, c);
+        }
     }
 
-    NETRA_GDN_TOKEN_LOOP
-    for (u32 t = 0; t < Contract::tokens; ++t) {
+    // One token: 8 outputs from the history and x vector xv, the history shifted, y (and windows) stored.
+    auto token = [&](u32 t, const u32x4& xv) {
       const u64 row = u64{b} * Contract::tokens + t;
-      const u32x4 xv = load_16B<target, cache_policy::streaming>(p.x + row * p.x_row_stride + c0);
       float out[channels_per_thread];
       NETRA_UNROLL
       for (u32 c = 0; c < channels_per_thread; ++c) {
@@ -94,9 +124,19 @@ template <class Contract> struct gdn_conv_update {
                         u32x4{pack_bf16x2<target>(out[0], out[1]), pack_bf16x2<target>(out[2], out[3]),
                               pack_bf16x2<target>(out[4], out[5]), pack_bf16x2<target>(out[6], out[7])});
       if constexpr (Contract::writes == gdn::conv_writes::windows) store_history(p.windows + row * slot_elements, c0, h);
+    };
+    if constexpr (preload) {  // every x vector of the group's tokens in flight before its first token
+      u32x4 xs[group_tokens];
+      NETRA_UNROLL
+      for (u32 t = 0; t < group_tokens; ++t) xs[t] = load_16B<target, cache_policy::streaming>(x_base + (first + t) * p.x_row_stride);
+      NETRA_UNROLL
+      for (u32 t = 0; t < group_tokens; ++t) token(first + t, xs[t]);
+    } else {
+      NETRA_GDN_TOKEN_LOOP
+      for (u32 t = first; t < first + group_tokens; ++t) token(t, load_16B<target, cache_policy::streaming>(x_base + t * p.x_row_stride));
     }
     if constexpr (Contract::writes == gdn::conv_writes::final_state)
-      if (real) store_history(slot_base, c0, h);
+      if (real && g == groups - 1) store_history(slot_base, c0, h);
   }
 
  private:
@@ -118,9 +158,9 @@ template <class Contract> struct gdn_conv_update {
   }
 };
 
-template <class Target, u32 MaxBatch, u32 Tokens, u32 Layout, u32 Writes, u32 WaveSize>
-struct kernels_of<contracts::gdn_conv<Target, MaxBatch, Tokens, Layout, Writes, WaveSize>> {
-  using type = type_list<gdn_conv_update<contracts::gdn_conv<Target, MaxBatch, Tokens, Layout, Writes, WaveSize>>>;
+template <class Target, u32 MaxBatch, u32 Tokens, u32 Layout, u32 Writes, u32 Staging, u32 Threads, u32 Groups, u32 WaveSize>
+struct kernels_of<contracts::gdn_conv<Target, MaxBatch, Tokens, Layout, Writes, Staging, Threads, Groups, WaveSize>> {
+  using type = type_list<gdn_conv_update<contracts::gdn_conv<Target, MaxBatch, Tokens, Layout, Writes, Staging, Threads, Groups, WaveSize>>>;
 };
 
 }  // namespace netra::kernels

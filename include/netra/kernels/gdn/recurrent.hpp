@@ -4,19 +4,21 @@
 // Grid (V / (Vb P), 32, B), P = WavesPerWorkgroup; workgroup = P waves. Workgroup (x, hv, b)
 // owns value columns Vb P x .. Vb P x + Vb P - 1 of v head hv of request b for the whole token
 // block; wave w owns the Vb of them starting at Vb (P x + w), and its state block (128 x Vb)
-// stays in registers from the first token to the last.
+// stays in registers from the first token to the last (128 Vb / wave FP32 registers per lane).
 // Token inputs (field Staging): per_token: in the token loop each lane loads k and q of its rows
 // (16-byte loads; the Vb lanes of a row group read the same addresses), decay, beta and its v;
-// block: the workgroup first copies the head's whole token block (k, q of head hv / 2 for all T
-// tokens, its columns' v, decay, beta: 2 KiB per token) into LDS, one workgroup barrier, and the
+// block: the workgroup first copies the head's whole token block (k, q (not for the replay) of
+// head hv / 2 for all T tokens, its columns' v, decay, beta) into LDS, one workgroup barrier, and the
 // token loop reads only LDS — no global latency between tokens, one staging for P waves.
-// Lane l owns column Vb (P x + w) + l % Vb and the row groups r = G (l / Vb) .. G (l / Vb) + G - 1
-// (rows [32 r, 32 r + 32)), L = wave / Vb lanes per column, G = 4 / L groups per lane
-// (gfx950, Vb 16: L 4, G 1, 32 state registers; sm90a, Vb 8: the same geometry on warp32).
-// Dot products (contracts/gdn/model.hpp): each lane runs the fma chain of each of its groups,
-// then the tree (p0 + p1) + (p2 + p3): in-lane adds for pairs inside a lane, one xor shuffle at
-// distance Vb (pairs across lanes) and one at 2 Vb (L = 4): the same tree for every wave size.
-// Lanes with l / Vb == 0 store the BF16 output of their column. Commit none: the kernel has no
+// With N = Vb / C column lanes (C = ColumnsPerLane), lane l owns the C adjacent columns
+// Vb (P x + w) + C (l % N) + c, c < C, and the row groups r = G (l / N) .. G (l / N) + G - 1
+// (rows [32 r, 32 r + 32)), L = wave / N lanes per column, G = 4 / L groups per lane
+// (gfx950, Vb 16, C 1: L 4, G 1, 32 state registers; sm90a, Vb 8, C 1: the same geometry on
+// warp32; sm90a, Vb 16, C 2: L 4, G 1, 64 state registers, each k / q value serving 2 columns).
+// Dot products (contracts/gdn/model.hpp): each lane runs the fma chain of each of its groups and
+// columns, then the tree (p0 + p1) + (p2 + p3): in-lane adds for pairs inside a lane, one xor
+// shuffle at distance N (pairs across lanes) and one at 2 N (L = 4): the same tree for every map.
+// Lanes with l / N == 0 store the BF16 outputs of their columns. Commit none: the kernel has no
 // other global store (the audit test checks the code objects). Commit final / accepted_prefix:
 // the state block is stored once, after the last token.
 #pragma once
@@ -40,7 +42,12 @@ template <class Contract> struct gdn_recurrent_core {
   static constexpr u32 workgroup_size = wave * waves;
   static constexpr bool programmatic_dependent_launch = false;
   static constexpr u32 vb = Contract::value_block;
-  static constexpr u32 lanes_per_column = wave / vb;
+  static constexpr u32 cpl = Contract::columns_per_lane;
+  static constexpr u32 column_lanes = vb / cpl;
+  static constexpr u32 lanes_per_column = wave / column_lanes;
+  /// C > 1 (sm90a): enough resident workgroups that the register allocator keeps the contract's
+  /// cap; C 1: 0, no minimum (CUDA then emits no .minnctapersm: the plain launch bound).
+  static constexpr u32 min_workgroups_per_processor = cpl == 1 ? 0u : 65536u / (workgroup_size * Contract::register_cap);
   static constexpr u32 groups_per_lane = 4 / lanes_per_column;
   static constexpr u32 rows = gdn_state_io::rows;
   static constexpr u32 commit = Contract::commit;
@@ -50,7 +57,7 @@ template <class Contract> struct gdn_recurrent_core {
 
   /// The token block of one workgroup in LDS.
   struct stage {
-    float kq[2][tokens][gdn::key_dim];  // [0]: k, [1]: q of head hv / 2
+    alignas(16) float kq[2][tokens][gdn::key_dim];  // [0]: k, [1]: q of head hv / 2
     float v[tokens][columns];
     float decay[tokens];
     float beta[tokens];
@@ -71,10 +78,12 @@ template <class Contract> struct gdn_recurrent_core {
   };
 
   NETRA_HOST_DEVICE static constexpr launch_shape shape(u32 batch) { return {{gdn::value_dim / columns, gdn::heads_v, batch}, workgroup_size, 0}; }
-  /// The value column lane `lane` of wave `w` of workgroup x owns.
-  NETRA_HOST_DEVICE static constexpr u32 column(u32 workgroup_x, u32 w, u32 lane) { return (workgroup_x * waves + w) * vb + lane % vb; }
+  /// Value column c (0 .. C-1) that lane `lane` of wave `w` of workgroup x owns.
+  NETRA_HOST_DEVICE static constexpr u32 column(u32 workgroup_x, u32 w, u32 lane, u32 c = 0) {
+    return (workgroup_x * waves + w) * vb + (lane % column_lanes) * cpl + c;
+  }
   /// Row group m (0 .. G-1) of lane `lane`: rows [32 r, 32 r + 32).
-  NETRA_HOST_DEVICE static constexpr u32 row_group(u32 lane, u32 m) { return (lane / vb) * groups_per_lane + m; }
+  NETRA_HOST_DEVICE static constexpr u32 row_group(u32 lane, u32 m) { return (lane / column_lanes) * groups_per_lane + m; }
 
   /// The dot's partial chain over one row group: x[0] y[0], then fma in increasing row order.
   static NETRA_DEVICE float chain(const float (&x)[rows], const float (&y)[rows]) {
@@ -83,15 +92,15 @@ template <class Contract> struct gdn_recurrent_core {
     for (u32 i = 1; i < rows; ++i) p = fma_rn(x[i], y[i], p);
     return p;
   }
-  /// (p0 + p1) + (p2 + p3) from this lane's partials and its partners' (xor Vb, xor 2 Vb).
+  /// (p0 + p1) + (p2 + p3) from this lane's partials and its partners' (xor N, xor 2 N).
   static NETRA_DEVICE float tree(const float (&p)[groups_per_lane]) {
     if constexpr (groups_per_lane == 4) return add_rn(add_rn(p[0], p[1]), add_rn(p[2], p[3]));
     else if constexpr (groups_per_lane == 2) {
       const float pair = add_rn(p[0], p[1]);
-      return add_rn(pair, xor_shuffle_f32<target>(pair, vb));
+      return add_rn(pair, xor_shuffle_f32<target>(pair, column_lanes));
     } else {
-      const float pair = add_rn(p[0], xor_shuffle_f32<target>(p[0], vb));
-      return add_rn(pair, xor_shuffle_f32<target>(pair, 2 * vb));
+      const float pair = add_rn(p[0], xor_shuffle_f32<target>(p[0], column_lanes));
+      return add_rn(pair, xor_shuffle_f32<target>(pair, 2 * column_lanes));
     }
   }
   static NETRA_DEVICE void load_rows(const float* base, float (&x)[rows]) {
@@ -113,15 +122,21 @@ template <class Contract> struct gdn_recurrent_core {
     u32 hv, head, j, local;
     NETRA_DEVICE float decay(u32 t) const { return staged ? sh->decay[t] : p.decay[(row0 + t) * gdn::heads_v + hv]; }
     NETRA_DEVICE float beta(u32 t) const { return staged ? sh->beta[t] : p.beta[(row0 + t) * gdn::heads_v + hv]; }
-    NETRA_DEVICE float v(u32 t) const {
-      if constexpr (staged) return sh->v[t][local];
-      else return f32_from_bf16(p.v[(row0 + t) * p.v_row_stride + gdn::v_offset + hv * gdn::value_dim + j]);
+    /// v of this lane's column c at token t.
+    NETRA_DEVICE float v(u32 t, u32 c) const {
+      if constexpr (staged) return sh->v[t][local + c];
+      else return f32_from_bf16(p.v[(row0 + t) * p.v_row_stride + gdn::v_offset + hv * gdn::value_dim + j + c]);
     }
     /// Rows [32 r, 32 r + 32) of k (Which 0) or q (Which 1) of token t.
     template <u32 Which> NETRA_DEVICE void rows_of(u32 t, u32 r, float (&x)[rows]) const {
       if constexpr (staged) {
+        const float* src = &sh->kq[Which][t][r * gdn_recurrent_core::rows];
         NETRA_UNROLL
-        for (u32 i = 0; i < gdn_recurrent_core::rows; ++i) x[i] = sh->kq[Which][t][r * gdn_recurrent_core::rows + i];
+        for (u32 v = 0; v < gdn_recurrent_core::rows / 4; ++v) {
+          const u32x4 w = *reinterpret_cast<const u32x4*>(src + 4 * v);  // 16-byte LDS reads
+          x[4 * v] = bit_cast<float>(w.x), x[4 * v + 1] = bit_cast<float>(w.y);
+          x[4 * v + 2] = bit_cast<float>(w.z), x[4 * v + 3] = bit_cast<float>(w.w);
+        }
       } else {
         load_rows((Which ? p.q : p.k) + ((row0 + t) * gdn::heads_qk + head) * gdn::key_dim + r * gdn_recurrent_core::rows, x);
       }
@@ -131,7 +146,7 @@ template <class Contract> struct gdn_recurrent_core {
   /// Copies the head's token block into `sh` (every thread of the workgroup), then the barrier.
   static NETRA_DEVICE void stage_block(const params& p, stage& sh, u64 row0, u32 x, u32 hv, u32 head) {
     const u32 thread = thread_id<target>();
-    constexpr u32 kq_vectors = 2 * tokens * gdn::key_dim / 4;
+    constexpr u32 kq_vectors = (Contract::writes_outputs ? 2 : 1) * tokens * gdn::key_dim / 4;  // the replay reads no q
     for (u32 e = thread; e < kq_vectors; e += workgroup_size) {
       const u32 which = e / (tokens * gdn::key_dim / 4), t = (e / (gdn::key_dim / 4)) % tokens, c = e % (gdn::key_dim / 4);
       const u32x4 w = load_16B<target>((which ? p.q : p.k) + ((row0 + t) * gdn::heads_qk + head) * gdn::key_dim + 4 * c);
@@ -154,7 +169,7 @@ template <class Contract> struct gdn_recurrent_core {
     const u32 x = workgroup_id<target, 0>();
     const u32 hv = workgroup_id<target, 1>();
     const u32 b = workgroup_id<target, 2>();
-    const u32 j = column(x, waves == 1 ? 0u : wave_id<target>(), lane);
+    const u32 j = column(x, waves == 1 ? 0u : wave_id<target>(), lane);  // the lane's first column
     const i32 requested = p.slots[b];
     const bool real = static_cast<u32>(requested) < static_cast<u32>(p.state_slots - 1);
     const u64 slot = real ? static_cast<u32>(requested) : static_cast<u32>(p.state_slots - 1);
@@ -166,10 +181,13 @@ template <class Contract> struct gdn_recurrent_core {
 
     constexpr u32 bytes = gdn::state_bytes_per_element(Contract::state_storage);
     char* const column_base = static_cast<char*>(p.state) + ((slot * gdn::heads_v + hv) * gdn::value_dim + j) * gdn::key_dim * bytes;
-    float s[groups_per_lane][rows];
+    constexpr u64 column_bytes = u64{gdn::key_dim} * bytes;
+    float s[cpl][groups_per_lane][rows];
     NETRA_UNROLL
-    for (u32 m = 0; m < groups_per_lane; ++m)
-      gdn_state_io::load<target, Contract::state_storage>(column_base + row_group(lane, m) * rows * bytes, s[m]);
+    for (u32 c = 0; c < cpl; ++c)
+      NETRA_UNROLL
+      for (u32 m = 0; m < groups_per_lane; ++m)
+        gdn_state_io::load<target, Contract::state_storage>(column_base + c * column_bytes + row_group(lane, m) * rows * bytes, s[c][m]);
 
     const u32 head = hv / (gdn::heads_v / gdn::heads_qk);
     const u64 row0 = u64{b} * tokens;
@@ -183,44 +201,65 @@ template <class Contract> struct gdn_recurrent_core {
 
     NETRA_GDN_TOKEN_LOOP
     for (u32 t = 0; t < count; ++t) {
-      const float a = in.decay(t), beta = in.beta(t), vj = in.v(t);
-      float partial[groups_per_lane];
+      const float a = in.decay(t), beta = in.beta(t);
+      float partial[cpl][groups_per_lane];
       float kk[groups_per_lane][rows];
       NETRA_UNROLL
       for (u32 m = 0; m < groups_per_lane; ++m) {
         in.template rows_of<0>(t, row_group(lane, m), kk[m]);
         NETRA_UNROLL
-        for (u32 i = 0; i < rows; ++i) s[m][i] = mul_rn(a, s[m][i]);
-        partial[m] = chain(s[m], kk[m]);
+        for (u32 c = 0; c < cpl; ++c) {
+          NETRA_UNROLL
+          for (u32 i = 0; i < rows; ++i) s[c][m][i] = mul_rn(a, s[c][m][i]);
+          partial[c][m] = chain(s[c][m], kk[m]);
+        }
       }
-      const float u = mul_rn(beta, sub_rn(vj, tree(partial)));
       NETRA_UNROLL
-      for (u32 m = 0; m < groups_per_lane; ++m)
+      for (u32 c = 0; c < cpl; ++c) {
+        const float u = mul_rn(beta, sub_rn(in.v(t, c), tree(partial[c])));
         NETRA_UNROLL
-        for (u32 i = 0; i < rows; ++i) s[m][i] = fma_rn(kk[m][i], u, s[m][i]);
+        for (u32 m = 0; m < groups_per_lane; ++m)
+          NETRA_UNROLL
+          for (u32 i = 0; i < rows; ++i) s[c][m][i] = fma_rn(kk[m][i], u, s[c][m][i]);
+      }
       if constexpr (Contract::writes_outputs) {
         NETRA_UNROLL
         for (u32 m = 0; m < groups_per_lane; ++m) {
           float qq[rows];
           in.template rows_of<1>(t, row_group(lane, m), qq);
-          partial[m] = chain(s[m], qq);
+          NETRA_UNROLL
+          for (u32 c = 0; c < cpl; ++c) partial[c][m] = chain(s[c][m], qq);
         }
-        const float o = tree(partial);
-        if (lane < vb) p.out[((row0 + t) * gdn::heads_v + hv) * gdn::value_dim + j] = static_cast<u16>(pack_bf16x2<target>(o, 0.0f));
+        float o[cpl];
+        NETRA_UNROLL
+        for (u32 c = 0; c < cpl; ++c) o[c] = tree(partial[c]);
+        if (lane < column_lanes) store_outputs(p.out + ((row0 + t) * gdn::heads_v + hv) * gdn::value_dim + j, o);
       }
     }
     if constexpr (commit != gdn::state_commit::none) {
       if (!real) return;
       NETRA_UNROLL
-      for (u32 m = 0; m < groups_per_lane; ++m)
-        gdn_state_io::store<target, Contract::state_storage>(column_base + row_group(lane, m) * rows * bytes, s[m]);
+      for (u32 c = 0; c < cpl; ++c)
+        NETRA_UNROLL
+        for (u32 m = 0; m < groups_per_lane; ++m)
+          gdn_state_io::store<target, Contract::state_storage>(column_base + c * column_bytes + row_group(lane, m) * rows * bytes, s[c][m]);
+    }
+  }
+
+ private:
+  /// The BF16 outputs of the lane's C adjacent columns: one 2-byte store (C 1), or 4-byte stores of pairs.
+  static NETRA_DEVICE void store_outputs(u16* dst, const float (&o)[cpl]) {
+    if constexpr (cpl == 1) *dst = static_cast<u16>(pack_bf16x2<target>(o[0], 0.0f));
+    else {
+      NETRA_UNROLL
+      for (u32 c = 0; c < cpl; c += 2) reinterpret_cast<u32*>(dst)[c / 2] = pack_bf16x2<target>(o[c], o[c + 1]);
     }
   }
 };
 
-template <class Target, u32 Commit, u32 MaxBatch, u32 Tokens, u32 StateStorage, u32 ValueBlock, u32 Staging, u32 Waves, u32 WaveSize>
-struct kernels_of<contracts::gdn_recurrent<Target, Commit, MaxBatch, Tokens, StateStorage, ValueBlock, Staging, Waves, WaveSize>> {
-  using contract = contracts::gdn_recurrent<Target, Commit, MaxBatch, Tokens, StateStorage, ValueBlock, Staging, Waves, WaveSize>;
+template <class Target, u32 Commit, u32 MaxBatch, u32 Tokens, u32 StateStorage, u32 ValueBlock, u32 Staging, u32 Waves, u32 Columns, u32 WaveSize>
+struct kernels_of<contracts::gdn_recurrent<Target, Commit, MaxBatch, Tokens, StateStorage, ValueBlock, Staging, Waves, Columns, WaveSize>> {
+  using contract = contracts::gdn_recurrent<Target, Commit, MaxBatch, Tokens, StateStorage, ValueBlock, Staging, Waves, Columns, WaveSize>;
   using type = conditional_t<Commit == gdn::state_commit::accepted_prefix, type_list<gdn_recurrent_core<contract>, gdn_conv_commit<contract>>,
                              type_list<gdn_recurrent_core<contract>>>;
 };

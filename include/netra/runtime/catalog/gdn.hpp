@@ -2,8 +2,8 @@
 // update (both state layouts, with and without windows), precompute, the K0 verify core, the M16
 // core and the accepted-prefix replay, FP32 and BF16 state storage, for both targets, with the
 // default mapping (per-token inputs; value block 16 on gfx950, 8 on sm90a). Alternatives the
-// benchmark compares: value block 16 on sm90a, and the token block staged in LDS (Staging 1; 4 waves
-// per workgroup on sm90a).
+// benchmark compares: value block 16 on sm90a, the token block staged in LDS (Staging 1; 4 waves
+// per workgroup on sm90a), and the sm90a mapping candidates below.
 #pragma once
 #include <boost/hana.hpp>
 
@@ -27,6 +27,25 @@ using core_set = boost::hana::tuple<boost::hana::type<contracts::gdn_precompute<
                                     boost::hana::type<contracts::gdn_k0<T, ss::fp32>>, boost::hana::type<contracts::gdn_k0<T, ss::bf16>>,
                                     boost::hana::type<contracts::gdn_m16<T, ss::fp32>>, boost::hana::type<contracts::gdn_m16<T, ss::bf16>>,
                                     boost::hana::type<contracts::gdn_replay<T, ss::fp32>>, boost::hana::type<contracts::gdn_replay<T, ss::bf16>>>;
+/// sm90a mapping candidates the benchmark measures (the same bits as the defaults). Conv:
+/// (Staging, Threads, TokenGroups) = x preloaded in 64-thread workgroups (1, 64, 1), one thread per
+/// token (0, 256, 12), 3 or 6 preloaded tokens per thread (1, 256, 4), (1, 256, 2); both writes,
+/// channel-major, and the one-token map tap-major. Cores (ValueBlock, Staging, Waves, Columns):
+/// whole-head workgroups with 2 columns per lane (16, 1, 8, 2) or 4 (32, 1, 4, 4), half heads
+/// (16, 1, 4, 2); M16 also (16, 1, 2, 2); the replay the whole-head map.
+template <u32 Writes>
+using conv_candidates = boost::hana::tuple<boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 1, 64, 1>>,
+                                           boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 0, 256, 12>>,
+                                           boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 1, 256, 4>>,
+                                           boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 1, 256, 2>>,
+                                           boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::tap_major, Writes, 0, 256, 12>>>;
+template <u32 S>
+using k0_candidates = boost::hana::tuple<boost::hana::type<contracts::gdn_k0<sm90a, S, 16, 1, 8, 2>>, boost::hana::type<contracts::gdn_k0<sm90a, S, 32, 1, 4, 4>>,
+                                         boost::hana::type<contracts::gdn_k0<sm90a, S, 16, 1, 4, 2>>>;
+template <u32 S>
+using m16_candidates = boost::hana::tuple<boost::hana::type<contracts::gdn_m16<sm90a, S, 16, 1, 8, 2>>, boost::hana::type<contracts::gdn_m16<sm90a, S, 16, 1, 2, 2>>>;
+template <u32 S>
+using replay_candidates = boost::hana::tuple<boost::hana::type<contracts::gdn_replay<sm90a, S, 16, 1, 8, 2>>>;
 }  // namespace gdn_detail
 
 inline constexpr auto gdn = boost::hana::flatten(boost::hana::make_tuple(
@@ -36,5 +55,9 @@ inline constexpr auto gdn = boost::hana::flatten(boost::hana::make_tuple(
                          contracts::gdn_k0<sm90a, gdn::state_storage::fp32, 8, gdn::token_staging::block, 4>,
                          contracts::gdn_k0<sm90a, gdn::state_storage::bf16, 8, gdn::token_staging::block, 4>,
                          contracts::gdn_m16<sm90a, gdn::state_storage::fp32, 8, gdn::token_staging::block, 4>,
-                         contracts::gdn_replay<sm90a, gdn::state_storage::bf16, 8, gdn::token_staging::block, 4>>));
+                         contracts::gdn_replay<sm90a, gdn::state_storage::bf16, 8, gdn::token_staging::block, 4>>,
+    gdn_detail::conv_candidates<gdn::conv_writes::windows>{}, gdn_detail::conv_candidates<gdn::conv_writes::final_state>{},
+    gdn_detail::k0_candidates<gdn::state_storage::fp32>{}, gdn_detail::k0_candidates<gdn::state_storage::bf16>{},
+    gdn_detail::m16_candidates<gdn::state_storage::fp32>{}, gdn_detail::m16_candidates<gdn::state_storage::bf16>{},
+    gdn_detail::replay_candidates<gdn::state_storage::fp32>{}, gdn_detail::replay_candidates<gdn::state_storage::bf16>{}));
 }  // namespace netra::catalog
