@@ -20,7 +20,7 @@ if(TARGET netra_code_objects AND NETRA_LLVM_OBJDUMP AND NOT "gfx950" IN_LIST NET
 endif()
 
 netra_add_compile_fail_test(negative_gdn_value_block negative/gdn_value_block.cpp
-  "netra::contracts::gdn_recurrent: field ValueBlock must be wave / 4, wave / 2 or wave")
+  "netra::contracts::gdn_recurrent: field ValueBlock must be wave C / 4, wave C / 2 or wave C")
 netra_add_compile_fail_test(negative_gdn_commit negative/gdn_commit.cpp
   "netra::contracts::gdn_recurrent: field Commit must be 0 \\(none\\), 1 \\(final\\) or 2 \\(accepted_prefix\\)")
 netra_add_compile_fail_test(negative_gdn_waves_per_token negative/gdn_waves_per_token.cpp
