@@ -198,8 +198,8 @@ class Runner:
             lr, tr = self.run(self.ref, b, snap)
             ref_trace, self.ref.trace = self.ref.trace, None
             orc = oracle(ln[:rows], lr[:rows], tn[:rows], tr[:rows])
-            orc.update(phase=phase, batch=B, layer_rel_l2=[float((x[:rows].double() - y[:rows].double()).norm() / y[:rows].double().norm())
-                                                           for x, y in zip(trace, ref_trace)])
+            div = model.trace_divergence(trace, ref_trace, rows)
+            orc.update(phase=phase, batch=B, layer_rel_l2=[r["rel_l2"] for r in div if r["what"] == "residual"], trace=div)
             self.doc["oracle"].append(orc)
             del lr, tr, ref_trace
             tg, _, _, _ = model.capture(self.ref, b)
@@ -230,6 +230,46 @@ class Runner:
             f"torch {peers[0]['graph_us'] if peers else float('nan'):.0f} us; eager==graph {r['eager_equals_graph']}; "
             f"oracle {orc and {k: orc[k] for k in ('rel_l2', 'agreement', 'within_bound')}}; fallbacks {r['fallbacks']}; {self.clock.left():.0f} s left")
         del graph
+
+    def divergence(self, B):
+        """Where netra's decode step leaves the torch path: per layer and per op (mixer, add + norm,
+        MoE, residual stream) the relative L2 distance from the all-torch run, and the fraction of
+        rows routed to another expert set; then one run per family with only that family on netra
+        (the rest torch), whose first op of that family sees exactly the torch path's inputs: its
+        distance is the op's local error, free of compounding — a local error far above the op's
+        rounding (about 2^-8) is a semantic mismatch, a small local error that grows over the layers
+        is compounding (with routing flips as its amplifier)."""
+        cfg = self.cfg
+        b = self.batch("decode", B)
+        snap = self.p.snapshot(b.gdn_slots)
+        rows = B * b.T
+
+        def traced(step):
+            step.trace, step.keep = [], []
+            self.run(step, b, snap)
+            out = (step.trace, step.keep)
+            step.trace = step.keep = None
+            return out
+
+        ref_trace, ref_keep = traced(self.ref)
+        runs = {"netra": self.net}
+        runs.update({f"only_{f}": model.Step(self.w, self.p, {g: "netra" if g == f else "torch" for g in model.FAMILIES})
+                     for f in model.FAMILIES if f != "argmax"})
+        doc = {"batch": B, "kv_len": self.a.kv_len, "layers": cfg.layers, "runs": {}}
+        for name, step in runs.items():
+            trace, keep = traced(step)
+            rows_ = model.trace_divergence(trace, ref_trace, rows)
+            flips = model.route_flips(keep, ref_keep, rows, cfg.top_k)
+            entry = {"trace": rows_, "route_flips": flips, "logits_rel_l2": rows_[-1]["rel_l2"]}
+            if name.startswith("only_"):
+                entry["first_local_error"] = plan.first_local_error(rows_, name[len("only_"):])
+            doc["runs"][name] = entry
+            log(f"divergence B={B} {name} (vs the all-torch path):\n{plan.divergence_table(rows_, flips)}")
+            if "first_local_error" in entry:
+                log(f"  {name}: first op's local error {entry['first_local_error']}")
+            del trace, keep
+        self.p.restore(snap)
+        self.doc["divergence"] = doc
 
     def commit_check(self, b, keep, snap):
         """The first GDN layer's pools after verify + commit against the torch recurrence over
@@ -404,6 +444,7 @@ def main():
     ap.add_argument("--buckets", default=",".join(map(str, plan.DECODE_BUCKETS)))
     ap.add_argument("--verify-buckets", default=",".join(map(str, plan.VERIFY_BUCKETS)))
     ap.add_argument("--toggle-buckets", default="16,1,64")
+    ap.add_argument("--divergence-bucket", type=int, default=16, help="decode bucket of the per-layer divergence trace (0: none)")
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--seconds", type=float, default=180)
     ap.add_argument("--reserve", type=float, default=15, help="seconds kept for writing results")
@@ -443,6 +484,8 @@ def main():
             except Exception as e:  # noqa: BLE001  (the run goes on; the next write may succeed)
                 log(f"!! writing the results failed: {type(e).__name__}: {e}")
 
+    if a.divergence_bucket:
+        attempt(f"divergence B={a.divergence_bucket}", R.divergence, a.divergence_bucket, need=20)
     for phase, buckets in (("decode", a.buckets), ("verify", a.verify_buckets)):
         for B in buckets:
             err = attempt(f"{phase} B={B}", R.bucket, phase, B)

@@ -2,10 +2,10 @@
 verify + commit, netra's path against the pure torch path (relative logit error within 2^-4, every
 greedy disagreement explained by the logit error, netra's argmax exact on its own logits), eager
 equal to graph replay bit for bit, padded rows and requests outside the batch untouched in the
-pools, the coverage of each op (netra serves what its tactics admit: attention, norms, MoE block
-up to 16 tokens, argmax up to 128 rows; the decode GDN at one token per request has no netra
-tactic and is a counted fallback), and a verify commit equal to a recomputation of exactly the
-accepted prefix."""
+pools, the coverage of each op (netra serves what its tactics admit: attention (decode up to 128
+requests), norms, MoE block up to 16 tokens, argmax up to 128 rows, the GDN decode at one token
+per request), a decode bucket past 64 (the widened GQA8 decode, the GDN decode at B = 80) and a
+verify commit equal to a recomputation of exactly the accepted prefix."""
 import pytest
 
 torch = pytest.importorskip("torch", reason="netra-python-tests skipped: torch is not installed")
@@ -49,10 +49,9 @@ def test_decode_bucket_netra_vs_torch_eager_vs_graph(world):
     with ops.recording() as rows:
         ln, tn = _run(net, batch, p, snap)
     served = {r["op"]: r["served"] for r in rows}
-    for op in ("rms_norm", "add_rms_norm", "gated_rms_norm", "attention_gqa8", "moe_block", "argmax"):
+    for op in ("rms_norm", "add_rms_norm", "gated_rms_norm", "attention_gqa8", "moe_block", "argmax", "gdn_conv", "gdn_precompute", "gdn_m16"):
         assert served[op] == "netra", (op, [r for r in rows if r["op"] == op][:1])
-    for op in ("gdn_conv", "gdn_precompute", "gdn_m16"):  # one token per request: no netra tactic
-        assert served[op] == "fallback" and ops.fallback_counts()[op] == cfg.gdn_layers
+    assert not any(ops.fallback_counts().values()), ops.fallback_counts()
     after = [s.clone() if s is not None else None for s in p.state]
     for s, saved, c in zip(p.state, snap[1], p.conv):
         if s is None:
@@ -113,4 +112,32 @@ def test_verify_commit_is_the_accepted_prefix(world):
     graph.replay()
     torch.cuda.synchronize()
     assert torch.equal(gl[:36], logits[:36]) and torch.equal(p.state[i][slots], got)
+    p.restore(snap)
+
+
+def test_decode_bucket_80_is_served_by_netra(world):
+    """B = 80 (3 live rows, 77 padded on the sentinels): attention through the widened GQA8 decode,
+    the GDN decode at one token per request; logits within the bound of the torch path, the
+    pools' real slots advance and every other slot (the sentinel included) stays."""
+    cfg, w, p = world
+    batch = model.Batch(p, "decode", plan.bucket_for(70))
+    assert batch.B == 80
+    g = torch.Generator().manual_seed(9)
+    live = [4, 1, 7]
+    batch.set(live, torch.randint(0, cfg.vocab, (3,), generator=g).tolist(), [120, 299, 5])
+    snap = p.snapshot()
+    net, ref = model.Step(w, p), model.Step(w, p, {f: "torch" for f in model.FAMILIES})
+    ops.reset_counts()
+    with ops.recording() as rows:
+        ln, tn = _run(net, batch, p, snap)
+    served = {r["op"]: r["served"] for r in rows}
+    for op in ("attention_gqa8", "gdn_conv", "gdn_precompute", "gdn_m16", "argmax"):
+        assert served[op] == "netra", (op, [r for r in rows if r["op"] == op][:1])
+    touched = set(p.gdn_slot[live].tolist())
+    for s, saved in zip(p.state, snap[1]):
+        if s is not None:
+            for slot in range(s.shape[0]):
+                assert torch.equal(s[slot], saved[0][slot]) == (slot not in touched), slot
+    lr, _ = _run(ref, batch, p, snap)
+    assert _compare(cfg, ln[:3], lr[:3]) <= LOGIT_BOUND
     p.restore(snap)

@@ -125,6 +125,33 @@ class Explain(unittest.TestCase):
         self.assertIsNone(plan.ratio(None, 100.0))
         self.assertIsNone(plan.ratio(10.0, None))
 
+class Divergence(unittest.TestCase):
+    ROWS = [{"layer": 0, "what": "gdn", "rel_l2": 1e-3}, {"layer": 0, "what": "norm", "rel_l2": 2e-3}, {"layer": 0, "what": "moe", "rel_l2": 5e-3},
+            {"layer": 0, "what": "residual", "rel_l2": 4e-3}, {"layer": 1, "what": "attention", "rel_l2": 0.25},
+            {"layer": 1, "what": "residual", "rel_l2": 0.125}, {"layer": 2, "what": "logits", "rel_l2": 0.5}]
+
+    def test_table(self):
+        text = plan.divergence_table(self.ROWS, [0.0, 0.5])
+        lines = text.splitlines()
+        self.assertEqual(len(lines), 4)  # header, two layers, logits
+        self.assertIn("mixer", lines[0])
+        self.assertTrue(lines[1].split()[:2] == ["0", "gdn"])
+        self.assertIn("1.000e-03", lines[1])
+        self.assertIn("5.000e-03", lines[1])
+        self.assertIn("0.000", lines[1])
+        self.assertIn("attention", lines[2])
+        self.assertIn("–", lines[2])  # no norm / moe traced for layer 1 here
+        self.assertIn("0.500", lines[2])
+        self.assertTrue(lines[3].startswith("logits"))
+        self.assertIn("5.000e-01", lines[3])
+
+    def test_first_local_error(self):
+        self.assertEqual(plan.first_local_error(self.ROWS, "attention")["layer"], 1)
+        self.assertEqual(plan.first_local_error(self.ROWS, "moe")["rel_l2"], 5e-3)
+        self.assertEqual(plan.first_local_error(self.ROWS, "gdn")["layer"], 0)
+        self.assertIsNone(plan.first_local_error(self.ROWS[:1], "moe"))
+        self.assertIsNone(plan.first_local_error(self.ROWS, "argmax"))
+
 
 if __name__ == "__main__":
     unittest.main()

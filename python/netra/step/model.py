@@ -301,7 +301,7 @@ class Step:
         self.backend = {f: "netra" for f in FAMILIES} if backend is None else dict(backend)
         self.cos, self.sin = _rope_tables(self.cfg, pools.kv_slot.device, pools.capacity + 1)
         self.keep = None  # eager only: set to a list to keep each layer's routes and each GDN layer's verify inputs
-        self.trace = None  # eager only: set to a list to keep the residual stream after every layer
+        self.trace = None  # eager only: set to a list to get (layer, what, tensor) per layer (see __call__)
 
     def _on(self, family):
         return self.backend[family] == "netra"
@@ -386,7 +386,10 @@ class Step:
 
     def __call__(self, b: Batch):
         """One step of bucket `b`: returns (logits FP32 [R, vocab], tokens int64 [R]); verify also
-        commits each request's accepted prefix (b.accepted) through the GDN replay."""
+        commits each request's accepted prefix (b.accepted) through the GDN replay. With self.trace a
+        list (eager), each layer appends copies of (layer, what, tensor) for what in: its mixer's
+        output ("attention" or "gdn"), the add + RMSNorm after it ("norm"), the MoE output ("moe")
+        and the residual stream after the layer ("residual"); then (layers, "logits", logits)."""
         cfg = self.cfg
         self._pending = []
         residual = self.w.embed[b.tokens]
@@ -395,11 +398,15 @@ class Step:
             mix = self._attention(i, L, h, b) if L["kind"] == "attention" else self._gdn(i, L, h, b)
             h = self._norm("add", mix, residual, L["post_norm"], torch.empty_like(mix))
             m = self._moe(L, h)
+            if self.trace is not None:
+                self.trace += [(i, L["kind"], mix.clone()), (i, "norm", h.clone()), (i, "moe", m.clone())]
             nxt = self.w.layers[i + 1]["input_norm"] if i + 1 < cfg.layers else self.w.final_norm
             h = self._norm("add", m, residual, nxt, torch.empty_like(m))
             if self.trace is not None:
-                self.trace.append(residual.clone())
+                self.trace.append((i, "residual", residual.clone()))
         logits = lm_head(h, self.w.lm_head)
+        if self.trace is not None:
+            self.trace.append((cfg.layers, "logits", logits.clone()))
         tokens = torch.empty(logits.shape[0], dtype=torch.int64, device=logits.device)
         if self._on("argmax"):
             torch.ops.netra.argmax(logits, tokens)
@@ -433,3 +440,30 @@ def capture(step: Step, batch: Batch, warmup=1):
         logits, tokens = step(batch)
     torch.cuda.synchronize()
     return graph, logits, tokens, torch.cuda.memory_reserved() - before
+
+
+# ---- divergence between two runs of the same step --------------------------------------------------
+
+def trace_divergence(trace, ref_trace, rows):
+    """[{layer, what, rel_l2}] of two Step.trace lists of the same bucket (live `rows` only): the
+    relative L2 distance of each traced tensor from the reference's."""
+    out = []
+    for (layer, what, x), (ref_layer, ref_what, y) in zip(trace, ref_trace):
+        if (layer, what) != (ref_layer, ref_what):
+            raise ValueError(f"traces of different steps: {(layer, what)} vs {(ref_layer, ref_what)}")
+        a, b = x[:rows].double(), y[:rows].double()
+        out.append({"layer": layer, "what": what, "rel_l2": float((a - b).norm() / b.norm().clamp_min(1e-300))})
+    return out
+
+
+def route_flips(keep, ref_keep, rows, top_k):
+    """Per MoE layer, the fraction of live rows whose routed expert set (the top_k, ignoring order)
+    differs between two runs' Step.keep lists."""
+    ids = [t for t in keep if isinstance(t, torch.Tensor)]
+    ref_ids = [t for t in ref_keep if isinstance(t, torch.Tensor)]
+    out = []
+    for a, b in zip(ids, ref_ids):
+        sa, _ = a[:rows, :top_k].sort(dim=1)
+        sb, _ = b[:rows, :top_k].sort(dim=1)
+        out.append(float((sa != sb).any(dim=1).float().mean()))
+    return out

@@ -252,3 +252,43 @@ def ratio(measured_us: float | None, floor_us: float | None) -> float | None:
     if not measured_us or not floor_us or math.isnan(measured_us):
         return None
     return measured_us / floor_us
+
+
+# ---- the divergence trace -------------------------------------------------------------------------
+
+TRACE_COLUMNS = ("mixer", "norm", "moe", "residual")
+
+
+def divergence_table(rows: list[dict], flips: list[float] | None = None) -> str:
+    """A text table of model.trace_divergence rows: one line per layer with the relative L2 of its
+    mixer output (the layer's kind named), add + norm, MoE output and residual stream, and the
+    fraction of rows whose routed experts differ (flips, per layer); the logits last."""
+    by_layer: dict[int, dict] = {}
+    for r in rows:
+        what = "mixer" if r["what"] in ("attention", "gdn") else r["what"]
+        cell = by_layer.setdefault(r["layer"], {})
+        cell[what] = r["rel_l2"]
+        if what == "mixer":
+            cell["kind"] = r["what"]
+    lines = ["layer kind       " + " ".join(f"{c:>9}" for c in TRACE_COLUMNS) + "  route_flips"]
+    for layer in sorted(by_layer):
+        cell = by_layer[layer]
+        if "logits" in cell:
+            lines.append(f"{'logits':<16} {cell['logits']:9.3e}")
+            continue
+        vals = " ".join(f"{cell[c]:9.3e}" if c in cell else f"{'–':>9}" for c in TRACE_COLUMNS)
+        flip = f"{flips[layer]:11.3f}" if flips is not None and layer < len(flips) else ""
+        lines.append(f"{layer:5d} {cell.get('kind', '?'):<10} {vals}  {flip}")
+    return "\n".join(lines)
+
+
+def first_local_error(rows: list[dict], family: str) -> dict | None:
+    """In a run where only `family` is on netra (every other family on torch, so every input up to
+    that family's first op is identical), the relative L2 of that first op's output: the op's local
+    error, free of compounding. family: "gdn", "attention", "moe" (their op outputs) or "norm" (the
+    first add + norm). None when the trace has no such op."""
+    what = {"gdn": "gdn", "attention": "attention", "moe": "moe", "norm": "norm"}.get(family)
+    for r in sorted(rows, key=lambda r: r["layer"]):
+        if r["what"] == what:
+            return r
+    return None
