@@ -1,5 +1,6 @@
 // tests/gpu/test_gdn_common.hpp — what the gdn GPU tests share: handles of the catalogued sm90a
-// instances, tensors over test buffers, adversarial BF16 inputs, a parallel loop for the oracle.
+// instances, tensors over test buffers, adversarial BF16 inputs, a parallel loop for the oracle,
+// and the captured-graph replay loop of the protocol tests.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -77,5 +78,31 @@ template <class T> std::size_t mismatches(const std::vector<T>& a, const std::ve
   std::size_t bad = 0;
   for (std::size_t i = 0; i < n; ++i) bad += std::memcmp(&a[i], &b[i], sizeof(T)) != 0;
   return bad;
+}
+
+/// One captured graph of p.launch(B, stream) per bucket B, replayed `replays` times: p.prepare(B)
+/// (new inputs, slots, lengths) before every replay but the first, p.check(B, false, ...) after each.
+template <class Step> void replay_in_graphs(Step& p, std::initializer_list<std::size_t> buckets, int replays) {
+  using netra::testing::drv;
+  CUstream stream = nullptr;
+  drv().check(drv().cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  for (const std::size_t B : buckets) {
+    p.prepare(B);
+    drv().check(drv().cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL), "cuStreamBeginCapture");
+    p.launch(B, stream);
+    CUgraph graph = nullptr;
+    drv().check(drv().cuStreamEndCapture(stream, &graph), "cuStreamEndCapture");
+    CUgraphExec exec = nullptr;
+    drv().check(drv().cuGraphInstantiateWithFlags(&exec, graph, 0), "cuGraphInstantiateWithFlags");
+    for (int r = 0; r < replays; ++r) {
+      if (r > 0) p.prepare(B);
+      drv().check(drv().cuGraphLaunch(exec, stream), "cuGraphLaunch");
+      drv().check(drv().cuStreamSynchronize(stream), "cuStreamSynchronize");
+      p.check(B, false, "graph replay");
+    }
+    drv().cuGraphExecDestroy(exec);
+    drv().cuGraphDestroy(graph);
+  }
+  drv().cuStreamDestroy(stream);
 }
 }  // namespace netra::testing::gdn

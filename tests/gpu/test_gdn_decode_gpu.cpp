@@ -179,26 +179,7 @@ template <u32 Storage, u32 Layout> void eager_every_batch() {
 
 template <u32 Storage, u32 Layout> void graph_buckets(std::initializer_list<std::size_t> buckets, int replays) {
   decode_step<Storage, Layout> p;
-  CUstream stream = nullptr;
-  drv().check(drv().cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
-  for (const std::size_t B : buckets) {
-    p.prepare(B);
-    drv().check(drv().cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL), "cuStreamBeginCapture");
-    p.launch(B, stream);
-    CUgraph graph = nullptr;
-    drv().check(drv().cuStreamEndCapture(stream, &graph), "cuStreamEndCapture");
-    CUgraphExec exec = nullptr;
-    drv().check(drv().cuGraphInstantiateWithFlags(&exec, graph, 0), "cuGraphInstantiateWithFlags");
-    for (int r = 0; r < replays; ++r) {
-      if (r > 0) p.prepare(B);
-      drv().check(drv().cuGraphLaunch(exec, stream), "cuGraphLaunch");
-      drv().check(drv().cuStreamSynchronize(stream), "cuStreamSynchronize");
-      p.check(B, false, "graph replay");
-    }
-    drv().cuGraphExecDestroy(exec);
-    drv().cuGraphDestroy(graph);
-  }
-  drv().cuStreamDestroy(stream);
+  replay_in_graphs(p, buckets, replays);
   MESSAGE(instance_name<typename decode_step<Storage, Layout>::core_c>(), ": ", p.steps, " graph replays");
 }
 }  // namespace

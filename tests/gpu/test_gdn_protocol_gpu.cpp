@@ -216,26 +216,7 @@ template <u32 Storage, class Schedule = per_token_schedule> void eager_every_bat
 
 template <u32 Storage, class Schedule = per_token_schedule> void graph_buckets(std::initializer_list<std::size_t> buckets, int replays) {
   protocol<Storage, Schedule> p;
-  CUstream stream = nullptr;
-  drv().check(drv().cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
-  for (const std::size_t B : buckets) {
-    p.prepare(B);
-    drv().check(drv().cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL), "cuStreamBeginCapture");
-    p.launch(B, stream);
-    CUgraph graph = nullptr;
-    drv().check(drv().cuStreamEndCapture(stream, &graph), "cuStreamEndCapture");
-    CUgraphExec exec = nullptr;
-    drv().check(drv().cuGraphInstantiateWithFlags(&exec, graph, 0), "cuGraphInstantiateWithFlags");
-    for (int r = 0; r < replays; ++r) {
-      if (r > 0) p.prepare(B);
-      drv().check(drv().cuGraphLaunch(exec, stream), "cuGraphLaunch");
-      drv().check(drv().cuStreamSynchronize(stream), "cuStreamSynchronize");
-      p.check(B, false, "graph replay");
-    }
-    drv().cuGraphExecDestroy(exec);
-    drv().cuGraphDestroy(graph);
-  }
-  drv().cuStreamDestroy(stream);
+  replay_in_graphs(p, buckets, replays);
   MESSAGE(instance_name<typename protocol<Storage, Schedule>::k0_c>(), ": ", p.steps, " graph replays, ", p.checked_heads, " (request, head) states checked");
 }
 }  // namespace

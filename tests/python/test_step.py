@@ -37,30 +37,40 @@ def _run(step, batch, pools, snap):
     return logits.clone(), tokens.clone()
 
 
-def test_decode_bucket_netra_vs_torch_eager_vs_graph(world):
+def _decode(world, bucket, live, context, seed, must_serve):
+    """One eager netra decode step of the `live` requests padded to `bucket`, recording what served
+    each op (every op in `must_serve` by netra); only the live requests' GDN slots (state and conv
+    history) change, every other slot and the sentinel stays. Returns (batch, snapshot, the torch
+    path's step, logits, tokens)."""
     cfg, w, p = world
-    batch = model.Batch(p, "decode", plan.bucket_for(3))
-    assert batch.B == 4
-    g = torch.Generator().manual_seed(5)
-    batch.set([5, 0, 2], torch.randint(0, cfg.vocab, (3,), generator=g).tolist(), [300, 17, 151])
+    batch = model.Batch(p, "decode", bucket)
+    g = torch.Generator().manual_seed(seed)
+    batch.set(live, torch.randint(0, cfg.vocab, (len(live),), generator=g).tolist(), context)
     snap = p.snapshot()
     net, ref = model.Step(w, p), model.Step(w, p, {f: "torch" for f in model.FAMILIES})
     ops.reset_counts()
     with ops.recording() as rows:
         ln, tn = _run(net, batch, p, snap)
     served = {r["op"]: r["served"] for r in rows}
-    for op in ("rms_norm", "add_rms_norm", "gated_rms_norm", "attention_gqa8", "moe_block", "argmax", "gdn_conv", "gdn_precompute", "gdn_m16"):
+    for op in must_serve:
         assert served[op] == "netra", (op, [r for r in rows if r["op"] == op][:1])
+    touched = set(p.gdn_slot[live].tolist())
+    for s, saved, c in zip(p.state, snap[1], p.conv):
+        if s is not None:
+            for slot in range(s.shape[0]):
+                same = torch.equal(s[slot], saved[0][slot]) and torch.equal(c[slot], saved[1][slot])
+                assert same == (slot not in touched), slot  # live slots advance; others and the sentinel stay
+    return batch, snap, net, ref, ln, tn
+
+
+def test_decode_bucket_netra_vs_torch_eager_vs_graph(world):
+    cfg, _, p = world
+    assert plan.bucket_for(3) == 4
+    batch, snap, net, ref, ln, tn = _decode(world, 4, [5, 0, 2], [300, 17, 151], 5,
+                                            ("rms_norm", "add_rms_norm", "gated_rms_norm", "attention_gqa8", "moe_block", "argmax",
+                                             "gdn_conv", "gdn_precompute", "gdn_m16"))
     assert not any(ops.fallback_counts().values()), ops.fallback_counts()
     after = [s.clone() if s is not None else None for s in p.state]
-    for s, saved, c in zip(p.state, snap[1], p.conv):
-        if s is None:
-            continue
-        s0, c0 = saved
-        touched = set(p.gdn_slot[[5, 0, 2]].tolist())
-        for slot in range(s.shape[0]):
-            same = torch.equal(s[slot], s0[slot]) and torch.equal(c[slot], c0[slot])
-            assert same == (slot not in touched), slot  # live slots advance; others and the sentinel stay
     lr, tr = _run(ref, batch, p, snap)
     live = slice(0, 3)
     assert torch.equal(tn[live], torch.argmax(ln[live], dim=-1))  # netra's argmax is exact on its logits
@@ -119,25 +129,9 @@ def test_decode_bucket_80_is_served_by_netra(world):
     """B = 80 (3 live rows, 77 padded on the sentinels): attention through the widened GQA8 decode,
     the GDN decode at one token per request; logits within the bound of the torch path, the
     pools' real slots advance and every other slot (the sentinel included) stays."""
-    cfg, w, p = world
-    batch = model.Batch(p, "decode", plan.bucket_for(70))
-    assert batch.B == 80
-    g = torch.Generator().manual_seed(9)
-    live = [4, 1, 7]
-    batch.set(live, torch.randint(0, cfg.vocab, (3,), generator=g).tolist(), [120, 299, 5])
-    snap = p.snapshot()
-    net, ref = model.Step(w, p), model.Step(w, p, {f: "torch" for f in model.FAMILIES})
-    ops.reset_counts()
-    with ops.recording() as rows:
-        ln, tn = _run(net, batch, p, snap)
-    served = {r["op"]: r["served"] for r in rows}
-    for op in ("attention_gqa8", "gdn_conv", "gdn_precompute", "gdn_m16", "argmax"):
-        assert served[op] == "netra", (op, [r for r in rows if r["op"] == op][:1])
-    touched = set(p.gdn_slot[live].tolist())
-    for s, saved in zip(p.state, snap[1]):
-        if s is not None:
-            for slot in range(s.shape[0]):
-                assert torch.equal(s[slot], saved[0][slot]) == (slot not in touched), slot
+    cfg, _, p = world
+    assert plan.bucket_for(70) == 80
+    batch, snap, _, ref, ln, _ = _decode(world, 80, [4, 1, 7], [120, 299, 5], 9, ("attention_gqa8", "gdn_conv", "gdn_precompute", "gdn_m16", "argmax"))
     lr, _ = _run(ref, batch, p, snap)
     assert _compare(cfg, ln[:3], lr[:3]) <= LOGIT_BOUND
     p.restore(snap)
