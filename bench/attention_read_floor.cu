@@ -12,16 +12,15 @@
 //   stage two  (slices > 1) grid (2 * 8 * Tq, batch), 256 threads: thread d reads every slice's o[d]
 //              and (m, l) of its row (16 in flight) and writes out[row][d].
 // Mode `widen` adds the E4M3 -> BF16 widening of dsl/convert_e4m3_bf16.hpp on the same bytes, R
-// times per loaded word (netra's decode widens each byte once; its verify mapping, one wave per
-// query token, widens each byte Tq = 12 times); `widen_mma` the same with the attention plan's
-// widening (dsl/attention_fragment.hpp: the BF16 as the FP32's high half, no FP32 -> BF16 pack);
-// `empty`: both kernels return at once (launch and graph overhead alone).
+// times per loaded word (netra's decode widens each byte once; a verify mapping whose waves each
+// widen their block, one wave per query token, widens each byte Tq = 12 times); `empty`: both
+// kernels return at once (launch and graph overhead alone).
 // Inputs rotate past the L2 (sets covering 3x its size); a burst of calls is captured once into a
 // graph and replayed, median of 30 (bench/cuda_graph_timing.cuh). One JSON object per line.
 #include <cuda_runtime.h>
 
 #include "cuda_graph_timing.cuh"
-#include "netra/dsl/attention_fragment.hpp"
+#include "netra/dsl/convert_e4m3_bf16.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -48,16 +47,14 @@ struct args {
   float* ws_o;        // [batch * slices, 2, rows, 256]
   float* ws_stats;    // [batch * slices, 2, rows, 2]
   int tq, slices, round, widen;
-  bool mma_widen;
 };
 
-__device__ u32 fold_piece(uint4 x, int widen, bool mma_widen) {
+__device__ u32 fold_piece(uint4 x, int widen) {
   u32 acc = x.x ^ x.y ^ x.z ^ x.w;
   for (int r = 0; r < widen; ++r)
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-      const u32 word = (&x.x)[i] ^ static_cast<u32>(r);
-      const netra::bf16x4 b = mma_widen ? netra::attention_plan<netra::mma_m16n8k16_bf16>::widen(word) : netra::e4m3x4_to_bf16x4<netra::sm90a>(word);
+      const netra::bf16x4 b = netra::e4m3x4_to_bf16x4<netra::sm90a>((&x.x)[i] ^ static_cast<u32>(r));
       acc ^= b.lo + b.hi;
     }
   return acc;
@@ -72,7 +69,7 @@ template <bool Empty> __global__ void stage_one(args a) {
   u32 acc = 0;
   for (int c = threadIdx.x; c < rows * 32; c += blockDim.x) {  // the rows' queries: 32 pieces each
     const int t = c / 32 / 8, r = c / 32 % 8;
-    acc ^= fold_piece(a.q[((static_cast<int64_t>(b) * a.tq + t) * hq + head * 8 + r) * 32 + c % 32], 0, false);
+    acc ^= fold_piece(a.q[((static_cast<int64_t>(b) * a.tq + t) * hq + head * 8 + r) * 32 + c % 32], 0);
   }
   const int pieces = (end - start) * 32, step = blockDim.x * in_flight;
   int64_t slot[in_flight];
@@ -94,7 +91,7 @@ template <bool Empty> __global__ void stage_one(args a) {
     }
     look_up(base + step);
 #pragma unroll
-    for (int u = 0; u < in_flight; ++u) acc ^= fold_piece(x[u], a.widen, a.mma_widen);
+    for (int u = 0; u < in_flight; ++u) acc ^= fold_piece(x[u], a.widen);
   }
   const int64_t unit = (static_cast<int64_t>(b) * a.slices + slice) * hkv + head;
   for (int e = threadIdx.x; e < rows * d; e += blockDim.x) {
@@ -171,7 +168,7 @@ void measure(const config& c, const char* mode, int widen, int l2, bool report =
     std::shuffle(perm.begin(), perm.end(), rng);
     check(cudaMemcpy(idx, perm.data(), positions * 8, cudaMemcpyHostToDevice), "copy");
     calls[s] = {static_cast<const uint4*>(q), static_cast<uint16_t*>(out), static_cast<const uint8_t*>(k), static_cast<const uint8_t*>(v), kv_indptr,
-                static_cast<const int64_t*>(idx), ws_o, ws_stats, c.tq, c.slices, c.round, widen, std::string_view(mode) == "widen_mma"};
+                static_cast<const int64_t*>(idx), ws_o, ws_stats, c.tq, c.slices, c.round, widen};
     owned.insert(owned.end(), {q, out, k, v, idx});
   }
   check(cudaDeviceSynchronize(), "fill");
@@ -247,7 +244,6 @@ int main() {
     measure(c, "stream", 0, l2);
     if (c.mapping[0] == 'a' || c.threads < 128) continue;
     measure(c, "widen", c.tq, l2);
-    measure(c, "widen_mma", c.tq, l2);
     measure(c, "empty", 0, l2);
   }
   return 0;

@@ -26,6 +26,21 @@ template <class Shape> struct attention_plan {
   static_assert(dependent_false_v<Shape>, "netra::attention_plan: no attention plan for this matrix fragment shape");
 };
 
+/// The BF16 of one 16-byte E4M3 chunk: word i's four values in w[i].
+struct wide_chunk {
+  bf16x4 w[4];
+};
+
+#if defined(NETRA_COMPILER_CUDA) || defined(NETRA_COMPILER_HIP)
+/// The widened reader of E4M3 chunks read(j): j -> the BF16 of chunk j's four words.
+template <class Target, class Read> NETRA_DEVICE auto widened(Read read) {
+  return [read](u32 j) {
+    const u32x4 x = read(j);
+    return wide_chunk{{e4m3x4_to_bf16x4<Target>(x.x), e4m3x4_to_bf16x4<Target>(x.y), e4m3x4_to_bf16x4<Target>(x.z), e4m3x4_to_bf16x4<Target>(x.w)}};
+  };
+}
+#endif
+
 /// Halves of two BF16 pair words: the low (High = 0) or high (High = 1) value of x, then of y.
 template <u32 High> NETRA_HOST_DEVICE constexpr u32 pair_halves(u32 x, u32 y) {
   return High == 0 ? (x & 0xFFFFu) | (y << 16) : (x >> 16) | (y & 0xFFFF0000u);
@@ -90,32 +105,22 @@ template <> struct attention_plan<mma_m16n8k16_bf16> {
   }
 
 #if defined(NETRA_COMPILER_CUDA)
-  /// Four E4M3 values to BF16 for the matrix instruction: cvt.rn.f16x2.e4m3x2 and cvt.f32.f16
-  /// (exact), then the BF16 as the FP32's high half (exact: every E4M3 value is a BF16 value). The
-  /// bits of e4m3x4_to_bf16x4 but a NaN's sign and payload, which no matrix result keeps.
-  static NETRA_DEVICE bf16x4 widen(u32 word) {
-    const u32 h01 = sm90a_isa::cvt_rn_f16x2_e4m3x2(word), h23 = sm90a_isa::cvt_rn_f16x2_e4m3x2(word >> 16);
-    return {pair_halves<1>(bit_cast<u32>(sm90a_isa::cvt_f32_f16(h01)), bit_cast<u32>(sm90a_isa::cvt_f32_f16(h01 >> 16))),
-            pair_halves<1>(bit_cast<u32>(sm90a_isa::cvt_f32_f16(h23)), bit_cast<u32>(sm90a_isa::cvt_f32_f16(h23 >> 16)))};
-  }
-  /// The widened reader of E4M3 chunks read(j): (j, i) -> BF16 of word i of chunk j.
-  template <class Read> static NETRA_DEVICE auto widened(Read read) {
-    return [read](u32 j, u32 i) { return widen(read(j)[static_cast<int>(i)]); };
-  }
   /// acc[nt] += the four k-steps of head-dim chunk c (elements 64c .. 64c + 63) for every N-tile,
-  /// from Q loads 2c, 2c + 1 and kw(j, i) = BF16 of word i of K chunk j = 4nt + c (widened(k) when
-  /// the chunks are E4M3). qk() runs chunks 0..3 (two Q loads live).
+  /// from Q loads 2c, 2c + 1 and kw(j) = the widened K chunk j = 4nt + c (widened<Target>(k) when the
+  /// chunks are E4M3). qk() runs chunks 0..3 (two Q loads live).
   template <class ReadQ, class ReadWide> static NETRA_DEVICE void qk_chunk(qk_accumulators& acc, u32 c, ReadQ q, ReadWide kw) {
     const u32x4 q0 = q(2 * c), q1 = q(2 * c + 1);
     NETRA_UNROLL
-    for (u32 nt = 0; nt < 8; ++nt)
+    for (u32 nt = 0; nt < 8; ++nt) {
+      const wide_chunk k4 = kw(4 * nt + c);
       NETRA_UNROLL
       for (u32 step = 4 * c; step < 4 * c + 4; ++step) {
         u32 a[4], b[2];
         qk_a(a, step % 4 < 2 ? q0 : q1, step);
-        qk_b(b, kw(4 * nt + c, step % 4));
+        qk_b(b, k4.w[step % 4]);
         mma<shape>(acc[nt], a, b, acc[nt]);
       }
+    }
   }
   /// The unscaled FP32 scores (score_of order) of finished accumulators.
   static NETRA_DEVICE void qk_scores(float (&s)[scores], const qk_accumulators& acc) {
@@ -129,7 +134,7 @@ template <> struct attention_plan<mma_m16n8k16_bf16> {
     for (u32 c = 0; c < qk_chunks; ++c) qk_chunk(acc, c, q, kw);
     qk_scores(s, acc);
   }
-  /// o += P V over positions 16kk .. 16kk + 15 (vw(j, i): BF16 of word i of V chunk j, j = 8kk .. 8kk + 7).
+  /// o += P V over positions 16kk .. 16kk + 15 (vw(j): the widened V chunk j, j = 8kk .. 8kk + 7).
   template <class ReadWide> static NETRA_DEVICE void pv_step(float (&o)[o_items], const u32 (&p)[scores / 2], u32 kk, ReadWide vw) {
     u32 b[2];
     pv_b(b, p, kk);
@@ -139,7 +144,7 @@ template <> struct attention_plan<mma_m16n8k16_bf16> {
       for (u32 w = 0; w < 4; ++w) {
         bf16x4 x[4];
         NETRA_UNROLL
-        for (u32 pi = 0; pi < 4; ++pi) x[pi] = vw(8 * kk + 2 * pi + h, w);
+        for (u32 pi = 0; pi < 4; ++pi) x[pi] = vw(8 * kk + 2 * pi + h).w[w];
         const u32 mt = 8 * h + 2 * w;
         u32 a[4];
         pv_a<0>(a, x);
@@ -202,24 +207,21 @@ template <> struct attention_plan<mfma_f32_16x16x32_bf16> {
   }
 
 #if defined(NETRA_COMPILER_HIP)
-  static NETRA_DEVICE bf16x4 widen(u32 word) { return e4m3x4_to_bf16x4<target>(word); }
-  /// The widened reader of E4M3 chunks read(j): (j, i) -> BF16 of word i of chunk j.
-  template <class Read> static NETRA_DEVICE auto widened(Read read) {
-    return [read](u32 j, u32 i) { return widen(read(j)[static_cast<int>(i)]); };
-  }
-  /// acc[mt] += the two k-steps of head-dim chunk c for every M-tile (kw(j, i): BF16 of word i of
-  /// K chunk j = 4mt + c).
+  /// acc[mt] += the two k-steps of head-dim chunk c for every M-tile (kw(j): the widened K chunk
+  /// j = 4mt + c).
   template <class ReadQ, class ReadWide> static NETRA_DEVICE void qk_chunk(qk_accumulators& acc, u32 c, ReadQ q, ReadWide kw) {
     const u32x4 q0 = q(2 * c), q1 = q(2 * c + 1);
     NETRA_UNROLL
-    for (u32 mt = 0; mt < 4; ++mt)
+    for (u32 mt = 0; mt < 4; ++mt) {
+      const wide_chunk k4 = kw(4 * mt + c);
       NETRA_UNROLL
       for (u32 step = 2 * c; step < 2 * c + 2; ++step) {
         u32 a[4], b[4];
-        qk_a(a, kw(4 * mt + c, 2 * (step % 2)), kw(4 * mt + c, 2 * (step % 2) + 1));
+        qk_a(a, k4.w[2 * (step % 2)], k4.w[2 * (step % 2) + 1]);
         qk_b(b, step % 2 == 0 ? q0 : q1);
         mma<shape>(acc[mt], a, b, acc[mt]);
       }
+    }
   }
   static NETRA_DEVICE void qk_scores(float (&s)[scores], const qk_accumulators& acc) {
     NETRA_UNROLL
@@ -239,7 +241,7 @@ template <> struct attention_plan<mfma_f32_16x16x32_bf16> {
     for (u32 w = 0; w < 4; ++w) {
       bf16x4 x[8];
       NETRA_UNROLL
-      for (u32 i = 0; i < 8; ++i) x[i] = vw(8 * kk + i, w);
+      for (u32 i = 0; i < 8; ++i) x[i] = vw(8 * kk + i).w[w];
       u32 a[4];
       pv_a<0>(a, x), mma_tile<shape>(o, 4 * w, a, b);
       pv_a<1>(a, x), mma_tile<shape>(o, 4 * w + 1, a, b);

@@ -125,7 +125,7 @@ template <class Contract> struct attention_gqa8_stage_one {
       const u32x4 x = *reinterpret_cast<const u32x4*>(whole + bl * block_bytes + 16 * (is_v ? staged_v_chunk(pos, chunk) : staged_k_chunk(pos, chunk)));
       NETRA_UNROLL
       for (u32 i = 0; i < 4; ++i) {
-        const bf16x4 b = plan::widen(x[static_cast<int>(i)]);
+        const bf16x4 b = e4m3x4_to_bf16x4<target>(x[static_cast<int>(i)]);
         l.wide[bl * block_bytes / 4 + wide_slot(is_v, pos, chunk, i)] = static_cast<u64>(b.lo) | static_cast<u64>(b.hi) << 32;
       }
     }
@@ -182,14 +182,20 @@ template <class Contract> struct attention_gqa8_stage_one {
       if constexpr (widen_once) widen_piece(l, n);
       const u64* wide = l.wide + bw * block_bytes / 4;
       auto reader = [&](bool is_v) {
-        return [&, is_v](u32 j, u32 i) {
+        return [&, is_v](u32 j) {
           const fragment_element e = is_v ? plan::v_read(lane, j) : plan::k_read(lane, j);
           if constexpr (widen_once) {
-            const u64 x = wide[wide_slot(is_v, e.row, e.col, i)];
-            return bf16x4{static_cast<u32>(x), static_cast<u32>(x >> 32)};
+            wide_chunk x;
+            NETRA_UNROLL
+            for (u32 i = 0; i < 4; ++i) {
+              const u64 bits = wide[wide_slot(is_v, e.row, e.col, i)];
+              x.w[i] = {static_cast<u32>(bits), static_cast<u32>(bits >> 32)};
+            }
+            return x;
           } else {
-            return plan::widen((*reinterpret_cast<const u32x4*>(piece + 16 * (is_v ? staged_v_chunk(e.row, e.col) : staged_k_chunk(e.row, e.col))))
-                                   [static_cast<int>(i)]);
+            return widened<target>([&](u32) {
+              return *reinterpret_cast<const u32x4*>(piece + 16 * (is_v ? staged_v_chunk(e.row, e.col) : staged_k_chunk(e.row, e.col)));
+            })(j);
           }
         };
       };

@@ -118,7 +118,7 @@ template <class Contract> struct attention_gqa8_stage_one_direct {
         }
         const u32x4(&cur)[pieces] = buf[part % 2];
         if (part < plan::qk_chunks) {
-          plan::qk_chunk(acc, part, read_q, plan::widened([&](u32 j) { return cur[j / plan::qk_chunks]; }));
+          plan::qk_chunk(acc, part, read_q, widened<target>([&](u32 j) { return cur[j / plan::qk_chunks]; }));
           if (part + 1 == plan::qk_chunks) {
             float s[plan::scores];
             plan::qk_scores(s, acc);
@@ -126,7 +126,7 @@ template <class Contract> struct attention_gqa8_stage_one_direct {
             wave_ops::rescale(w);
           }
         } else {
-          plan::pv_step(w.o, w.pb, part - plan::qk_chunks, plan::widened([&](u32 j) { return cur[j % v_pieces]; }));
+          plan::pv_step(w.o, w.pb, part - plan::qk_chunks, widened<target>([&](u32 j) { return cur[j % v_pieces]; }));
         }
       }
     }
