@@ -20,7 +20,7 @@
 // divides T): the token block split into G groups walked by separate threads, each starting from
 // the history its first token sees (the slot, or the preceding tokens' x). Comparison: bitwise.
 #pragma once
-#include "netra/contracts/gdn/model.hpp"
+#include "netra/contracts/gdn/admission.hpp"
 
 namespace netra {
 
@@ -88,15 +88,12 @@ struct gdn_conv {
 
   static decision admits(const gdn_conv_signature& s) {
     constexpr i64 D = gdn::channels, H = gdn::conv_history;
-    if (s.target != Target::id) return refuse("target", Target::name, s.target);
-    if (const decision d = require_tensor(s.slots, {"slots", dtype::i32, 1, {-1}, "[B]", layout::compact, 4}, s.device); !d.admitted()) return d;
+    if (const decision d = gdn::admit_slots<Target>(s.target, s.slots, s.device, MaxBatch); !d.admitted()) return d;
     const i64 B = s.batch();
-    if (B < 1 || B > MaxBatch) return refuse("batch", "in [1, MaxBatch] (the extent of slots)", B);
     if (const decision d = require_tensor(s.x, {"x", dtype::bf16, 2, {B * Tokens, D}, "[B T, 8192] (T = Tokens)", layout::rows, 16}, s.device);
         !d.admitted())
       return d;
-    if (gdn::row_stride(s.x) < D || gdn::row_stride(s.x) % 8 != 0)
-      return refuse("x row stride", ">= 8192 and a multiple of 8 elements (16-byte aligned rows)", gdn::row_stride(s.x));
+    if (const decision d = gdn::admit_row_stride("x row stride", s.x); !d.admitted()) return d;
     if (const decision d = require_tensor(s.weight, {"weight", dtype::bf16, 2, {D, 4}, "[8192, 4]", layout::compact, 16}, s.device); !d.admitted())
       return d;
     if (const decision d = require_tensor(s.y, {"y", dtype::bf16, 2, {B * Tokens, D}, "[B T, 8192]", layout::compact, 16}, s.device); !d.admitted())
@@ -106,8 +103,7 @@ struct gdn_conv {
                                           s.device);
         !d.admitted())
       return d;
-    if (s.state_slots() < 2 || s.state_slots() > 0x7FFFFFFF)
-      return refuse("state slots", "in [2, 2^31 - 1] (one real slot and the sentinel)", s.state_slots());
+    if (const decision d = gdn::admit_pool_slots(s.state_slots()); !d.admitted()) return d;
     if constexpr (Writes == gdn::conv_writes::windows)
       if (const decision d = require_tensor(s.windows, {"windows", dtype::bf16, 4, {B, Tokens, channel_major ? D : H, channel_major ? H : D},
                                                         channel_major ? "[B, T, 8192, 3]" : "[B, T, 3, 8192]", layout::compact, 16},

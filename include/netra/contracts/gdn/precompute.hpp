@@ -13,7 +13,7 @@
 // Outputs (FP32): q, k [B T, 16, 128]; decay, beta [B T, 32]. A_log, dt_bias: FP32 [32].
 // Comparison policy: bitwise. A zero head gives ss = 0, inv = 1000.0000xx, outputs +-0.
 #pragma once
-#include "netra/contracts/gdn/model.hpp"
+#include "netra/contracts/gdn/admission.hpp"
 
 namespace netra {
 
@@ -48,11 +48,11 @@ template <class Target, u32 MaxBatch, u32 Tokens, u32 WaveSize = Target::wave_si
 
   static decision admits(const gdn_precompute_signature& s) {
     constexpr i64 D = gdn::channels, H = gdn::heads_qk, HV = gdn::heads_v, K = gdn::key_dim;
-    if (s.target != Target::id) return refuse("target", Target::name, s.target);
+    if (const decision d = gdn::admit_target<Target>(s.target); !d.admitted()) return d;
     if (const decision d = require_tensor(s.y, {"y", dtype::bf16, 2, {-1, D}, "[B T, 8192]", layout::rows, 16}, s.device); !d.admitted()) return d;
     const i64 R = s.rows();
     if (R < Tokens || R > i64{MaxBatch} * Tokens || R % Tokens != 0) return refuse("rows", "B T with B in [1, MaxBatch] (T = Tokens)", R);
-    if (gdn::row_stride(s.y) < D || gdn::row_stride(s.y) % 8 != 0) return refuse("y row stride", ">= 8192 and a multiple of 8 elements", gdn::row_stride(s.y));
+    if (const decision d = gdn::admit_row_stride("y row stride", s.y); !d.admitted()) return d;
     if (const decision d = require_tensor(s.a, {"a", dtype::bf16, 2, {R, HV}, "[B T, 32]", layout::compact, 2}, s.device); !d.admitted()) return d;
     if (const decision d = require_tensor(s.b, {"b", dtype::bf16, 2, {R, HV}, "[B T, 32]", layout::compact, 2}, s.device); !d.admitted()) return d;
     if (const decision d = require_tensor(s.a_log, {"A_log", dtype::f32, 1, {HV}, "[32]", layout::compact, 4}, s.device); !d.admitted()) return d;

@@ -20,7 +20,7 @@
 // Staging (gdn::token_staging): token inputs loaded per token, or the block staged in LDS first;
 // WavesPerWorkgroup (staged only): value blocks sharing one staged block. Comparison: bitwise.
 #pragma once
-#include "netra/contracts/gdn/model.hpp"
+#include "netra/contracts/gdn/admission.hpp"
 
 namespace netra {
 
@@ -104,22 +104,19 @@ struct gdn_recurrent {
   static decision admits(const gdn_recurrent_signature& s) {
     constexpr i64 D = gdn::channels, H = gdn::heads_qk, HV = gdn::heads_v, K = gdn::key_dim, V = gdn::value_dim;
     constexpr dtype state = StateStorage == gdn::state_storage::fp32 ? dtype::f32 : dtype::bf16;
-    if (s.target != Target::id) return refuse("target", Target::name, s.target);
-    if (const decision d = require_tensor(s.slots, {"slots", dtype::i32, 1, {-1}, "[B]", layout::compact, 4}, s.device); !d.admitted()) return d;
+    if (const decision d = gdn::admit_slots<Target>(s.target, s.slots, s.device, MaxBatch); !d.admitted()) return d;
     const i64 B = s.batch(), R = B * Tokens;
-    if (B < 1 || B > MaxBatch) return refuse("batch", "in [1, MaxBatch] (the extent of slots)", B);
     if (const decision d = require_tensor(s.q, {"q", dtype::f32, 3, {R, H, K}, "[B T, 16, 128]", layout::compact, 16}, s.device); !d.admitted()) return d;
     if (const decision d = require_tensor(s.k, {"k", dtype::f32, 3, {R, H, K}, "[B T, 16, 128]", layout::compact, 16}, s.device); !d.admitted()) return d;
     if (const decision d = require_tensor(s.v, {"v", dtype::bf16, 2, {R, D}, "[B T, 8192]", layout::rows, 16}, s.device); !d.admitted()) return d;
-    if (gdn::row_stride(s.v) < D || gdn::row_stride(s.v) % 8 != 0) return refuse("v row stride", ">= 8192 and a multiple of 8 elements", gdn::row_stride(s.v));
+    if (const decision d = gdn::admit_row_stride("v row stride", s.v); !d.admitted()) return d;
     if (const decision d = require_tensor(s.decay, {"decay", dtype::f32, 2, {R, HV}, "[B T, 32]", layout::compact, 4}, s.device); !d.admitted())
       return d;
     if (const decision d = require_tensor(s.beta, {"beta", dtype::f32, 2, {R, HV}, "[B T, 32]", layout::compact, 4}, s.device); !d.admitted()) return d;
     if (const decision d = require_tensor(s.state, {"state", state, 4, {-1, HV, V, K}, "[slots, 32, 128, 128]", layout::compact, 16}, s.device);
         !d.admitted())
       return d;
-    if (s.state_slots() < 2 || s.state_slots() > 0x7FFFFFFF)
-      return refuse("state slots", "in [2, 2^31 - 1] (one real slot and the sentinel)", s.state_slots());
+    if (const decision d = gdn::admit_pool_slots(s.state_slots()); !d.admitted()) return d;
     if constexpr (writes_outputs) {
       if (const decision d = require_tensor(s.out, {"out", dtype::bf16, 3, {R, HV, V}, "[B T, 32, 128]", layout::compact, ColumnsPerLane > 1 ? 4 : 2}, s.device); !d.admitted())
         return d;
