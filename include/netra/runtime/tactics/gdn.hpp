@@ -10,6 +10,7 @@
 #include <boost/hana.hpp>
 
 #include "netra/contracts/gdn/conv.hpp"
+#include "netra/contracts/gdn/decode.hpp"
 #include "netra/contracts/gdn/precompute.hpp"
 #include "netra/contracts/gdn/recurrent.hpp"
 #include "netra/runtime/catalog/gdn.hpp"
@@ -42,17 +43,25 @@ template <u32 Writes> using conv = contracts::gdn_conv<sm90a, 64, 12, gdn::conv_
 }  // namespace measured
 
 /// The conv update: every catalogued conv instance (both layouts, windows or final state).
+/// Decode (T = 1, contracts/gdn/decode.hpp) serves the conv, precompute and m16 (committed core)
+/// operations too: the token count comes from the tensors (rows / slots), so each call admits one T.
 inline constexpr auto gdn_conv = boost::hana::flatten(boost::hana::make_tuple(
-    catalog::gdn_detail::conv_set<gfx950>{}, boost::hana::tuple_t<measured::conv<gdn::conv_writes::windows>, measured::conv<gdn::conv_writes::final_state>>, catalog::gdn_detail::conv_set<sm90a>{}));
+    catalog::gdn_detail::conv_set<gfx950>{}, boost::hana::tuple_t<measured::conv<gdn::conv_writes::windows>, measured::conv<gdn::conv_writes::final_state>>,
+    catalog::gdn_detail::conv_set<sm90a>{},
+    boost::hana::tuple_t<contracts::gdn_decode_conv<gfx950, gdn::conv_layout::channel_major>, contracts::gdn_decode_conv<gfx950, gdn::conv_layout::tap_major>,
+                         contracts::gdn_decode_conv<sm90a, gdn::conv_layout::channel_major>, contracts::gdn_decode_conv<sm90a, gdn::conv_layout::tap_major>>));
 inline constexpr auto gdn_precompute = boost::hana::tuple_t<contracts::gdn_precompute<gfx950, 128, 12>, contracts::gdn_precompute<gfx950, 1, 16>,
-                                                            contracts::gdn_precompute<sm90a, 128, 12>, contracts::gdn_precompute<sm90a, 1, 16>>;
+                                                            contracts::gdn_precompute<sm90a, 128, 12>, contracts::gdn_precompute<sm90a, 1, 16>,
+                                                            contracts::gdn_decode_precompute<gfx950>, contracts::gdn_decode_precompute<sm90a>>;
 inline constexpr auto gdn_verify =
     boost::hana::tuple_t<contracts::gdn_k0<gfx950, gdn::state_storage::fp32>, contracts::gdn_k0<gfx950, gdn::state_storage::bf16>,
                          measured::k0_head<gdn::state_storage::fp32>, measured::k0_head<gdn::state_storage::bf16>,
                          contracts::gdn_k0<sm90a, gdn::state_storage::fp32>, contracts::gdn_k0<sm90a, gdn::state_storage::bf16>>;
 inline constexpr auto gdn_m16 = boost::hana::tuple_t<contracts::gdn_m16<gfx950, gdn::state_storage::fp32>, contracts::gdn_m16<gfx950, gdn::state_storage::bf16>,
                                                      measured::m16_fp32, measured::m16_bf16,
-                                                     contracts::gdn_m16<sm90a, gdn::state_storage::fp32>, contracts::gdn_m16<sm90a, gdn::state_storage::bf16>>;
+                                                     contracts::gdn_m16<sm90a, gdn::state_storage::fp32>, contracts::gdn_m16<sm90a, gdn::state_storage::bf16>,
+                                                     contracts::gdn_decode_core<gfx950, gdn::state_storage::fp32>, contracts::gdn_decode_core<gfx950, gdn::state_storage::bf16>,
+                                                     contracts::gdn_decode_core<sm90a, gdn::state_storage::fp32>, contracts::gdn_decode_core<sm90a, gdn::state_storage::bf16>>;
 inline constexpr auto gdn_replay =
     boost::hana::tuple_t<gdn_replay_strict<contracts::gdn_replay<gfx950, gdn::state_storage::fp32>>, gdn_replay_strict<contracts::gdn_replay<gfx950, gdn::state_storage::bf16>>,
                          gdn_replay_strict<contracts::gdn_replay<sm90a, gdn::state_storage::fp32>>, gdn_replay_strict<contracts::gdn_replay<sm90a, gdn::state_storage::bf16>>>;
