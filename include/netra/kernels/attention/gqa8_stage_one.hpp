@@ -11,11 +11,11 @@
 // masked positions zero-filled and never read) at the slot ids of an LDS table that the threads
 // fill a round ahead (their index loads issued two iterations before the table is written). Iteration n waits
 // for its piece, passes one workgroup barrier, issues piece n + Stages - 1 into the slot freed by
-// iteration n - 1, then its wave computes: K piece: scores (plan qk, x k_scale / 16), masked to
-// -inf (invalid, causal), block max and the online-softmax step (dsl/online_softmax.hpp); V piece:
-// o = o * alpha + P V (plan pv). The epilogue writes every wave's (m, l, o) to LDS, then each
-// thread merges the BlockWarps states of its (row, d) elements in wave order and writes BF16 out
-// (slices = 1) or the slice's (m, l, o) to the workspace for stage two. No atomics.
+// iteration n - 1 (with widen_once, Tq > 1: the workgroup then widens piece n to BF16 in LDS,
+// wide_slot layout, and passes a second barrier), then its wave computes: K piece: scores (plan qk,
+// x k_scale / 16), masked to -inf (invalid, causal), block max and the online-softmax step (dsl/online_softmax.hpp); V piece:
+// o = o * alpha + P V (plan pv). The epilogue (gqa8_wave.hpp) merges the waves in order and writes
+// BF16 out (slices = 1) or the slice's (m, l, o) to the workspace for stage two. No atomics.
 #pragma once
 #include "netra/dsl/async_copy.hpp"
 #include "netra/dsl/entry.hpp"
