@@ -98,91 +98,84 @@ def extend_reference(q, k_extend, v_extend, k_buffer, v_buffer, qo_indptr, kv_in
     return out
 
 
-class AttentionGQA8(NativeHandle):
+class _PagedAttention(NativeHandle):
+    """What both attention handles share: the C entry points netra_attention_<op>[_explain], the
+    call's scalars before its tensors, and the fallback when no tactic admits the call."""
+
+    def __init__(self, op, count, device):
+        super().__init__(f"attention_{op}", getattr(_lib(), f"netra_attention_{op}_create"), getattr(_lib(), f"netra_attention_{op}_destroy"),
+                         device)
+        self._run, self._explain = getattr(_lib(), f"netra_attention_{op}"), getattr(_lib(), f"netra_attention_{op}_explain")
+        self._tensors = _tensor.Tensors(count)
+
+    def _args(self, phase, tokens, page_size, softmax_scale, tensors):
+        if phase not in PHASES:
+            raise NetraError(Status.INVALID_ARGUMENT, f"phase must be one of {sorted(PHASES)}, got {phase!r}")
+        return (PHASES[phase], tokens, page_size, softmax_scale, *self._tensors.fill(*tensors))
+
+    def _call(self, scalars, tensors, out, fallback, fall_back):
+        if not all(t is None or (isinstance(t, torch.Tensor) and t.is_cuda) for t in tensors):
+            status, why = Status.NOT_SUPPORTED, "a tensor is not a CUDA tensor"
+        else:
+            status = self._run(self._handle, *self._args(*scalars, tensors), self._stream())
+            if status == Status.OK:
+                return out
+            if status != Status.NOT_SUPPORTED:
+                check(status)
+            why = _lib().netra_last_error().decode(errors="replace")
+        if not fallback:
+            raise NetraError(Status.NOT_SUPPORTED, why)
+        return fall_back()
+
+    def _explained(self, scalars, tensors):
+        return explained(self._explain, self._handle, *self._args(*scalars, tensors))
+
+
+class AttentionGQA8(_PagedAttention):
     """A netra GQA8 attention handle on one CUDA device: it loads every tactic and owns their
     workspaces (split calls' (m, l, o) triples). Create it before capturing a graph; keep its calls
     on one stream (and thread) at a time."""
 
     def __init__(self, device=None):
-        super().__init__("attention_gqa8", _lib().netra_attention_gqa8_create, _lib().netra_attention_gqa8_destroy, device)
-        self._tensors = _tensor.Tensors(10)
-
-    def _args(self, phase, tokens_per_request, page_size, softmax_scale, tensors):
-        if phase not in PHASES:
-            raise NetraError(Status.INVALID_ARGUMENT, f"phase must be one of {sorted(PHASES)}, got {phase!r}")
-        return (PHASES[phase], tokens_per_request, page_size, softmax_scale, *self._tensors.fill(*tensors))
+        super().__init__("gqa8", 10, device)
 
     def __call__(self, q, k_buffer, v_buffer, qo_indptr, kv_indptr, kv_indices, k_scale, v_scale, *, phase="decode", tokens_per_request=1,
                  page_size=1, kv_last_page_len=None, softmax_scale=1 / 16, out=None, fallback=True):
-        if out is None:
-            out = torch.empty_like(q)
+        out = torch.empty_like(q) if out is None else out
         tensors = (q, out, k_buffer, v_buffer, qo_indptr, kv_indptr, kv_indices, kv_last_page_len, k_scale, v_scale)
-        if not all(t is None or (isinstance(t, torch.Tensor) and t.is_cuda) for t in tensors):
-            status, why = Status.NOT_SUPPORTED, "a tensor is not a CUDA tensor"
-        else:
-            status = _lib().netra_attention_gqa8(self._handle, *self._args(phase, tokens_per_request, page_size, softmax_scale, tensors),
-                                                 self._stream())
-            if status == Status.OK:
-                return out
-            if status != Status.NOT_SUPPORTED:
-                check(status)
-            why = _lib().netra_last_error().decode(errors="replace")
-        if not fallback:
-            raise NetraError(Status.NOT_SUPPORTED, why)
-        return reference(q, k_buffer, v_buffer, qo_indptr, kv_indptr, kv_indices, k_scale, v_scale, tokens_per_request=tokens_per_request,
-                         page_size=page_size, kv_last_page_len=kv_last_page_len, softmax_scale=softmax_scale, out=out)
+        return self._call((phase, tokens_per_request, page_size, softmax_scale), tensors, out, fallback, lambda: reference(
+            q, k_buffer, v_buffer, qo_indptr, kv_indptr, kv_indices, k_scale, v_scale, tokens_per_request=tokens_per_request,
+            page_size=page_size, kv_last_page_len=kv_last_page_len, softmax_scale=softmax_scale, out=out))
 
     def explain(self, q, k_buffer, v_buffer, qo_indptr, kv_indptr, kv_indices, k_scale, v_scale, *, phase="decode", tokens_per_request=1,
                 page_size=1, kv_last_page_len=None, softmax_scale=1 / 16, out=None):
         """One line per tactic with its decision for this call, then the outcome."""
-        if out is None:
-            out = torch.empty_like(q)
-        tensors = (q, out, k_buffer, v_buffer, qo_indptr, kv_indptr, kv_indices, kv_last_page_len, k_scale, v_scale)
-        return explained(_lib().netra_attention_gqa8_explain, self._handle,
-                         *self._args(phase, tokens_per_request, page_size, softmax_scale, tensors))
+        out = torch.empty_like(q) if out is None else out
+        return self._explained((phase, tokens_per_request, page_size, softmax_scale),
+                               (q, out, k_buffer, v_buffer, qo_indptr, kv_indptr, kv_indices, kv_last_page_len, k_scale, v_scale))
 
 
-class AttentionGQA4Extend(NativeHandle):
+class AttentionGQA4Extend(_PagedAttention):
     """A netra GQA4 extend handle on one CUDA device: it loads every extend tactic and owns their
     workspaces. Create it before capturing a graph; keep its calls on one stream at a time."""
 
     def __init__(self, device=None):
-        super().__init__("attention_gqa4_extend", _lib().netra_attention_gqa4_extend_create, _lib().netra_attention_gqa4_extend_destroy, device)
-        self._tensors = _tensor.Tensors(12)
-
-    def _args(self, phase, longest_extension, page_size, softmax_scale, tensors):
-        if phase not in PHASES:
-            raise NetraError(Status.INVALID_ARGUMENT, f"phase must be one of {sorted(PHASES)}, got {phase!r}")
-        return (PHASES[phase], longest_extension, page_size, softmax_scale, *self._tensors.fill(*tensors))
+        super().__init__("gqa4_extend", 12, device)
 
     def __call__(self, q, k_extend, v_extend, k_buffer, v_buffer, qo_indptr, kv_indptr, kv_indices, k_scale, v_scale, *, phase="extend",
                  longest_extension=12, page_size=1, kv_last_page_len=None, softmax_scale=EXTEND_SCALE, out=None, fallback=True):
-        if out is None:
-            out = torch.empty_like(q)
+        out = torch.empty_like(q) if out is None else out
         tensors = (q, out, k_extend, v_extend, k_buffer, v_buffer, qo_indptr, kv_indptr, kv_indices, kv_last_page_len, k_scale, v_scale)
-        if not all(t is None or (isinstance(t, torch.Tensor) and t.is_cuda) for t in tensors):
-            status, why = Status.NOT_SUPPORTED, "a tensor is not a CUDA tensor"
-        else:
-            status = _lib().netra_attention_gqa4_extend(self._handle, *self._args(phase, longest_extension, page_size, softmax_scale, tensors),
-                                                        self._stream())
-            if status == Status.OK:
-                return out
-            if status != Status.NOT_SUPPORTED:
-                check(status)
-            why = _lib().netra_last_error().decode(errors="replace")
-        if not fallback:
-            raise NetraError(Status.NOT_SUPPORTED, why)
-        return extend_reference(q, k_extend, v_extend, k_buffer, v_buffer, qo_indptr, kv_indptr, kv_indices, k_scale, v_scale,
-                                page_size=page_size, kv_last_page_len=kv_last_page_len, softmax_scale=softmax_scale, out=out)
+        return self._call((phase, longest_extension, page_size, softmax_scale), tensors, out, fallback, lambda: extend_reference(
+            q, k_extend, v_extend, k_buffer, v_buffer, qo_indptr, kv_indptr, kv_indices, k_scale, v_scale, page_size=page_size,
+            kv_last_page_len=kv_last_page_len, softmax_scale=softmax_scale, out=out))
 
     def explain(self, q, k_extend, v_extend, k_buffer, v_buffer, qo_indptr, kv_indptr, kv_indices, k_scale, v_scale, *, phase="extend",
                 longest_extension=12, page_size=1, kv_last_page_len=None, softmax_scale=EXTEND_SCALE, out=None):
         """One line per tactic with its decision for this call, then the outcome."""
-        if out is None:
-            out = torch.empty_like(q)
-        tensors = (q, out, k_extend, v_extend, k_buffer, v_buffer, qo_indptr, kv_indptr, kv_indices, kv_last_page_len, k_scale, v_scale)
-        return explained(_lib().netra_attention_gqa4_extend_explain, self._handle,
-                         *self._args(phase, longest_extension, page_size, softmax_scale, tensors))
+        out = torch.empty_like(q) if out is None else out
+        return self._explained((phase, longest_extension, page_size, softmax_scale),
+                               (q, out, k_extend, v_extend, k_buffer, v_buffer, qo_indptr, kv_indptr, kv_indices, kv_last_page_len, k_scale, v_scale))
 
 
 _handles = {}
