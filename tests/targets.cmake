@@ -8,6 +8,7 @@
 netra_add_host_test(test_targets_host
   dsl/test_fp8_format.cpp
   dsl/test_target_lane_maps.cpp
+  dsl/test_target_pieces.cpp
   contracts/test_target_admission.cpp)
 target_compile_options(test_targets_host PRIVATE -O2)
 
@@ -15,6 +16,8 @@ netra_add_compile_fail_test(negative_targets_gdn_recurrent_gfx1151 negative/targ
   "netra::contracts::gdn_recurrent: field Target is not supported; supported: netra::gfx950, netra::sm90a")
 netra_add_compile_fail_test(negative_targets_attention_gfx1151 negative/targets_attention_gfx1151.cpp
   "netra::contracts::attention_gqa8: field Target is not supported; supported: netra::gfx950, netra::sm90a")
+netra_add_compile_fail_test(negative_targets_router_matrix_gfx942 negative/targets_router_matrix_gfx942.cpp
+  "netra::contracts::moe_router: field Tactic 1 \\(matrix_bf16\\) needs the target's BF16 matrix instruction in dsl/fragment/target_shapes.hpp; supported: netra::gfx950, netra::sm90a, netra::gfx1151")
 
 # The raw wrappers compile for their targets and emit their instructions (tests/targets/*.hip).
 if(NETRA_CLANG AND NETRA_LLVM_OBJDUMP)

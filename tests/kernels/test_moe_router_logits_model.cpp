@@ -180,6 +180,7 @@ template <class Contract> void check_matrix_maps() {
 TEST_CASE("matrix tactic lane maps give the FP64 dot products of the right (token, expert)") {
   check_matrix_maps<contracts::moe_router_matrix<sm90a>>();
   check_matrix_maps<contracts::moe_router_matrix<gfx950>>();
+  check_matrix_maps<contracts::moe_router_matrix<gfx1151>>();  // WMMA: both lane halves load every piece
 }
 
 TEST_CASE("matrix tactic LDS tiles: sm90a pair stores and vector reads hit each bank at most as often as their bytes require") {

@@ -1,5 +1,5 @@
 // tests/models/instruction.hpp — one interface over the instruction models of tests/models/
-// (mfma.hpp, mma_sync.hpp, matrix_bf16.hpp), for tests generic over every fragment shape:
+// (mfma.hpp, mma_sync.hpp, matrix_bf16.hpp, wmma.hpp), for tests generic over every fragment shape:
 //   instruction_model<Shape>::run(a, b, c) -> d, with a / b every lane's register words and c / d
 //   every lane's accumulator items (doubles; the FP8 models' float C and D are exact for the
 //   small-integer data these tests use). 16x16x128 takes the byte order inside a lane as a
@@ -11,8 +11,10 @@
 #include "models/matrix_bf16.hpp"
 #include "models/mfma.hpp"
 #include "models/mma_sync.hpp"
+#include "models/wmma.hpp"
 #include "netra/dsl/matrix_fragment.hpp"
 #include "netra/dsl/matrix_fragment_bf16.hpp"
+#include "netra/dsl/matrix_fragment_targets.hpp"
 
 namespace netra::models {
 
@@ -63,6 +65,16 @@ template <k_order_16x16x128 Order> struct instruction_model<::netra::mfma_f32_16
 };
 template <k_order_16x16x128 Order> struct instruction_model<::netra::mma_m16n8k16_bf16, Order> : instruction_registers<::netra::mma_m16n8k16_bf16> {
   static d_type run(const a_type& a, const b_type& b, const d_type& c) { return mma_m16n8k16_bf16(a, b, c); }
+};
+/// gfx1151 WMMA: a wave whose lanes 16..31 do not repeat lanes 0..15 has no defined result (NaN).
+template <k_order_16x16x128 Order>
+struct instruction_model<::netra::wmma_f32_16x16x16_bf16_w32, Order> : instruction_registers<::netra::wmma_f32_16x16x16_bf16_w32> {
+  static d_type run(const a_type& a, const b_type& b, const d_type& c) {
+    if (const auto d = v_wmma_f32_16x16x16_bf16_w32(a, b, c)) return *d;
+    d_type nan{};
+    for (auto& lane : nan) lane.fill(__builtin_nan(""));
+    return nan;
+  }
 };
 
 }  // namespace netra::models

@@ -19,7 +19,9 @@ namespace netra::models {
 using wave32_words8 = std::array<std::array<std::uint32_t, 8>, 32>;
 using wave32_floats8 = std::array<std::array<float, 8>, 32>;
 
-inline std::optional<wave32_floats8> v_wmma_f32_16x16x16_bf16_w32(const wave32_words8& a, const wave32_words8& b, const wave32_floats8& c) {
+/// C and D items of type T (float as the instruction; double for tests that sum exactly).
+template <class T>
+std::optional<std::array<std::array<T, 8>, 32>> v_wmma_f32_16x16x16_bf16_w32(const wave32_words8& a, const wave32_words8& b, const std::array<std::array<T, 8>, 32>& c) {
   for (unsigned lane = 0; lane < 16; ++lane)
     if (a[lane] != a[lane + 16] || b[lane] != b[lane + 16]) return std::nullopt;
   double A[16][16] = {}, B[16][16] = {};
@@ -28,13 +30,13 @@ inline std::optional<wave32_floats8> v_wmma_f32_16x16x16_bf16_w32(const wave32_w
       A[lane][k] = static_cast<double>(f32_from_bf16(static_cast<std::uint16_t>(a[lane][k / 2] >> (16 * (k % 2)))));
       B[k][lane] = static_cast<double>(f32_from_bf16(static_cast<std::uint16_t>(b[lane][k / 2] >> (16 * (k % 2)))));
     }
-  wave32_floats8 d{};
+  std::array<std::array<T, 8>, 32> d{};
   for (unsigned lane = 0; lane < 32; ++lane)
     for (unsigned v = 0; v < 8; ++v) {
       const unsigned row = 2 * v + (lane < 16 ? 0 : 1), col = lane % 16;
       double s = static_cast<double>(c[lane][v]);
       for (unsigned k = 0; k < 16; ++k) s += A[row][k] * B[k][col];
-      d[lane][v] = static_cast<float>(s);
+      d[lane][v] = static_cast<T>(s);
     }
   return d;
 }

@@ -1,2 +1,2 @@
 #include <netra/contracts/moe/router.hpp>
-template struct netra::contracts::moe_router<netra::gfx1151, 0, 32>;
+template struct netra::contracts::moe_router<netra::gfx90a, 0, 32>;

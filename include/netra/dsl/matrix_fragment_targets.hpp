@@ -29,7 +29,8 @@ struct mfma_f32_16x16x32_fnuz : mfma_f32_16x16x32_fp8_fp8 {
 ///   D: item i of lane l is D[2i + l / 16][l % 16] (rows interleaved between the two halves)
 ///      [S: RDNA3 ISA; ROCm/FlyDSL PR #485, checked on a gfx1151].
 /// Not a fragment_shape: every element of A and B is held by two lanes (a_values = K, not
-/// M K / W), so the maps are onto, two to one, for A and B, and a bijection for D.
+/// M K / W), so the maps are onto, two to one, for A and B, and a bijection for D (the piece
+/// maps' replicas: dsl/fragment/operand_pieces.hpp).
 struct wmma_f32_16x16x16_bf16_w32 {
   using target = gfx1151;
   static constexpr const char* instruction = "v_wmma_f32_16x16x16_bf16 (wave32)";
@@ -40,6 +41,9 @@ struct wmma_f32_16x16x16_bf16_w32 {
   NETRA_HOST_DEVICE static constexpr fragment_element b_element(u32 lane, u32 value) { return {value, lane % 16}; }
   NETRA_HOST_DEVICE static constexpr fragment_element d_element(u32 lane, u32 item) { return {2 * item + lane / 16, lane % 16}; }
 };
+
+/// The fragment shapes of this file (for the fragment layer's piece maps: dsl/fragment/operand_pieces.hpp).
+template <class Shape> inline constexpr bool is_target_fragment_shape_v = same_v<Shape, mfma_f32_16x16x32_fnuz> || same_v<Shape, wmma_f32_16x16x16_bf16_w32>;
 
 }  // namespace netra
 

@@ -70,6 +70,7 @@ struct gfx942 {
   static constexpr u32 max_sgprs = 102;
   static constexpr u32 max_workgroup_size = 1024;
   static constexpr u32 compute_units = 304;
+  static constexpr u32 lds_banks = 32;        // 4-byte LDS banks (docs/target-notes.md §11: from AMD's CDNA documentation, not checked)
   static constexpr bool fp8_is_ocp = false;
   // Capabilities (kernels and contracts branch on these, never on the target's name):
   static constexpr bool has_bulk_copy = false;                      // async global -> LDS copies on an LDS barrier (dsl/bulk_copy.hpp)
@@ -92,6 +93,7 @@ struct gfx1151 {
   static constexpr u32 max_sgprs = 106;
   static constexpr u32 max_workgroup_size = 1024;
   static constexpr u32 compute_units = 40;
+  static constexpr u32 lds_banks = 32;        // 4-byte LDS banks of a CU's half of the WGP's LDS (docs/target-notes.md §11: inferred, not checked)
   static constexpr bool fp8_is_ocp = true;
   // Capabilities (kernels and contracts branch on these, never on the target's name):
   static constexpr bool has_bulk_copy = false;                      // async global -> LDS copies on an LDS barrier (dsl/bulk_copy.hpp)

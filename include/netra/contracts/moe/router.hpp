@@ -52,7 +52,10 @@
 //     Mapping (logits kernel): workgroup tile 16 tokens x 64 experts x 512 K (K split in 4); grid
 //     (16, ceil(M / 16)); sm90a: 8 warps split the 512 K eight ways (64 K each: 4 A + 16 B 16-byte
 //     loads per lane, 32 mma.sync over 8 n8 tiles); gfx950: 4 wave64 split it four ways (128 K
-//     each: 4 A + 16 B 16-byte loads per lane, 16 MFMA over 4 n16 tiles); both load A and B with the
+//     each: 4 A + 16 B 16-byte loads per lane, 16 MFMA over 4 n16 tiles); gfx1151 (audit only): 8
+//     wave32 as sm90a's warps, 16 v_wmma_f32_16x16x16_bf16 over 4 n16 tiles (k = 16, 7 + 3
+//     additions as sm90a), lanes l and l + 16 loading the same 8 A + 32 B pieces (WMMA reads every
+//     row and column from both halves); all load A and B with the
 //     same K permutation inside an instruction (the sum is unchanged). Partial tiles meet in LDS
 //     (36 KB sm90a: rows padded to 72 floats against bank conflicts; 16 KB gfx950) and are added in
 //     wave order; the route kernel adds the 4 K-split partials in split order.
@@ -130,10 +133,14 @@ template <class Target> inline constexpr u32 router_cluster_default = Target::ha
 
 template <class Target, u32 Tactic, u32 MaxTokens, u32 SharedGate = 0, u32 Cluster = 0, u32 WaveSize = Target::wave_size>
 struct moe_router {
-  static_assert(is_built_target_v<Target>,
-                "netra::contracts::moe_router: field Target is not supported; supported: netra::gfx950, netra::sm90a");
+  static_assert(is_built_target_v<Target> || is_audit_only_target_v<Target>,
+                "netra::contracts::moe_router: field Target is not supported; supported: netra::gfx950, netra::sm90a, "
+                "netra::gfx942 (Tactic 0), netra::gfx1151 (built and audited only)");
   static_assert(WaveSize == Target::wave_size,
-                "netra::contracts::moe_router: field WaveSize must equal the target's wave size (gfx950: 64; sm90a: 32)");
+                "netra::contracts::moe_router: field WaveSize must equal the target's wave size (gfx950, gfx942: 64; sm90a, gfx1151: 32)");
+  static_assert(Tactic == router_tactic::exact_fp32 || !same_v<Target, gfx942>,
+                "netra::contracts::moe_router: field Tactic 1 (matrix_bf16) needs the target's BF16 matrix instruction in "
+                "dsl/fragment/target_shapes.hpp; supported: netra::gfx950, netra::sm90a, netra::gfx1151");
   static_assert(Tactic == router_tactic::exact_fp32 || Tactic == router_tactic::matrix_bf16,
                 "netra::contracts::moe_router: field Tactic must be 0 (exact_fp32) or 1 (matrix_bf16)");
   static_assert(MaxTokens >= 1 && MaxTokens <= 768, "netra::contracts::moe_router: field MaxTokens must be in [1, 768]");
@@ -214,8 +221,10 @@ struct moe_router {
   }
 
   /// Floats between two rows of the matrix tactic's per-wave partial tile in LDS: sm90a 72 (the
-  /// 8-byte stores of the mma D fragment's element pairs spread over all 32 banks), gfx950 64.
-  static constexpr u32 matrix_tile_stride = same_v<Target, sm90a> ? 72 : 64;
+  /// 8-byte stores of the mma D fragment's element pairs spread over all 32 banks), gfx1151 80
+  /// (WMMA's item stores cover rows 2i and 2i + 1, 16 floats each: 80 puts the second row on the
+  /// other 16 of 32 banks), gfx950 64.
+  static constexpr u32 matrix_tile_stride = same_v<Target, sm90a> ? 72 : same_v<Target, gfx1151> ? 80 : 64;
   /// LDS of one logits workgroup: the matrix tactic's per-wave partial tiles (16 rows of 64 floats
   /// per wave, matrix_tile_stride apart), plus (both tactics) the +0.0 that chains start from
   /// after the loads' barrier; the route kernel has none.
@@ -229,9 +238,11 @@ struct moe_router {
                                            : (exact ? 0 : (workgroup_size / WaveSize) * 16 * matrix_tile_stride * 4) + 16;
 
   static constexpr resource_budget budget() {
-    if constexpr (same_v<Target, gfx950>) {
+    if constexpr (is_amd_v<Target>) {
+      // gfx950; gfx942 (exact); gfx1151: the matrix tactic's WMMA operands are loaded by both
+      // lane halves (16 + 128 VGPRs of pieces per lane: 182 measured), the exact one 125
       resource_budget b;
-      b.max_vgprs = 128;
+      b.max_vgprs = same_v<Target, gfx1151> && !exact ? 192 : 128;
       b.max_agprs = 0;
       b.max_sgprs = 64;
       b.max_lds_bytes = lds_bytes;

@@ -53,8 +53,10 @@ template <class Shape, u32 BlockK, u32 Columns> struct block_tile {
   NETRA_HOST_DEVICE static constexpr u32 b_lane_of(u32 column) { return b_map::lane_of(column, 0); }
 
   static_assert(BlockK % Shape::k == 0 && Columns % Shape::n == 0, "netra::fragment::block_tile: whole instructions along K and the columns");
-  static_assert(weight_pieces * 16 * wave == rows * BlockK * Shape::input_bits / 8, "netra::fragment::block_tile: A pieces cover the block once");
-  static_assert(act_pieces * 16 * wave == tile_columns * BlockK * Shape::input_bits / 8, "netra::fragment::block_tile: B pieces cover the block once");
+  static_assert(weight_pieces * 16 * wave == a_map::replicas * rows * BlockK * Shape::input_bits / 8,
+                "netra::fragment::block_tile: A pieces cover the block once per replica");
+  static_assert(act_pieces * 16 * wave == b_map::replicas * tile_columns * BlockK * Shape::input_bits / 8,
+                "netra::fragment::block_tile: B pieces cover the block once per replica");
   static_assert(mmas * Shape::a_words == weight_pieces * 4 && mmas * Shape::b_words == act_pieces * 4,
                 "netra::fragment::block_tile: every piece word feeds one register word");
 };

@@ -6,7 +6,10 @@
 // `slots` indices of the operand (slot s: its s-th index, ascending; mma.sync A: rows g, g + 8;
 // every other shape: 1) and, for each, the same K positions: the lane's "group" g(l) = (k of its
 // element 0) / (its first run of contiguous k); the lanes sharing an index are groups
-// 0 .. groups - 1.
+// 0 .. groups - 1. Replicas: where an instruction reads each (index, group) from more than one
+// lane (WMMA at wave32: lanes l and l + 16 hold the same row), the lanes holding one are its
+// `replicas`, `replica_stride` apart, and each loads the same pieces (the maps below are those of
+// the lowest such lane); every other shape has replicas = 1, and the maps are unchanged.
 // Pieces. A piece is one 16-byte load: 16 contiguous bytes along K of one index. Over a run of
 // `steps` instructions along K, lane l numbers its words of slot s in (instruction, word) order
 // and takes them 4 at a time: piece p of slot s is words 4p .. 4p + 3 of that sequence, and it
@@ -21,6 +24,7 @@
 #pragma once
 #include "netra/dsl/matrix_fragment.hpp"
 #include "netra/dsl/matrix_fragment_bf16.hpp"
+#include "netra/dsl/matrix_fragment_targets.hpp"
 
 namespace netra::fragment {
 
@@ -43,7 +47,7 @@ struct word_source {
 };
 
 template <class Shape, operand Op> struct operand_pieces {
-  static_assert(is_fragment_shape_v<Shape> || is_bf16_fragment_shape_v<Shape>,
+  static_assert(is_fragment_shape_v<Shape> || is_bf16_fragment_shape_v<Shape> || is_target_fragment_shape_v<Shape>,
                 "netra::fragment::operand_pieces: not a fragment shape netra knows (dsl/matrix_fragment*.hpp)");
   using shape = Shape;
   static constexpr u32 wave = Shape::wave_size;
@@ -111,8 +115,12 @@ template <class Shape, operand Op> struct operand_pieces {
   static constexpr u32 groups = Shape::k / (slot_words * word_elements);
 
   /// The lane's group scaled to pieces: piece_elements * g(l) = (piece_elements / run) * k of
-  /// element 0 (a product, no division, so that it folds into the lane's address arithmetic).
-  NETRA_HOST_DEVICE static constexpr u32 group_k(u32 lane) { return (piece_elements / run) * element(lane, 0).k; }
+  /// element 0 (a product, no division, so that it folds into the lane's address arithmetic;
+  /// a run longer than a piece divides).
+  NETRA_HOST_DEVICE static constexpr u32 group_k(u32 lane) {
+    if constexpr (run <= piece_elements) return (piece_elements / run) * element(lane, 0).k;
+    else return piece_elements * (element(lane, 0).k / run);
+  }
   NETRA_HOST_DEVICE static constexpr u32 group(u32 lane) { return element(lane, 0).k / run; }
   /// Pieces per lane that a run of `steps` instructions uses.
   NETRA_HOST_DEVICE static constexpr u32 pieces(u32 steps) { return slots * (steps * slot_words / piece_words); }
@@ -139,17 +147,33 @@ template <class Shape, operand Op> struct operand_pieces {
   static constexpr u32 index_stride = find_lane(1, 0) - find_lane(0, 0);
   static constexpr u32 group_stride = find_lane(0, 1) - find_lane(0, 0);
   NETRA_HOST_DEVICE static constexpr u32 lane_of(u32 index, u32 grp) { return index_stride * index + group_stride * grp; }
+  /// The next lane holding lane 0's (index, group), if any: the replicas' stride (wave if none).
+  NETRA_HOST_DEVICE static constexpr u32 find_replica_stride() {
+    for (u32 l = 1; l < wave; ++l)
+      if (element(l, 0).index == element(0, 0).index && group(l) == 0) return l;
+    return wave;
+  }
+  static constexpr u32 replica_stride = find_replica_stride();
+  /// Lanes holding each (index, group), replica_stride apart (1 for every shape but WMMA's).
+  static constexpr u32 replicas = wave / replica_stride;
+  /// Which of its index's replicas lane `lane` is (0 for the lowest).
+  NETRA_HOST_DEVICE static constexpr u32 replica(u32 lane) { return (lane - lane_of(element(lane, 0).index, group(lane))) / replica_stride; }
 
   /// The invariants the maps above rely on, for every lane.
   NETRA_HOST_DEVICE static constexpr bool is_consistent() {
     if (Shape::input_bits != 8 && Shape::input_bits != 16) return false;
     if (words % slots != 0 || slot_words * slots != words) return false;
-    if (piece_elements % run != 0 || groups * slot_words * word_elements != Shape::k) return false;
+    if ((piece_elements % run != 0 && run % piece_elements != 0) || groups * slot_words * word_elements != Shape::k) return false;
+    if (wave % replica_stride != 0 || !is_pow2(replicas)) return false;
     if (find_lane(0, 0) != 0 || find_lane(1, 0) >= wave || (groups > 1 && find_lane(0, 1) >= wave)) return false;
     if (!is_pow2(groups) || (groups > 1 && !is_pow2(group_stride))) return false;
     for (u32 l = 0; l < wave; ++l) {
       if (element(l, 0).k % run != 0 || group(l) >= groups) return false;
-      if (lane_of(element(l, 0).index, group(l)) != l) return false;
+      // the lowest lane of the lane's (index, group), then its replicas, each the same elements
+      const u32 base = lane_of(element(l, 0).index, group(l));
+      if (base > l || (l - base) % replica_stride != 0 || replica(l) >= replicas || base % replica_stride != base) return false;
+      for (u32 e = 0; e < elements; ++e)
+        if (element(l, e).index != element(base, e).index || element(l, e).k != element(base, e).k) return false;
       for (u32 i = 0; i < words; ++i) {
         if (l == 0 && (slot_of_word(i) != searched_slot(i) || rank_of_word(i) != searched_rank(i))) return false;
         // every word is whole elements of one index, the slot's; words of a slot ascend in k

@@ -20,10 +20,12 @@ namespace netra::kernels {
 /// The matrix_bf16 tactic's instruction: the target's BF16 shape (dsl/fragment/target_shapes.hpp).
 template <class Target> using router_matrix_shape = typename fragment::matrix_instructions<Target>::bf16;
 
-template <class Contract> struct moe_router_logits_kernel : router_logits_lanes<Contract> {
+/// The matrix_bf16 tactic's lane maps and partials (the exact tactic's contracts have none, so
+/// they need no matrix instructions on their target).
+template <class Contract, bool Exact = Contract::exact> struct router_logits_matrix : router_logits_lanes<Contract> {
   using base = router_logits_lanes<Contract>;
   using typename base::target, typename base::params;
-  using base::waves, base::hidden_row, base::clear_zero_slot, base::partial_index, base::partials_exact;
+  using base::waves, base::hidden_row, base::clear_zero_slot, base::partial_index;
   template <class T> static NETRA_DEVICE float zero_after_loads() { return base::template zero_after_loads<T>(); }
 
   /// matrix_bf16 lane maps (host models compose them with the instruction models): wave w of
@@ -112,6 +114,14 @@ NETRA_UNROLL
                         u32x4{bit_cast<u32>(s[0]), bit_cast<u32>(s[1]), bit_cast<u32>(s[2]), bit_cast<u32>(s[3])});
   }
 
+};
+template <class Contract> struct router_logits_matrix<Contract, true> : router_logits_lanes<Contract> {};
+
+template <class Contract> struct moe_router_logits_kernel : router_logits_matrix<Contract> {
+  using base = router_logits_matrix<Contract>;
+  using typename base::target, typename base::params;
+  using base::partials_exact;
+
   static NETRA_DEVICE void run(const params& p) {
     if constexpr (Contract::exact) {
       partials_exact(p);
@@ -130,7 +140,7 @@ NETRA_UNROLL
           prefetch_l2<target>(p.hidden + static_cast<i64>(tile * 16 + thread - Contract::expert_tile) * p.hidden_stride + split * Contract::k_chunk, bytes);
       }
       wait_for_prerequisites<target>();
-      partials_matrix(p, tile, expert_tile, split);
+      base::partials_matrix(p, tile, expert_tile, split);
       launch_dependents<target>();  // after the stores (see the file comment)
     }
   }

@@ -1,8 +1,9 @@
 // netra/runtime/catalog/targets.hpp — built-in instances for gfx942 (MI300X, CDNA3, wave64) and
 // gfx1151 (RDNA 3.5, wave32): the contracts that need no matrix units, each with its default
 // mapping — argmax, act_quant (decode, batch), the shared-expert gate, the norms (every kind, weight form and output of
-// norm.hpp's catalog), the GDN causal conv and precompute. Built and audited only (no such GPU
-// here: docs/target-notes.md, gfx942 / gfx1151).
+// norm.hpp's catalog), the GDN causal conv and precompute — and the MoE router: its exact tactic
+// on both, its matrix tactic on gfx1151 (WMMA). Built and audited only (no such GPU here:
+// docs/target-notes.md, gfx942 / gfx1151).
 #pragma once
 #include <boost/hana.hpp>
 
@@ -10,6 +11,7 @@
 #include "netra/contracts/gdn/conv.hpp"
 #include "netra/contracts/gdn/precompute.hpp"
 #include "netra/contracts/moe/act_quant.hpp"
+#include "netra/contracts/moe/router.hpp"
 #include "netra/contracts/moe/shared_gate.hpp"
 #include "netra/runtime/catalog/gdn.hpp"
 #include "netra/runtime/catalog/norm.hpp"
@@ -21,8 +23,13 @@ constexpr auto vector_contracts = boost::hana::flatten(boost::hana::make_tuple(
     boost::hana::tuple_t<contracts::argmax_reference<T>, contracts::moe_act_quant_decode<T>, contracts::moe_act_quant_batch<T>,
                          contracts::moe_shared_gate_reference<T>, contracts::gdn_precompute<T, 128, 12>, contracts::gdn_precompute<T, 1, 16>>,
     gdn_detail::conv_set<T>{}, norm_detail::of_target<T>));
+/// The router's exact tactic (no matrix units), both targets.
+template <class T> constexpr auto exact_router_contracts = boost::hana::tuple_t<contracts::moe_router_exact<T>, contracts::moe_router_exact_shared_gate<T>>;
+/// Matrix contracts: the router's matrix tactic on gfx1151's WMMA.
+constexpr auto wmma_contracts = boost::hana::tuple_t<contracts::moe_router_matrix<gfx1151>, contracts::moe_router_matrix_shared_gate<gfx1151>>;
 }  // namespace targets_detail
 
-inline constexpr auto audit_only_targets =
-    boost::hana::flatten(boost::hana::make_tuple(targets_detail::vector_contracts<gfx942>, targets_detail::vector_contracts<gfx1151>));
+inline constexpr auto audit_only_targets = boost::hana::flatten(boost::hana::make_tuple(
+    targets_detail::vector_contracts<gfx942>, targets_detail::vector_contracts<gfx1151>, targets_detail::exact_router_contracts<gfx942>,
+    targets_detail::exact_router_contracts<gfx1151>, targets_detail::wmma_contracts));
 }  // namespace netra::catalog
