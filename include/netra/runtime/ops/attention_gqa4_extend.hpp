@@ -5,9 +5,7 @@
 // looked up or synchronised here.
 #pragma once
 #include "netra/kernels/attention/extend.hpp"
-#include "netra/runtime/decision_text.hpp"
-#include "netra/runtime/handle.hpp"
-#include "netra/runtime/tensor.hpp"
+#include "netra/runtime/ops/attention_gqa8.hpp"
 
 namespace netra {
 
@@ -35,26 +33,14 @@ struct attention_extend_call {
   const i64* kv_indices_host = nullptr;
 };
 
+/// The signature of an extend call from raw pointers (attention_paged_signature and the extension).
 inline attention_signature attention_extend_signature(target_id target, device_ref on, const attention_extend_call& c, i64 slices,
                                                       const void* workspace, u64 workspace_bytes) {
-  attention_signature s{};
-  s.target = target;
-  s.device = on;
-  s.phase = c.phase, s.tq = c.tq, s.page_size = c.page_size, s.softmax_scale = contracts::attention_gqa4_extend_served<sm90a>::softmax_scale;
-  s.q = strided_tensor(c.q, dtype::bf16, on, {c.q_tokens, 32, 128});
-  s.out = strided_tensor(c.out, dtype::bf16, on, {c.q_tokens, 32, 128});
-  s.k_extend = strided_tensor(c.k_extend, dtype::bf16, on, {c.q_tokens, 8, 128});
-  s.v_extend = strided_tensor(c.v_extend, dtype::bf16, on, {c.q_tokens, 8, 128});
-  s.k_buffer = strided_tensor(c.k_buffer, dtype::e4m3, on, {c.slots, 8, 128});
-  s.v_buffer = strided_tensor(c.v_buffer, dtype::e4m3, on, {c.slots, 8, 128});
-  s.qo_indptr = strided_tensor(c.qo_indptr, dtype::i64, on, {c.batch + 1});
-  s.kv_indptr = strided_tensor(c.kv_indptr, dtype::i32, on, {c.batch + 1});
-  s.kv_indices = strided_tensor(c.kv_indices, dtype::i64, on, {c.kv_indices_count});
-  if (c.kv_last_page_len != nullptr) s.kv_last_page_len = strided_tensor(c.kv_last_page_len, dtype::i32, on, {c.batch});
-  s.k_scale = strided_tensor(c.k_scale, dtype::f32, on, {1});
-  s.v_scale = strided_tensor(c.v_scale, dtype::f32, on, {1});
-  s.kv_indices_host = c.kv_indices_host;
-  s.slices = slices, s.workspace = workspace, s.workspace_bytes = workspace_bytes;
+  using contract = contracts::attention_gqa4_extend_served<sm90a>;
+  attention_signature s = attention_paged_signature(target, on, c, contract::q_heads, contract::kv_heads, contract::head_dim, contract::softmax_scale,
+                                                    slices, workspace, workspace_bytes);
+  s.k_extend = strided_tensor(c.k_extend, dtype::bf16, on, {c.q_tokens, contract::kv_heads, contract::head_dim});
+  s.v_extend = strided_tensor(c.v_extend, dtype::bf16, on, {c.q_tokens, contract::kv_heads, contract::head_dim});
   return s;
 }
 

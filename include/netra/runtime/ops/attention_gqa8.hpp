@@ -32,18 +32,20 @@ struct attention_gqa8_call {
   const i64* kv_indices_host = nullptr;  // optional: every entry checked against the pool before launch
 };
 
-/// The signature of a call from raw pointers on device `on` (contiguous tensors of the contract's
-/// layouts; slots rows in each pool, kv_indices_count entries).
-inline attention_signature attention_gqa8_signature(target_id target, device_ref on, const attention_gqa8_call& c, i64 slices,
-                                                    const void* workspace, u64 workspace_bytes) {
+/// The signature of a paged-attention call from raw pointers on device `on` (contiguous tensors:
+/// q / out [q_tokens, q_heads, head_dim] BF16, pools [slots, kv_heads, head_dim] E4M3; slots rows in
+/// each pool, kv_indices_count entries). `Call` has the fields of attention_gqa8_call.
+template <class Call>
+attention_signature attention_paged_signature(target_id target, device_ref on, const Call& c, i64 q_heads, i64 kv_heads, i64 head_dim,
+                                              float softmax_scale, i64 slices, const void* workspace, u64 workspace_bytes) {
   attention_signature s{};
   s.target = target;
   s.device = on;
-  s.phase = c.phase, s.tq = c.tq, s.page_size = c.page_size, s.softmax_scale = 0.0625f;
-  s.q = strided_tensor(c.q, dtype::bf16, on, {c.q_tokens, 16, 256});
-  s.out = strided_tensor(c.out, dtype::bf16, on, {c.q_tokens, 16, 256});
-  s.k_buffer = strided_tensor(c.k_buffer, dtype::e4m3, on, {c.slots, 2, 256});
-  s.v_buffer = strided_tensor(c.v_buffer, dtype::e4m3, on, {c.slots, 2, 256});
+  s.phase = c.phase, s.tq = c.tq, s.page_size = c.page_size, s.softmax_scale = softmax_scale;
+  s.q = strided_tensor(c.q, dtype::bf16, on, {c.q_tokens, q_heads, head_dim});
+  s.out = strided_tensor(c.out, dtype::bf16, on, {c.q_tokens, q_heads, head_dim});
+  s.k_buffer = strided_tensor(c.k_buffer, dtype::e4m3, on, {c.slots, kv_heads, head_dim});
+  s.v_buffer = strided_tensor(c.v_buffer, dtype::e4m3, on, {c.slots, kv_heads, head_dim});
   s.qo_indptr = strided_tensor(c.qo_indptr, dtype::i64, on, {c.batch + 1});
   s.kv_indptr = strided_tensor(c.kv_indptr, dtype::i32, on, {c.batch + 1});
   s.kv_indices = strided_tensor(c.kv_indices, dtype::i64, on, {c.kv_indices_count});
@@ -53,6 +55,10 @@ inline attention_signature attention_gqa8_signature(target_id target, device_ref
   s.kv_indices_host = c.kv_indices_host;
   s.slices = slices, s.workspace = workspace, s.workspace_bytes = workspace_bytes;
   return s;
+}
+inline attention_signature attention_gqa8_signature(target_id target, device_ref on, const attention_gqa8_call& c, i64 slices,
+                                                    const void* workspace, u64 workspace_bytes) {
+  return attention_paged_signature(target, on, c, 16, 2, 256, 0.0625f, slices, workspace, workspace_bytes);
 }
 
 /// The slices a call of `batch` requests gets on `h`'s device (Contract::slices_for).
