@@ -10,6 +10,7 @@
 #include <doctest/doctest.h>
 
 #include <numeric>
+#include <utility>
 
 #include "gpu/test_gdn_common.hpp"
 #include "netra/contracts/gdn/decode.hpp"
@@ -100,8 +101,8 @@ template <u32 Storage, u32 Layout> struct decode_step {
 
   /// Checks the step just run against the host, then takes the pools as the next step's old state.
   void check(std::size_t B, bool all_heads, const std::string& what) {
-    const auto new_pool = pool.download();
-    const auto new_conv = conv_pool.download();
+    auto new_pool = pool.download();
+    auto new_conv = conv_pool.download();
     const auto yv = download_prefix(y, B * D), outv = download_prefix(out, B * HV * V);
     const auto qv = download_prefix(q, B * H * K), kv = download_prefix(k, B * H * K), dv = download_prefix(decay, B * HV), bv = download_prefix(beta, B * HV);
     std::size_t y_bad = 0, pre_bad = 0, conv_bad = 0, untouched_bad = 0;
@@ -162,8 +163,8 @@ template <u32 Storage, u32 Layout> struct decode_step {
     CHECK(untouched_bad == 0);
     checked_heads += static_cast<long>(heads.size());
     ++steps;
-    pool_host = new_pool;
-    conv_host = new_conv;
+    pool_host = std::move(new_pool);
+    conv_host = std::move(new_conv);
   }
 };
 
