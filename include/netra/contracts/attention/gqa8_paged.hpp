@@ -38,7 +38,7 @@
 //   rho = e^(2 Delta) (1 + 2^-9 + 2^-22) / (1 - 2^-9 - 2^-22) - 1
 // (BF16 output rounding; BF16 weights in PV and in l; exp_f32 <= 1 ulp; FP32 accumulation).
 #pragma once
-#include "netra/contracts/common.hpp"
+#include "netra/contracts/attention/paged_cache.hpp"
 
 namespace netra {
 
@@ -167,42 +167,15 @@ struct attention_gqa8 {
                                           s.device);
         !d.admitted())
       return d;
-    if (const decision d = require_tensor(s.k_buffer, {"k_buffer", dtype::e4m3, 3, {-1, kv_heads, head_dim}, "[slots, 2, 256]", layout::compact, 16},
-                                          s.device);
+    if (const decision d = require_paged_cache<PageSize>(s, batch, kv_heads, head_dim, "[slots, 2, 256]", "[slots of k_buffer, 2, 256]");
         !d.admitted())
       return d;
-    if (s.slots() < PageSize || s.slots() % PageSize != 0 || s.slots() > (i64{1} << 40))
-      return refuse("k_buffer", "a positive multiple of PageSize slots", s.slots());
-    if (const decision d = require_tensor(s.v_buffer, {"v_buffer", dtype::e4m3, 3, {s.slots(), kv_heads, head_dim}, "[slots of k_buffer, 2, 256]",
-                                                       layout::compact, 16},
-                                          s.device);
-        !d.admitted())
-      return d;
-    if (const decision d = require_tensor(s.kv_indptr, {"kv_indptr", dtype::i32, 1, {batch + 1}, "[batch + 1]", layout::compact, 4}, s.device);
-        !d.admitted())
-      return d;
-    if (const decision d = require_tensor(s.kv_indices, {"kv_indices", dtype::i64, 1, {-1}, "[entries]", layout::compact, 8}, s.device); !d.admitted())
-      return d;
-    if (s.kv_indices_count() > (i64{1} << 31)) return refuse("kv_indices", "at most 2^31 entries", s.kv_indices_count());
-    if constexpr (PageSize > 1)
-      if (const decision d = require_tensor(s.kv_last_page_len, {"kv_last_page_len", dtype::i32, 1, {batch}, "[batch]", layout::compact, 4}, s.device);
-          !d.admitted())
-        return d;
-    for (const auto& [name, t] : {scale_field{"k_scale", &s.k_scale}, scale_field{"v_scale", &s.v_scale}}) {
-      const tensor_rule rule = t->rank == 0 ? tensor_rule{name, dtype::f32, 0, {}, "[] or [1]", layout::compact, 4}
-                                            : tensor_rule{name, dtype::f32, 1, {1}, "[] or [1]", layout::compact, 4};
-      if (const decision d = require_tensor(*t, rule, s.device); !d.admitted()) return d;
-    }
     if (s.slices < 1 || (s.slices > 1 && batch * s.slices > SplitCapacity)) return refuse("slices", "1, or batch * slices <= SplitCapacity", s.slices);
     if (s.slices > 1) {
       if (const decision d = require_pointer<16>("workspace", s.workspace); !d.admitted()) return d;
       if (s.workspace_bytes < workspace_bytes) return refuse("workspace_bytes", ">= the contract's workspace_bytes", static_cast<i64>(s.workspace_bytes));
     }
-    if (s.kv_indices_host != nullptr)
-      for (i64 i = 0; i < s.kv_indices_count(); ++i)
-        if (s.kv_indices_host[i] < 0 || s.kv_indices_host[i] >= s.slots() / PageSize)
-          return refuse("kv_indices", "every entry inside the pool (host mirror checked)", s.kv_indices_host[i]);
-    return admit();
+    return require_mirrored_indices<PageSize>(s);
   }
 
   static constexpr resource_budget budget() {
@@ -231,11 +204,6 @@ struct attention_gqa8 {
     }
   }
 
- private:
-  struct scale_field {
-    const char* name;
-    const tensor_arg* t;
-  };
 };
 
 /// The served instances (mapping fields per target; docs/kernels/attention.md says why).

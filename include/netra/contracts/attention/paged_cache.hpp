@@ -1,0 +1,53 @@
+// netra/contracts/attention/paged_cache.hpp — what every attention contract over SGLang's paged
+// FP8 cache requires of a call's cache part (the ABI of gqa8_paged.hpp), in one place: the pools,
+// the page table, the last-page lengths, the scales, and the host mirror of the indices.
+#pragma once
+#include "netra/contracts/common.hpp"
+
+namespace netra {
+
+/// The pools [slots, kv_heads, head_dim] E4M3 (k_buffer a positive multiple of PageSize slots, at
+/// most 2^40; v_buffer as many), kv_indptr int32 [batch + 1], kv_indices int64 (at most 2^31
+/// entries), kv_last_page_len int32 [batch] (page size 16 only), k_scale / v_scale float32 [] or
+/// [1]; admit() or the first refusal in that order. k_text / v_text name the pools' shapes.
+template <u32 PageSize, class Signature>
+decision require_paged_cache(const Signature& s, i64 batch, i64 kv_heads, i64 head_dim, const char* k_text, const char* v_text) {
+  if (const decision d = require_tensor(s.k_buffer, {"k_buffer", dtype::e4m3, 3, {-1, kv_heads, head_dim}, k_text, layout::compact, 16}, s.device);
+      !d.admitted())
+    return d;
+  if (s.slots() < PageSize || s.slots() % PageSize != 0 || s.slots() > (i64{1} << 40))
+    return refuse("k_buffer", "a positive multiple of PageSize slots", s.slots());
+  if (const decision d = require_tensor(s.v_buffer, {"v_buffer", dtype::e4m3, 3, {s.slots(), kv_heads, head_dim}, v_text, layout::compact, 16}, s.device);
+      !d.admitted())
+    return d;
+  if (const decision d = require_tensor(s.kv_indptr, {"kv_indptr", dtype::i32, 1, {batch + 1}, "[batch + 1]", layout::compact, 4}, s.device);
+      !d.admitted())
+    return d;
+  if (const decision d = require_tensor(s.kv_indices, {"kv_indices", dtype::i64, 1, {-1}, "[entries]", layout::compact, 8}, s.device); !d.admitted())
+    return d;
+  if (s.kv_indices_count() > (i64{1} << 31)) return refuse("kv_indices", "at most 2^31 entries", s.kv_indices_count());
+  if constexpr (PageSize > 1)
+    if (const decision d = require_tensor(s.kv_last_page_len, {"kv_last_page_len", dtype::i32, 1, {batch}, "[batch]", layout::compact, 4}, s.device);
+        !d.admitted())
+      return d;
+  const char* const names[2] = {"k_scale", "v_scale"};
+  const tensor_arg* const scales[2] = {&s.k_scale, &s.v_scale};
+  for (int i = 0; i < 2; ++i) {
+    const tensor_rule rule = scales[i]->rank == 0 ? tensor_rule{names[i], dtype::f32, 0, {}, "[] or [1]", layout::compact, 4}
+                                                  : tensor_rule{names[i], dtype::f32, 1, {1}, "[] or [1]", layout::compact, 4};
+    if (const decision d = require_tensor(*scales[i], rule, s.device); !d.admitted()) return d;
+  }
+  return admit();
+}
+
+/// When the call gives the host mirror of kv_indices: every entry inside the pool (slots / PageSize
+/// pages), else the refusal naming the first entry outside it.
+template <u32 PageSize, class Signature> decision require_mirrored_indices(const Signature& s) {
+  if (s.kv_indices_host != nullptr)
+    for (i64 i = 0; i < s.kv_indices_count(); ++i)
+      if (s.kv_indices_host[i] < 0 || s.kv_indices_host[i] >= s.slots() / PageSize)
+        return refuse("kv_indices", "every entry inside the pool (host mirror checked)", s.kv_indices_host[i]);
+  return admit();
+}
+
+}  // namespace netra
