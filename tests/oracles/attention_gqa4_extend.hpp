@@ -136,63 +136,69 @@ inline extend_case make_case(const extend_shape& shape, std::uint32_t seed) {
   return c;
 }
 
+/// f(b, first, t, h, prefix) for every row the call writes: request b (first token `first`,
+/// prefix length `prefix`), extension token t, query head h.
+template <class F> void for_each_written_row(const extend_case& c, F f) {
+  for (int b = 0; b < c.batch; ++b) {
+    if (!writable(c, b)) continue;
+    const std::int64_t first = c.qo_indptr[b], count = c.qo_indptr[b + 1] - first, prefix = prefix_of(c, b);
+    for (std::int64_t t = 0; t < count; ++t)
+      for (int h = 0; h < ext_q_heads; ++h) f(b, first, t, h, prefix);
+  }
+}
+
 /// FP64 semantics and the contract's bound (contracts/attention/gqa4_extend.hpp).
 inline gqa8_expected reference(const extend_case& c) {
   gqa8_expected e;
   const std::size_t n = static_cast<std::size_t>(c.q_tokens) * ext_q_heads * ext_dim;
   e.out.assign(n, 0.0), e.bound.assign(n, 0.0), e.written.assign(n, false);
   const double scale = ext_softmax_scale, u = std::ldexp(1.0, -9) + std::ldexp(1.0, -22);
-  for (int b = 0; b < c.batch; ++b) {
-    if (!writable(c, b)) continue;
-    const std::int64_t first = c.qo_indptr[b], count = c.qo_indptr[b + 1] - first, prefix = prefix_of(c, b);
-    for (std::int64_t t = 0; t < count; ++t)
-      for (int h = 0; h < ext_q_heads; ++h) {
-        const int kvh = h / 4;
-        std::vector<double> s;
-        std::vector<std::int64_t> at;  // >= 0: a prefix slot; < 0: extension token -1 - at
-        double delta = 0;
-        auto add = [&](double dot, double absdot, double score_scale, std::int64_t where) {
-          const double x = dot * score_scale;
-          s.push_back(x), at.push_back(where);
-          delta = std::fmax(delta, score_scale * std::ldexp(absdot, -15) + std::fabs(x) * std::ldexp(1.0, -23));
-        };
-        for (std::int64_t p = 0; p < prefix; ++p) {
-          const std::int64_t slot = slot_of(c, b, p);
-          if (slot < 0) continue;
-          double dot = 0, absdot = 0;
-          for (int d = 0; d < ext_dim; ++d) {
-            const double x = static_cast<double>(q_at(c, first + t, h, d)) * pool_at(c.k, slot, kvh, d);
-            dot += x, absdot += std::fabs(x);
-          }
-          add(dot, absdot, c.k_scale * scale, slot);
-        }
-        for (std::int64_t j = 0; j <= t; ++j) {
-          double dot = 0, absdot = 0;
-          for (int d = 0; d < ext_dim; ++d) {
-            const double x = static_cast<double>(q_at(c, first + t, h, d)) * ext_at(c.k_ext, first + j, kvh, d);
-            dot += x, absdot += std::fabs(x);
-          }
-          add(dot, absdot, scale, -1 - (first + j));
-        }
-        double m = -INFINITY, l = 0;
-        for (double x : s) m = std::fmax(m, x);
-        std::vector<double> w(s.size());
-        for (std::size_t j = 0; j < s.size(); ++j) l += (w[j] = std::exp(s[j] - m));
-        const double rho = std::exp(2 * delta) * (1 + u) / (1 - u) - 1;
-        for (int d = 0; d < ext_dim; ++d) {
-          double o = 0, vinf = 0;
-          for (std::size_t j = 0; j < s.size(); ++j) {
-            const double val = at[j] >= 0 ? static_cast<double>(pool_at(c.v, at[j], kvh, d)) * c.v_scale : ext_at(c.v_ext, -1 - at[j], kvh, d);
-            o += w[j] * val, vinf = std::fmax(vinf, std::fabs(val));
-          }
-          const std::size_t i = (static_cast<std::size_t>(first + t) * ext_q_heads + h) * ext_dim + d;
-          e.out[i] = o / l;
-          e.bound[i] = std::ldexp(std::fabs(e.out[i]), -8) +
-                       vinf * (rho + (static_cast<double>(s.size()) / 4.0 + 256) * std::ldexp(1.0, -24) + std::ldexp(1.0, -20));
-          e.written[i] = true;
-        }
+  for_each_written_row(c, [&](int b, std::int64_t first, std::int64_t t, int h, std::int64_t prefix) {
+    const int kvh = h / 4;
+    std::vector<double> s;
+    std::vector<std::int64_t> at;  // >= 0: a prefix slot; < 0: extension token -1 - at
+    double delta = 0;
+    auto add = [&](double dot, double absdot, double score_scale, std::int64_t where) {
+      const double x = dot * score_scale;
+      s.push_back(x), at.push_back(where);
+      delta = std::fmax(delta, score_scale * std::ldexp(absdot, -15) + std::fabs(x) * std::ldexp(1.0, -23));
+    };
+    for (std::int64_t p = 0; p < prefix; ++p) {
+      const std::int64_t slot = slot_of(c, b, p);
+      if (slot < 0) continue;
+      double dot = 0, absdot = 0;
+      for (int d = 0; d < ext_dim; ++d) {
+        const double x = static_cast<double>(q_at(c, first + t, h, d)) * pool_at(c.k, slot, kvh, d);
+        dot += x, absdot += std::fabs(x);
       }
-  }
+      add(dot, absdot, c.k_scale * scale, slot);
+    }
+    for (std::int64_t j = 0; j <= t; ++j) {
+      double dot = 0, absdot = 0;
+      for (int d = 0; d < ext_dim; ++d) {
+        const double x = static_cast<double>(q_at(c, first + t, h, d)) * ext_at(c.k_ext, first + j, kvh, d);
+        dot += x, absdot += std::fabs(x);
+      }
+      add(dot, absdot, scale, -1 - (first + j));
+    }
+    double m = -INFINITY, l = 0;
+    for (double x : s) m = std::fmax(m, x);
+    std::vector<double> w(s.size());
+    for (std::size_t j = 0; j < s.size(); ++j) l += (w[j] = std::exp(s[j] - m));
+    const double rho = std::exp(2 * delta) * (1 + u) / (1 - u) - 1;
+    for (int d = 0; d < ext_dim; ++d) {
+      double o = 0, vinf = 0;
+      for (std::size_t j = 0; j < s.size(); ++j) {
+        const double val = at[j] >= 0 ? static_cast<double>(pool_at(c.v, at[j], kvh, d)) * c.v_scale : ext_at(c.v_ext, -1 - at[j], kvh, d);
+        o += w[j] * val, vinf = std::fmax(vinf, std::fabs(val));
+      }
+      const std::size_t i = (static_cast<std::size_t>(first + t) * ext_q_heads + h) * ext_dim + d;
+      e.out[i] = o / l;
+      e.bound[i] = std::ldexp(std::fabs(e.out[i]), -8) +
+                   vinf * (rho + (static_cast<double>(s.size()) / 4.0 + 256) * std::ldexp(1.0, -24) + std::ldexp(1.0, -20));
+      e.written[i] = true;
+    }
+  });
   return e;
 }
 
@@ -200,42 +206,37 @@ inline gqa8_expected reference(const extend_case& c) {
 template <class Plan> std::vector<std::uint16_t> netra_order(const extend_case& c, int slices) {
   std::vector<std::uint16_t> out(static_cast<std::size_t>(c.q_tokens) * ext_q_heads * ext_dim, 0);
   const float score_scale = c.k_scale * ext_softmax_scale;
-  for (int b = 0; b < c.batch; ++b) {
-    if (!writable(c, b)) continue;
-    const std::int64_t first = c.qo_indptr[b], count = c.qo_indptr[b + 1] - first, prefix = prefix_of(c, b);
-    for (std::int64_t t = 0; t < count; ++t)
-      for (int h = 0; h < ext_q_heads; ++h) {
-        const int kvh = h / 4;
-        const std::int64_t token = first + t;
-        auto score = [&](std::int64_t p) {
-          const std::int64_t slot = slot_of(c, b, p);
-          if (slot < 0) return negative_infinity();
-          double dot = 0;
-          for (int d = 0; d < ext_dim; ++d) dot += static_cast<double>(q_at(c, token, h, d)) * pool_at(c.k, slot, kvh, d);
-          return mul_rn(static_cast<float>(dot), score_scale);
-        };
-        auto value = [&](std::int64_t p, int d) { return static_cast<double>(pool_at(c.v, slot_of(c, b, p), kvh, d)); };
-        row_state st = netra_order_row<Plan>(prefix, slices, 1, static_cast<unsigned>(h % 8), ext_dim, score, value);
-        float s[ext_max];
-        float m_block = negative_infinity();
-        for (std::int64_t j = 0; j <= t; ++j) {
-          float acc = 0.0f;
-          for (int d = 0; d < ext_dim; ++d) acc = add_rn(acc, mul_rn(q_at(c, token, h, d), ext_at(c.k_ext, first + j, kvh, d)));
-          s[j] = mul_rn(acc, ext_softmax_scale);
-          m_block = max_of(m_block, s[j]);
-        }
-        const float m_new = max_of(st.st.m, m_block);
-        float l_block = 0.0f;
-        for (std::int64_t j = 0; j <= t; ++j) l_block = add_rn(l_block, softmax_weight(s[j], m_new));
-        const softmax_merge_factors f = softmax_merge(st.st, {m_new, l_block});
-        for (int d = 0; d < ext_dim; ++d) {
-          float o_block = 0.0f;
-          for (std::int64_t j = 0; j <= t; ++j) o_block = add_rn(o_block, mul_rn(softmax_weight(s[j], m_new), ext_at(c.v_ext, first + j, kvh, d)));
-          const float o = softmax_merge_value(mul_rn(st.o[static_cast<std::size_t>(d)], c.v_scale), o_block, f);
-          out[(static_cast<std::size_t>(token) * ext_q_heads + h) * ext_dim + d] = bf16_from_f32_reference(softmax_finish(o, f.merged.l, 1.0f));
-        }
-      }
-  }
+  for_each_written_row(c, [&](int b, std::int64_t first, std::int64_t t, int h, std::int64_t prefix) {
+    const int kvh = h / 4;
+    const std::int64_t token = first + t;
+    auto score = [&](std::int64_t p) {
+      const std::int64_t slot = slot_of(c, b, p);
+      if (slot < 0) return negative_infinity();
+      double dot = 0;
+      for (int d = 0; d < ext_dim; ++d) dot += static_cast<double>(q_at(c, token, h, d)) * pool_at(c.k, slot, kvh, d);
+      return mul_rn(static_cast<float>(dot), score_scale);
+    };
+    auto value = [&](std::int64_t p, int d) { return static_cast<double>(pool_at(c.v, slot_of(c, b, p), kvh, d)); };
+    row_state st = netra_order_row<Plan>(prefix, slices, 1, static_cast<unsigned>(h % 8), ext_dim, score, value);
+    float s[ext_max];
+    float m_block = negative_infinity();
+    for (std::int64_t j = 0; j <= t; ++j) {
+      float acc = 0.0f;
+      for (int d = 0; d < ext_dim; ++d) acc = add_rn(acc, mul_rn(q_at(c, token, h, d), ext_at(c.k_ext, first + j, kvh, d)));
+      s[j] = mul_rn(acc, ext_softmax_scale);
+      m_block = max_of(m_block, s[j]);
+    }
+    const float m_new = max_of(st.st.m, m_block);
+    float l_block = 0.0f;
+    for (std::int64_t j = 0; j <= t; ++j) l_block = add_rn(l_block, softmax_weight(s[j], m_new));
+    const softmax_merge_factors f = softmax_merge(st.st, {m_new, l_block});
+    for (int d = 0; d < ext_dim; ++d) {
+      float o_block = 0.0f;
+      for (std::int64_t j = 0; j <= t; ++j) o_block = add_rn(o_block, mul_rn(softmax_weight(s[j], m_new), ext_at(c.v_ext, first + j, kvh, d)));
+      const float o = softmax_merge_value(mul_rn(st.o[static_cast<std::size_t>(d)], c.v_scale), o_block, f);
+      out[(static_cast<std::size_t>(token) * ext_q_heads + h) * ext_dim + d] = bf16_from_f32_reference(softmax_finish(o, f.merged.l, 1.0f));
+    }
+  });
   return out;
 }
 
