@@ -28,12 +28,8 @@ struct attention_gqa4_extend_op {
     s.k_extend = k_extend, s.v_extend = v_extend;
     return s;
   }
-  template <class Contract> static signature bind(signature s, const handle<Contract>& h) {
-    s.workspace = h.workspace();
-    s.workspace_bytes = h.workspace_bytes();
-    s.slices = attention_extend_slices(h, s.batch());
-    return s;
-  }
+  /// The handle's workspace and its contract's slices_for the batch, as for GQA8.
+  template <class Contract> static signature bind(signature s, const handle<Contract>& h) { return attention_gqa8_op::bind(s, h); }
   template <class Contract> static void launch(const handle<Contract>& h, stream_handle stream, const signature& s) {
     launch_attention_extend(h, stream, s);
   }
