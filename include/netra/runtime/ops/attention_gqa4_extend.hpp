@@ -9,28 +9,12 @@
 
 namespace netra {
 
-/// One GQA4 extend call as pointers and sizes (contiguous tensors; see the contract).
-struct attention_extend_call {
-  attention_phase phase = attention_phase::extend;
-  const u16* q = nullptr;
-  u16* out = nullptr;
-  const u16* k_extend = nullptr;
+/// One GQA4 extend call as pointers and sizes (contiguous tensors; see the contract): the paged
+/// call's fields (tq: the call's longest extension) and the extension's own K / V.
+struct attention_extend_call : attention_gqa8_call {
+  const u16* k_extend = nullptr;  // [q_tokens, 8, 128] BF16
   const u16* v_extend = nullptr;
-  i64 q_tokens = 0;
-  const u8* k_buffer = nullptr;
-  const u8* v_buffer = nullptr;
-  i64 slots = 0;
-  i64 page_size = 1;
-  const i64* qo_indptr = nullptr;
-  const i32* kv_indptr = nullptr;
-  const i64* kv_indices = nullptr;
-  i64 kv_indices_count = 0;
-  const i32* kv_last_page_len = nullptr;
-  const float* k_scale = nullptr;
-  const float* v_scale = nullptr;
-  i64 batch = 0;
-  i64 tq = 12;  // the call's longest extension
-  const i64* kv_indices_host = nullptr;
+  attention_extend_call() { phase = attention_phase::extend, tq = 12; }
 };
 
 /// The signature of an extend call from raw pointers (attention_paged_signature and the extension).
