@@ -380,6 +380,9 @@ def gdn_verify(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, decay: torch.T
 @_op("gdn_m16", ("state", "out"))
 def gdn_m16(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, decay: torch.Tensor, beta: torch.Tensor, state: torch.Tensor,
             slots: torch.Tensor, out: torch.Tensor) -> None:
+    """The committed core (outputs and the state after the request's tokens): M16 (one request of 16
+    tokens) and the decode step (B 1..128 requests of one token, contracts/gdn/decode.hpp); netra
+    reads the token count from the tensors (q rows / slots)."""
     h = _handles_for(q)
     _run("gdn_m16", lambda: h is not None and h.gdn.m16(q, k, v, decay, beta, state, slots, out, fallback=False) is not None,
          lambda: fallback_gdn_recurrent(q, k, v, decay, beta, state, slots, out, commit=True))
