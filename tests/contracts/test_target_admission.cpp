@@ -8,9 +8,12 @@
 #include "netra/contracts/gdn/conv.hpp"
 #include "netra/contracts/gdn/precompute.hpp"
 #include "netra/contracts/moe/act_quant.hpp"
+#include "netra/contracts/moe/expert_down.hpp"
+#include "netra/contracts/moe/expert_gate_up.hpp"
 #include "netra/contracts/moe/expert_weights.hpp"
 #include "netra/contracts/moe/shared_gate.hpp"
 #include "netra/contracts/norm/norm.hpp"
+#include "netra/dsl/block_quant.hpp"
 #include "netra/runtime/decision_text.hpp"
 #include "netra/runtime/instance.hpp"
 #include "netra/runtime/tensor.hpp"
@@ -66,6 +69,65 @@ TEST_CASE("a checkpoint's expert weights in E4M3FNUZ are refused by the E4M3FN c
   w13.type = dtype::e4m3fnuz;
   const decision d = moe::expert_weights::require(w13, "w13", "[257, 1024, 2048]", s13, "s13", "[257, 8, 16]", rows, cols, gpu);
   CHECK(to_string(d) == "refused at field 'w13': requires float8_e4m3fn, got float8_e4m3fnuz");
+}
+
+TEST_CASE("gate_up on gfx942 reads the E4M3FNUZ weights its Format names and refuses E4M3FN ones; gfx950 the reverse") {
+  auto call = [](target_id t, dtype w13_type) {
+    moe_gate_up_signature s{};
+    s.target = t;
+    s.device = gpu;
+    s.hidden = strided_tensor(storage, dtype::bf16, gpu, {1, 2048});
+    s.ids = strided_tensor(storage + 4096, dtype::i32, gpu, {1, 9});
+    s.w13 = strided_tensor(storage + 8192, w13_type, gpu, {257, 1024, 2048});
+    s.s13 = strided_tensor(storage + 16384, dtype::f32, gpu, {257, 8, 16});
+    s.out = strided_tensor(storage + 32768, dtype::bf16, gpu, {9, 1024});
+    return s;
+  };
+  using G = contracts::moe_expert_gate_up_decode<gfx942>;
+  using O = contracts::moe_expert_gate_up_decode<gfx950>;
+  CHECK(same_v<G::fp8_format, fp8::e4m3fnuz>);
+  CHECK(same_v<O::fp8_format, fp8::e4m3fn>);
+  CHECK(G::admits(call(target_id::gfx942, dtype::e4m3fnuz)).admitted());
+  CHECK(G::admits(call(target_id::gfx942, dtype::u8)).admitted());  // raw bytes: taken as the contract's format
+  CHECK(to_string(G::admits(call(target_id::gfx942, dtype::e4m3))) == "refused at field 'w13': requires float8_e4m3fnuz, got float8_e4m3fn");
+  CHECK(O::admits(call(target_id::gfx950, dtype::e4m3)).admitted());
+  CHECK(to_string(O::admits(call(target_id::gfx950, dtype::e4m3fnuz))) == "refused at field 'w13': requires float8_e4m3fn, got float8_e4m3fnuz");
+  CHECK(instance_name<G>() == "moe-experts-gate-up-gfx942-16");
+  CHECK(instance_name<O>() == "moe-experts-gate-up-gfx950-16");  // the format adds nothing to the names
+  // the hidden quantization in the contract's format: 240 for 448, NaN bytes 0x80
+  CHECK(G::hidden_quant::e4m3_max == 240.0f);
+  CHECK(G::hidden_quant::poison_word == 0x80808080u);
+  CHECK(O::hidden_quant::poison_word == 0x7F7F7F7Fu);
+  CHECK(G::hidden_quant::of(0x4370u).scale == 1.0f);  // amax 240
+  CHECK(O::hidden_quant::of(0x43E0u).scale == 1.0f);  // amax 448
+  CHECK(G::hidden_quant::of(0x43E0u).scale == div_rn(448.0f, 240.0f));
+  CHECK(G::hidden_quant::of(0x7FC0u).poison);
+}
+
+TEST_CASE("down on gfx942 (act_quant fused) reads E4M3FNUZ W2 and quantizes to FNUZ (amax / 240); E4M3FN W2 refused") {
+  auto call = [](target_id t, dtype w2_type) {
+    moe_down_signature s{};
+    s.target = t;
+    s.device = gpu;
+    s.act = strided_tensor(storage, dtype::bf16, gpu, {9, 1024});
+    s.ids = strided_tensor(storage + 4096, dtype::i32, gpu, {1, 9});
+    s.route_weights = strided_tensor(storage + 8192, dtype::f32, gpu, {1, 9});
+    s.w2 = strided_tensor(storage + 16384, w2_type, gpu, {257, 2048, 512});
+    s.s2 = strided_tensor(storage + 32768, dtype::f32, gpu, {257, 16, 4});
+    s.out = strided_tensor(storage + 40960, dtype::bf16, gpu, {1, 2048});
+    return s;
+  };
+  using D = contracts::moe_expert_down_fused_decode<gfx942>;
+  CHECK(same_v<D::fp8_format, fp8::e4m3fnuz>);
+  CHECK(D::admits(call(target_id::gfx942, dtype::e4m3fnuz)).admitted());
+  CHECK(to_string(D::admits(call(target_id::gfx942, dtype::e4m3))) == "refused at field 'w2': requires float8_e4m3fnuz, got float8_e4m3fn");
+  CHECK(to_string(contracts::moe_expert_down_fused_decode<gfx950>::admits(call(target_id::gfx950, dtype::e4m3fnuz))) ==
+        "refused at field 'w2': requires float8_e4m3fn, got float8_e4m3fnuz");
+  CHECK(instance_name<D>() == "moe-experts-down-gfx942-4-1");
+  // the fused act_quant's scale in each format (0x4370: 240, 0x43E0: 448)
+  CHECK(act_quant_scale<fp8::e4m3fnuz>(0x4370u) == 1.0f);
+  CHECK(act_quant_scale(0x43E0u) == 1.0f);
+  CHECK(act_quant_scale<fp8::e4m3fnuz>(0x43E0u) == div_rn(448.0f, 240.0f));
 }
 
 TEST_CASE("DLPack's FP8 codes: 10 is E4M3FN, 11 E4M3FNUZ, and they stay apart") {

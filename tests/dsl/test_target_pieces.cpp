@@ -6,7 +6,8 @@
 // (index, k) is loaded once per replica, and wrong maps (B one piece off in K; the upper half at
 // another K) fail. Every other shape keeps one replica. The router's matrix tactic on gfx1151
 // (its WMMA shape, steps, LDS stride against the bank model) is checked here too; its lane maps
-// against the model are in tests/kernels/test_moe_router_logits_model.cpp.
+// against the model are in tests/kernels/test_moe_router_logits_model.cpp. The decode experts'
+// block tile on gfx942 (four FNUZ MFMA 16x16x32 per 128-K scale block) is checked the same way.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -16,9 +17,11 @@
 #include <vector>
 
 #include "models/instruction.hpp"
+#include "models/mfma.hpp"
 #include "netra/dsl/fragment/block_tile.hpp"
 #include "netra/dsl/fragment/lds_tile.hpp"
 #include "netra/dsl/fragment/target_shapes.hpp"
+#include "netra/kernels/moe/experts_fragment.hpp"
 #include "netra/kernels/moe/router.hpp"
 #include "oracles/argmax_rows.hpp"
 
@@ -165,4 +168,51 @@ TEST_CASE("router matrix tactic on gfx1151: WMMA shape, 8 waves of 4 steps, LDS 
     }
   CHECK(C::budget().max_vgprs == 192);
   CHECK(contracts::moe_router_exact<gfx1151>::budget().max_vgprs == 128);
+}
+
+TEST_CASE("gfx942 decode-expert block tile: 4 FNUZ MFMA per 128-K block from the piece maps == matmul; read as E4M3FN it is not") {
+  using T = kernels::moe_experts::block_fragment<gfx942>;
+  using S = T::shape;
+  static_assert(same_v<S, mfma_f32_16x16x32_fnuz>);
+  CHECK(T::mmas == 4);
+  CHECK(T::weight_pieces == 2);
+  CHECK(T::act_pieces == 2);
+  CHECK(T::amax_masks == 2);
+  CHECK(T::d_column_is_b_column);
+  for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+    oracles::xorshift r{seed};
+    auto draw = [&] { return fp8_from_f32_reference<fp8::e4m3fnuz>(static_cast<float>(static_cast<int>(r.next() % 17) - 8)); };
+    std::vector<std::uint8_t> a(16 * 128), b(128 * 16);  // W [row][k], X [k][column]
+    for (auto& x : a) x = draw();
+    for (auto& x : b) x = draw();
+    auto piece_word = [&](bool is_a, fragment::piece p, unsigned w) {
+      std::uint32_t x = 0;
+      for (unsigned e = 0; e < 4; ++e) x |= static_cast<std::uint32_t>(is_a ? a[p.index * 128 + p.k + 4 * w + e] : b[(p.k + 4 * w + e) * 16 + p.index]) << (8 * e);
+      return x;
+    };
+    auto run = [&]<class Format>() {
+      models::lane_floats<4> d{};
+      for (unsigned q = 0; q < T::mmas; ++q) {
+        models::lane_words<2> aw{}, bw{};
+        for (unsigned l = 0; l < 64; ++l)
+          for (unsigned i = 0; i < 2; ++i) {
+            aw[l][i] = piece_word(true, T::weight_piece(l, T::a_word(q, i).piece), T::a_word(q, i).word);
+            bw[l][i] = piece_word(false, T::act_piece(l, 0, T::b_word(q, i).piece), T::b_word(q, i).word);
+          }
+        d = models::v_mfma_f32_16x16x32_fp8_fp8<Format>(aw, bw, d);
+      }
+      long bad = 0;
+      for (unsigned l = 0; l < 64; ++l)
+        for (unsigned i = 0; i < S::d_items; ++i) {
+          const auto e = T::d_element(l, 0, i);
+          double want = 0;
+          for (unsigned k = 0; k < 128; ++k)
+            want += static_cast<double>(f32_from_fp8<fp8::e4m3fnuz>(a[e.row * 128 + k])) * f32_from_fp8<fp8::e4m3fnuz>(b[k * 16 + e.col]);
+          bad += static_cast<double>(d[l][i]) != want;
+        }
+      return bad;
+    };
+    CHECK(run.template operator()<fp8::e4m3fnuz>() == 0);
+    CHECK(run.template operator()<fp8::e4m3fn>() > 0);
+  }
 }

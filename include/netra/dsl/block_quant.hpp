@@ -25,10 +25,11 @@ NETRA_HOST_DEVICE constexpr u32 bf16x2_magnitude_max(u32 word) {
   return lo < hi ? hi : lo;
 }
 
-/// The FP32 scale of a group from its largest BF16 magnitude (the rules above).
-NETRA_HOST_DEVICE float act_quant_scale(u32 magnitude) {
+/// The FP32 scale of a group from its largest BF16 magnitude (the rules above; for an FP8 format
+/// other than E4M3FN, dsl/fp8_format.hpp, its maximum for 448: E4M3FNUZ 240).
+template <fp8_format Format = fp8::e4m3fn> NETRA_HOST_DEVICE float act_quant_scale(u32 magnitude) {
   if (magnitude > 0x7F80u) return bit_cast<float>(0x7FC00000u);
-  return div_rn(f32_from_bf16(static_cast<u16>(magnitude)), 448.0f);
+  return div_rn(f32_from_bf16(static_cast<u16>(magnitude)), fp8_max_v<Format>);
 }
 /// act_quant_scale without a division: amax / 448 by Markstein's correction on the constant
 /// r = RN(1 / 448): q0 = amax r, rem = fma(-q0, 448, amax) (exact), scale = fma(rem, r, q0);

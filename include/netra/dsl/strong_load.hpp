@@ -15,6 +15,8 @@ template <> struct strong_load_ops<gfx950> {
     return __hip_atomic_load(static_cast<const u32*>(p), __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
   }
 };
+/// gfx942: the same relaxed agent-scope atomic load (the compiler picks gfx942's cache bits).
+template <> struct strong_load_ops<gfx942> : strong_load_ops<gfx950> {};
 #endif
 #if defined(NETRA_COMPILER_CUDA)
 template <> struct strong_load_ops<sm90a> {

@@ -46,6 +46,8 @@ template <> struct wave_vote_ops<gfx950> {
     return base;
   }
 };
+/// gfx942 (CDNA3, wave64): the same instructions as gfx950 (s_bcnt, ds_bpermute, 64-bit ballots).
+template <> struct wave_vote_ops<gfx942> : wave_vote_ops<gfx950> {};
 #endif
 #if defined(NETRA_COMPILER_CUDA)
 template <> struct wave_vote_ops<sm90a> {

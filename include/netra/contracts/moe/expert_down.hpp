@@ -26,6 +26,10 @@
 //
 // Each distinct expert's W2 is read once per call: a route's work is done only by the first
 // route with its expert, which serves every route of that expert.
+// Field Format: the FP8 format of W2 and of the activations (dsl/fp8_format.hpp), the one the
+// target's matrix unit reads (gfx950, sm90a: OCP E4M3FN; gfx942, audit only: E4M3FNUZ, with the
+// fused act_quant's scale amax / 240 and NaN bytes 0x80); tensors in the other format are refused.
+// gfx942 takes Input 1 only: act_quant writes OCP E4M3FN, which its matrix unit does not read.
 #pragma once
 #include "netra/contracts/moe/expert_weights.hpp"
 #include "netra/contracts/staging.hpp"
@@ -67,12 +71,20 @@ template <u32 MaxTokens, u32 Input, u32 Staging> struct moe_down_args<MaxTokens,
   static constexpr i64 value[] = {MaxTokens, Input};
 };
 
-template <class Target, u32 MaxTokens, u32 Input, u32 Staging = default_staging<Target>, u32 WaveSize = Target::wave_size>
+template <class Target, u32 MaxTokens, u32 Input, u32 Staging = default_staging<Target>, u32 WaveSize = Target::wave_size,
+          class Format = native_fp8_t<Target>>
 struct moe_expert_down {
-  static_assert(is_built_target_v<Target>,
-                "netra::contracts::moe_expert_down: field Target is not supported; supported: netra::gfx950, netra::sm90a");
+  static_assert(is_built_target_v<Target> || same_v<Target, gfx942>,
+                "netra::contracts::moe_expert_down: field Target is not supported; supported: netra::gfx950, netra::sm90a, "
+                "netra::gfx942 (Input 1; built and audited only)");
   static_assert(WaveSize == Target::wave_size,
-                "netra::contracts::moe_expert_down: field WaveSize must equal the target's wave size (gfx950: 64; sm90a: 32)");
+                "netra::contracts::moe_expert_down: field WaveSize must equal the target's wave size (gfx950, gfx942: 64; sm90a: 32)");
+  static_assert(same_v<Format, native_fp8_t<Target>>,
+                "netra::contracts::moe_expert_down: field Format must be the FP8 format the target's matrix unit reads "
+                "(gfx950, sm90a: netra::fp8::e4m3fn; gfx942: netra::fp8::e4m3fnuz)");
+  static_assert(Input == moe_down_input_gate_up || same_v<Format, fp8::e4m3fn>,
+                "netra::contracts::moe_expert_down: field Input must be 1 (gate_up's BF16, act_quant fused) with an E4M3FNUZ "
+                "Format: act_quant writes OCP E4M3FN only");
   static_assert(MaxTokens >= 1 && MaxTokens <= 16,
                 "netra::contracts::moe_expert_down: field MaxTokens must be in [1, 16] (decode: at most 16 tokens, 144 routes)");
   static_assert(Input == moe_down_input_e4m3 || Input == moe_down_input_gate_up,
@@ -89,6 +101,7 @@ struct moe_expert_down {
 
   using target = Target;
   using weights = moe::expert_weights;
+  using fp8_format = Format;
   static constexpr const char* family = "moe_experts_down";
   static constexpr const char* template_name = "netra::contracts::moe_expert_down";
   static constexpr u32 max_tokens = MaxTokens;
@@ -122,7 +135,7 @@ struct moe_expert_down {
           !d.admitted())
         return d;
     } else {
-      if (const decision d = require_tensor(s.act, {"act", dtype::e4m3, 2, {routes, weights::intermediate}, "[9 tokens, 512] (act_quant's output)",
+      if (const decision d = require_tensor(s.act, {"act", fp8_dtype_v<Format>, 2, {routes, weights::intermediate}, "[9 tokens, 512] (act_quant's output)",
                                                     layout::compact, 16},
                                             s.device);
           !d.admitted())
@@ -137,8 +150,8 @@ struct moe_expert_down {
                                           s.device);
         !d.admitted())
       return d;
-    if (const decision d = weights::require(s.w2, "w2", "[257 experts (256 routed + shared), 2048, 512]", s.s2, "s2", "[257, 16, 4]",
-                                            weights::hidden, weights::intermediate, s.device);
+    if (const decision d = weights::require<Format>(s.w2, "w2", "[257 experts (256 routed + shared), 2048, 512]", s.s2, "s2", "[257, 16, 4]",
+                                                    weights::hidden, weights::intermediate, s.device);
         !d.admitted())
       return d;
     return require_tensor(s.out, {"out", dtype::bf16, 2, {s.tokens(), weights::hidden}, "[tokens, 2048]", layout::compact, 4}, s.device);
@@ -146,7 +159,7 @@ struct moe_expert_down {
 
   /// Resource ceilings the audit enforces (no scratch, no spills on either target).
   static constexpr resource_budget budget() {
-    if constexpr (same_v<Target, gfx950>) {
+    if constexpr (is_amd_v<Target>) {  // gfx950; gfx942: 4 MFMA 16x16x32 per block instead of one 16x16x128
       resource_budget b;
       b.max_vgprs = 128;  // 12 waves of 64 lanes per workgroup: 3 per SIMD
       b.max_agprs = 0;

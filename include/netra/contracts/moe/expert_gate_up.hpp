@@ -43,6 +43,9 @@
 // no wired bulk copy) keeps it in the lanes' registers: on sm90a, at the register cost of the FP8
 // mma.sync emulation, 3 workgroups per SM instead of 5 then fit (396 of M = 1's 576 at once).
 // The two stagings give the same bits.
+// Field Format: the FP8 format of W13 and of the hidden quantization (dsl/fp8_format.hpp), the one
+// the target's matrix unit reads (gfx950, sm90a: OCP E4M3FN; gfx942, audit only: E4M3FNUZ, 240 for
+// 448 in moe::hidden_block_quant_of, NaN byte 0x80); w13 in the other format is refused.
 #pragma once
 #include "netra/contracts/moe/expert_unit_list.hpp"
 #include "netra/contracts/moe/expert_weights.hpp"
@@ -90,12 +93,16 @@ template <u32 MaxTokens, u32 Staging> struct moe_gate_up_args<MaxTokens, gate_up
 };
 
 template <class Target, u32 MaxTokens, u32 Schedule = gate_up_schedule::route_scan, u32 Staging = default_staging<Target>,
-          u32 WaveSize = Target::wave_size>
+          u32 WaveSize = Target::wave_size, class Format = native_fp8_t<Target>>
 struct moe_expert_gate_up {
-  static_assert(is_built_target_v<Target>,
-                "netra::contracts::moe_expert_gate_up: field Target is not supported; supported: netra::gfx950, netra::sm90a");
+  static_assert(is_built_target_v<Target> || same_v<Target, gfx942>,
+                "netra::contracts::moe_expert_gate_up: field Target is not supported; supported: netra::gfx950, netra::sm90a, "
+                "netra::gfx942 (built and audited only)");
   static_assert(WaveSize == Target::wave_size,
-                "netra::contracts::moe_expert_gate_up: field WaveSize must equal the target's wave size (gfx950: 64; sm90a: 32)");
+                "netra::contracts::moe_expert_gate_up: field WaveSize must equal the target's wave size (gfx950, gfx942: 64; sm90a: 32)");
+  static_assert(same_v<Format, native_fp8_t<Target>>,
+                "netra::contracts::moe_expert_gate_up: field Format must be the FP8 format the target's matrix unit reads "
+                "(gfx950, sm90a: netra::fp8::e4m3fn; gfx942: netra::fp8::e4m3fnuz)");
   static_assert(MaxTokens >= 1 && MaxTokens <= 16,
                 "netra::contracts::moe_expert_gate_up: field MaxTokens must be in [1, 16] (decode: at most 16 tokens, 144 routes)");
   static_assert(Schedule == gate_up_schedule::route_scan || Schedule == gate_up_schedule::unit_list || Schedule == gate_up_schedule::resident,
@@ -109,6 +116,8 @@ struct moe_expert_gate_up {
 
   using target = Target;
   using weights = moe::expert_weights;
+  using fp8_format = Format;
+  using hidden_quant = moe::hidden_block_quant_of<Format>;
   /// unit_list contracts are their own kernel family (two kernels, instantiate/moe_experts_gate_up_units.hpp).
   static constexpr const char* family = Schedule == gate_up_schedule::unit_list ? "moe_experts_gate_up_units" : "moe_experts_gate_up";
   static constexpr const char* template_name = "netra::contracts::moe_expert_gate_up";
@@ -141,8 +150,8 @@ struct moe_expert_gate_up {
     if (const decision d = require_tensor(s.ids, {"ids", dtype::i32, 2, {s.tokens(), routes}, "[tokens, 9]", layout::compact, 4}, s.device);
         !d.admitted())
       return d;
-    if (const decision d = weights::require(s.w13, "w13", "[257 experts (256 routed + shared), 1024, 2048]", s.s13, "s13", "[257, 8, 16]",
-                                            weights::gate_up_rows, weights::hidden, s.device);
+    if (const decision d = weights::require<Format>(s.w13, "w13", "[257 experts (256 routed + shared), 1024, 2048]", s.s13, "s13", "[257, 8, 16]",
+                                                    weights::gate_up_rows, weights::hidden, s.device);
         !d.admitted())
       return d;
     if (const decision d = require_tensor(s.out, {"out", dtype::bf16, 2, {routes * s.tokens(), weights::gate_up_rows}, "[9 tokens, 1024]",
@@ -160,7 +169,7 @@ struct moe_expert_gate_up {
 
   /// Resource ceilings the audit enforces (no scratch, no spills on either target).
   static constexpr resource_budget budget() {
-    if constexpr (same_v<Target, gfx950>) {
+    if constexpr (is_amd_v<Target>) {  // gfx950; gfx942: 4 MFMA 16x16x32 per block instead of one 16x16x128
       resource_budget b;
       b.max_vgprs = 128;  // 4 waves per SIMD
       b.max_agprs = 0;

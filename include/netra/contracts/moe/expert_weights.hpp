@@ -3,6 +3,8 @@
 //
 // Model contract (Qwen3.6-35B-A3B): hidden 2048, 256 routed experts + 1 shared expert (id 256),
 // intermediate 512, FP8 E4M3 (OCP E4M3FN) weights with one FP32 scale per 128 x 128 block.
+// A contract names its FP8 format (dsl/fp8_format.hpp; OCP E4M3FN unless it says E4M3FNUZ, the
+// gfx942 checkpoints: max 240, NaN 0x80 only); "E4M3" below is that format, 448 its maximum.
 //
 //   W13 E4M3 [257, 1024, 2048]  row-major, W13[e][n][k]; rows 0..511 = gate, 512..1023 = up
 //   S13 FP32 [257,    8,   16]  S13[e][n / 128][k / 128]
@@ -51,12 +53,15 @@ struct expert_weights {
 
   NETRA_HOST_DEVICE static constexpr bool valid_expert(i32 id) { return id >= 0 && static_cast<u32>(id) < experts; }
 
-  /// A contract's check of one weight matrix set: `w` E4M3 [257, rows, cols] (the shared expert's
-  /// slice included) and its block scales `s` float32 [257, rows / 128, cols / 128], both compact
-  /// (texts: "[257 experts (256 routed + shared), rows, cols]", "[257, rows / 128, cols / 128]").
+  /// A contract's check of one weight matrix set: `w` FP8 of `Format` [257, rows, cols] (the shared
+  /// expert's slice included; the other FP8 format refused) and its block scales `s` float32
+  /// [257, rows / 128, cols / 128], both compact (texts: "[257 experts (256 routed + shared), rows,
+  /// cols]", "[257, rows / 128, cols / 128]").
+  template <fp8_format Format = fp8::e4m3fn>
   NETRA_HOST_DEVICE static decision require(const tensor_arg& w, const char* w_field, const char* w_shape, const tensor_arg& s, const char* s_field,
                                             const char* s_shape, i64 rows, i64 cols, device_ref device) {
-    if (const decision d = require_tensor(w, {w_field, dtype::e4m3, 3, {experts, rows, cols}, w_shape, layout::compact, 16}, device); !d.admitted())
+    if (const decision d = require_tensor(w, {w_field, fp8_dtype_v<Format>, 3, {experts, rows, cols}, w_shape, layout::compact, 16}, device);
+        !d.admitted())
       return d;
     return require_tensor(s, {s_field, dtype::f32, 3, {experts, rows / block, cols / block}, s_shape, layout::compact, 4}, device);
   }
@@ -76,8 +81,10 @@ struct expert_weights {
 /// token (NaN through the matrix unit). Multiplying by the reciprocal (not dividing by the scale,
 /// as act_quant does) is this contract's choice: each workgroup re-quantizes the rows it needs,
 /// and one multiply per value keeps that cheap; the bits are defined either way.
-struct hidden_block_quant {
-  static constexpr float e4m3_max = 448.0f;
+/// For an FP8 format F: F's maximum for 448 (E4M3FNUZ: 240) and F's NaN byte for 0x7F (0x80).
+template <fp8_format Format> struct hidden_block_quant_of {
+  static constexpr float e4m3_max = fp8_max_v<Format>;
+  static constexpr u32 poison_word = 0x01010101u * Format::nan_code;  // four NaN bytes
   static constexpr u32 nan_magnitude = 0x7F80u;  // magnitudes above are NaN, equal is Inf
   struct block {
     float scale;       // stored / applied dequantization scale
@@ -95,5 +102,6 @@ struct hidden_block_quant {
     return {scale, r, false, zero};
   }
 };
+using hidden_block_quant = hidden_block_quant_of<fp8::e4m3fn>;
 
 }  // namespace netra::moe

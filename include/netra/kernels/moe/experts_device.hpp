@@ -3,6 +3,7 @@
 // hidden quantization. (The block-scaled products are dsl/fragment/block_scaled.hpp's.)
 #pragma once
 #include "netra/dsl/convert.hpp"
+#include "netra/dsl/fp8_pack.hpp"
 #include "netra/dsl/strong_load.hpp"
 #include "netra/dsl/sync.hpp"
 #include "netra/dsl/ids.hpp"
@@ -103,11 +104,11 @@ NETRA_HOST_DEVICE constexpr u32 bf16x8_magnitude(const u32x4& v) {
   return m;
 }
 
-/// Four E4M3 bytes (memory order) of BF16 values (lo0, hi0) of word w0 and (lo1, hi1) of w1,
-/// each multiplied by r (mul_rn) first.
-template <class Target> NETRA_DEVICE u32 e4m3x4_of_bf16_scaled(u32 w0, u32 w1, float r) {
-  const u32 p0 = pack_e4m3x2<Target>(mul_rn(bit_cast<float>(w0 << 16), r), mul_rn(bit_cast<float>(w0 & 0xFFFF0000u), r));
-  const u32 p1 = pack_e4m3x2<Target>(mul_rn(bit_cast<float>(w1 << 16), r), mul_rn(bit_cast<float>(w1 & 0xFFFF0000u), r));
+/// Four FP8 bytes (memory order; Format: dsl/fp8_format.hpp) of BF16 values (lo0, hi0) of word w0
+/// and (lo1, hi1) of w1, each multiplied by r (mul_rn) first.
+template <class Target, class Format = fp8::e4m3fn> NETRA_DEVICE u32 e4m3x4_of_bf16_scaled(u32 w0, u32 w1, float r) {
+  const u32 p0 = pack_fp8x2<Format, Target>(mul_rn(bit_cast<float>(w0 << 16), r), mul_rn(bit_cast<float>(w0 & 0xFFFF0000u), r));
+  const u32 p1 = pack_fp8x2<Format, Target>(mul_rn(bit_cast<float>(w1 << 16), r), mul_rn(bit_cast<float>(w1 & 0xFFFF0000u), r));
   return p0 | (p1 << 16);
 }
 

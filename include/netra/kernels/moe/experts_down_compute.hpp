@@ -52,13 +52,15 @@ template <class Contract> struct down_compute : down_layout<Contract> {
       }
       NETRA_UNROLL
       for (u32 mask = 1; mask < prologue_group_lanes; mask <<= 1) magnitude = max_of(magnitude, xor_shuffle_u32<target>(magnitude, mask));
-      const float scale = act_quant_scale(magnitude);
+      using format = typename Contract::fp8_format;
+      const float scale = act_quant_scale<format>(magnitude);
       const float divisor = act_quant_divisor(magnitude, scale);
       NETRA_UNROLL
       for (u32 j = 0; j < V / 4; ++j) {
-        const u32 p0 = pack_e4m3x2<target>(div_rn(bit_cast<float>(y[2 * j] << 16), divisor), div_rn(bit_cast<float>(y[2 * j] & 0xFFFF0000u), divisor));
-        const u32 p1 =
-            pack_e4m3x2<target>(div_rn(bit_cast<float>(y[2 * j + 1] << 16), divisor), div_rn(bit_cast<float>(y[2 * j + 1] & 0xFFFF0000u), divisor));
+        const u32 p0 =
+            pack_fp8x2<format, target>(div_rn(bit_cast<float>(y[2 * j] << 16), divisor), div_rn(bit_cast<float>(y[2 * j] & 0xFFFF0000u), divisor));
+        const u32 p1 = pack_fp8x2<format, target>(div_rn(bit_cast<float>(y[2 * j + 1] << 16), divisor),
+                                                  div_rn(bit_cast<float>(y[2 * j + 1] & 0xFFFF0000u), divisor));
         *reinterpret_cast<u32*>(&a.q[r][V * lane + 4 * j]) = p0 | (p1 << 16);
       }
       if (lane % prologue_group_lanes == 0) a.scale[r][lane / prologue_group_lanes] = scale;

@@ -36,9 +36,10 @@ namespace netra::kernels::moe_experts {
 using fragment::piece;
 using fragment::word_source;
 
-/// The block tile of a target: one 128-K scale block, 16 columns (expert_weights::block).
+/// The block tile of a target: one 128-K scale block, 16 columns (expert_weights::block), on the
+/// target's FP8 instruction (gfx942: four v_mfma_f32_16x16x32_fp8_fp8, E4M3FNUZ).
 template <class Target>
-using block_fragment = fragment::block_tile<typename fragment::matrix_instructions<Target>::e4m3, moe::expert_weights::block, 16>;
+using block_fragment = fragment::block_tile<typename fragment::matrix_instructions<Target>::fp8, moe::expert_weights::block, 16>;
 
 inline constexpr u32 no_route = 0xFFFFFFFFu;
 

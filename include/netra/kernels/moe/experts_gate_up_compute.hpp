@@ -63,13 +63,15 @@ template <class Contract> struct gate_up_compute : gate_up_layout<Contract> {
       for (u32 h = 0; h < pass_loads; ++h) magnitude = max_of(magnitude, moe_experts::bf16x8_magnitude(raw[h]));
       NETRA_UNROLL
       for (u32 i = 0; i < pass_masks; ++i) magnitude = max_of(magnitude, xor_shuffle_u32<target>(magnitude, 1u << i));
-      const moe::hidden_block_quant::block hb = moe::hidden_block_quant::of(magnitude);
+      using quant = typename Contract::hidden_quant;  // the contract's FP8 format
+      const typename quant::block hb = quant::of(magnitude);
       u32 held[pass_words];
       NETRA_UNROLL
       for (u32 i = 0; i < pass_words; ++i) {
         const u32x4& half = raw[i >> 1];
         const u32 w0 = half[static_cast<int>(2 * (i & 1))], w1 = half[static_cast<int>(2 * (i & 1) + 1)];
-        held[i] = hb.poison ? 0x7F7F7F7Fu : (hb.zero ? 0u : moe_experts::e4m3x4_of_bf16_scaled<target>(w0, w1, hb.reciprocal));
+        held[i] = hb.poison ? quant::poison_word
+                            : (hb.zero ? 0u : moe_experts::e4m3x4_of_bf16_scaled<target, typename Contract::fp8_format>(w0, w1, hb.reciprocal));
       }
       // Word j of piece v, block b holds K = 128 b + k + 4 j (k = the piece's first K, a multiple
       // of V): lane (128 b + k + 4 j) / V, its word (4 j % V) / 4.
