@@ -160,7 +160,7 @@ TEST_CASE_TEMPLATE("gate_up model, M = 2 and M = 16 (shared expert: 16 columns),
   }
 }
 
-TEST_CASE_TEMPLATE("gate_up: the quantization pass's lanes and the B pieces' gather agree", Target, gfx950, sm90a) {
+TEST_CASE_TEMPLATE("gate_up: the quantization pass's lanes and the B pieces' gather agree", Target, gfx950, sm90a, gfx942) {
   // Pass: lane l holds K [V l, V l + V) of the wave's range; 128 / V lanes per block, joined by
   // xor 1 .. 128 / V / 2. Gather: word j of a lane's piece v, block b comes from lane
   // (128 b + k + 4 j) / V, word (4 j % V) / 4 (the kernel's compile-time word index): it must hold
