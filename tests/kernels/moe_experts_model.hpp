@@ -48,6 +48,7 @@ template <class Target, k_order_16x16x128 Order> struct instruction {
   using d_regs = std::array<std::array<float, S::d_items>, F::wave>;
   static d_regs run(const a_regs& a, const b_regs& b, const d_regs& c) {
     if constexpr (same_v<Target, gfx950>) return models::v_mfma_f32_16x16x128_e4m3<Order>(a, b, c);
+    else if constexpr (same_v<Target, gfx942>) return models::v_mfma_f32_16x16x32_fp8_fp8<fp8::e4m3fnuz>(a, b, c);
     else return models::mma_m16n8k32_e4m3(a, b, c);
   }
 };

@@ -20,6 +20,7 @@ template <class Contract, k_order_16x16x128 Order>
 std::vector<std::uint16_t> gate_up_model(int tokens, const std::vector<std::uint16_t>& hidden, const std::vector<std::int32_t>& ids,
                                          const oracles::expert_weight_view& w, const std::vector<unsigned>& tiles) {
   using target = typename Contract::target;
+  using format = typename Contract::fp8_format;
   using K = kernels::moe_expert_gate_up_kernel<Contract>;
   using F = typename K::F;
   constexpr unsigned W = F::wave;
@@ -58,12 +59,12 @@ std::vector<std::uint16_t> gate_up_model(int tokens, const std::vector<std::uint
               for (unsigned l = 0; l < W; ++l) magnitude[l] = std::max(before[l], before[l ^ (1u << i)]);
             }
             for (unsigned l = 0; l < W; ++l) {
-              const auto h = moe::hidden_block_quant::of(magnitude[l]);
+              const auto h = Contract::hidden_quant::of(magnitude[l]);
               scale[c][l] = h.scale;
               lane_values_across_blocks += (V * l) / 128 != (V * l + V - 1) / 128;
               std::uint8_t bytes[16] = {};
               for (unsigned j = 0; j < V; ++j)
-                bytes[j] = h.poison ? 0x7F : (h.zero ? 0 : e4m3_from_f32_reference(mul_rn(f32_from_bf16(x[V * l + j]), h.reciprocal)));
+                bytes[j] = h.poison ? format::nan_code : (h.zero ? 0 : fp8_from_f32_reference<format>(mul_rn(f32_from_bf16(x[V * l + j]), h.reciprocal)));
               for (unsigned i = 0; i < V / 4; ++i) held[c][l][i] = word_of(bytes + 4 * i);
             }
           }
@@ -123,7 +124,8 @@ oracles::policy_report check_gate_up(int tokens, const std::vector<std::uint16_t
   for (unsigned t : tiles)
     for (unsigned i = 0; i < 16; ++i) selected[t * 16 + i] = true;
   const auto got = gate_up_model<Contract, Order>(tokens, hidden, ids, w, tiles);
-  const auto ref = oracles::gate_up_reference(tokens, hidden.data(), ids.data(), w, [&](int n) { return selected[static_cast<std::size_t>(n)]; });
+  const auto ref = oracles::gate_up_reference<typename Contract::fp8_format>(tokens, hidden.data(), ids.data(), w,
+                                                                             [&](int n) { return selected[static_cast<std::size_t>(n)]; });
   return oracles::check_policy(ref, got, [&](std::size_t i) { return selected[i % 1024]; });
 }
 
@@ -145,6 +147,35 @@ TEST_CASE_TEMPLATE("gate_up model, M = 1, every tile, within the policy", Target
     INFO(alt.describe());
     CHECK(alt.failures == 0);
   }
+}
+
+TEST_CASE("gate_up model on gfx942: E4M3FNUZ weights and hidden quantization (amax / 240), four MFMA 16x16x32 per block, within the policy") {
+  using C = contracts::moe_expert_gate_up_decode<gfx942>;
+  auto w = hashed_weights({7});
+  const auto ocp = w.w13;
+  w.w13 = [ocp](int e, int n, int k) -> std::uint8_t { const std::uint8_t v = ocp(e, n, k); return v == 0x80 ? 0x00 : v; };  // 0x80 is FNUZ's NaN
+  for (int tokens : {1, 2, 16}) {
+    const auto hidden = oracles::hidden_rows(tokens, 40 + tokens);
+    const auto ids = oracles::routed_ids(tokens, 40 + tokens, tokens == 16 ? 24 : 256);
+    const auto rep = check_gate_up<C>(tokens, hidden, ids, w, tokens == 1 ? all_tiles(64) : std::vector<unsigned>{0, 31, 63});
+    INFO("tokens ", tokens, ": ", rep.describe());
+    CHECK(rep.checked == tokens * 9 * (tokens == 1 ? 1024 : 48));
+    CHECK(rep.failures == 0);
+  }
+  // a NaN hidden value poisons its token's rows (0x80 bytes through the FNUZ model)
+  auto hidden = oracles::hidden_rows(1, 9);
+  hidden[700] = 0x7FC0;
+  const auto ids = oracles::routed_ids(1, 9);
+  const auto got = gate_up_model<C, k_order_16x16x128::halves>(1, hidden, ids, w, {0});
+  for (unsigned r = 0; r < 9; ++r) CHECK((got[r * 1024] & 0x7FFFu) > 0x7F80u);
+  // the same weight bytes read as E4M3FN (a gfx950 reading of an FNUZ checkpoint): outside the policy
+  const auto h1 = oracles::hidden_rows(1, 41);
+  const auto i1 = oracles::routed_ids(1, 41);
+  std::vector<bool> sel(1024, false);
+  for (unsigned i = 0; i < 16; ++i) sel[i] = true;
+  const auto fnuz = gate_up_model<C, k_order_16x16x128::halves>(1, h1, i1, w, {0});
+  const auto as_ocp = oracles::gate_up_reference<fp8::e4m3fn>(1, h1.data(), i1.data(), w, [&](int n) { return sel[static_cast<std::size_t>(n)]; });
+  CHECK(oracles::check_policy(as_ocp, fnuz, [&](std::size_t i) { return sel[i % 1024]; }).failures > 0);
 }
 
 TEST_CASE_TEMPLATE("gate_up model, M = 2 and M = 16 (shared expert: 16 columns), within the policy", Target, gfx950, sm90a) {

@@ -27,8 +27,9 @@ inline float nan_f32() {
   return f;
 }
 
-/// The gate_up contract's per-128 hidden quantization of one block (moe::hidden_block_quant).
-inline float hidden_quant_block(const std::uint16_t* x, std::uint8_t* q) {
+/// The gate_up contract's per-128 hidden quantization of one block (moe::hidden_block_quant), in
+/// the contract's FP8 format (E4M3FNUZ: 240 for 448, NaN byte 0x80).
+template <class Format = fp8::e4m3fn> float hidden_quant_block(const std::uint16_t* x, std::uint8_t* q) {
   bool has_nan = false, has_inf = false;
   float amax = 0.0f;
   for (int k = 0; k < 128; ++k) {
@@ -38,12 +39,13 @@ inline float hidden_quant_block(const std::uint16_t* x, std::uint8_t* q) {
     else amax = std::fmax(amax, std::fabs(v));
   }
   if (has_nan || has_inf) {
-    for (int k = 0; k < 128; ++k) q[k] = 0x7F;
+    for (int k = 0; k < 128; ++k) q[k] = Format::nan_code;
     return has_nan ? nan_f32() : INFINITY;
   }
-  const float scale = amax / 448.0f;
-  const float r = 448.0f / amax;
-  for (int k = 0; k < 128; ++k) q[k] = std::isinf(r) ? 0x00 : e4m3_from_f32_reference(bf16_to_float(x[k]) * r);
+  const float max = fp8_max_v<Format>;  // 448 (E4M3FN), 240 (E4M3FNUZ)
+  const float scale = amax / max;
+  const float r = max / amax;
+  for (int k = 0; k < 128; ++k) q[k] = std::isinf(r) ? 0x00 : fp8_from_f32_reference<Format>(bf16_to_float(x[k]) * r);
   return scale;
 }
 
@@ -104,8 +106,9 @@ inline std::vector<expert_unit> read_unit_list(const std::vector<std::uint32_t>&
 }
 
 /// gate_up: ref[r * 1024 + n] for all routes r < 9M (rows of routes with an invalid id are 0);
-/// only rows n with `rows(n)` are computed (the others stay 0).
-template <class Rows = bool (*)(int)>
+/// only rows n with `rows(n)` are computed (the others stay 0). Format: the FP8 format of W13 and
+/// of the hidden quantization.
+template <class Format = fp8::e4m3fn, class Rows = bool (*)(int)>
 std::vector<reference> gate_up_reference(int tokens, const std::uint16_t* hidden, const std::int32_t* ids, const expert_weight_view& w,
                                          Rows rows = every_row) {
   const int routes = tokens * 9;
@@ -113,7 +116,7 @@ std::vector<reference> gate_up_reference(int tokens, const std::uint16_t* hidden
   std::vector<std::uint8_t> qx(2048);
   std::vector<double> sx(16);
   for (int t = 0; t < tokens; ++t) {
-    for (int b = 0; b < 16; ++b) sx[b] = hidden_quant_block(hidden + t * 2048 + 128 * b, qx.data() + 128 * b);
+    for (int b = 0; b < 16; ++b) sx[b] = hidden_quant_block<Format>(hidden + t * 2048 + 128 * b, qx.data() + 128 * b);
     for (int s = 0; s < 9; ++s) {
       const int r = t * 9 + s, e = ids[r];
       if (!valid_expert(e)) continue;
@@ -123,7 +126,7 @@ std::vector<reference> gate_up_reference(int tokens, const std::uint16_t* hidden
         for (int b = 0; b < 16; ++b) {
           double p = 0, a = 0;
           for (int k = 128 * b; k < 128 * b + 128; ++k) {
-            const double prod = static_cast<double>(f32_from_e4m3(qx[k])) * f32_from_e4m3(w.w13(e, n, k));
+            const double prod = static_cast<double>(f32_from_fp8<Format>(qx[k])) * f32_from_fp8<Format>(w.w13(e, n, k));
             p += prod;
             a += std::fabs(prod);
           }
