@@ -9,7 +9,7 @@ set -u
 cd "$(dirname "$0")/.."
 build=$1
 out=$2
-budget=${3:-210}
+budget=${3:-290}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 export NETRA_LIBRARY="$build/libnetra.so" PYTHONPATH="$PWD/python" NETRA_CACHE_DIR=/tmp/netra-cache
 start=$(date +%s)
@@ -27,11 +27,14 @@ step() {
 }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$out/gpu.txt" 2>&1
 cp bench/results/moe_h200.json "$out/moe_h200.json"
-step tests.txt 60 "$build/tests/test_moe_block_gpu"
+step tests.txt 100 "$build/tests/test_moe_block_gpu"
 step tests.txt 35 "$build/tests/test_moe_routing_gpu"
 step tests.txt 15 "$build/tests/test_moe_grouped_dispatch_gpu"
+step tests.txt 40 "$build/tests/test_moe_grouped_gpu" --test-case='*LDS ring*'
 step bench.txt 20 python3 bench/moe_grouped_floor.py --program "$build/tests/moe-grouped-floor" --out "$out/moe_grouped_floor_h200.json"
-step bench.txt 60 python3 bench/moe_block.py --out "$out/moe_h200.json" --grouped-floor "$out/moe_grouped_floor_h200.json"
-step bench.txt 35 python3 bench/moe_grouped.py --netra-bench "$build/tests/netra-bench-moe-grouped" --out "$out/moe_h200.json" --time-budget 5
+step bench.txt 75 python3 bench/moe_block.py --out "$out/moe_h200.json" --grouped-floor "$out/moe_grouped_floor_h200.json" \
+  --peer-max-tokens 64 --compile-tokens ""
+step bench.txt 35 python3 bench/moe_grouped.py --netra-bench "$build/tests/netra-bench-moe-grouped" --out "$out/moe_h200.json" \
+  --compile-tokens "" --time-budget 5
 step bench.txt 25 python3 bench/moe_routing.py --netra-bench "$build/tests/netra-bench-moe-routing" --out "$out/moe_h200.json"
 grep -h "rc=\|test cases\|assertions\|met\|MISSED" "$out/tests.txt" "$out/bench.txt" | tail -n 40

@@ -21,7 +21,7 @@ target_compile_options(test_moe_experts_model PRIVATE -O2)
 
 netra_add_gpu_test(test_moe_experts_gpu gpu/test_moe_experts_gpu.cpp)
 if(TARGET test_moe_experts_gpu AND TARGET netra_runtime)
-  target_link_libraries(test_moe_experts_gpu PRIVATE netra::runtime)  # the whole block through its tactic lists
+  target_link_libraries(test_moe_experts_gpu PRIVATE netra::runtime)
 endif()
 
 # The DSL's sm90a matrix fragments on the hardware (mma.sync through the DSL; wgmma with a

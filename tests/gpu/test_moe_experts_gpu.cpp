@@ -19,7 +19,6 @@
 #include "gpu/moe_gpu_stream.hpp"
 #include "netra/runtime/instance.hpp"
 #include "netra/runtime/ops/moe_act_quant.hpp"
-#include "netra/runtime/ops/moe_block.hpp"
 #include "netra/runtime/ops/moe_experts.hpp"
 #include "oracles/moe_experts.hpp"
 #include "oracles/moe_routing.hpp"
@@ -446,88 +445,6 @@ TEST_CASE("the decode chain on one stream (programmatic dependent launch): gate_
     INFO("tokens ", tokens);
     require_policy(oracles::check_policy(ref, a), tokens * 2048L);
     require_policy(oracles::check_policy(oracles::gate_up_reference(tokens, hidden.data(), ids.data(), store().view), g), tokens * 9 * 1024L);
-  }
-}
-
-TEST_CASE("the whole decode block (router, shared gate, gate_up, [act_quant], down): eager == graph replay, fused == unfused, "
-          "intermediates and output within the policies") {
-  const moe_block_dispatcher block(current_cuda_device(), jit::options{});  // the stages' tactic lists (embedded code objects)
-  for (int tokens : {1, 4, 12, 16}) {  // from 10 tokens gate_up runs with its unit list
-    INFO("tokens ", tokens);
-    const auto hidden = oracles::hidden_rows(tokens, 500 + tokens);
-    std::vector<std::uint16_t> router_w(256 * 2048), shared_w(2048);
-    oracles::xorshift r{static_cast<std::uint64_t>(900 + tokens)};
-    for (auto& v : router_w) v = bf16_from_f32_reference(0.05f * r.uniform());
-    for (auto& v : shared_w) v = bf16_from_f32_reference(0.02f * r.uniform());
-    testing::gpu_array<std::uint16_t> x(hidden.size()), rw_dev(router_w.size()), sw_dev(shared_w.size()), gu(tokens * 9 * 1024ull),
-        out(tokens * 2048ull);
-    testing::gpu_array<std::int32_t> ids(tokens * 9ull);
-    testing::gpu_array<float> weights(tokens * 9ull), scales(tokens * 36ull);
-    testing::gpu_array<std::uint8_t> act(tokens * 9 * 512ull);
-    x.upload(hidden);
-    rw_dev.upload(router_w);
-    sw_dev.upload(shared_w);
-    // Routing first (eager), to know which experts to upload; then the block eagerly and in a graph.
-    store().use({11}, std::vector<std::int32_t>{256});
-    moe_block_args a;
-    a.hidden = x.data();
-    a.router_weight = rw_dev.data();
-    a.shared_gate_weight = sw_dev.data();
-    a.experts = store().device();
-    a.ids = ids.data();
-    a.route_weights = weights.data();
-    a.gate_up = gu.data();
-    a.act = act.data();
-    a.act_scales = scales.data();
-    a.out = out.data();
-    a.tokens = tokens;
-    block.run(test_stream(), a, moe_block_variant::unfused);
-    sync_stream();
-    const auto id_host = ids.download();
-    store().use({11}, id_host);
-    for (auto v : id_host) CHECK(oracles::valid_expert(v));
-    out.fill_bytes(0xFF);
-    gu.fill_bytes(0xFF);
-    act.fill_bytes(0xFF);
-    scales.fill_bytes(0xFF);
-    block.run(test_stream(), a, moe_block_variant::unfused);
-    sync_stream();
-    const auto eager = out.download();
-    const auto g = gu.download();
-    CHECK(ids.download() == id_host);
-    const auto rw_host = weights.download();
-    // FP64 references on the device's own intermediates
-    require_policy(oracles::check_policy(oracles::gate_up_reference(tokens, hidden.data(), id_host.data(), store().view), g),
-                   tokens * 9 * 1024L);
-    std::vector<std::uint8_t> q(tokens * 9 * 512ull);
-    std::vector<float> qs(tokens * 36ull);
-    oracles::act_quant(g.data(), tokens * 9, 1024, q.data(), qs.data());
-    CHECK(act.download() == q);  // the block's activations: bitwise act_quant of its own gate_up rows
-    const auto scales_host = scales.download();
-    std::size_t scale_mismatches = 0;
-    for (std::size_t i = 0; i < qs.size(); ++i) scale_mismatches += oracles::bits_of(scales_host[i]) != oracles::bits_of(qs[i]);
-    CHECK(scale_mismatches == 0);
-    require_policy(oracles::check_policy(oracles::down_reference(tokens, q.data(), qs.data(), id_host.data(), rw_host.data(), store().view), eager),
-                   tokens * 2048L);
-    // one captured graph, replayed
-    CUgraph graph;
-    CUgraphExec exec;
-    out.fill_bytes(0xFF);
-    testing::drv().check(testing::drv().cuStreamBeginCapture(test_stream(), CU_STREAM_CAPTURE_MODE_GLOBAL), "cuStreamBeginCapture");
-    block.run(test_stream(), a, moe_block_variant::unfused);
-    testing::drv().check(testing::drv().cuStreamEndCapture(test_stream(), &graph), "cuStreamEndCapture");
-    testing::drv().check(testing::drv().cuGraphInstantiateWithFlags(&exec, graph, 0), "cuGraphInstantiate");
-    for (int rep = 0; rep < 3; ++rep) testing::drv().check(testing::drv().cuGraphLaunch(exec, test_stream()), "cuGraphLaunch");
-    sync_stream();
-    CHECK(out.download() == eager);
-    testing::drv().cuGraphExecDestroy(exec);
-    testing::drv().cuGraphDestroy(graph);
-    if (tokens <= 4) {
-      out.fill_bytes(0xFF);
-      block.run(test_stream(), a, moe_block_variant::fused);
-      sync_stream();
-      CHECK(out.download() == eager);
-    }
   }
 }
 

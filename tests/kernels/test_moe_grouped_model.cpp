@@ -244,14 +244,20 @@ TEST_CASE("grouped contracts: launch geometry, the article's M768 figures, domai
   CHECK(contracts::moe_split_k_down<gfx950>::budget().max_lds_bytes == 65536);
   CHECK(contracts::moe_split_k_reduce<gfx950>::budget().max_vgprs == 28);
   CHECK(contracts::moe_split_k_down<gfx950>::partials_bytes == 2ull * 6912 * 2048 * 2);
-  // every M in [17, 768] has exactly one first configuration, and 768 is the split-K pair
+  // every M in [17, 768] has exactly one first configuration on each target; on gfx950 768 is the
+  // split-K pair, sm90a dispatches the ring forms (chosen by measurement)
   for (i64 m = 1; m <= 800; ++m) {
-    const std::string c = tactics::grouped_configuration<sm90a>(m);
-    CHECK((c.empty() == (m < 17 || m > 768)));
+    CHECK((std::string(tactics::grouped_configuration<sm90a>(m)).empty() == (m < 17 || m > 768)));
+    CHECK((std::string(tactics::grouped_configuration<gfx950>(m)).empty() == (m < 17 || m > 768)));
   }
   CHECK(std::string(tactics::grouped_configuration<gfx950>(768)) == "split_k");
-  CHECK(std::string(tactics::grouped_configuration<sm90a>(128)) == "mid");
-  CHECK(std::string(tactics::grouped_configuration<sm90a>(512)) == "large");
+  CHECK(std::string(tactics::grouped_configuration<gfx950>(128)) == "mid");
+  CHECK(std::string(tactics::grouped_configuration<gfx950>(512)) == "large");
+  CHECK(std::string(tactics::grouped_configuration<sm90a>(128)) == "mid_ring");
+  CHECK(std::string(tactics::grouped_configuration<sm90a>(768)) == "large_ring");
+  static_assert(boost::hana::length(tactics::grouped_configs<sm90a>) == boost::hana::size_c<2>);
+  static_assert(boost::hana::length(tactics::grouped_configs<gfx950>) == boost::hana::size_c<3>);
+  static_assert(boost::hana::length(tactics::moe_grouped_down) == boost::hana::size_c<5>);  // mid x 2, the gfx950 split-K pair, large x 2
 }
 
 TEST_CASE("grouped contracts refuse what they do not serve, naming the field") {

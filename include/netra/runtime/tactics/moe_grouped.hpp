@@ -4,7 +4,9 @@
 // wins. Every contract named here is in the build-time catalog (catalog/moe_grouped.hpp).
 //   mid:      17 .. 256 tokens, tiles of 16 routes, down KParts 1 (FP32 y) over 16 row tiles;
 //   split_k:  exactly 768 tokens, the article's split-K pair (contracts/moe/split_k_down.hpp);
-//   large:   257 .. 768 tokens, tiles of split_k_tile<Target>, down KParts 1.
+//   large:   257 .. 768 tokens, tiles of split_k_tile<Target>, down KParts 1;
+//   mid_ring, large_ring: mid and large with gate_up's weights through an LDS ring and down over
+//             4 row tiles (sm90a's dispatch, grouped_dispatch below).
 // Strict inside each domain: a call that the chosen contracts refuse is an error, never a
 // silent fallback (the caller's own path serves M outside [17, 768]).
 #pragma once
@@ -47,11 +49,10 @@ using grouped_large = grouped_config<contracts::moe_grouped_plan<Target, 768, co
                                      contracts::moe_grouped_down<Target, 257, 768, contracts::split_k_tile<Target>, 1, 16>,
                                      contracts::moe_grouped_reduce<Target, 257, 768, 1>>;
 
-/// Candidates (built and tested, not dispatched until measured faster): the mid and large
-/// configurations with gate_up's weights through a 4-block LDS ring (contracts::moe_grouped_gate_up
-/// field WeightStages) and down over 4 row tiles (512 rows, four passes per workgroup, each
-/// pass's weights in flight during the previous pass's products). Every output equals the
-/// dispatched form's bit for bit (the same operations per value).
+/// The ring forms (sm90a): the mid and large configurations with gate_up's weights through a
+/// 4-block LDS ring (contracts::moe_grouped_gate_up field WeightStages) and down over 4 row tiles
+/// (512 rows, four passes per workgroup, each pass's weights in flight during the previous pass's
+/// products). Every output equals the register form's bit for bit (the same operations per value).
 template <class Target>
 using grouped_mid_ring = grouped_config<typename grouped_mid<Target>::plan, contracts::moe_grouped_gate_up<Target, 17, 256, 16, 4>,
                                         contracts::moe_grouped_down<Target, 17, 256, 16, 1, 4>, typename grouped_mid<Target>::reduce>;
@@ -60,15 +61,42 @@ using grouped_large_ring = grouped_config<typename grouped_large<Target>::plan, 
                                           contracts::moe_grouped_down<Target, 257, 768, contracts::split_k_tile<Target>, 1, 4>,
                                           typename grouped_large<Target>::reduce>;
 
-/// The configurations of a target in dispatch order (the first whose range holds M serves it).
-template <class Target> inline constexpr auto grouped_configs = boost::hana::tuple_t<grouped_mid<Target>, grouped_split_k<Target>, grouped_large<Target>>;
+/// The configurations a target dispatches: mid (17..256), on gfx950 the article's split-K pair at
+/// 768, and large (257..768). sm90a takes the ring forms, chosen by measurement (H200, revision
+/// 4745415, the experts path graph-replayed, every record within the policy: M = 32 193.8 against
+/// 244.8 us, 64 250.4 / 331.1, 96 270.7 / 353.4, 128 291.6 / 367.4, 256 299.3 / 359.4; at 768
+/// large_ring 468.2 against the split-K pair's 503.4 and large's 503.6), so on the H200 the
+/// split-K pair (FP16 partials, 56.6 MB) is built, tested and benchmarked but not dispatched.
+template <class Target> struct grouped_dispatch {
+  using mid = grouped_mid<Target>;
+  using large = grouped_large<Target>;
+  static constexpr bool split_k = true;
+  static constexpr const char* mid_name = "mid";
+  static constexpr const char* large_name = "large";
+};
+template <> struct grouped_dispatch<sm90a> {
+  using mid = grouped_mid_ring<sm90a>;
+  using large = grouped_large_ring<sm90a>;
+  static constexpr bool split_k = false;
+  static constexpr const char* mid_name = "mid_ring";
+  static constexpr const char* large_name = "large_ring";
+};
+template <class Target> using grouped_mid_of = typename grouped_dispatch<Target>::mid;
+template <class Target> using grouped_large_of = typename grouped_dispatch<Target>::large;
 
-/// The name of the first configuration whose range holds `tokens` ("mid", "split_k", "large"),
-/// or "" outside [17, 768].
+/// The configurations of a target in dispatch order (the first whose range holds M serves it).
+template <class Target> inline constexpr auto grouped_configs = [] {
+  if constexpr (grouped_dispatch<Target>::split_k) return boost::hana::tuple_t<grouped_mid_of<Target>, grouped_split_k<Target>, grouped_large_of<Target>>;
+  else return boost::hana::tuple_t<grouped_mid_of<Target>, grouped_large_of<Target>>;
+}();
+
+/// The name of the first configuration whose range holds `tokens` ("mid", "split_k", "large";
+/// sm90a "mid_ring", "large_ring"), or "" outside [17, 768].
 template <class Target> constexpr const char* grouped_configuration(i64 tokens) {
-  if (grouped_mid<Target>::contains(tokens)) return "mid";
-  if (grouped_split_k<Target>::contains(tokens)) return "split_k";
-  if (grouped_large<Target>::contains(tokens)) return "large";
+  using D = grouped_dispatch<Target>;
+  if (D::mid::contains(tokens)) return D::mid_name;
+  if (D::split_k && grouped_split_k<Target>::contains(tokens)) return "split_k";
+  if (D::large::contains(tokens)) return D::large_name;
   return "";
 }
 
@@ -82,28 +110,28 @@ template <class Config, class Target> struct grouped_domain {
     return s.target == Target::id && Config::contains(grouped_tokens(s));
   }
 };
-template <template <class> class Config, class Target, class Contract> using grouped_strict = strict<Contract, grouped_domain<Config<Target>, Target>>;
-
-inline constexpr auto moe_grouped_plan = boost::hana::tuple_t<grouped_strict<grouped_mid, gfx950, typename grouped_mid<gfx950>::plan>,
-                                                               grouped_strict<grouped_mid, sm90a, typename grouped_mid<sm90a>::plan>,
-                                                               grouped_strict<grouped_large, gfx950, typename grouped_large<gfx950>::plan>,
-                                                               grouped_strict<grouped_large, sm90a, typename grouped_large<sm90a>::plan>>;
-inline constexpr auto moe_grouped_gate_up = boost::hana::tuple_t<grouped_strict<grouped_mid, gfx950, typename grouped_mid<gfx950>::gate_up>,
-                                                                  grouped_strict<grouped_mid, sm90a, typename grouped_mid<sm90a>::gate_up>,
-                                                                  grouped_strict<grouped_large, gfx950, typename grouped_large<gfx950>::gate_up>,
-                                                                  grouped_strict<grouped_large, sm90a, typename grouped_large<sm90a>::gate_up>>;
-inline constexpr auto moe_grouped_down = boost::hana::tuple_t<grouped_strict<grouped_mid, gfx950, typename grouped_mid<gfx950>::down>,
-                                                               grouped_strict<grouped_mid, sm90a, typename grouped_mid<sm90a>::down>,
-                                                               grouped_strict<grouped_split_k, gfx950, typename grouped_split_k<gfx950>::down>,
-                                                               grouped_strict<grouped_split_k, sm90a, typename grouped_split_k<sm90a>::down>,
-                                                               grouped_strict<grouped_large, gfx950, typename grouped_large<gfx950>::down>,
-                                                               grouped_strict<grouped_large, sm90a, typename grouped_large<sm90a>::down>>;
-inline constexpr auto moe_grouped_reduce = boost::hana::tuple_t<grouped_strict<grouped_mid, gfx950, typename grouped_mid<gfx950>::reduce>,
-                                                                 grouped_strict<grouped_mid, sm90a, typename grouped_mid<sm90a>::reduce>,
-                                                                 grouped_strict<grouped_split_k, gfx950, typename grouped_split_k<gfx950>::reduce>,
-                                                                 grouped_strict<grouped_split_k, sm90a, typename grouped_split_k<sm90a>::reduce>,
-                                                                 grouped_strict<grouped_large, gfx950, typename grouped_large<gfx950>::reduce>,
-                                                                 grouped_strict<grouped_large, sm90a, typename grouped_large<sm90a>::reduce>>;
+/// Stage Stage (plan, gate_up, down or reduce) of configuration Config of Target, strict in its range.
+template <template <class> class Config, class Target, template <class> class Stage>
+using grouped_strict = strict<Stage<Config<Target>>, grouped_domain<Config<Target>, Target>>;
+template <class C> using plan_of = typename C::plan;
+template <class C> using gate_up_of = typename C::gate_up;
+template <class C> using down_of = typename C::down;
+template <class C> using reduce_of = typename C::reduce;
+/// One stage's list: mid (gfx950, sm90a), the split-K pair (gfx950; plan and gate_up are large's), large (gfx950, sm90a).
+template <template <class> class Stage, bool SplitK>
+inline constexpr auto grouped_stage_list = [] {
+  using boost::hana::tuple_t;
+  if constexpr (SplitK)
+    return tuple_t<grouped_strict<grouped_mid_of, gfx950, Stage>, grouped_strict<grouped_mid_of, sm90a, Stage>, grouped_strict<grouped_split_k, gfx950, Stage>,
+                   grouped_strict<grouped_large_of, gfx950, Stage>, grouped_strict<grouped_large_of, sm90a, Stage>>;
+  else
+    return tuple_t<grouped_strict<grouped_mid_of, gfx950, Stage>, grouped_strict<grouped_mid_of, sm90a, Stage>, grouped_strict<grouped_large_of, gfx950, Stage>,
+                   grouped_strict<grouped_large_of, sm90a, Stage>>;
+}();
+inline constexpr auto moe_grouped_plan = grouped_stage_list<plan_of, false>;
+inline constexpr auto moe_grouped_gate_up = grouped_stage_list<gate_up_of, false>;
+inline constexpr auto moe_grouped_down = grouped_stage_list<down_of, true>;
+inline constexpr auto moe_grouped_reduce = grouped_stage_list<reduce_of, true>;
 
 /// Every distinct contract of a target's configurations (the catalog's list).
 template <class Target>
