@@ -16,6 +16,7 @@ std::vector<std::uint16_t> down_model(int tokens, const std::vector<std::uint8_t
                                       const std::vector<float>& route_weights, const oracles::expert_weight_view& w,
                                       const std::vector<unsigned>& tiles) {
   using target = typename Contract::target;
+  using format = typename Contract::fp8_format;
   using K = kernels::moe_expert_down_kernel<Contract>;
   using F = typename K::F;
   constexpr unsigned W = F::wave;
@@ -80,7 +81,7 @@ std::vector<std::uint16_t> down_model(int tokens, const std::vector<std::uint8_t
             if constexpr (Contract::fused_act_quant) {
               group_max<F>(magnitude);
               for (unsigned l = 0; l < W; ++l) {
-                const float scale = kernels::act_quant_scale(magnitude[l]);
+                const float scale = kernels::act_quant_scale<format>(magnitude[l]);
                 const float divisor = kernels::act_quant_divisor(magnitude[l], scale);
                 sa[l] = lane_route[l] != kernels::moe_experts::no_route ? scale : 0.0f;
                 for (unsigned v = 0; v < F::act_pieces; ++v) {
@@ -88,7 +89,7 @@ std::vector<std::uint16_t> down_model(int tokens, const std::vector<std::uint8_t
                   for (unsigned i = 0; i < 16; ++i) {
                     const std::uint32_t word = y_words[l][v][i / 2];
                     const float y = f32_from_bf16(static_cast<std::uint16_t>(i % 2 ? word >> 16 : word & 0xFFFF));
-                    bytes[i] = e4m3_from_f32_reference(div_rn(y, divisor));
+                    bytes[i] = fp8_from_f32_reference<format>(div_rn(y, divisor));
                   }
                   for (unsigned j = 0; j < 4; ++j) q[l][v][j] = word_of(bytes + 4 * j);
                 }
@@ -130,6 +131,7 @@ struct down_case {
   std::vector<float> act_scales;
 };
 
+template <class Format = fp8::e4m3fn>
 down_case make_down_case(int tokens, std::uint64_t seed, std::vector<std::int32_t> ids, float gate_sigma = 0.5f) {
   down_case c{tokens, std::move(ids), {}, {}, {}, {}};
   oracles::xorshift r{seed * 31 + 7};
@@ -139,7 +141,7 @@ down_case make_down_case(int tokens, std::uint64_t seed, std::vector<std::int32_
   for (auto& v : c.gate_up_out) v = bf16_from_f32_reference((r.uniform() + r.uniform()) * gate_sigma * 4.0f);
   c.act.resize(static_cast<std::size_t>(tokens) * 9 * 512);
   c.act_scales.resize(static_cast<std::size_t>(tokens) * 9 * 4);
-  oracles::act_quant(c.gate_up_out.data(), tokens * 9, 1024, c.act.data(), c.act_scales.data());
+  oracles::act_quant<Format>(c.gate_up_out.data(), tokens * 9, 1024, c.act.data(), c.act_scales.data());
   return c;
 }
 
@@ -149,8 +151,9 @@ oracles::policy_report check_down(const down_case& c, const oracles::expert_weig
   for (unsigned t : tiles)
     for (unsigned i = 0; i < 16; ++i) selected[t * 16 + i] = true;
   const auto got = down_model<Contract, Order>(c.tokens, c.act, c.act_scales, c.gate_up_out, c.ids, c.route_weights, w, tiles);
-  const auto ref = oracles::down_reference(c.tokens, c.act.data(), c.act_scales.data(), c.ids.data(), c.route_weights.data(), w,
-                                           [&](int n) { return selected[static_cast<std::size_t>(n)]; });
+  const auto ref = oracles::down_reference<typename Contract::fp8_format>(c.tokens, c.act.data(), c.act_scales.data(), c.ids.data(),
+                                                                         c.route_weights.data(), w,
+                                                                         [&](int n) { return selected[static_cast<std::size_t>(n)]; });
   return oracles::check_policy(ref, got, [&](std::size_t i) { return selected[i % 2048]; });
 }
 }  // namespace
@@ -171,6 +174,29 @@ TEST_CASE_TEMPLATE("down model, M = 1, every tile, both inputs, within the polic
     const auto alt = check_down<contracts::moe_expert_down<Target, 16, moe_down_input_e4m3>, k_order_16x16x128::contiguous>(c, w, {5, 99});
     CHECK(alt.failures == 0);
   }
+}
+
+TEST_CASE("down model on gfx942: act_quant fused in E4M3FNUZ (amax / 240), FNUZ W2, four MFMA 16x16x32 per block, within the policy") {
+  using C = contracts::moe_expert_down_fused_decode<gfx942>;
+  auto w = hashed_weights({9});
+  const auto ocp = w.w2;
+  w.w2 = [ocp](int e, int n, int k) -> std::uint8_t { const std::uint8_t v = ocp(e, n, k); return v == 0x80 ? 0x00 : v; };  // 0x80 is FNUZ's NaN
+  for (int tokens : {1, 4}) {
+    const auto c = make_down_case<fp8::e4m3fnuz>(tokens, 50 + tokens, oracles::routed_ids(tokens, 50 + tokens, tokens == 4 ? 24 : 256));
+    const auto rep = check_down<C>(c, w, tokens == 1 ? all_tiles(128) : std::vector<unsigned>{0, 64, 127});
+    INFO("tokens ", tokens, ": ", rep.describe());
+    CHECK(rep.checked == tokens * (tokens == 1 ? 2048 : 48));
+    CHECK(rep.failures == 0);
+  }
+  // the same bytes taken as E4M3FN (an OCP act_quant and reference): outside the policy
+  const auto c = make_down_case<fp8::e4m3fnuz>(1, 51, oracles::routed_ids(1, 51));
+  const auto as_ocp = make_down_case<fp8::e4m3fn>(1, 51, oracles::routed_ids(1, 51));
+  std::vector<bool> sel(2048, false);
+  for (unsigned i = 0; i < 16; ++i) sel[i] = true;
+  const auto got = down_model<C, k_order_16x16x128::halves>(c.tokens, c.act, c.act_scales, c.gate_up_out, c.ids, c.route_weights, w, {0});
+  const auto ref = oracles::down_reference<fp8::e4m3fn>(1, as_ocp.act.data(), as_ocp.act_scales.data(), as_ocp.ids.data(), as_ocp.route_weights.data(), w,
+                                                        [&](int n) { return sel[static_cast<std::size_t>(n)]; });
+  CHECK(oracles::check_policy(ref, got, [&](std::size_t i) { return sel[i % 2048]; }).failures > 0);
 }
 
 TEST_CASE_TEMPLATE("down model: the fused act_quant prologue gives the bits of the E4M3 input", Target, gfx950, sm90a) {

@@ -142,8 +142,8 @@ std::vector<reference> gate_up_reference(int tokens, const std::uint16_t* hidden
 }
 
 /// down: ref[t * 2048 + n]; act: E4M3 [9M, 512] + scales [9M, 4] (act_quant's outputs); only
-/// rows n with `rows(n)` are computed.
-template <class Rows = bool (*)(int)>
+/// rows n with `rows(n)` are computed. Format: the FP8 format of act and W2.
+template <class Format = fp8::e4m3fn, class Rows = bool (*)(int)>
 std::vector<reference> down_reference(int tokens, const std::uint8_t* act, const float* act_scales, const std::int32_t* ids,
                                       const float* route_weights, const expert_weight_view& w, Rows rows = every_row) {
   std::vector<reference> ref(static_cast<std::size_t>(tokens) * 2048);
@@ -158,7 +158,7 @@ std::vector<reference> down_reference(int tokens, const std::uint8_t* act, const
           for (int b = 0; b < 4; ++b) {
             double p = 0, a = 0;
             for (int k = 128 * b; k < 128 * b + 128; ++k) {
-              const double prod = static_cast<double>(f32_from_e4m3(act[r * 512 + k])) * f32_from_e4m3(w.w2(e, n, k));
+              const double prod = static_cast<double>(f32_from_fp8<Format>(act[r * 512 + k])) * f32_from_fp8<Format>(w.w2(e, n, k));
               p += prod;
               a += std::fabs(prod);
             }

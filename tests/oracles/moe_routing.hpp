@@ -32,8 +32,8 @@ inline const float canonical_nan = float_of(0x7FC00000u);
 // ---- act_quant ---------------------------------------------------------------------------------
 
 /// One row of act_quant: `row` holds 1024 BF16 values [gate | up]; writes 512 E4M3 bytes and 4
-/// FP32 scales.
-inline void act_quant_row(const std::uint16_t* row, std::uint8_t* q, float* scales) {
+/// FP32 scales (in another FP8 format: its maximum for 448, its NaN byte for 0x7F).
+template <class Format = fp8::e4m3fn> void act_quant_row(const std::uint16_t* row, std::uint8_t* q, float* scales) {
   std::uint16_t y[512];
   for (int i = 0; i < 512; ++i) {
     const float product = silu_f32(bf16_value(row[i])) * bf16_value(row[512 + i]);
@@ -51,20 +51,20 @@ inline void act_quant_row(const std::uint16_t* row, std::uint8_t* q, float* scal
     float scale;
     if (has_nan) scale = canonical_nan;
     else if (has_inf) scale = INFINITY;
-    else scale = amax / 448.0f;
+    else scale = amax / fp8_max_v<Format>;
     scales[g] = scale;
     for (int i = 128 * g; i < 128 * (g + 1); ++i) {
       const float v = bf16_value(y[i]);
-      if (has_nan || has_inf) q[i] = 0x7F;
-      else if (amax == 0.0f) q[i] = e4m3_from_f32_reference(v);
-      else q[i] = e4m3_from_f32_reference(v / scale);
+      if (has_nan || has_inf) q[i] = Format::nan_code;
+      else if (amax == 0.0f) q[i] = fp8_from_f32_reference<Format>(v);
+      else q[i] = fp8_from_f32_reference<Format>(v / scale);
     }
   }
 }
 
 /// act_quant over `rows` rows with an input row stride in elements.
-inline void act_quant(const std::uint16_t* in, std::int64_t rows, std::int64_t row_stride, std::uint8_t* q, float* scales) {
-  for (std::int64_t r = 0; r < rows; ++r) act_quant_row(in + r * row_stride, q + r * 512, scales + r * 4);
+template <class Format = fp8::e4m3fn> void act_quant(const std::uint16_t* in, std::int64_t rows, std::int64_t row_stride, std::uint8_t* q, float* scales) {
+  for (std::int64_t r = 0; r < rows; ++r) act_quant_row<Format>(in + r * row_stride, q + r * 512, scales + r * 4);
 }
 
 // ---- dot products of BF16 rows -----------------------------------------------------------------
