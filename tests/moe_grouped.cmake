@@ -5,12 +5,17 @@
 netra_add_host_test(test_moe_grouped_model kernels/test_moe_grouped_model.cpp)
 target_compile_options(test_moe_grouped_model PRIVATE -O2)
 
-netra_add_gpu_test(test_moe_grouped_gpu gpu/test_moe_grouped_gpu.cpp)
-if(TARGET test_moe_grouped_gpu)
-  target_compile_options(test_moe_grouped_gpu PRIVATE -O2)
-  find_package(Threads REQUIRED)
-  target_link_libraries(test_moe_grouped_gpu PRIVATE Threads::Threads)
-endif()
+# A GPU test over all 257 experts (tests/gpu/moe_expert_store.hpp: generated on 16 threads, the host
+# oracles at -O2), linked with the extra libraries given.
+function(netra_moe_store_gpu_test name source)
+  netra_add_gpu_test(${name} ${source})
+  if(TARGET ${name})
+    target_compile_options(${name} PRIVATE -O2)
+    find_package(Threads REQUIRED)
+    target_link_libraries(${name} PRIVATE Threads::Threads ${ARGN})
+  endif()
+endfunction()
+netra_moe_store_gpu_test(test_moe_grouped_gpu gpu/test_moe_grouped_gpu.cpp)
 
 # Unsupported fields fail to compile with a message naming them (sources generated here).
 function(netra_moe_grouped_compile_fail name contract regex)
@@ -66,10 +71,5 @@ endif()
 # The whole block through its dispatch path for token counts across 1..768 and the graph buckets
 # (issue 29 §1): libnetra's embedded code objects, the host oracles on the block's own intermediates.
 if(TARGET netra_runtime)
-  netra_add_gpu_test(test_moe_block_gpu gpu/test_moe_block_gpu.cpp)
-  if(TARGET test_moe_block_gpu)
-    target_compile_options(test_moe_block_gpu PRIVATE -O2)
-    find_package(Threads REQUIRED)
-    target_link_libraries(test_moe_block_gpu PRIVATE netra::runtime Threads::Threads)
-  endif()
+  netra_moe_store_gpu_test(test_moe_block_gpu gpu/test_moe_block_gpu.cpp netra::runtime)
 endif()
