@@ -80,6 +80,23 @@ template <class T> std::size_t mismatches(const std::vector<T>& a, const std::ve
   return bad;
 }
 
+/// The gate parameters of the gdn GPU tests: A_log[h] = -1 + 0.08 h, dt_bias[h] = 0.03 h - 0.5.
+inline void gate_parameters(std::vector<float>& a_log, std::vector<float>& dt_bias) {
+  a_log.resize(ref::HV), dt_bias.resize(ref::HV);
+  for (std::size_t h = 0; h < ref::HV; ++h) a_log[h] = -1.0f + 0.08f * static_cast<float>(h), dt_bias[h] = 0.03f * static_cast<float>(h) - 0.5f;
+}
+
+/// A recurrent state pool of `slots` slots, every value uniform in [-0.3, 0.3] (FP32, or its BF16 bits).
+template <class Elem> std::vector<Elem> random_state_pool(std::mt19937& rng, std::size_t slots) {
+  std::uniform_real_distribution<float> u(-0.3f, 0.3f);
+  std::vector<Elem> pool(slots * ref::state_slot);
+  for (auto& e : pool) {
+    if constexpr (sizeof(Elem) == 4) e = u(rng);
+    else e = ref::to_bf(u(rng));
+  }
+  return pool;
+}
+
 /// One captured graph of p.launch(B, stream) per bucket B, replayed `replays` times: p.prepare(B)
 /// (new inputs, slots, lengths) before every replay but the first, p.check(B, false, ...) after each.
 template <class Step> void replay_in_graphs(Step& p, std::initializer_list<std::size_t> buckets, int replays) {

@@ -57,15 +57,10 @@ template <u32 Storage, class Schedule = per_token_schedule> struct protocol {
 
   protocol() {
     w.upload(bf16_values(D * 4, 63, 0.6f, false));
-    std::vector<float> al(HV), dt(HV);
-    for (std::size_t h = 0; h < HV; ++h) al[h] = -1.0f + 0.08f * static_cast<float>(h), dt[h] = 0.03f * static_cast<float>(h) - 0.5f;
+    std::vector<float> al, dt;
+    gate_parameters(al, dt);
     a_log.upload(al), dt_bias.upload(dt);
-    std::uniform_real_distribution<float> u(-0.3f, 0.3f);
-    pool_host.resize(capacity * ref::state_slot);
-    for (auto& e : pool_host) {
-      if constexpr (sizeof(elem) == 4) e = u(rng);
-      else e = ref::to_bf(u(rng));
-    }
+    pool_host = random_state_pool<elem>(rng, capacity);
     pool.upload(pool_host);
     conv_host = bf16_values(capacity * ref::conv_slot, 64, 1.5f, false);
     conv_pool.upload(conv_host);
