@@ -184,7 +184,7 @@ TEST_CASE("a refused call names the field, launches nothing and writes nothing")
   auto wrong_phase = a;
   wrong_phase.phase = attention_phase::prefill;
   refused(wrong_phase, 1, "'phase'");
-  refused(a, 200, "'slices'");
+  refused(a, decode::split_capacity, "'slices'");  // batch 2 x SplitCapacity slices: beyond the workspace
   auto misaligned = a;
   misaligned.q = a.q + 1;
   refused(misaligned, 1, "'q'");

@@ -3,7 +3,8 @@
 // as one program under NVRTC for sm_90a, under hipRTC for gfx90a and under clang-22 for gfx950;
 // each netra/instantiate header compiles as a program of its own (they all define
 // NETRA_INSTANTIATE). A compiler's arch wrappers for other targets are left out: the AMD ones
-// under NVRTC, sm90a's under the AMD compilers, gfx950's under hipRTC's gfx90a pass.
+// (gfx90a, gfx942, gfx950, gfx1151) under NVRTC, sm90a's under the AMD compilers, gfx950's
+// under hipRTC's gfx90a pass.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -84,7 +85,8 @@ auto logged(auto compile) {
 
 TEST_CASE("device headers compile under NVRTC for sm_90a") {
   if (!available([] { jit::nvrtc_library::get(); })) return;
-  compile_device_headers({"netra/dsl/arch/amdgcn/", "netra/dsl/arch/gfx90a/", "netra/dsl/arch/gfx950/"},
+  compile_device_headers({"netra/dsl/arch/amdgcn/", "netra/dsl/arch/gfx90a/", "netra/dsl/arch/gfx950/", "netra/dsl/arch/gfx942/",
+                          "netra/dsl/arch/gfx1151/"},
                          logged([](const std::string& source, const std::string& name) {
                            return jit::nvrtc_compile(source, name + ".cu", with_include(jit::nvrtc_options()));
                          }));
