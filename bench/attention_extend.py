@@ -187,18 +187,8 @@ def sdpa_peers(c: Case, dense: list, check_requests: list[int]) -> list[dict]:
                         outs[s].view(c.batch, E, HKV, G, D).copy_(o.view(c.batch, HKV, E, G, D).permute(0, 2, 1, 3, 4))
                 return call
 
-            try:
-                calls = [make(s) for s in range(len(dense))]
-                calls[0]()
-                torch.cuda.synchronize()
-                cmp = compare(c, outs[0], 0, check_requests)
-                g = common.bench_graph(calls, reps=10)["median_us"]
-                e = common.bench_eager(calls, reps=10)["median_us"]
-                peers.append(common.peer(name, g, exact=cmp["beyond_bound"] == 0, eager_us=e,
-                                         note=f"max |err| {cmp['max_abs_err']:.3g}, beyond bound {cmp['beyond_bound']}, cosine {cmp['cosine']}; "
-                                              "prefix dequantized to a BF16 copy beforehand (copy not timed here)"))
-            except Exception as ex:  # a backend that does not take this call
-                peers.append(common.peer(name, None, exact=False, note=f"not run: {type(ex).__name__}: {str(ex).splitlines()[0][:160]}"))
+            peers.append(common.checked_peer(name, make, len(dense), lambda: compare(c, outs[0], 0, check_requests),
+                                             "prefix dequantized to a BF16 copy beforehand (copy not timed here)"))
             torch.cuda.synchronize()
     return peers
 

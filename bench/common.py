@@ -156,6 +156,23 @@ except ImportError:  # run as a script from inside bench/
     from schema import family_document, peer, problems, record  # noqa: E402,F401
 
 
+def checked_peer(name: str, make: Callable[[int], Call], sets: int, check: Callable[[], dict], note: str, reps: int = 10) -> dict:
+    """A peer over `sets` rotated input sets (`make(s)` gives the call for set s): its first call is
+    checked by `check()` (a dict with max_abs_err, beyond_bound, cosine), then it is timed graph-replayed
+    and eager; a peer that does not take the call is recorded as not run, with the reason."""
+    try:
+        calls = [make(s) for s in range(sets)]
+        calls[0]()
+        torch.cuda.synchronize()
+        cmp = check()
+        g = bench_graph(calls, reps=reps)["median_us"]
+        e = bench_eager(calls, reps=reps)["median_us"]
+        return peer(name, g, exact=cmp["beyond_bound"] == 0, eager_us=e,
+                    note=f"max |err| {cmp['max_abs_err']:.3g}, beyond bound {cmp['beyond_bound']}, cosine {cmp['cosine']}; {note}")
+    except Exception as ex:  # a backend that does not take this call
+        return peer(name, None, exact=False, note=f"not run: {type(ex).__name__}: {str(ex).splitlines()[0][:160]}")
+
+
 def write_family(path: str, family: str, records: list[dict], copy_bandwidth: float | None, method: str,
                  evidence: bool = False, **extra) -> dict:
     """Writes a results file in the committed shape; `evidence=True` for files whose records are not
