@@ -113,8 +113,7 @@ struct attention_gqa4_extend {
         !d.admitted())
       return d;
     if (s.slices < 2 || batch * s.slices > SplitCapacity) return refuse("slices", ">= 2 and batch * slices <= SplitCapacity", s.slices);
-    if (const decision d = require_pointer<16>("workspace", s.workspace); !d.admitted()) return d;
-    if (s.workspace_bytes < workspace_bytes) return refuse("workspace_bytes", ">= the contract's workspace_bytes", static_cast<i64>(s.workspace_bytes));
+    if (const decision d = require_split_workspace(s, workspace_bytes); !d.admitted()) return d;
     return require_mirrored_indices<PageSize>(s);
   }
 

@@ -171,10 +171,8 @@ struct attention_gqa8 {
         !d.admitted())
       return d;
     if (s.slices < 1 || (s.slices > 1 && batch * s.slices > SplitCapacity)) return refuse("slices", "1, or batch * slices <= SplitCapacity", s.slices);
-    if (s.slices > 1) {
-      if (const decision d = require_pointer<16>("workspace", s.workspace); !d.admitted()) return d;
-      if (s.workspace_bytes < workspace_bytes) return refuse("workspace_bytes", ">= the contract's workspace_bytes", static_cast<i64>(s.workspace_bytes));
-    }
+    if (s.slices > 1)
+      if (const decision d = require_split_workspace(s, workspace_bytes); !d.admitted()) return d;
     return require_mirrored_indices<PageSize>(s);
   }
 
