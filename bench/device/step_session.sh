@@ -1,23 +1,24 @@
 #!/usr/bin/env bash
-# One H200 session for the decode step (issue 30): the GDN one-token decode and the widened GQA8
-# decode on the GPU, the step's pytest, and bench/step.py with the per-layer divergence trace.
-# Every step is time-limited (about 195 s in all); logs and JSON go to $OUT.
-#   carried (built here in build-step, slimmed into .carry-decode1/ by the copy command in the
-#   report): .carry-decode1/libnetra.so, .carry-decode1/code_objects (the sm90a cubins),
-#   .carry-decode1/test_gdn_decode_gpu, .carry-decode1/test_attention_gqa8_gpu
+# One H200 session for the integrated step (issue 30), every part time-limited (about 270 s in all),
+# logs and JSON to $OUT, in order of importance:
+#   1. the step's GPU tests (tests/python/test_step.py: the teacher-forced oracle of every op within
+#      its bound, the checks failing past their bounds, decode / verify / commit, eager == graph);
+#   2. bench/step.py at 40 layers: every decode and verify bucket (each with the teacher-forced
+#      oracle on its first 4 layers), the all-layer teacher-forced oracle at decode 16 / 64 and
+#      verify 4, per-family profiles at B = 1 and 64, the replay invariants, the B = 64 toggles;
+#      it rewrites $OUT/step_h200.json and $OUT/step-coverage.md after every part;
+#   3. three fresh processes timing the headline buckets, merged as median of medians.
+# Carried (built here: cmake --build build-step --target netra_runtime; code objects embedded):
+#   .carry-step/libnetra.so
 # usage: OUT=<dir> bench/device/step_session.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/step_session}
 mkdir -p "$OUT"
-carry=.carry-decode1
 status=0
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
-export NETRA_LIBRARY="$PWD/$carry/libnetra.so" PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}"
+export NETRA_LIBRARY="$PWD/.carry-step/libnetra.so" PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}"
 export NETRA_CACHE_DIR=${NETRA_CACHE_DIR:-/tmp/netra-cache}
-# The test binaries read cubins from the build directory they were built in (build-step/code_objects).
-mkdir -p build-step
-[ -e build-step/code_objects ] || ln -s "$PWD/$carry/code_objects" build-step/code_objects
 
 step() {  # step <name> <seconds> <command...>: runs it under timeout, log in $OUT/<name>.log
   local name=$1 limit=$2
@@ -27,17 +28,19 @@ step() {  # step <name> <seconds> <command...>: runs it under timeout, log in $O
   timeout --kill-after=5 "$limit" "$@" >"$OUT/$name.log" 2>&1
   local rc=$?
   echo "   rc=$rc after $((SECONDS - t0)) s"
-  tail -n 25 "$OUT/$name.log"
+  tail -n 30 "$OUT/$name.log"
   [ $rc -eq 0 ] || status=1
   printf '{"step": "%s", "rc": %d, "seconds": %d}\n' "$name" "$rc" "$((SECONDS - t0))" >>"$OUT/steps.jsonl"
 }
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv >"$OUT/gpu.txt" 2>&1 || true
-git rev-parse HEAD >"$OUT/revision.txt" 2>/dev/null || true
-step gdn_decode_gpu 55 "$carry/test_gdn_decode_gpu"
-step attention_decode_wide_gpu 20 "$carry/test_attention_gqa8_gpu" --test-case="decode at batches 65..128*"
-step step_pytest 45 python3 -m pytest -q -rs -p no:cacheprovider tests/python/test_step.py \
-  "tests/python/test_torch_ops.py::test_attention_past_64_served_and_beyond_128_falls_back_inside_a_graph"
-step step_bench 75 python3 bench/step.py --layers 40 --kv-len 8192 --buckets 1,64,80,128 --verify-buckets 1 --toggle-buckets "" \
-  --hash-replays 20 --reps 10 --divergence-bucket 16 --seconds 62 --reserve 8 --out-dir "$OUT"
+step step_pytest 62 python3 -m pytest -q -rs -s -p no:cacheprovider tests/python/test_step.py
+step step_bench 132 python3 bench/step.py --layers 40 --kv-len 8192 --reps 10 --hash-replays 1000 \
+  --seconds 122 --reserve 6 --out-dir "$OUT"
+fresh=()
+for i in 0 1 2; do
+  step "fresh_$i" 22 python3 bench/step.py --headline-child --layers 40 --kv-len 8192 --reps 20 --seed $((100 + i))
+  fresh+=("$OUT/fresh_$i.log")
+done
+[ -f "$OUT/step_h200.json" ] && step merge_fresh 10 python3 bench/step.py --merge-fresh "$(IFS=,; echo "${fresh[*]}")" --out-dir "$OUT"
 exit $status

@@ -153,5 +153,50 @@ class Divergence(unittest.TestCase):
         self.assertIsNone(plan.first_local_error(self.ROWS, "argmax"))
 
 
+class OracleBounds(unittest.TestCase):
+    def test_gamma(self):
+        self.assertAlmostEqual(plan.gamma(1), 2.0 ** -24 / (1 - 2.0 ** -24))
+        self.assertGreater(plan.gamma(2048), 2048 * 2.0 ** -24)
+        self.assertLess(plan.gamma(2048), 2.0 ** -13 * 1.001)
+        self.assertLess(plan.gamma(100), plan.gamma(101))
+
+    def test_gdn_roundings(self):
+        self.assertEqual(plan.gdn_roundings(1, "state"), 133)
+        self.assertEqual(plan.gdn_roundings(1, "out"), 261)
+        self.assertEqual(plan.gdn_roundings(12, "state"), 12 * 133)
+        self.assertEqual(plan.gdn_roundings(12, "out"), 12 * 133 + 128)
+
+    def test_decay_bound(self):
+        self.assertEqual(plan.decay_bound_rel(0.0, 0.0), 2.0 ** -21)  # exp's own ulps only
+        self.assertAlmostEqual(plan.decay_bound_rel(-2.0, -3.0), 2.0 ** -22 * (2 * 11 + 2))
+        self.assertGreater(plan.decay_bound_rel(1.0, 10.0), plan.decay_bound_rel(1.0, 1.0))
+
+    def test_bounds_are_the_documented_ones(self):
+        b = plan.BOUNDS["moe_block"]
+        self.assertEqual(b["router_exact_rel"], plan.gamma(2048))
+        self.assertEqual(b["router_matrix_rel"], 2.0 ** -11)
+        self.assertEqual((b["gemm_env"], b["down_env_decode"], b["down_env_grouped"]), (2.0 ** -15, 2.0 ** -15, 2.0 ** -10))
+        self.assertEqual(b["act_rel"], 2.0 ** -3 + 2.0 ** -5)
+        self.assertEqual(plan.BOUNDS["gdn_precompute"], {"qk_rel": 2.0 ** -16, "beta_rel": 2.0 ** -20})
+        self.assertEqual(set(plan.POLICIES), {"rms_norm", "add_rms_norm", "gated_rms_norm", "attention_gqa8", "gdn_conv", "gdn_precompute",
+                                              "gdn_m16", "gdn_verify", "gdn_replay", "moe_block", "argmax"})
+
+    def test_oracle_markdown(self):
+        summary = {"add_rms_norm": {"calls": 8, "ok": 8, "served_netra": 8, "checks": {"out": {"worst": 0.5, "bound": 1.0, "beyond": 0},
+                                                                                      "residual": {"worst": 0, "bound": 0, "beyond": 0}}},
+                   "moe_block": {"calls": 4, "ok": 3, "served_netra": 4, "checks": {"out": {"worst": 1.25, "bound": 1.0, "beyond": 2}},
+                                 "flips": {"route_flips": 3, "rows": 64, "code_flip_rate_act_quant_max": 0.0125,
+                                           "code_flip_rate_vs_torch_path_max": 0.05}}}
+        md = plan.oracle_markdown(summary, {"what": "decode B=16, all 40 layers"})
+        self.assertIn("## Oracle under teacher forcing (decode B=16, all 40 layers)", md)
+        self.assertIn("| add_rms_norm | 8 | 8 | 8 | out 0.5; residual 0 / 0 |", md)
+        self.assertIn("| moe_block | 4 | 4 | 3 | out 1.25 |", md)
+        self.assertIn("3 of 64 token-layers", md)
+        self.assertIn("1.25%", md)
+        self.assertIn("5.00%", md)
+        page = plan.coverage_markdown([], [], {}, [(summary, {"what": "x"})])
+        self.assertIn("## Oracle under teacher forcing (x)", page)
+
+
 if __name__ == "__main__":
     unittest.main()

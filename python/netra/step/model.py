@@ -14,6 +14,8 @@ partial RoPE, the KV append (E4M3 with a per-tensor scale), the attention output
 """
 from __future__ import annotations
 
+import copy
+import dataclasses
 import math
 
 import torch
@@ -81,28 +83,35 @@ def fp8_blockwise_mm(x, wq, ws):
 _SCALE_B_CONTIGUOUS = [False]
 
 
-def probe_dense_mode(device) -> tuple[str, str]:
-    """("fp8_blockwise", why) when torch._scaled_mm multiplies block-scaled E4M3 on this GPU within
-    2^-6 of the dequantized BF16 product at M = 1 and 64, else ("bf16", why)."""
+def probe_dense_mode(device, rows=(1, 16, 64, 128)) -> tuple[str, str, list[dict]]:
+    """("fp8_blockwise", why, attempts) when torch._scaled_mm multiplies block-scaled E4M3 on this
+    GPU within 2^-6 of the dequantized BF16 product at every M in `rows` for one scale layout, else
+    ("bf16", why, attempts); attempts: each (layout, M) tried, with torch's full error text."""
     gen = torch.Generator(device=device).manual_seed(1)
     q, s = _fp8_blocks(512, 2048, (), gen, device)
     w = dequantize(q, s)
-    why = []
+    attempts = []
     for contiguous in (False, True):
         _SCALE_B_CONTIGUOUS[0] = contiguous
-        try:
-            for m in (1, 64):
+        layout = f"scale_b {'contiguous' if contiguous else 'transposed view'}"
+        for m in rows:
+            a = {"layout": layout, "M": m, "ok": False}
+            try:
                 x = torch.randn(m, 2048, device=device, generator=gen).to(torch.bfloat16)
                 xq, xs = quantize_tokens(x)
                 ref = (xq.float().view(m, 16, 128) * xs.unsqueeze(-1)).view(m, 2048) @ w.t()
                 got = fp8_blockwise_mm(x, q, s).float()
-                err = float((got - ref).norm() / ref.norm())
-                if not err < 2 ** -6:
-                    raise ValueError(f"result off by {err:.3g} (relative) at M={m}")
-            return "fp8_blockwise", f"torch {torch.__version__} _scaled_mm, 1x128 activation / 128x128 weight block scales"
-        except Exception as e:  # any refusal of this torch build means: not usable here
-            why.append(f"scale_b {'contiguous' if contiguous else 'transposed view'}: {(str(e).splitlines() or [''])[0][:160]}")
-    return "bf16", f"torch {torch.__version__} _scaled_mm block scales unusable here ({'; '.join(why)}): BF16 weights dequantized at load"
+                a["rel_err"] = float((got - ref).norm() / ref.norm())
+                a["ok"] = a["rel_err"] < 2 ** -6
+            except Exception as e:  # any refusal of this torch build means: not usable here
+                a["error"] = f"{type(e).__name__}: {str(e)[:2000]}"
+            attempts.append(a)
+        if all(x["ok"] for x in attempts if x["layout"] == layout):
+            return "fp8_blockwise", f"torch {torch.__version__} _scaled_mm, 1x128 activation / 128x128 weight block scales ({layout})", attempts
+    first = next(x for x in attempts if not x["ok"])
+    why = first.get("error", f"rel err {first.get('rel_err')}").splitlines()[0][:300]
+    return "bf16", (f"torch {torch.__version__} _scaled_mm block scales unusable here (first refusal: {first['layout']}, M={first['M']}: "
+                    f"{why}): BF16 weights dequantized at load"), attempts
 
 
 _LM_HEAD_FP32_OUT = []  # decided by the first (eager) call: does torch.mm take out_dtype here?
@@ -294,7 +303,12 @@ def _rope(x, cos, sin, rd):
 
 class Step:
     """The decode / verify step over `weights` and `pools`; `backend[family]` is "netra" (the
-    custom ops, netra serving every call its tactics admit) or "torch" (the framework path)."""
+    custom ops, netra serving every call its tactics admit) or "torch" (the framework path).
+
+    Teacher forcing (eager; set `forcing` to a list on a step whose families are all "torch"): at
+    every netra op the step also runs netra's custom op on copies of exactly the torch path's
+    inputs, then the torch implementation continues the reference; netra.step.oracle.check
+    appends one row per op (its outputs against the op's derived bound)."""
 
     def __init__(self, weights: Weights, pools: Pools, backend=None):
         self.w, self.p, self.cfg = weights, pools, weights.cfg
@@ -302,20 +316,41 @@ class Step:
         self.cos, self.sin = _rope_tables(self.cfg, pools.kv_slot.device, pools.capacity + 1)
         self.keep = None  # eager only: set to a list to keep each layer's routes and each GDN layer's verify inputs
         self.trace = None  # eager only: set to a list to get (layer, what, tensor) per layer (see __call__)
+        self.forcing = None  # eager only: a list gets the teacher-forced oracle's rows
+        self._layer, self._batch = 0, None
 
     def _on(self, family):
         return self.backend[family] == "netra"
 
+    def _dispatch(self, family, op, args, mutated, netra_fn, torch_fn):
+        """netra_fn(*args) or torch_fn(*args) by the family's backend; both write the `mutated`
+        argument positions. Under teacher forcing: netra on copies, torch on the originals, checked."""
+        if self.forcing is None:
+            (netra_fn if self._on(family) else torch_fn)(*args)
+            return
+        from netra.step import oracle  # torch-only module, imported where it is used
+        if any(self._on(f) for f in FAMILIES):
+            raise ValueError("teacher forcing runs on the torch path: every family must be on torch")
+        before = [a.clone() if i in mutated and a is not None else a for i, a in enumerate(args)]
+        copies = [a.clone() if i in mutated and a is not None else a for i, a in enumerate(args)]
+        with ops.recording() as rec:
+            netra_fn(*copies)
+        torch_fn(*args)
+        b = self._batch
+        ctx = {"layer": self._layer, "rows": b.live * b.T, "live": b.live, "T": b.T}
+        self.forcing.append(oracle.check(op, before, copies, list(args), ctx, rec[0]["served"] if rec else "none"))
+
     def _norm(self, kind, x, residual, weight, out, zero_centred=True, gate=None):
         eps, zero_centred = self.cfg.rms_eps, zero_centred and kind != "gated"  # the GDN norm's weight is plain
-        if not self._on("norm"):
-            ops.fallback_norm(kind, x, residual, gate, weight, out, eps, zero_centred)
-        elif kind == "add":
-            torch.ops.netra.add_rms_norm(x, residual, weight, out, eps, zero_centred)
+        if kind == "add":
+            self._dispatch("norm", "add_rms_norm", (x, residual, weight, out, eps, zero_centred), (1, 3), torch.ops.netra.add_rms_norm,
+                           lambda x, r, w, o, e, z: ops.fallback_norm("add", x, r, None, w, o, e, z))
         elif kind == "gated":
-            torch.ops.netra.gated_rms_norm(x, gate, weight, out, eps)
+            self._dispatch("norm", "gated_rms_norm", (x, gate, weight, out, eps), (3,), torch.ops.netra.gated_rms_norm,
+                           lambda x, g, w, o, e: ops.fallback_norm("gated", x, None, g, w, o, e, False))
         else:
-            torch.ops.netra.rms_norm(x, weight, out, eps, zero_centred)
+            self._dispatch("norm", "rms_norm", (x, weight, out, eps, zero_centred), (2,), torch.ops.netra.rms_norm,
+                           lambda x, w, o, e, z: ops.fallback_norm("rms", x, None, None, w, o, e, z))
         return out
 
     def _attention(self, i, L, h, b: Batch):
@@ -331,38 +366,36 @@ class Step:
         kb.index_copy_(0, b.append_slots, to_e4m3(k.float() / ks).view(torch.uint8))
         vb.index_copy_(0, b.append_slots, to_e4m3(v.float() / vs).view(torch.uint8))
         o = torch.empty_like(q)
-        if self._on("attention"):  # the slot table rides along: the op's capturable fallback reads it where netra declines
-            torch.ops.netra.attention_gqa8(q, kb, vb, b.qo_indptr, b.kv_indptr, b.kv_indices, ks, vs, o, None,
-                                           "verify" if T > 1 else "decode", T, 1, cfg.head_dim ** -0.5, b.kv_table, b.kv_lens)
-        else:
-            ops.dense_attention(q, kb, vb, b.kv_table, b.kv_lens, ks, vs, T, cfg.head_dim ** -0.5, o)
+        # the slot table rides along: the op's capturable fallback reads it where netra declines
+        self._dispatch("attention", "attention_gqa8", (q, kb, vb, b.qo_indptr, b.kv_indptr, b.kv_indices, ks, vs, o, None,
+                                                       "verify" if T > 1 else "decode", T, 1, cfg.head_dim ** -0.5, b.kv_table, b.kv_lens),
+                       (8,), torch.ops.netra.attention_gqa8, ops.fallback_attention_gqa8)
         return L["o_proj"]((o * torch.sigmoid(gate.float()).to(o.dtype)).view(R, -1))
 
     def _gdn(self, i, L, h, b: Batch):
-        cfg, R, T, on = self.cfg, h.shape[0], b.T, self._on("gdn")
+        cfg, R, T = self.cfg, h.shape[0], b.T
         state, conv = self.p.state[i], self.p.conv[i]
         qkv, z = L["in_proj_qkv"](h), L["in_proj_z"](h)
         ba = h @ L["in_proj_ba"].t()
         bb, aa = ba[:, :cfg.gdn_v_heads].contiguous(), ba[:, cfg.gdn_v_heads:].contiguous()
         y = torch.empty_like(qkv)
         windows = torch.empty(b.B, T, cfg.gdn_channels, cfg.conv_taps - 1, dtype=torch.bfloat16, device=h.device) if T > 1 else None
-        (torch.ops.netra.gdn_conv if on else ops.fallback_gdn_conv)(qkv, L["conv"], y, b.gdn_slots, conv, windows)
+        self._dispatch("gdn", "gdn_conv", (qkv, L["conv"], y, b.gdn_slots, conv, windows), (2, 4, 5), torch.ops.netra.gdn_conv,
+                       ops.fallback_gdn_conv)
         q = torch.empty(R, cfg.gdn_qk_heads, cfg.gdn_head_dim, device=h.device)
         k = torch.empty_like(q)
         decay = torch.empty(R, cfg.gdn_v_heads, device=h.device)
         beta = torch.empty_like(decay)
-        (torch.ops.netra.gdn_precompute if on else ops.fallback_gdn_precompute)(y, aa, bb, L["a_log"], L["dt_bias"], q, k, decay, beta)
+        self._dispatch("gdn", "gdn_precompute", (y, aa, bb, L["a_log"], L["dt_bias"], q, k, decay, beta), (5, 6, 7, 8),
+                       torch.ops.netra.gdn_precompute, ops.fallback_gdn_precompute)
         o = torch.empty(R, cfg.gdn_v_heads, cfg.gdn_head_dim, dtype=torch.bfloat16, device=h.device)
+        core = (q, k, y, decay, beta, state, b.gdn_slots, o)
         if T > 1:
-            if on:
-                torch.ops.netra.gdn_verify(q, k, y, decay, beta, state, b.gdn_slots, o)
-            else:
-                ops.fallback_gdn_recurrent(q, k, y, decay, beta, state, b.gdn_slots, o, False)
+            self._dispatch("gdn", "gdn_verify", core, (7,), torch.ops.netra.gdn_verify,
+                           lambda *a: ops.fallback_gdn_recurrent(*a, False))
             self._pending.append((q, k, y, decay, beta, state, windows, conv))
-        elif on:
-            torch.ops.netra.gdn_m16(q, k, y, decay, beta, state, b.gdn_slots, o)
         else:
-            ops.fallback_gdn_recurrent(q, k, y, decay, beta, state, b.gdn_slots, o, True)
+            self._dispatch("gdn", "gdn_m16", core, (5, 7), torch.ops.netra.gdn_m16, lambda *a: ops.fallback_gdn_recurrent(*a, True))
         g = self._norm("gated", o.view(R, -1), None, L["gdn_norm"], torch.empty_like(z), gate=z)
         return L["out_proj"](g)
 
@@ -375,11 +408,8 @@ class Step:
         act = torch.empty(9 * R, 512, dtype=E4M3, device=d)
         act_s = torch.empty(9 * R, 4, dtype=torch.float32, device=d)
         out = torch.empty(R, self.cfg.hidden, dtype=torch.bfloat16, device=d)
-        weights = (h, L["router"], L["shared_gate"], L["w13"], L["s13"], L["w2"], L["s2"])
-        if self._on("moe"):
-            torch.ops.netra.moe_block(*weights, ids, rw, gu, act, act_s, out, False)
-        else:
-            ops.fallback_moe_block(*weights, ids, rw, gu, act, act_s, out)
+        args = (h, L["router"], L["shared_gate"], L["w13"], L["s13"], L["w2"], L["s2"], ids, rw, gu, act, act_s, out)
+        self._dispatch("moe", "moe_block", args, (7, 8, 9, 10, 11, 12), lambda *a: torch.ops.netra.moe_block(*a, False), ops.fallback_moe_block)
         if self.keep is not None:
             self.keep.append(ids)
         return out
@@ -391,10 +421,11 @@ class Step:
         output ("attention" or "gdn"), the add + RMSNorm after it ("norm"), the MoE output ("moe")
         and the residual stream after the layer ("residual"); then (layers, "logits", logits)."""
         cfg = self.cfg
-        self._pending = []
+        self._pending, self._batch, self._layer = [], b, 0
         residual = self.w.embed[b.tokens]
         h = self._norm("rms", residual, None, self.w.layers[0]["input_norm"], torch.empty_like(residual))
         for i, L in enumerate(self.w.layers):
+            self._layer = i
             mix = self._attention(i, L, h, b) if L["kind"] == "attention" else self._gdn(i, L, h, b)
             h = self._norm("add", mix, residual, L["post_norm"], torch.empty_like(mix))
             m = self._moe(L, h)
@@ -408,19 +439,27 @@ class Step:
         if self.trace is not None:
             self.trace.append((cfg.layers, "logits", logits.clone()))
         tokens = torch.empty(logits.shape[0], dtype=torch.int64, device=logits.device)
-        if self._on("argmax"):
-            torch.ops.netra.argmax(logits, tokens)
-        else:
-            ops.fallback_argmax(logits, tokens)
-        for q, k, y, decay, beta, state, windows, conv in self._pending:
-            if self._on("gdn"):
-                torch.ops.netra.gdn_replay(q, k, y, decay, beta, state, b.gdn_slots, b.accepted, windows, conv)
-            else:
-                ops.fallback_gdn_replay(q, k, y, decay, beta, state, b.gdn_slots, b.accepted, windows, conv)
+        self._layer = cfg.layers
+        self._dispatch("argmax", "argmax", (logits, tokens), (1,), torch.ops.netra.argmax, ops.fallback_argmax)
+        gdn_layers = [i for i, kind in enumerate(cfg.layer_kinds()) if kind == "gdn"]
+        for layer, (q, k, y, decay, beta, state, windows, conv) in zip(gdn_layers, self._pending):
+            self._layer = layer
+            self._dispatch("gdn", "gdn_replay", (q, k, y, decay, beta, state, b.gdn_slots, b.accepted, windows, conv), (5, 9),
+                           torch.ops.netra.gdn_replay, ops.fallback_gdn_replay)
             if self.keep is not None:
                 self.keep.append((q, k, y, decay, beta, windows))
         self._pending = []
         return logits, tokens
+
+
+def prefix(weights: Weights, pools: Pools, layers: int):
+    """The first `layers` layers of a model and its pools, sharing their tensors (the teacher-forced
+    oracle of every bucket runs on such a prefix; restoring the full pools restores it)."""
+    w, p = copy.copy(weights), copy.copy(pools)
+    w.cfg = p.cfg = dataclasses.replace(weights.cfg, layers=layers)
+    w.layers = weights.layers[:layers]
+    p.kv, p.state, p.conv = pools.kv[:layers], pools.state[:layers], pools.conv[:layers]
+    return w, p
 
 
 def capture(step: Step, batch: Batch, warmup=1):

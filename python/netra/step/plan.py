@@ -186,7 +186,7 @@ def served_tactic(explain_text: str) -> str | None:
     return " + ".join(chosen) if chosen else None
 
 
-def coverage_markdown(rows: list[dict], workspace: list[dict], meta: dict) -> str:
+def coverage_markdown(rows: list[dict], workspace: list[dict], meta: dict, oracle: list[tuple[dict, dict]] = ()) -> str:
     """docs/step-coverage.md from the device run's rows ({phase, bucket, op, served, detail}) and
     workspace rows ({phase, bucket, step_buffers_bytes, graph_pool_bytes, replay_alloc_bytes})."""
     out = ["# Step coverage: which implementation served each op in each graph bucket", "",
@@ -232,6 +232,8 @@ def coverage_markdown(rows: list[dict], workspace: list[dict], meta: dict) -> st
         out += ["", f"Total over buckets: step buffers {sum(w['step_buffers_bytes'] for w in workspace)} B, graph pools "
                 f"{sum(pools) if pools else '–'} B; netra handles' device memory (workspaces, code): "
                 f"{meta.get('handle_bytes', '?')} B, shared by every bucket.", ""]
+    for summary, m in oracle:
+        out.append(oracle_markdown(summary, m))
     return "\n".join(out)
 
 
@@ -252,6 +254,84 @@ def ratio(measured_us: float | None, floor_us: float | None) -> float | None:
     if not measured_us or not floor_us or math.isnan(measured_us):
         return None
     return measured_us / floor_us
+
+
+# ---- the teacher-forced oracle's bounds (derivations: docs/step.md) --------------------------------
+
+U32 = 2.0 ** -24  # the FP32 unit roundoff
+
+
+def gamma(n: int) -> float:
+    """gamma_n = n u / (1 - n u), u = 2^-24: the relative bound of n FP32 roundings in a product of
+    (1 + delta_i) factors; a sum of products evaluated in any order is within gamma_n * (the same
+    sum on magnitudes) of the exact value, n the roundings on its longest path."""
+    return n * U32 / (1 - n * U32)
+
+
+def gdn_roundings(T: int, what: str, head_dim: int = 128) -> int:
+    """Roundings on the longest path of the gated delta rule over T tokens: per token the decay
+    product, the K-term dot S k, the subtraction from v, the beta product, the k product and the
+    state add (K + 5); the output adds the K-term dot S q."""
+    per_token = head_dim + 5
+    return T * per_token + (head_dim if what == "out" else 0)
+
+
+def decay_bound_rel(g: float, x: float) -> float:
+    """The relative bound of netra's decay = exp(g), g = -exp(a_log) softplus(x), against torch's:
+    per side g is within (|x| + 8) 2^-24 relative (the add, softplus <= 4 ulp with its relative
+    sensitivity |x| + 1 for x < 0, exp(a_log) <= 2 ulp, the product), exp turns that into |g| times
+    it, plus its own 2 ulp; two sides; x2 margin on the ulp counts (docs/step.md)."""
+    return 2.0 ** -22 * (abs(g) * (abs(x) + 8) + 2)
+
+
+BOUNDS = {
+    # relative bounds of netra's FP32 precompute against torch's (derivations in docs/step.md):
+    # q, k 140 roundings' worth each side -> 2^-16.9, checked at 2^-16; beta 2^-21, checked at 2^-20
+    "gdn_precompute": {"qk_rel": 2.0 ** -16, "beta_rel": 2.0 ** -20},
+    "moe_block": {
+        "router_exact_rel": gamma(2048),  # exact FP32 router: 2048 exact products summed, vs FP64 (x sum |h w|)
+        "router_matrix_rel": 2.0 ** -11,  # matrix router's contract bound (x sum |h w|)
+        "gemm_env": 2.0 ** -15,  # the expert GEMMs' policy: 2^-8 |ref| + 2^-15 E + 2^-120
+        "down_env_decode": 2.0 ** -15,
+        "down_env_grouped": 2.0 ** -10,  # grouped route sum, KParts 2: + 2^-10 E + 2^-23 W
+        "act_rel": 2.0 ** -3 + 2.0 ** -5,  # two half E4M3 steps + one BF16 step of y (x max |deq|), + 2^-9 scale
+    },
+}
+
+POLICIES = {
+    "rms_norm": "out: one BF16 step (FP32 values within 2^-13 relative, rounded once each)",
+    "add_rms_norm": "out: one BF16 step; residual bf16(x + r): bitwise",
+    "gated_rms_norm": "out: one BF16 step",
+    "attention_gqa8": "out vs FP64 softmax of the dequantized cache: the contract's bound",
+    "gdn_conv": "y: one BF16 step + 2.2 gamma_5 sum|w x| + 2^-20 |y|; conv history / windows: bitwise",
+    "gdn_precompute": "q, k: 2^-16 relative; decay: 2^-22 (|g| (|x| + 8) + 2) relative; beta: 2^-20 relative",
+    "gdn_m16": "out: one BF16 step + 2 gamma_m E_out; state: 2 gamma_m E_state (E: the rule on magnitudes); other slots bitwise",
+    "gdn_verify": "out: as gdn_m16 over 12 tokens; state pool untouched (bitwise)",
+    "gdn_replay": "state of the accepted prefix: 2 gamma_m E_state; conv history bitwise; other slots bitwise",
+    "moe_block": "routes admissible vs FP64 logits; weights, shared gate, gate_up, down vs FP64 within the contracts' "
+                 "bounds; act codes within two half E4M3 steps + one BF16 step of act_quant on netra's gate_up",
+    "argmax": "bitwise (torch.argmax on the same logits)",
+}
+
+
+def oracle_markdown(summary: dict, meta: dict) -> str:
+    """The teacher-forced oracle's table (per op: calls served by netra, calls within every bound,
+    the worst measured / bound per check, the MoE's flip counts) for the coverage page."""
+    out = [f"## Oracle under teacher forcing ({meta.get('what', '')})", "",
+           "Every netra op fed the torch reference path's own inputs at every layer; measured: the worst "
+           "|err| / bound over the layers (<= 1 passes; bitwise checks: mismatching elements). Bounds and "
+           "derivations: docs/step.md.", "",
+           "| op | calls | netra served | within bound | checks (worst / bound) | policy |", "|---|---|---|---|---|---|"]
+    for op, s in summary.items():
+        checks = "; ".join(f"{n} {c['worst']:.3g}" + ("" if c["bound"] == 1.0 else f" / {c['bound']}") for n, c in s["checks"].items())
+        out.append(f"| {op} | {s['calls']} | {s['served_netra']} | {s['ok']} | {checks} | {POLICIES.get(op, '')} |")
+    moe = summary.get("moe_block", {}).get("flips")
+    if moe:
+        out += ["", f"MoE flips (reported, each inside the bounds above): {moe['route_flips']} of {moe['rows']} token-layers routed to "
+                f"another expert set than the torch path (every netra route admissible against FP64); E4M3 codes of act differing from "
+                f"act_quant on netra's own gate_up: at most {moe['code_flip_rate_act_quant_max']:.2%} of a layer's codes; from the torch "
+                f"path's codes (rows with the same routes): at most {moe['code_flip_rate_vs_torch_path_max']:.2%}."]
+    return "\n".join(out + [""])
 
 
 # ---- the divergence trace -------------------------------------------------------------------------
