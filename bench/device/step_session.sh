@@ -9,7 +9,8 @@
 #      it rewrites $OUT/step_h200.json and $OUT/step-coverage.md after every part;
 #   3. three fresh processes timing the headline buckets, merged as median of medians.
 # Carried (built here: cmake --build build-step --target netra_runtime; code objects embedded):
-#   .carry-step/libnetra.so
+#   .carry-step/libnetra.so, .carry-step/revision (the commit it was built at: the device copy's git
+#   metadata is stale, so the results' environment.git_revision comes from this file)
 # usage: OUT=<dir> bench/device/step_session.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -19,6 +20,7 @@ status=0
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 export NETRA_LIBRARY="$PWD/.carry-step/libnetra.so" PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}"
 export NETRA_CACHE_DIR=${NETRA_CACHE_DIR:-/tmp/netra-cache}
+[ -f .carry-step/revision ] && export NETRA_GIT_REVISION="$(cat .carry-step/revision)"
 
 step() {  # step <name> <seconds> <command...>: runs it under timeout, log in $OUT/<name>.log
   local name=$1 limit=$2

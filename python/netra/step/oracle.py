@@ -248,22 +248,30 @@ def _route_checks(h, router, shared, ids, rw, ref_ids, tokens):  # tokens: the c
     return {"routes_admissible": admissible, "route_weights": weights, "shared_gate": gate}, flips
 
 
-def _gate_up64(hidden, ids, w13, s13, chunk=64):
+def _routes64(x, ids, wq, ws, chunk=64):
+    """Each route's row of x [9R, in] through its expert's dequantized weights (E4M3 wq [experts,
+    out, in] times float32 128 x 128 block scales ws), in FP64, and the same on magnitudes:
+    ([9R, out], [9R, out]); `chunk` routes at a time (a chunk's weights are 64 x out x in doubles)."""
+    e = ids.reshape(-1).long()
+    o, i = wq.shape[1], wq.shape[2]
+    out, env = [], []
+    for c in range(0, e.numel(), chunk):
+        ee = e[c:c + chunk]
+        w = (f64(wq[ee]).view(-1, o // 128, 128, i // 128, 128) * ws[ee].double().view(-1, o // 128, 1, i // 128, 1)).view(-1, o, i)
+        xx = x[c:c + chunk, :, None]
+        out.append(torch.bmm(w, xx).squeeze(-1))
+        env.append(torch.bmm(w.abs(), xx.abs()).squeeze(-1))
+        del w
+    return torch.cat(out), torch.cat(env)
+
+
+def _gate_up64(hidden, ids, w13, s13):
     """FP64 gate_up of the contract's quantized hidden through each route's expert, and E = the
     same on magnitudes; [9R, 1024] each."""
     q, sx = quantize_hidden(hidden)
     m = hidden.shape[0]
     x = (f64(q).view(m, 16, 128) * sx.double().view(m, 16, 1)).view(m, 2048).repeat_interleave(9, dim=0)
-    e = ids.reshape(-1).long()
-    out, env = [], []
-    for i in range(0, e.numel(), chunk):
-        ee = e[i:i + chunk]
-        w = (f64(w13[ee]).view(-1, 8, 128, 16, 128) * s13[ee].double().view(-1, 8, 1, 16, 1)).view(-1, 1024, 2048)
-        xx = x[i:i + chunk, :, None]
-        out.append(torch.bmm(w, xx).squeeze(-1))
-        env.append(torch.bmm(w.abs(), xx.abs()).squeeze(-1))
-        del w
-    return torch.cat(out), torch.cat(env)
+    return _routes64(x, ids, w13, s13)
 
 
 def act_quant_ref(gate_up):
@@ -278,23 +286,12 @@ def act_quant_ref(gate_up):
     return q.view(-1, 512), scale.view(-1, 4)
 
 
-def _down64(act, scales, ids, weights, w2, s2, chunk=64):
+def _down64(act, scales, ids, weights, w2, s2):
     """FP64 down of netra's act codes through each route's expert, weighted and summed: (ref, E, W)."""
     m = ids.shape[0]
-    a = (f64(act).view(-1, 4, 128) * scales.double().view(-1, 4, 1)).view(-1, 512)
-    e = ids.reshape(-1).long()
-    ys, env = [], []
-    for i in range(0, e.numel(), chunk):
-        ee = e[i:i + chunk]
-        w = (f64(w2[ee]).view(-1, 16, 128, 4, 128) * s2[ee].double().view(-1, 16, 1, 4, 1)).view(-1, 2048, 512)
-        aa = a[i:i + chunk, :, None]
-        ys.append(torch.bmm(w, aa).squeeze(-1))
-        env.append(torch.bmm(w.abs(), aa.abs()).squeeze(-1))
-        del w
+    ys, env = _routes64((f64(act).view(-1, 4, 128) * scales.double().view(-1, 4, 1)).view(-1, 512), ids, w2, s2)
     rw = weights.double().view(m, 9, 1)
-    y = (torch.cat(ys).view(m, 9, -1) * rw).sum(1)
-    E = (torch.cat(env).view(m, 9, -1) * rw.abs()).sum(1)
-    return y, E, rw.abs().sum(1)
+    return (ys.view(m, 9, -1) * rw).sum(1), (env.view(m, 9, -1) * rw.abs()).sum(1), rw.abs().sum(1)
 
 
 def _moe(op, before, netra, ref, ctx):
