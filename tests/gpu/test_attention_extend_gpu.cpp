@@ -21,6 +21,10 @@ using namespace netra::oracles;
 using plan = attention_plan<mma_m16n8k16_bf16>;
 using extend = contracts::attention_gqa4_extend_served<sm90a>;
 using extend16 = contracts::attention_gqa4_extend<sm90a, 16, 1, 6, 64, 128>;
+using native = contracts::attention_gqa4_extend_native<sm90a, 1, 6, 64, 128>;  // the 48-row plan: the same order, the same oracle
+using native16 = contracts::attention_gqa4_extend_native<sm90a, 16, 6, 64, 128>;
+TYPE_TO_STRING_AS("pair view", extend);
+TYPE_TO_STRING_AS("native", native);
 
 namespace {
 template <class C> const handle<C>& h() {
@@ -88,49 +92,60 @@ template <class C> void bitwise(const extend_shape& shape, std::uint32_t seed, i
 }
 }  // namespace
 
-TEST_CASE("extend: bitwise equal to netra's order on exact inputs (split 2 and more, page size 1 and 16)") {
+TEST_CASE_TEMPLATE("extend: bitwise equal to netra's order on exact inputs (split 2 and more, page size 1 and 16)", P, extend, native) {
+  using C16 = conditional_t<P::native, native16, extend16>;
   const extend_shape s{1, {0, 1, 63, 64, 65, 300, 1000}, {1, 12, 7, 12, 3, 12, 9}, 0.37f, 0.8f, extend_fill::bitwise, 0};
-  for (i64 slices : {2, 3, 16}) bitwise<extend>(s, 1, slices);
-  bitwise<extend16>({16, {0, 1, 17, 300}, {12, 2, 12, 5}, 0.5f, 2.0f, extend_fill::bitwise, 0}, 2, 4);
+  for (i64 slices : {2, 3, 16}) bitwise<P>(s, 1, slices);
+  bitwise<C16>({16, {0, 1, 17, 300}, {12, 2, 12, 5}, 0.5f, 2.0f, extend_fill::bitwise, 0}, 2, 4);
+  bitwise<P>({1, std::vector<std::int64_t>(8, 600), std::vector<int>(8, 12), 1.0f, 1.0f, extend_fill::bitwise, 0}, 3, 2);  // full 48-row tiles
 }
 
-TEST_CASE("extend: within the contract's bound on random and adversarial calls; NaN of unindexed slots never leaks") {
-  bounded<extend>({1, {0, 1, 63, 64, 65, 127, 1000, 4099}, {12, 1, 12, 5, 12, 2, 12, 12}, 0.8f, 1.3f, extend_fill::random, 0}, 11, "ragged");
-  bounded<extend>({1, std::vector<std::int64_t>(64, 257), std::vector<int>(64, 12), 1.0f, 1.0f, extend_fill::random, 0}, 12, "B = 64, P = 257");
-  bounded<extend>({1, {4096}, {12}, 1.0f, 1.0f, extend_fill::random, 0}, 13, "B = 1, P = 4096 (split)");
-  bounded<extend>({1, {130, 7}, {12, 4}, 1.0f, 1.0f, extend_fill::equal_scores, 0}, 14, "all-equal scores");
-  bounded<extend>({1, {300, 65}, {6, 12}, 1.0f, 1.0f, extend_fill::spike, 0}, 15, "a score spike");
-  bounded<extend>({1, {129, 700}, {12, 12}, 1.0f / 64, 1.0f, extend_fill::saturated, 0}, 16, "K/V at +-448");
-  bounded<extend>({1, {129, 700}, {12, 12}, 1.0f, 1.0f, extend_fill::subnormal, 0}, 17, "subnormal E4M3 codes");
-  bounded<extend>({1, {100, 333}, {12, 3}, 1e-6f, 1e-6f, extend_fill::random, 0}, 18, "scales << 1");
-  bounded<extend>({1, {100, 333}, {12, 3}, 40.0f, 1e4f, extend_fill::random, 0}, 19, "scales >> 1");
-  bounded<extend16>({16, {0, 1, 17, 200, 5000}, {12, 12, 3, 1, 12}, 1.0f, 1.0f, extend_fill::random, 0}, 20, "page size 16");
-  bounded<extend>({1, {150, 900, 64}, {12, 12, 12}, 1.0f, 1.0f, extend_fill::random, 3}, 21, "every 3rd index outside the pool");
+TEST_CASE("extend: the native plan and the pair view give the same bits (random inputs, ragged)") {
+  const extend_case c = make_case({1, {0, 1, 63, 700, 4099, 64}, {12, 1, 5, 12, 12, 8}, 0.9f, 1.1f, extend_fill::random, 0}, 5);
+  for (i64 slices : {2, 7}) {
+    const auto a = run<extend>(c, slices), b = run<native>(c, slices);
+    CHECK(std::memcmp(a.data(), b.data(), a.size() * 2) == 0);
+  }
 }
 
-TEST_CASE("extend: a request whose extent is outside [1, 12] is left untouched") {
+TEST_CASE_TEMPLATE("extend: within the contract's bound on random and adversarial calls; NaN of unindexed slots never leaks", P, extend, native) {
+  using C16 = conditional_t<P::native, native16, extend16>;
+  bounded<P>({1, {0, 1, 63, 64, 65, 127, 1000, 4099}, {12, 1, 12, 5, 12, 2, 12, 12}, 0.8f, 1.3f, extend_fill::random, 0}, 11, "ragged");
+  bounded<P>({1, std::vector<std::int64_t>(64, 257), std::vector<int>(64, 12), 1.0f, 1.0f, extend_fill::random, 0}, 12, "B = 64, P = 257");
+  bounded<P>({1, {4096}, {12}, 1.0f, 1.0f, extend_fill::random, 0}, 13, "B = 1, P = 4096 (split)");
+  bounded<P>({1, {130, 7}, {12, 4}, 1.0f, 1.0f, extend_fill::equal_scores, 0}, 14, "all-equal scores");
+  bounded<P>({1, {300, 65}, {6, 12}, 1.0f, 1.0f, extend_fill::spike, 0}, 15, "a score spike");
+  bounded<P>({1, {129, 700}, {12, 12}, 1.0f / 64, 1.0f, extend_fill::saturated, 0}, 16, "K/V at +-448");
+  bounded<P>({1, {129, 700}, {12, 12}, 1.0f, 1.0f, extend_fill::subnormal, 0}, 17, "subnormal E4M3 codes");
+  bounded<P>({1, {100, 333}, {12, 3}, 1e-6f, 1e-6f, extend_fill::random, 0}, 18, "scales << 1");
+  bounded<P>({1, {100, 333}, {12, 3}, 40.0f, 1e4f, extend_fill::random, 0}, 19, "scales >> 1");
+  bounded<C16>({16, {0, 1, 17, 200, 5000}, {12, 12, 3, 1, 12}, 1.0f, 1.0f, extend_fill::random, 0}, 20, "page size 16");
+  bounded<P>({1, {150, 900, 64}, {12, 12, 12}, 1.0f, 1.0f, extend_fill::random, 3}, 21, "every 3rd index outside the pool");
+}
+
+TEST_CASE_TEMPLATE("extend: a request whose extent is outside [1, 12] is left untouched", P, extend, native) {
   extend_case c = make_case({1, {200, 200, 200}, {12, 12, 12}, 1.0f, 1.0f, extend_fill::random, 0}, 31);
   c.qo_indptr = {0, 12, 12, 36};  // request 1 empty, request 2 claims 24 tokens
   const gqa8_expected e = reference(c);
   CHECK_FALSE(e.written[12 * 32 * 128]);
-  const gqa8_summary s = compare(e, run<extend>(c, 2), poison);
+  const gqa8_summary s = compare(e, run<P>(c, 2), poison);
   CHECK(s.checked == 12 * 32 * 128);
   CHECK(s.beyond == 0);
   CHECK(s.untouched_bad == 0);
 }
 
-TEST_CASE("extend: the same input gives the same bits on every run (no atomics in the result path)") {
+TEST_CASE_TEMPLATE("extend: the same input gives the same bits on every run (no atomics in the result path)", P, extend, native) {
   const extend_case c = make_case({1, {3000, 17, 64, 1000}, {12, 3, 12, 7}, 1.0f, 1.0f, extend_fill::random, 0}, 41);
-  const auto a = run<extend>(c, 8), b = run<extend>(c, 8);
+  const auto a = run<P>(c, 8), b = run<P>(c, 8);
   CHECK(std::memcmp(a.data(), b.data(), a.size() * 2) == 0);
 }
 
-TEST_CASE("extend: a refused call names the field, launches nothing and writes nothing") {
+TEST_CASE_TEMPLATE("extend: a refused call names the field, launches nothing and writes nothing", P, extend, native) {
   const extend_case c = make_case({1, {100, 100}, {12, 5}, 1.0f, 1.0f, extend_fill::random, 0}, 51);
   device_case d(c);
   auto refused = [&](attention_extend_call a, i64 slices, const char* field) {
     try {
-      attention_extend(h<extend>(), nullptr, a, slices);
+      attention_extend(h<P>(), nullptr, a, slices);
       FAIL("the call was not refused");
     } catch (const error& e) {
       CHECK(std::string(e.what()).find(field) != std::string::npos);

@@ -15,3 +15,4 @@
 #include "netra/kernels/gdn/recurrent.hpp"
 #include "netra/kernels/attention/gqa8.hpp"
 #include "netra/kernels/attention/extend.hpp"
+#include "netra/kernels/attention/extend_native.hpp"

@@ -25,6 +25,9 @@
 // online-softmax step with FP32 scores (d in order), FP32 weights and sums (j in order), and writes
 // out = bf16(o / l). Results depend on (batch, slices); no atomics.
 //
+// attention_gqa4_extend_native (below) computes the same (m, l, o) per row with a 48-row tile per
+// KV head and no pair view; its outputs are the same bits (the same oracle).
+//
 // Comparison policy (bounded, docs/kernels/attention.md): the GQA8 bound with 2^-23 |s| added to
 // Delta for the rounded scale and L = P_b + i + 1 visible positions.
 #pragma once
@@ -47,6 +50,7 @@ struct attention_gqa4_extend {
   static constexpr const char* family = "attention_gqa4_extend";
   static constexpr const char* template_name = "netra::contracts::attention_gqa4_extend";
   static constexpr attention_phase phase = attention_phase::extend;
+  static constexpr bool native = false;  // the pair view's kernels (attention_gqa4_extend_native: true)
   static constexpr u32 q_heads = 32, kv_heads = 8, group = 4, head_dim = 128, max_extend = 12;
   static constexpr float softmax_scale = 0.0883883461356163f;  // fl32(1/sqrt(128))
   static constexpr u32 page_size = PageSize, block_warps = BlockWarps, stages = Stages, max_batch = MaxBatch, split_capacity = SplitCapacity;
@@ -146,6 +150,41 @@ struct attention_gqa4_extend {
     const char* name;
     const tensor_arg* t;
   };
+};
+
+/// The native plan of the same call, semantics, workspace and order: stage one's workgroup is a
+/// KV head's 48 query rows (4 heads x 12 tokens, row 4 t + j = head 4 kv + j of token t) over the
+/// [slots, 8, 128] pool itself (no pair view, no stage zero); its waves each own 48 / wave_rows
+/// rows and every block of the slice (BlockWarps 1), so each row's (m, l, o) is the pair view's bit
+/// for bit (kernels/attention/extend_native.hpp says why) and stage two is the same. sm90a only.
+template <class Target, u32 PageSize, u32 Stages, u32 MaxBatch, u32 SplitCapacity>
+struct attention_gqa4_extend_native : attention_gqa4_extend<Target, PageSize, 1, Stages, MaxBatch, SplitCapacity> {
+  static_assert(same_v<Target, sm90a>, "netra::contracts::attention_gqa4_extend_native: field Target must be netra::sm90a (no gfx950 48-row plan yet)");
+  using base = attention_gqa4_extend<Target, PageSize, 1, Stages, MaxBatch, SplitCapacity>;
+  static constexpr const char* family = "attention_gqa4_extend_native";
+  static constexpr const char* template_name = "netra::contracts::attention_gqa4_extend_native";
+  static constexpr i64 template_args[] = {PageSize, Stages, MaxBatch, SplitCapacity};
+  static constexpr bool native = true;
+  static constexpr u32 rows = base::group * base::max_extend, block = 64, wave_rows = 16;  // sm90a: one m16n8k16 M-tile per warp
+  static constexpr u32 waves = rows / wave_rows, workgroup_size = waves * Target::wave_size;
+  static constexpr u32 piece_bytes = block * base::head_dim, ring_bytes = Stages * piece_bytes;
+  static constexpr u32 table_rounds = Stages / 2 + 1, table_bytes = table_rounds * block * 8;
+  static constexpr u32 lds_bytes = ring_bytes + table_bytes;
+  static_assert(lds_bytes <= Target::lds_bytes_per_workgroup, "netra::contracts::attention_gqa4_extend_native: the staging ring exceeds the target's LDS");
+  NETRA_HOST_DEVICE static constexpr u32 chunk_for(u32 length, u32 slices) { return base::pair_view::chunk_for(length, slices); }
+  /// Slices per request: at least 2, more while batch * 8 KV heads * slices workgroups do not give
+  /// every processor 4 (a workgroup's 3 warps stream too little alone).
+  NETRA_HOST_DEVICE static constexpr u32 slices_for(u32 batch, u32 processors) {
+    const u32 want = max_of(2u, 4 * processors / max_of(1u, batch * base::kv_heads));
+    return min_of(want, max_of(2u, SplitCapacity / max_of(1u, batch)));
+  }
+  static constexpr resource_budget budget() {
+    resource_budget b;
+    b.max_registers = 168;  // 4 workgroups (12 warps) per SM share the 64 Ki registers
+    b.max_lds_bytes = lds_bytes + 1024;  // sm_90 reserves 1 KiB per block
+    b.max_code_bytes = 196608;
+    return b;  // no stack, no spills
+  }
 };
 
 /// The served instances: the GQA8 verify mapping (BlockWarps 1, 6 stages) on both targets.

@@ -1,10 +1,11 @@
 // netra/runtime/ops/attention_gqa4_extend.hpp — the host launch path of
 // contracts::attention_gqa4_extend: build the call's signature, refuse it (nothing launched,
 // nothing written) unless the contract admits it, then record stage zero, the view's stage one and
-// stage two on the caller's stream with the handle's persistent workspace. Nothing is allocated,
+// stage two (the native contract: its stage one and stage two) on the caller's stream with the handle's persistent workspace. Nothing is allocated,
 // looked up or synchronised here.
 #pragma once
 #include "netra/kernels/attention/extend.hpp"
+#include "netra/kernels/attention/extend_native.hpp"
 #include "netra/runtime/ops/attention_gqa8.hpp"
 
 namespace netra {
@@ -35,8 +36,6 @@ template <class Contract> i64 attention_extend_slices(const handle<Contract>& h,
 
 /// Records a call Contract::admits(s) admitted (nothing is checked here).
 template <class Contract> void launch_attention_extend(const handle<Contract>& h, stream_handle stream, const attention_signature& s) {
-  using zero = kernels::attention_extend_stage_zero<Contract>;
-  using one = kernels::attention_gqa8_stage_one<typename Contract::pair_view>;
   using two = kernels::attention_extend_stage_two<Contract>;
   u8* ws = static_cast<u8*>(const_cast<void*>(s.workspace));
   u16* q_pad = reinterpret_cast<u16*>(ws);
@@ -44,15 +43,24 @@ template <class Contract> void launch_attention_extend(const handle<Contract>& h
   float* split_o = reinterpret_cast<float*>(ws + Contract::q_pad_bytes + Contract::qo_pad_bytes);
   float* split_stats = reinterpret_cast<float*>(ws + Contract::q_pad_bytes + Contract::qo_pad_bytes + Contract::split_o_bytes);
   const u32 batch = static_cast<u32>(s.batch());
+  const i64* qo = static_cast<const i64*>(s.qo_indptr.data);
   const kernels::attention_extend_args a{
-      {q_pad, nullptr, static_cast<const u8*>(s.k_buffer.data), static_cast<const u8*>(s.v_buffer.data), qo_pad,
+      {Contract::native ? static_cast<const u16*>(s.q.data) : q_pad, nullptr, static_cast<const u8*>(s.k_buffer.data),
+       static_cast<const u8*>(s.v_buffer.data), Contract::native ? qo : qo_pad,
        static_cast<const i32*>(s.kv_indptr.data), static_cast<const i64*>(s.kv_indices.data), static_cast<const i32*>(s.kv_last_page_len.data),
        static_cast<const float*>(s.k_scale.data), static_cast<const float*>(s.v_scale.data), split_o, split_stats,
-       static_cast<i64>(batch) * Contract::max_extend, s.slots(), s.kv_indices_count(), static_cast<u32>(s.slices)},
+       Contract::native ? s.q_tokens() : static_cast<i64>(batch) * Contract::max_extend, s.slots(), s.kv_indices_count(), static_cast<u32>(s.slices)},
       static_cast<const u16*>(s.q.data), static_cast<u16*>(const_cast<void*>(s.out.data)), static_cast<const u16*>(s.k_extend.data),
-      static_cast<const u16*>(s.v_extend.data), static_cast<const i64*>(s.qo_indptr.data), q_pad, qo_pad, s.q_tokens()};
-  h.template launch<zero>(stream, a, zero::shape(batch));
-  h.template launch<one>(stream, a.view, one::shape(batch, static_cast<u32>(s.slices)));
+      static_cast<const u16*>(s.v_extend.data), qo, q_pad, qo_pad, s.q_tokens()};
+  if constexpr (Contract::native) {
+    using native_one = kernels::attention_extend_native_stage_one<Contract>;
+    h.template launch<native_one>(stream, a, native_one::shape(batch, static_cast<u32>(s.slices)));
+  } else {
+    using zero = kernels::attention_extend_stage_zero<Contract>;
+    using one = kernels::attention_gqa8_stage_one<typename Contract::pair_view>;
+    h.template launch<zero>(stream, a, zero::shape(batch));
+    h.template launch<one>(stream, a.view, one::shape(batch, static_cast<u32>(s.slices)));
+  }
   h.template launch<two>(stream, a, two::shape(batch));
 }
 

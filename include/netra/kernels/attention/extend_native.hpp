@@ -1,0 +1,226 @@
+// netra/kernels/attention/extend_native.hpp — stage one of contracts::attention_gqa4_extend_native:
+// one workgroup per (slice, KV head, request) computes the slice's online softmax for the KV
+// head's 48 query rows (row 4t + j: head 4 kv + j of extension token t; tokens >= E_b are zero
+// rows, never written), reading the FP8 prefix K/V of the [slots, 8, 128] pool in place.
+//
+// Grid (slices, 8, batch); 48 / plan::rows warps; warp w owns rows 16w .. 16w + 15 (tokens 4w ..
+// 4w + 3) and every block of 64 positions of the slice, so no warp merge is needed. The slice
+// streams through an LDS ring of Stages pieces (piece n: K (n even) or V (n odd) of block n / 2,
+// 64 x 128 bytes, every thread copying 16-byte chunks at the slot ids of an LDS table filled a
+// round ahead, their index loads issued two iterations before); iteration n waits for its piece,
+// passes one barrier and issues piece n + Stages - 1 into the slot freed by iteration n - 1; each
+// warp whose rows hold a token widens the chunks it reads once (extend_plan.hpp) and computes:
+// K piece: scores x (k_scale * c), masked to -inf, block max, BF16 weights and the online-softmax
+// step (dsl/online_softmax.hpp), as gqa8_wave.hpp's block_step in the same order; V piece:
+// o = o * alpha + P V. Its (m, l, o) go to the workspace in the pair view's layout (pair kv / 2,
+// view row 8t + 4 (kv % 2) + j, elements 128 (kv % 2) + d), so extend.hpp's stage two merges them.
+// Math = false keeps the grid, the copies, the look-ups, Q's loads and the workspace writes and
+// drops the widening and the math: the floor of this mapping (bench/attention_extend.py).
+#pragma once
+#include "netra/dsl/async_copy.hpp"
+#include "netra/dsl/sync.hpp"
+#include "netra/dsl/wave_reduce.hpp"
+#include "netra/kernels/attention/extend.hpp"
+#include "netra/kernels/attention/extend_plan.hpp"
+
+namespace netra::kernels {
+
+/// The 16-byte slot of (position, chunk) in a staged 64 x 128-byte K or V block: the XOR spreads
+/// one instruction's K reads (positions 8nt + g, chunks 4c + t) and V reads (positions 2t + e,
+/// chunk g) over distinct banks.
+NETRA_HOST_DEVICE constexpr u32 extend_staged_chunk(u32 pos, u32 chunk) { return 8 * pos + (chunk ^ (4 * (pos & 1) ^ 2 * ((pos >> 1) & 3))); }
+
+template <class Contract, bool Math = true> struct attention_extend_native_stage_one {
+  using target = typename Contract::target;
+  using plan = extend_plan_of<target>;
+  using request = attention_gqa8_request<typename Contract::pair_view>;  // the cache part of the call
+  using params = attention_extend_args;
+  static constexpr const char* symbol = Math ? "netra_attention_extend_native_stage_one" : "netra_attention_extend_native_floor";
+  static constexpr u32 workgroup_size = Contract::workgroup_size, dynamic_lds_bytes = Contract::lds_bytes;
+  static constexpr bool programmatic_dependent_launch = false, prefers_max_lds = true;  // 4 workgroups per SM
+  static constexpr u32 min_workgroups_per_processor = 4;  // 12 warps per SM: <= 168 registers
+  static constexpr u32 S = Contract::stages, T = Contract::table_rounds, B = Contract::block, D = Contract::head_dim, G = Contract::group;
+  static constexpr u32 chunks = Contract::piece_bytes / 16, copies_per_thread = ceil_div(chunks, workgroup_size);
+  static constexpr u32 lookups_per_thread = ceil_div(B, workgroup_size);
+  static_assert(plan::rows == Contract::wave_rows && plan::head_dim == D && plan::block == B, "netra::kernels::attention_extend_native_stage_one: the plan's tile is not the contract's");
+
+  NETRA_HOST_DEVICE static constexpr launch_shape shape(u32 batch, u32 slices) { return {{slices, Contract::kv_heads, batch}, workgroup_size, dynamic_lds_bytes}; }
+
+  struct slice {
+    request r;
+    i64 start, end;
+    u32 blocks;
+  };
+  /// Round look-ups: start() loads the page-table entries of the thread's positions, finish()
+  /// writes their slot ids (-1: masked) into the round's table slot.
+  struct look_up {
+    i64 page[lookups_per_thread];
+    u32 round;
+    NETRA_DEVICE i64 position(const slice& v, u32 k) const {
+      const u32 i = thread_id<target>() + k * workgroup_size;
+      const i64 at = v.start + static_cast<i64>(B) * round + i;
+      return i < B && round < v.blocks && at < v.end ? at : -1;
+    }
+    NETRA_DEVICE void start(const attention_gqa8_args& p, const slice& v, u32 r) {
+      round = r;
+      NETRA_UNROLL
+      for (u32 k = 0; k < lookups_per_thread; ++k) {
+        const i64 at = position(v, k);
+        page[k] = at < 0 ? -1 : v.r.page_of(p, at);
+      }
+    }
+    NETRA_DEVICE void finish(const attention_gqa8_args& p, const slice& v, i64* table) const {
+      NETRA_UNROLL
+      for (u32 k = 0; k < lookups_per_thread; ++k) {
+        const u32 i = thread_id<target>() + k * workgroup_size;
+        const i64 at = position(v, k);
+        if (i < B) table[(round % T) * B + i] = at < 0 ? -1 : request::slot_of(p, page[k], at);
+      }
+    }
+  };
+
+  static NETRA_DEVICE void issue(const attention_gqa8_args& p, const slice& v, u32 kv, u32 n, u8* ring, const i64* table) {
+    if (n < 2 * v.blocks) {
+      const u8* pool = n % 2 ? p.v_buffer : p.k_buffer;
+      const i64* ids = table + ((n / 2) % T) * B;
+      NETRA_UNROLL
+      for (u32 k = 0; k < copies_per_thread; ++k) {
+        const u32 c = thread_id<target>() + k * workgroup_size;
+        if (chunks % workgroup_size == 0 || c < chunks) {
+          const u32 pos = c / 8, chunk = c % 8;
+          const i64 id = ids[pos];
+          const u8* src = pool + (static_cast<u64>(id < 0 ? 0 : id) * Contract::kv_heads + kv) * D + 16 * chunk;
+          copy_16B_to_lds<target>(ring + (n % S) * Contract::piece_bytes + 16 * extend_staged_chunk(pos, chunk), src, id >= 0);
+        }
+      }
+    }
+    commit_lds_copies<target>();
+  }
+
+  static NETRA_DEVICE void run(const params& a) {
+    NETRA_DYNAMIC_SHARED_BYTES(lds);
+    u8* ring = lds;
+    i64* table = reinterpret_cast<i64*>(lds + Contract::ring_bytes);
+    const attention_gqa8_args& p = a.view;
+    const u32 sl = workgroup_id<target, 0>(), kv = workgroup_id<target, 1>(), b = workgroup_id<target, 2>();
+    const u32 warp = wave_id<target>(), lane = lane_id<target>();
+    const extend_request e = extend_request::read(a, b, Contract::max_extend);
+    if (!e.writable) return;  // uniform over the workgroup
+    slice v;
+    v.r = request::read(p, b);
+    const u32 chunk = Contract::chunk_for(static_cast<u32>(min_of(v.r.length, i64{1} << 30)), p.slices);
+    v.start = static_cast<i64>(sl) * chunk;
+    v.end = min_of(v.start + chunk, v.r.length);
+    v.blocks = v.start < v.end ? static_cast<u32>(ceil_div(v.end - v.start, i64{B})) : 0u;
+    const bool busy = Math && warp * plan::rows / G < e.count;  // the warp's first token is one of the request's
+    const float score_scale = mul_rn(*p.k_scale, Contract::softmax_scale);
+
+    // The warp's Q operands (zero rows past E_b), the first rounds' slots.
+    typename plan::q_operands qa;
+    {
+      u32x4 q[plan::q_loads];
+      NETRA_UNROLL
+      for (u32 j = 0; j < plan::q_loads; ++j) {
+        const fragment_element f = plan::q_load(lane, j);
+        const u32 row = warp * plan::rows + f.row, t = row / G;
+        q[j] = t < e.count ? load_16B<target>(a.q + (static_cast<u64>(e.first + t) * Contract::q_heads + G * kv + row % G) * D + f.col) : u32x4{0, 0, 0, 0};
+      }
+      NETRA_UNROLL
+      for (u32 s = 0; s < 8; ++s) plan::qk_a(qa[s], q, s);
+    }
+    look_up lookups;
+    for (u32 round = 0; round < T; ++round) {
+      lookups.start(p, v, round);
+      lookups.finish(p, v, table);
+    }
+    lookups.start(p, v, T);
+    workgroup_barrier<target>();
+
+    softmax_stats st[2] = {softmax_empty(), softmax_empty()};
+    float alpha[2] = {0.0f, 0.0f};
+    typename plan::o_accumulators o = {};
+    u32 pb[8][2] = {};
+    if constexpr (!Math) {  // Q's loads stay
+      u32 fold = 0;
+      NETRA_UNROLL
+      for (u32 i = 0; i < 32; ++i) fold ^= qa[i / 4][i % 4];
+      o[0][0] = bit_cast<float>(fold);
+    }
+    for (u32 n = 0; n + 1 < S; ++n) issue(p, v, kv, n, ring, table);
+    for (u32 n = 0; n < 2 * v.blocks; ++n) {
+      wait_lds_copies<target, S - 2>();
+      workgroup_barrier<target>();
+      issue(p, v, kv, n + S - 1, ring, table);
+      if ((n + S) % 2 == 0 && (n + S) / 2 >= T) {  // round (n + S) / 2 was started two iterations ago
+        lookups.finish(p, v, table);
+        lookups.start(p, v, (n + S) / 2 + 1);
+      }
+      if (!busy) continue;
+      const u8* piece = ring + (n % S) * Contract::piece_bytes;
+      auto reader = [piece, lane](bool is_v) {
+        return [piece, is_v, lane](u32 j) {
+          const fragment_element f = is_v ? plan::v_read(lane, j) : plan::k_read(lane, j);
+          return *reinterpret_cast<const u32x4*>(piece + 16 * extend_staged_chunk(f.row, f.col));
+        };
+      };
+      auto widen = [](u32 word) { return e4m3x4_to_bf16x4<target>(word); };
+      if (n % 2 == 0) {
+        typename plan::accumulators s;
+        plan::qk(s, qa, reader(false), widen);
+        const i64* ids = table + ((n / 2) % T) * B;
+        NETRA_UNROLL
+        for (u32 rh = 0; rh < 2; ++rh) {
+          float m_block = negative_infinity();
+          NETRA_UNROLL
+          for (u32 nt = 0; nt < 8; ++nt)
+            NETRA_UNROLL
+            for (u32 k = 0; k < 2; ++k) {
+              float& x = s[nt][2 * rh + k];
+              x = ids[plan::score_of(lane, 4 * nt + k).col] >= 0 ? mul_rn(x, score_scale) : negative_infinity();
+              m_block = max_of(m_block, x);
+            }
+          m_block = max_of(m_block, xor_shuffle_f32<target>(m_block, plan::row_mask(0)));
+          m_block = max_of(m_block, xor_shuffle_f32<target>(m_block, plan::row_mask(1)));
+          const float m_new = max_of(st[rh].m, m_block);
+          float l_block = 0.0f;
+          NETRA_UNROLL
+          for (u32 nt = 0; nt < 8; ++nt) {
+            pb[nt][rh] = pack_bf16x2<target>(softmax_weight(s[nt][2 * rh], m_new), softmax_weight(s[nt][2 * rh + 1], m_new));
+            l_block = add_rn(l_block, f32_from_bf16(static_cast<u16>(pb[nt][rh])));
+            l_block = add_rn(l_block, f32_from_bf16(static_cast<u16>(pb[nt][rh] >> 16)));
+          }
+          l_block = add_rn(l_block, xor_shuffle_f32<target>(l_block, plan::row_mask(0)));
+          l_block = add_rn(l_block, xor_shuffle_f32<target>(l_block, plan::row_mask(1)));
+          const softmax_merge_factors f = softmax_merge(st[rh], {m_new, l_block});
+          st[rh] = f.merged, alpha[rh] = f.alpha;
+        }
+      } else {
+        NETRA_UNROLL
+        for (u32 i = 0; i < plan::o_items; ++i) o[i / 4][i % 4] = mul_rn(o[i / 4][i % 4], alpha[(i % 4) / 2]);
+        plan::pv(o, pb, reader(true), widen);
+      }
+    }
+
+    // The slice's (m, l, o) of the warp's written rows, in the pair view's workspace layout.
+    const u64 unit = (static_cast<u64>(b) * p.slices + sl) * (Contract::kv_heads / 2) + kv / 2;
+    constexpr u32 view_rows = Contract::pair_view::rows, view_dim = Contract::pair_view::head_dim;
+    NETRA_UNROLL
+    for (u32 i = 0; i < plan::o_items; ++i) {
+      const fragment_element f = plan::o_of(lane, i);
+      const u32 row = warp * plan::rows + f.row, t = row / G;
+      if (t < e.count) {
+        const u64 at = unit * view_rows + 2 * G * t + G * (kv % 2) + row % G;
+        p.split_o[at * view_dim + D * (kv % 2) + f.col] = o[i / 4][i % 4];
+        if (f.col == 0) p.split_stats[at * 2] = st[(i % 4) / 2].m, p.split_stats[at * 2 + 1] = st[(i % 4) / 2].l;
+      }
+    }
+  }
+};
+
+template <class Target, u32 PageSize, u32 Stages, u32 MaxBatch, u32 SplitCapacity>
+struct kernels_of<contracts::attention_gqa4_extend_native<Target, PageSize, Stages, MaxBatch, SplitCapacity>> {
+  using contract = contracts::attention_gqa4_extend_native<Target, PageSize, Stages, MaxBatch, SplitCapacity>;
+  using type = type_list<attention_extend_native_stage_one<contract>, attention_extend_stage_two<contract>, attention_extend_native_stage_one<contract, false>>;
+};
+
+}  // namespace netra::kernels
