@@ -256,6 +256,9 @@ def bench_shape(insts: tuple[Instance, Native], batch: int, prefix: int, seed: i
     floor_slices = timed["Native"][1]
     floor = common.bench_graph([lambda s=s: native.launch(c, s, floor_slices, floor=True) for s in range(sets)], reps=15)["median_us"]
     view_g = timed["Instance"][5]["median_us"]
+    sweep = {floor_slices: timed["Native"][5]["median_us"]}  # the native plan at other slice counts (slices_for's choice checked)
+    for alt in sorted({max(2, floor_slices // 2), min(CAP // batch, 2 * floor_slices)} - {floor_slices}):
+        sweep[alt] = common.bench_graph([lambda s=s, alt=alt: native.launch(c, s, alt) for s in range(sets)], reps=15)["median_us"]
     best = min(timed.values(), key=lambda t: t[5]["median_us"])
     inst, slices, cmp, repeatable, _, g, e = best
     name = inst.NAME if isinstance(inst, Native) else NAME
@@ -273,10 +276,11 @@ def bench_shape(insts: tuple[Instance, Native], batch: int, prefix: int, seed: i
                         peers=peers, bytes_moved=c.bytes(), copy_bandwidth=bw,
                         target_us=roofline / target_fraction if target_fraction else None, floor_us=floor, slices=slices, input_sets=sets,
                         pair_view_graph_us=view_g, native_graph_us=timed["Native"][5]["median_us"], native_slices=floor_slices,
+                        native_slices_graph_us={str(k): v for k, v in sorted(sweep.items())},
                         native_equals_pair_view_bits=same_bits, fraction_of_floor=floor / g["median_us"],
                         repeatable_bits=repeatable, dequant_copy_graph_us=copy_us, fraction_of_roofline=roofline / g["median_us"], **cmp)
     print(f"{name} B={batch} P={prefix} slices {slices}: graph {g['median_us']:.2f} us eager {e['median_us']:.2f} | pair view {view_g:.2f} "
-          f"| native floor {floor:.2f} | same bits {same_bits} | roofline {roofline:.2f} "
+          f"| native floor {floor:.2f} | native by slices {sweep} | same bits {same_bits} | roofline {roofline:.2f} "
           f"({roofline / g['median_us']:.1%}) | {cmp} | best peer {rec['best_peer']} {rec['best_peer_graph_us']} | copy {copy_us}", flush=True)
     del c
     torch.cuda.empty_cache()
