@@ -213,7 +213,8 @@ void bench_alternatives(const options& o, CUstream stream) {
   bench_alternative<contracts::norm_prefill<sm90a, 2, 0, 1>>(o, stream, {64});
   boost::hana::for_each(catalog::norm_alternatives, [&](auto type) {
     using C = typename decltype(type)::type;
-    bench_alternative<C>(o, stream, {512, 8192});
+    if constexpr (C::max_tokens <= 64) bench_alternative<C>(o, stream, {16, 64});  // decode candidates
+    else bench_alternative<C>(o, stream, {512, 8192});
   });
 }
 

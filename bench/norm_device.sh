@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # bench/norm_device.sh — what the normalization family needs the H200 for, in one command: the
-# GPU test of every sm90a norm instance (test_norm_gpu), the byte-moving floor (bench/norm_floor.py
-# over norm-floor) and bench/norm.py (netra's dispatched and alternative mappings, each with its
-# floor, and the torch peers). Built binaries come in .carry-norm/ (test_norm_gpu, netra-bench-norm,
-# norm-floor, and the norm cubins under objects/, linked where the binaries look for them:
-# build-norm/code_objects); logs and JSON go to $OUT (default /tmp/norm-out).
+# GPU test of every sm90a norm instance (test_norm_gpu) and, beside it, compute-sanitizer memcheck
+# of the norm kernels (the same test, NETRA_NORM_GPU_QUICK=1: calls of <= 100 tokens); then the
+# byte-moving floor (bench/norm_floor.py over norm-floor) and bench/norm.py (netra's dispatched and
+# alternative mappings, each with its floor, and the torch peers). Built binaries come in
+# .carry-norm/ (test_norm_gpu, netra-bench-norm, norm-floor, and the norm cubins under objects/,
+# linked where the binaries look for them: build-norm/code_objects); logs and JSON go to $OUT
+# (default /tmp/norm-out). Step limits: NORM_TEST_S, NORM_FLOOR_S, NORM_BENCH_S.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 carry=.carry-norm
@@ -15,11 +17,23 @@ export PYTHONUNBUFFERED=1
 status=0
 step() { echo "== $*"; "$@" || { echo "!! FAILED ($?): $*"; status=1; }; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv
+# The test, the memcheck and the peers' compile warm-up (bench/norm.py --warm-peers: torch's
+# on-disk caches) run together; nothing is timed until all three end.
+timeout "${NORM_TEST_S:-40}" python3 bench/norm.py --warm-peers > "$out/warm.txt" 2>&1 &
+warm=$!
+NETRA_NORM_GPU_QUICK=1 timeout "${NORM_TEST_S:-40}" compute-sanitizer --tool memcheck --error-exitcode 9 "$carry/test_norm_gpu" \
+  > "$out/memcheck.txt" 2>&1 &
+memcheck=$!
 step timeout "${NORM_TEST_S:-40}" "$carry/test_norm_gpu" > "$out/gpu_tests.txt" 2>&1
-tail -n 8 "$out/gpu_tests.txt"
-step timeout "${NORM_FLOOR_S:-25}" python3 bench/norm_floor.py --program "$carry/norm-floor" --out "$out/norm_floor_h200.json" > "$out/floor.txt" 2>&1
-cut -c1-160 "$out/floor.txt" | tail -n 100
-step timeout "${NORM_BENCH_S:-110}" python3 bench/norm.py --netra-bench "$carry/netra-bench-norm" --out "$out/norm_h200.json" \
+tail -n 6 "$out/gpu_tests.txt"
+wait "$memcheck"; rc=$?
+echo "== memcheck exit $rc"; [ "$rc" = 0 ] || status=1
+grep -E "ERROR SUMMARY|test cases|Device not supported" "$out/memcheck.txt" | tail -n 4
+wait "$warm"; echo "== warm-up exit $? ($(tail -n 1 "$out/warm.txt" | cut -c1-100))"
+step timeout "${NORM_FLOOR_S:-20}" python3 bench/norm_floor.py --program "$carry/norm-floor" --out "$out/norm_floor_h200.json" > "$out/floor.txt" 2>&1
+grep -E "add_rms_norm_fp8|gated_rms_norm_fp8" "$out/floor.txt" | grep -E "\b(16|64)\b" | cut -c1-150 | head -n 30
+step timeout "${NORM_BENCH_S:-118}" python3 bench/norm.py --netra-bench "$carry/netra-bench-norm" --out "$out/norm_h200.json" \
   --floor "$out/norm_floor_h200.json" --driver-lines "$out/norm_driver.jsonl" > "$out/bench.txt" 2>&1
-cut -c1-200 "$out/bench.txt" | tail -n 40
+grep -E '"tokens": (16|64)' "$out/norm_driver.jsonl" | grep -E "add_rms_norm_fp8|gated_rms_norm_fp8" | cut -c1-230
+cut -c1-160 "$out/bench.txt" | tail -n 12
 exit $status

@@ -34,14 +34,18 @@ using netra::u32x4;
 enum class op { rms, add_rms, gated };
 const char* name(op o) { return o == op::rms ? "rms_norm" : o == op::add_rms ? "add_rms_norm" : "gated_rms_norm"; }
 
-/// The mapping of contracts::norm<sm90a, Kind, *, *, *, WavesPerRow, RowsPerWorkgroup, 0>.
-template <op Op, int WavesPerRow, int RowsPerWorkgroup> struct mapping {
+/// The mapping of contracts::norm<sm90a, Kind, *, *, *, WavesPerRow, RowsPerWorkgroup, 0, Split>
+/// (Split > 1: workgroup g is part g % Split of row g / Split, loading the whole row, storing
+/// the chunks q + S k of its part's K / Split; add_rms: a cluster of the parts, r' after its wait).
+template <op Op, int WavesPerRow, int RowsPerWorkgroup, int Split = 1> struct mapping {
   static constexpr int n = Op == op::gated ? 128 : 2048, heads = Op == op::gated ? 32 : 1, cols = n * heads;
   static constexpr int row_chunks = n / 8, slices = row_chunks < 64 ? row_chunks : 64, per_slice = row_chunks / slices;
   static constexpr int threads_per_row = (slices < 32 ? slices : 32) * WavesPerRow;
   static constexpr int per_thread = slices / threads_per_row, chunks = per_thread * per_slice;
   static constexpr int threads = RowsPerWorkgroup * threads_per_row;
-  static int grid(int rows) { return (rows + RowsPerWorkgroup - 1) / RowsPerWorkgroup; }
+  static constexpr int split = Split;
+  static int grid(int rows) { return (rows + RowsPerWorkgroup - 1) / RowsPerWorkgroup * Split; }
+  __device__ static bool owns(int part, int i) { return (i % per_slice) / (per_slice / Split) == part; }
   __device__ static int chunk_of(int j, int i) { return j + threads_per_row * (i / per_slice) + slices * (i % per_slice); }
   __device__ static long row_offset(int row) { return static_cast<long>(row / heads) * cols + static_cast<long>(row % heads) * n; }
 };
@@ -90,22 +94,25 @@ template <class M, int WavesPerRow> __device__ unsigned row_butterfly(unsigned f
 }
 
 template <class M, op Op, bool Fp8, int WavesPerRow, bool Reduce>
-__device__ void finish_row(const call_args& a, int t, int row, bool live, row_words<M>& in, const u32x4 (&w)[M::chunks]) {
+__device__ void finish_row(const call_args& a, int t, int row, int part, bool live, row_words<M>& in, const u32x4 (&w)[M::chunks]) {
   const int j = t % M::threads_per_row;
   const long o = M::row_offset(row);
+  constexpr bool clustered = Op == op::add_rms && M::split > 1;
   unsigned fold = 0;
 #pragma unroll
   for (int i = 0; i < M::chunks; ++i) {
     if constexpr (Op == op::add_rms) {
       in.v[i] = xor_of(in.v[i], in.second[i], 0);
-      if (live) netra::sm90a_isa::st_global_v4_b32(a.residual + o + 8 * M::chunk_of(j, i), in.v[i]);
+      if (!clustered && live && M::owns(part, i)) netra::sm90a_isa::st_global_v4_b32(a.residual + o + 8 * M::chunk_of(j, i), in.v[i]);
     }
     fold ^= fold_of(in.v[i]);
   }
+  if constexpr (clustered) asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
   if constexpr (Reduce) fold = row_butterfly<M, WavesPerRow>(fold, t);
   const long out_offset = static_cast<long>(row) * M::n;
 #pragma unroll
   for (int i = 0; i < M::chunks; ++i) {
+    if (!M::owns(part, i)) continue;
     const u32x4 y = xor_of(in.v[i], w[i], Op == op::gated ? fold ^ fold_of(in.second[i]) : fold);
     const int c = M::chunk_of(j, i);
     if constexpr (!Fp8) {
@@ -121,21 +128,28 @@ __device__ void finish_row(const call_args& a, int t, int row, bool live, row_wo
       }
     }
   }
+  if constexpr (clustered) {
+    asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
+#pragma unroll
+    for (int i = 0; i < M::chunks; ++i)
+      if (live && M::owns(part, i)) netra::sm90a_isa::st_global_v4_b32(a.residual + o + 8 * M::chunk_of(j, i), in.v[i]);
+  }
 }
 
 template <class M, op Op, bool Fp8, int WavesPerRow, bool Reduce>
 __global__ void __launch_bounds__(M::threads) floor_kernel(call_args a) {
-  const int t = threadIdx.x, j = t % M::threads_per_row;
-  u32x4 w[M::chunks];
+  const int t = threadIdx.x, j = t % M::threads_per_row, part = static_cast<int>(blockIdx.x) % M::split;
+  u32x4 w[M::chunks] = {};
 #pragma unroll
-  for (int i = 0; i < M::chunks; ++i) w[i] = netra::sm90a_isa::ld_global_nc_v4_b32(a.weight + 8 * M::chunk_of(j, i));
+  for (int i = 0; i < M::chunks; ++i)
+    if (M::owns(part, i)) w[i] = netra::sm90a_isa::ld_global_nc_v4_b32(a.weight + 8 * M::chunk_of(j, i));
   if (a.release_at_start) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   asm volatile("griddepcontrol.wait;" ::: "memory");
-  const int row = blockIdx.x * (M::threads / M::threads_per_row) + t / M::threads_per_row;
+  const int row = static_cast<int>(blockIdx.x) / M::split * (M::threads / M::threads_per_row) + t / M::threads_per_row;
   const int clamped = row < a.rows ? row : a.rows - 1;  // rows past the last: load the last, store nothing
   row_words<M> in;
   load_row<M, Op>(a, j, clamped, in);
-  finish_row<M, Op, Fp8, WavesPerRow, Reduce>(a, t, clamped, row < a.rows, in, w);
+  finish_row<M, Op, Fp8, WavesPerRow, Reduce>(a, t, clamped, part, row < a.rows, in, w);
   if (!a.release_at_start) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 }
 
@@ -197,16 +211,18 @@ void print(const shape_sets& s, const char* mapping, const char* variant, int gr
 }
 
 template <class M, op Op, bool Fp8, int WavesPerRow, bool Reduce> void time_kernel(const shape_sets& s, cudaStream_t stream, const char* mapping) {
-  cudaLaunchAttribute attribute{};
-  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchAttribute attributes[2]{};
+  attributes[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attributes[0].val.programmaticStreamSerializationAllowed = 1;
+  attributes[1].id = cudaLaunchAttributeClusterDimension;
+  attributes[1].val.clusterDim.x = M::split, attributes[1].val.clusterDim.y = 1, attributes[1].val.clusterDim.z = 1;
   cudaLaunchConfig_t config{};
   const int rows = s.tokens * M::heads;
   config.gridDim = dim3(M::grid(rows), 1, 1);
   config.blockDim = dim3(M::threads, 1, 1);
   config.stream = stream;
-  config.attrs = &attribute;
-  config.numAttrs = 1;
+  config.attrs = attributes;
+  config.numAttrs = Op == op::add_rms && M::split > 1 ? 2 : 1;
   auto burst = [&] {
     for (int set = 0; set < s.sets; ++set) check(cudaLaunchKernelEx(&config, floor_kernel<M, Op, Fp8, WavesPerRow, Reduce>, s.args(set)), "launch");
   };
@@ -214,12 +230,13 @@ template <class M, op Op, bool Fp8, int WavesPerRow, bool Reduce> void time_kern
   print(s, mapping, Reduce ? "move_reduce" : "move", M::grid(rows), M::threads, us);
 }
 
-/// The floor of contracts::norm<sm90a, Op, *, Fp8, *, WavesPerRow, R, 0> at each token count.
-template <op Op, bool Fp8, int WavesPerRow, int R>
+/// The floor of contracts::norm<sm90a, Op, *, Fp8, *, WavesPerRow, R, 0, Split> at each token count.
+template <op Op, bool Fp8, int WavesPerRow, int R, int Split = 1>
 void measure(std::initializer_list<int> tokens_list, cudaStream_t stream, int l2, bool reduce) {
-  using M = mapping<Op, WavesPerRow, R>;
+  using M = mapping<Op, WavesPerRow, R, Split>;
   char mapping_name[64];
-  std::snprintf(mapping_name, sizeof mapping_name, "%d-%d-0", WavesPerRow, R);  // the instance name's last three fields
+  if (Split == 1) std::snprintf(mapping_name, sizeof mapping_name, "%d-%d-0", WavesPerRow, R);  // the instance name's last fields
+  else std::snprintf(mapping_name, sizeof mapping_name, "%d-%d-0-%d", WavesPerRow, R, Split);
   for (int tokens : tokens_list) {
     const shape_sets s(Op, Fp8, tokens, l2);
     time_kernel<M, Op, Fp8, WavesPerRow, false>(s, stream, mapping_name);
@@ -252,6 +269,12 @@ template <op Op, bool Fp8> void measure_operation(cudaStream_t stream, int l2) {
   } else {
     measure<Op, Fp8, 2, 1>({1, 16, 64, 512, 8192}, stream, l2, true);
     measure<Op, Fp8, 1, 4>({512, 8192}, stream, l2, false);
+    if constexpr (Op == op::add_rms && Fp8) {  // the decode candidates of catalog::norm_alternatives
+      measure<Op, Fp8, 2, 1, 2>({16, 64}, stream, l2, true);
+      measure<Op, Fp8, 2, 1, 4>({16, 64}, stream, l2, true);
+      measure<Op, Fp8, 2, 2>({64}, stream, l2, true);
+      measure<Op, Fp8, 2, 4>({64}, stream, l2, true);
+    }
   }
 }
 

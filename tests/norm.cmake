@@ -24,6 +24,10 @@ netra_add_compile_fail_test(negative_norm_whole_waves negative/norm_whole_waves.
   "netra::contracts::norm: field RowsPerWorkgroup must make whole waves")
 netra_add_compile_fail_test(negative_norm_max_tokens negative/norm_max_tokens.cpp
   "netra::contracts::norm: field MaxTokens must be in \\[1, 8192\\]")
+netra_add_compile_fail_test(negative_norm_split negative/norm_split.cpp
+  "netra::contracts::norm: field Split must be 1, or 2 or 4 for rms / add_rms with one row per workgroup")
+netra_add_compile_fail_test(negative_norm_split_clusters negative/norm_split_clusters.cpp
+  "netra::contracts::norm: field Split > 1 for add_rms needs workgroup clusters")
 
 netra_add_gpu_test(test_norm_gpu gpu/test_norm_gpu.cpp)
 

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "netra/contracts/norm/norm.hpp"
+#include "netra/kernels/norm/rms_norm.hpp"
+#include "netra/runtime/instance.hpp"
 #include "netra/runtime/tensor.hpp"
 
 using namespace netra;
@@ -76,6 +78,26 @@ TEST_CASE("norm mapping figures") {
   CHECK(gated_fp8::cols == 4096);
   CHECK(contracts::norm_decode<gfx950, 2, 0, 0>::workgroup_size == 64);
   CHECK(contracts::norm_decode<sm90a, 2, 0, 0>::workgroup_size == 32);
+}
+
+TEST_CASE("norm Split: a row over Split workgroups, a cluster for add_rms; Split 1 keeps the names") {
+  using split2 = contracts::norm<sm90a, 1, 0, 1, 64, 2, 1, 0, 2>;
+  using split4 = contracts::norm<sm90a, 0, 0, 1, 64, 2, 1, 0, 4>;
+  using K2 = kernels::norm_kernel<split2>;
+  using K4 = kernels::norm_kernel<split4>;
+  CHECK(instance_name<split2>() == "norm-sm90a-1-0-1-64-2-1-0-2");
+  CHECK(instance_name<contracts::norm<sm90a, 1, 0, 1, 64, 2, 1, 0, 1>>() == "norm-sm90a-1-0-1-64-2-1-0");
+  CHECK(K2::shape(64).grid[0] == 128);
+  CHECK(K2::row_of(5, 63) == 2);
+  CHECK(K2::cluster_size == 2);  // add_rms: r' only after every part has read r
+  CHECK(K4::cluster_size == 1);  // rms writes nothing it reads
+  // Thread j's chunks j + 64 k (k < 4): part s of Split 2 stores k = 2 s, 2 s + 1; of Split 4, k = s.
+  CHECK(K2::owns(0, 0));
+  CHECK(K2::owns(0, 1));
+  CHECK(K2::owns(1, 2));
+  CHECK(!K2::owns(1, 1));
+  CHECK(K4::owns(3, 3));
+  CHECK(!K4::owns(2, 3));
 }
 
 TEST_CASE("a valid call of each kind is admitted; out may be x itself when x is compact") {

@@ -49,9 +49,13 @@ template <class C> struct norm_model {
     constexpr u32 chunks = K::chunks;
     // A looping grid (Resident > 0): workgroup g's k-th iteration is the rows of workgroup
     // g + k * grid of the uncapped grid (step = grid * R), so the model walks the uncapped grid.
-    const u32 groups = ceil_div(rows, K::rows_per_workgroup);
+    // Split > 1: workgroup g is part g % Split of row g / Split and stores only what it owns.
+    const u32 groups = ceil_div(rows, K::rows_per_workgroup) * C::split;
     CHECK(s.grid[0] == (C::grid_cap > 0 && groups > C::grid_cap ? C::grid_cap : groups));
+    // add_rms r' writes wait for the workgroup's cluster (its Split parts) to have read r.
+    std::vector<std::pair<std::size_t, u16>> pending;
     for (u32 wg = 0; wg < groups; ++wg) {
+      const u32 piece = wg % C::split;
       const u32 T = s.workgroup_size;
       std::vector<std::array<std::array<u32, 4>, chunks>> v(T), w(T), z(T);
       std::vector<std::array<float, K::per_thread>> part(T);
@@ -86,15 +90,18 @@ template <class C> struct norm_model {
         for (u32 t = 0; t < T; ++t)
           if (K::row_of(wg, t) < rows)
             for (u32 i = 0; i < chunks; ++i) {
+              if (!K::owns(piece, i)) continue;
               const u32 row = K::row_of(wg, t), c = K::chunk_of(t, i);
-              std::uint16_t* r = b.residual.data() + K::row_offset(row, r_stride) + 8 * c;
+              const std::size_t at = static_cast<std::size_t>(K::row_offset(row, r_stride) + 8 * c);
               for (u32 e = 0; e < 4; ++e) {
-                r[2 * e] = static_cast<u16>(v[t][i][e]);
-                r[2 * e + 1] = static_cast<u16>(v[t][i][e] >> 16);
-                b.residual_writes[static_cast<std::size_t>(r - b.residual.data()) + 2 * e] += 1;
-                b.residual_writes[static_cast<std::size_t>(r - b.residual.data()) + 2 * e + 1] += 1;
+                pending.emplace_back(at + 2 * e, static_cast<u16>(v[t][i][e]));
+                pending.emplace_back(at + 2 * e + 1, static_cast<u16>(v[t][i][e] >> 16));
               }
             }
+      if ((wg + 1) % C::split == 0) {
+        for (const auto& [at, bits] : pending) b.residual[at] = bits, b.residual_writes[at] += 1;
+        pending.clear();
+      }
       auto partner = [&](u32 t, u32 mask) { return (t / W) * W + ((t % W) ^ mask); };
       for (u32 mask = 1; mask < C::half && mask < W; mask <<= 1) {
         auto next = part;
@@ -135,6 +142,7 @@ template <class C> struct norm_model {
         const u32 row = K::row_of(wg, t);
         if (row >= rows) continue;
         for (u32 i = 0; i < chunks; ++i) {
+          if (!K::owns(piece, i)) continue;
           const std::size_t at = static_cast<std::size_t>(row) * C::n + 8 * K::chunk_of(t, i);
           const e4m3_block_quantizer quant = e4m3_block_quantizer::of(mag[t][i]);
           for (u32 e = 0; e < 4; ++e)

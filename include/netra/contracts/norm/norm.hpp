@@ -51,8 +51,17 @@
 
 namespace netra::contracts {
 
+/// The instance's fields as named (Split 1, the default, leaves the name as it was before Split).
+template <u32 Kind, u32 Weight, u32 Fp8Out, u32 MaxTokens, u32 WavesPerRow, u32 RowsPerWorkgroup, u32 Resident, u32 Split> struct norm_args {
+  static constexpr i64 value[] = {Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident, Split};
+};
+template <u32 Kind, u32 Weight, u32 Fp8Out, u32 MaxTokens, u32 WavesPerRow, u32 RowsPerWorkgroup, u32 Resident>
+struct norm_args<Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident, 1> {
+  static constexpr i64 value[] = {Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident};
+};
+
 template <class Target, u32 Kind, u32 Weight, u32 Fp8Out, u32 MaxTokens, u32 WavesPerRow, u32 RowsPerWorkgroup, u32 Resident = 0,
-          u32 WaveSize = Target::wave_size>
+          u32 Split = 1, u32 WaveSize = Target::wave_size>
 struct norm {
   static_assert(is_built_target_v<Target> || is_audit_only_target_v<Target>,
                 "netra::contracts::norm: field Target is not supported; supported: netra::gfx950, netra::sm90a, netra::gfx942, "
@@ -106,13 +115,22 @@ struct norm {
   /// row before finishing one.
   static constexpr u32 resident = Resident;
   static constexpr u32 grid_cap = Resident * Target::compute_units;
+  static_assert(Split == 1 || ((Split == 2 || Split == 4) && Kind != 2 && RowsPerWorkgroup == 1 && Resident == 0),
+                "netra::contracts::norm: field Split must be 1, or 2 or 4 for rms / add_rms with one row per workgroup and "
+                "Resident 0");
+  /// Split > 1: a row's outputs over Split workgroups (grid rows x Split); each computes the
+  /// row's sum over all of its chunks (the same bits) and stores chunks q + S k of its part
+  /// (k in [part K / Split, (part + 1) K / Split), K = chunks per slice): r', y, the E4M3 groups.
+  static constexpr u32 split = Split;
+  static_assert(Split == 1 || Kind != 1 || Target::has_clusters,
+                "netra::contracts::norm: field Split > 1 for add_rms needs workgroup clusters (its parts order r' after r)");
   static constexpr u32 lds_bytes = WavesPerRow > 1 ? RowsPerWorkgroup * WavesPerRow * 4 : 0;
   /// Calls of at most this many tokens let their successor start at once (programmatic
   /// dependent launch), larger calls after their stores (dsl/sync.hpp successor_release).
   static constexpr u32 release_at_start_max_tokens = 64;
   static constexpr u64 workspace_bytes = 0;
 
-  static constexpr i64 template_args[] = {Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident};
+  static constexpr const auto& template_args = norm_args<Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident, Split>::value;
 
   /// Run-time admission: the first field that refuses, in this order.
   static decision admits(const norm_signature& s) {

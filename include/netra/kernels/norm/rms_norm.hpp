@@ -14,6 +14,9 @@
 // group by dsl/block_quant.hpp, one 8-byte store of E4M3; thread j % 16 == 0 stores the scale).
 // add_rms stores r' (16 bytes per chunk) over r. Rows past the last (last workgroup) compute on
 // the last row and store nothing, so every lane takes part in the shuffles and the barrier.
+// Split > 1 (R = 1): grid rows x Split, workgroup g is part g % Split of row g / Split; every part
+// loads and sums the whole row and stores only its chunks (owns), r' included; add_rms: the parts
+// are a cluster (arrive after the sum's reads, wait, then r'). gated: silu(z) before the sum.
 // gfx950 (wave64): one wave per row of 2048 (one slice per lane) or 4 heads per wave (gated); no
 // LDS. sm90a (warp32): two warps per row (one slice per lane; dispatched at every size), or one
 // warp per row (two slices per lane); 2 heads per warp (gated). Programmatic dependent launch
@@ -22,6 +25,7 @@
 #pragma once
 #include "netra/contracts/norm/norm.hpp"
 #include "netra/dsl/block_quant.hpp"
+#include "netra/dsl/cluster.hpp"
 #include "netra/dsl/convert.hpp"
 #include "netra/dsl/entry.hpp"
 #include "netra/dsl/ids.hpp"
@@ -49,7 +53,12 @@ template <class Contract> struct norm_kernel {
   static constexpr u32 chunks = per_thread * per_slice;           // chunks per thread
   static constexpr u32 rows_per_workgroup = Contract::rows_per_workgroup;
   static constexpr u32 waves_per_row = Contract::waves_per_row;
+  static constexpr u32 split = Contract::split;
   static constexpr norm_kind kind = Contract::kind;
+  /// add_rms with Split > 1: the parts of a row form a cluster, and no part stores r' before
+  /// every part has read r (cluster barrier after the sum's reads, r' stored last).
+  static constexpr bool split_residual = kind == norm_kind::add_rms && split > 1;
+  static constexpr u32 cluster_size = split_residual ? split : 1;
 
   struct params {
     const u16* x;       // BF16 [T, C], token stride x_stride
@@ -65,10 +74,13 @@ template <class Contract> struct norm_kernel {
 
   NETRA_HOST_DEVICE static constexpr launch_shape shape(u32 rows) {
     const u32 groups = ceil_div(rows, rows_per_workgroup);
-    return {{Contract::grid_cap > 0 && groups > Contract::grid_cap ? Contract::grid_cap : groups, 1, 1}, workgroup_size, 0};
+    return {{Contract::grid_cap > 0 && groups > Contract::grid_cap ? Contract::grid_cap : groups * split, 1, 1}, workgroup_size, 0};
   }
   /// Row of thread `thread` of workgroup `workgroup` (may be >= rows in the last workgroup).
-  NETRA_HOST_DEVICE static constexpr u32 row_of(u32 workgroup, u32 thread) { return workgroup * rows_per_workgroup + thread / threads_per_row; }
+  NETRA_HOST_DEVICE static constexpr u32 row_of(u32 workgroup, u32 thread) { return workgroup / split * rows_per_workgroup + thread / threads_per_row; }
+  /// True when the workgroup's part (workgroup % Split) stores the thread's chunk i: every part
+  /// loads and sums the whole row, part s stores k = i % K in [s K / Split, (s + 1) K / Split).
+  NETRA_HOST_DEVICE static constexpr bool owns(u32 part, u32 i) { return (i % per_slice) / (per_slice / split) == part; }
   /// Slice p of a thread.
   NETRA_HOST_DEVICE static constexpr u32 slice_of(u32 thread, u32 p) { return thread % threads_per_row + threads_per_row * p; }
   /// The thread's chunk i = p K + k: chunk q_p + S k of its row (values 8 chunk .. 8 chunk + 7).
@@ -125,11 +137,17 @@ NETRA_UNROLL
     }
   }
 
-  static NETRA_DEVICE void run(const params& p) {
+  static NETRA_DEVICE void run(const params& p) { run_part<0>(p, workgroup_id<target, 0>() % split); }
+  /// The body for part Part (the workgroup's part is uniform: one branch per workgroup).
+  template <u32 Part> static NETRA_DEVICE void run_part(const params& p, u32 part) {
+    if constexpr (Part + 1 < split) {
+      if (part != Part) return run_part<Part + 1>(p, part);
+    }
     const u32 thread = thread_id<target>();
-    u32x4 w[chunks];
+    u32x4 w[chunks] = {};
 NETRA_UNROLL
-    for (u32 i = 0; i < chunks; ++i) w[i] = load_16B<target>(p.weight + 8 * chunk_of(thread, i));
+    for (u32 i = 0; i < chunks; ++i)
+      if (owns(Part, i)) w[i] = load_16B<target>(p.weight + 8 * chunk_of(thread, i));
     constexpr bool always_at_start = Contract::max_tokens <= Contract::release_at_start_max_tokens;
     const successor_release<target> release(always_at_start || p.rows <= Contract::release_at_start_max_tokens * Contract::heads);
     wait_for_prerequisites<target>();  // the producers of x, r, z have completed (and our outputs' readers)
@@ -138,7 +156,7 @@ NETRA_UNROLL
     if constexpr (Contract::grid_cap == 0) {
       const u32 clamped = row < p.rows ? row : p.rows - 1;
       load_row(p, thread, clamped, in);
-      finish_row(p, thread, clamped, row < p.rows, in, w);
+      finish_row<Part>(p, thread, clamped, row < p.rows, in, w);
     } else {
       // Each wave loops while its first row is in range (uniform: every lane shuffles), rows
       // past the last computing on the last row and storing nothing.
@@ -151,7 +169,7 @@ NETRA_UNROLL
         const bool more = first + (k + 1) * step < p.rows;
         row_inputs ahead;
         if (prefetch && more) load_row(p, thread, next < p.rows ? next : p.rows - 1, ahead);
-        finish_row(p, thread, current < p.rows ? current : p.rows - 1, current < p.rows, in, w);
+        finish_row<Part>(p, thread, current < p.rows ? current : p.rows - 1, current < p.rows, in, w);
         if (prefetch) in = ahead;
         else if (more) load_row(p, thread, next < p.rows ? next : p.rows - 1, in);
       }
@@ -159,11 +177,19 @@ NETRA_UNROLL
     release.after_stores();
   }
 
-  /// Everything after the loads for one row: r' (stored), the sum, rs, y, the stores.
+  /// Everything after the loads for one row: r' (stored), the sum, rs, y, the stores of part Part.
+  template <u32 Part>
   static NETRA_DEVICE void finish_row(const params& p, u32 thread, u32 row, bool live, row_inputs& in, const u32x4 (&w)[chunks]) {
     u32x4 (&v)[chunks] = in.v;
+    float gate[kind == norm_kind::gated ? chunks : 1][8] = {};  // gated: silu(z), independent of the sum (issued before it)
+    constexpr u32 gated = kind == norm_kind::gated ? 1 : 0;
+    if constexpr (kind == norm_kind::gated) {
+NETRA_UNROLL
+      for (u32 i = 0; i < chunks; ++i)
+NETRA_UNROLL
+        for (u32 e = 0; e < 8; ++e) gate[i][e] = silu_f32(e % 2 ? hi_of(in.z[i][e / 2]) : lo_of(in.z[i][e / 2]));
+    }
     if constexpr (kind == norm_kind::add_rms) {
-      u16* r = p.residual + row_offset(row, p.residual_stride);
 NETRA_UNROLL
       for (u32 i = 0; i < chunks; ++i) {
         u32 sum_words[4];
@@ -171,8 +197,8 @@ NETRA_UNROLL
         for (u32 e = 0; e < 4; ++e)
           sum_words[e] = pack_bf16x2<target>(add_rn(lo_of(v[i][e]), lo_of(in.r[i][e])), add_rn(hi_of(v[i][e]), hi_of(in.r[i][e])));
         v[i] = u32x4{sum_words[0], sum_words[1], sum_words[2], sum_words[3]};
-        if (live) store_16B<target>(r + 8 * chunk_of(thread, i), v[i]);
       }
+      if constexpr (!split_residual) store_residual<Part>(p, thread, row, live, v);
     }
 
     float part[per_thread];
@@ -190,14 +216,17 @@ NETRA_UNROLL
       }
       part[s] = acc;
     }
+    if constexpr (split_residual) cluster_ops<target>::arrive();  // this part has read r (its values are summed above)
     const float sum = row_sum(part, thread);
     const float rs = rsqrt_f32(add_rn(mul_rn(sum, 1.0f / Contract::n), p.eps));
 
-    u32 y[chunks][4];
+    u32 y[chunks][4] = {};
 NETRA_UNROLL
     for (u32 i = 0; i < chunks; ++i) {
+      if (!owns(Part, i)) continue;
 NETRA_UNROLL
-      for (u32 e = 0; e < 4; ++e) y[i][e] = pack_bf16x2<target>(value(v[i][e], w[i][e], gate_word(in, i, e), rs, false), value(v[i][e], w[i][e], gate_word(in, i, e), rs, true));
+      for (u32 e = 0; e < 4; ++e)
+        y[i][e] = pack_bf16x2<target>(value(v[i][e], w[i][e], gate[gated * i][2 * e], rs, false), value(v[i][e], w[i][e], gate[gated * i][2 * e + 1], rs, true));
     }
 
     const i64 out_offset = static_cast<i64>(row) * Contract::n;
@@ -205,21 +234,24 @@ NETRA_UNROLL
       u16* out = static_cast<u16*>(p.out) + out_offset;
 NETRA_UNROLL
       for (u32 i = 0; i < chunks; ++i)
-        if (live) store_16B<target>(out + 8 * chunk_of(thread, i), u32x4{y[i][0], y[i][1], y[i][2], y[i][3]});
+        if (live && owns(Part, i)) store_16B<target>(out + 8 * chunk_of(thread, i), u32x4{y[i][0], y[i][1], y[i][2], y[i][3]});
     } else {
       u8* out = static_cast<u8*>(p.out) + out_offset;
-      u32 magnitude[chunks];
+      u32 magnitude[chunks] = {};
 NETRA_UNROLL
       for (u32 i = 0; i < chunks; ++i)
-        magnitude[i] = max_of(max_of(bf16x2_magnitude_max(y[i][0]), bf16x2_magnitude_max(y[i][1])),
+        if (owns(Part, i))
+          magnitude[i] = max_of(max_of(bf16x2_magnitude_max(y[i][0]), bf16x2_magnitude_max(y[i][1])),
                               max_of(bf16x2_magnitude_max(y[i][2]), bf16x2_magnitude_max(y[i][3])));
 NETRA_UNROLL
       for (u32 mask = 1; mask < 16; mask <<= 1) {
 NETRA_UNROLL
-        for (u32 i = 0; i < chunks; ++i) magnitude[i] = max_of(magnitude[i], xor_shuffle_u32<target>(magnitude[i], mask));
+        for (u32 i = 0; i < chunks; ++i)
+          if (owns(Part, i)) magnitude[i] = max_of(magnitude[i], xor_shuffle_u32<target>(magnitude[i], mask));
       }
 NETRA_UNROLL
       for (u32 i = 0; i < chunks; ++i) {
+        if (!owns(Part, i)) continue;
         const e4m3_block_quantizer quant = e4m3_block_quantizer::of(magnitude[i]);
         u32 q[4];
 NETRA_UNROLL
@@ -231,28 +263,36 @@ NETRA_UNROLL
         }
       }
     }
+    if constexpr (split_residual) {
+      cluster_ops<target>::wait();  // every part of the row has read r
+      store_residual<Part>(p, thread, row, live, v);
+    }
   }
 
-  static NETRA_DEVICE u32 gate_word(const row_inputs& in, u32 i, u32 e) {
-    if constexpr (kind == norm_kind::gated) return in.z[i][e];
-    else return 0;
+  /// r' of the part's chunks over r.
+  template <u32 Part> static NETRA_DEVICE void store_residual(const params& p, u32 thread, u32 row, bool live, const u32x4 (&v)[chunks]) {
+    u16* r = p.residual + row_offset(row, p.residual_stride);
+NETRA_UNROLL
+    for (u32 i = 0; i < chunks; ++i)
+      if (live && owns(Part, i)) store_16B<target>(r + 8 * chunk_of(thread, i), v[i]);
   }
 
-  /// y of the low (hi = false) or high BF16 of a word pair, in FP32 (the contract's order).
-  static NETRA_DEVICE float value(u32 vw, u32 ww, u32 zw, float rs, bool hi) {
+  /// y of the low (hi = false) or high BF16 of a word pair, in FP32 (the contract's order; g = silu(z)).
+  static NETRA_DEVICE float value(u32 vw, u32 ww, float g, float rs, bool hi) {
     const float x = hi ? hi_of(vw) : lo_of(vw);
     const float wt = hi ? hi_of(ww) : lo_of(ww);
     const float n = mul_rn(x, rs);
-    if constexpr (kind == norm_kind::gated) return mul_rn(mul_rn(n, wt), silu_f32(hi ? hi_of(zw) : lo_of(zw)));
+    if constexpr (kind == norm_kind::gated) return mul_rn(mul_rn(n, wt), g);
     else if constexpr (Contract::weight_form == norm_weight::zero_centred) return mul_rn(n, add_rn(1.0f, wt));
     else return mul_rn(n, wt);
   }
 };
 
 /// The kernels of a norm contract instance, in launch order.
-template <class Target, u32 Kind, u32 Weight, u32 Fp8Out, u32 MaxTokens, u32 WavesPerRow, u32 RowsPerWorkgroup, u32 Resident, u32 WaveSize>
-struct kernels_of<contracts::norm<Target, Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident, WaveSize>> {
-  using contract = contracts::norm<Target, Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident, WaveSize>;
+template <class Target, u32 Kind, u32 Weight, u32 Fp8Out, u32 MaxTokens, u32 WavesPerRow, u32 RowsPerWorkgroup, u32 Resident, u32 Split,
+          u32 WaveSize>
+struct kernels_of<contracts::norm<Target, Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident, Split, WaveSize>> {
+  using contract = contracts::norm<Target, Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident, Split, WaveSize>;
   using type = type_list<norm_kernel<contract>>;
 };
 
