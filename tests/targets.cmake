@@ -9,13 +9,16 @@ netra_add_host_test(test_targets_host
   dsl/test_fp8_format.cpp
   dsl/test_target_lane_maps.cpp
   dsl/test_target_pieces.cpp
+  dsl/test_target_attention_plan.cpp
   contracts/test_target_admission.cpp)
 target_compile_options(test_targets_host PRIVATE -O2)
 
 netra_add_compile_fail_test(negative_targets_gdn_recurrent_gfx1151 negative/targets_gdn_recurrent_gfx1151.cpp
   "netra::contracts::gdn_recurrent: field Target is not supported; supported: netra::gfx950, netra::sm90a")
 netra_add_compile_fail_test(negative_targets_attention_gfx1151 negative/targets_attention_gfx1151.cpp
-  "netra::contracts::attention_gqa8: field Target is not supported; supported: netra::gfx950, netra::sm90a")
+  "netra::contracts::attention_gqa8: field Target is not supported; supported: netra::gfx950, netra::sm90a, netra::gfx942")
+netra_add_compile_fail_test(negative_targets_attention_format_gfx942 negative/targets_attention_format_gfx942.cpp
+  "netra::contracts::attention_gqa8: field Format must be the FP8 format the target's conversion instruction reads")
 netra_add_compile_fail_test(negative_targets_down_input0_gfx942 negative/targets_down_input0_gfx942.cpp
   "netra::contracts::moe_expert_down: field Input must be 1 \\(gate_up's BF16, act_quant fused\\) with an E4M3FNUZ Format")
 netra_add_compile_fail_test(negative_targets_router_matrix_gfx942 negative/targets_router_matrix_gfx942.cpp
@@ -25,7 +28,7 @@ netra_add_compile_fail_test(negative_targets_router_matrix_gfx942 negative/targe
 if(NETRA_CLANG AND NETRA_LLVM_OBJDUMP)
   foreach(_t gfx942 gfx1151)
     if(_t STREQUAL "gfx942")
-      set(_expect "v_med3_f32;v_cvt_pk_fp8_f32;v_mfma_f32_16x16x32_fp8_fp8")
+      set(_expect "v_med3_f32;v_cvt_pk_fp8_f32;v_mfma_f32_16x16x32_fp8_fp8;v_mfma_f32_16x16x16_bf16;v_cvt_pk_f32_fp8")
       set(_forbid "v_wmma")
     else()
       set(_expect "v_wmma_f32_16x16x16_bf16;row_xmask:1;row_xmask:8;v_permlanex16_b32")

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include "netra/contracts/argmax.hpp"
+#include "netra/contracts/attention/gqa8_paged.hpp"
 #include "netra/contracts/gdn/conv.hpp"
 #include "netra/contracts/gdn/precompute.hpp"
 #include "netra/contracts/moe/act_quant.hpp"
@@ -31,6 +32,25 @@ moe_act_quant_signature act_quant_call(target_id t, dtype out_type) {
   s.in = strided_tensor(storage, dtype::bf16, gpu, {9, 1024});
   s.out = strided_tensor(storage + 32768, out_type, gpu, {9, 512});
   s.scales = strided_tensor(storage + 40960, dtype::f32, gpu, {9, 4});
+  return s;
+}
+
+/// A GQA8 decode call of 4 requests whose pools hold FP8 of type `pool`.
+attention_signature attention_call(target_id t, dtype pool) {
+  attention_signature s{};
+  s.target = t;
+  s.device = gpu;
+  s.phase = attention_phase::decode, s.tq = 1, s.page_size = 1, s.softmax_scale = 0.0625f;
+  s.q = strided_tensor(storage, dtype::bf16, gpu, {4, 16, 256});
+  s.out = strided_tensor(storage, dtype::bf16, gpu, {4, 16, 256});
+  s.k_buffer = strided_tensor(storage, pool, gpu, {64, 2, 256});
+  s.v_buffer = strided_tensor(storage, pool, gpu, {64, 2, 256});
+  s.qo_indptr = strided_tensor(storage + 64, dtype::i64, gpu, {5});
+  s.kv_indptr = strided_tensor(storage + 64, dtype::i32, gpu, {5});
+  s.kv_indices = strided_tensor(storage + 64, dtype::i64, gpu, {100});
+  s.k_scale = strided_tensor(storage + 64, dtype::f32, gpu, {});
+  s.v_scale = strided_tensor(storage + 64, dtype::f32, gpu, {1});
+  s.slices = 1;
   return s;
 }
 }  // namespace
@@ -141,4 +161,29 @@ TEST_CASE("DLPack's FP8 codes: 10 is E4M3FN, 11 E4M3FNUZ, and they stay apart") 
   CHECK_FALSE(dtype_accepts(dtype::e4m3fnuz, dtype::e4m3));
   CHECK(dtype_accepts(dtype::e4m3fnuz, dtype::u8));
   CHECK(std::string(dtype_name(dtype::e4m3fnuz)) == "float8_e4m3fnuz");
+}
+
+TEST_CASE("GQA8 decode on gfx942 reads E4M3FNUZ pools (its Format) and refuses E4M3FN ones at k_buffer / v_buffer; gfx950 the reverse") {
+  using g942 = contracts::attention_gqa8<gfx942, 0, 1, 1, 2, 0, 64, 512>;
+  using g950 = contracts::attention_gqa8_decode<gfx950>;
+  CHECK(same_v<g942::kv_format, fp8::e4m3fnuz>);
+  CHECK(same_v<g950::kv_format, fp8::e4m3fn>);
+  CHECK(g942::workgroup_size == 2 * 64);
+  CHECK(g942::lds_bytes <= gfx942::lds_bytes_per_workgroup);
+  CHECK(instance_name<g942>() == "attention-gqa8-gfx942-0-1-1-2-0-64-512");  // Format is the target's default: not in the name
+  CHECK(g942::admits(attention_call(target_id::gfx942, dtype::e4m3fnuz)).admitted());
+  CHECK(g942::admits(attention_call(target_id::gfx942, dtype::u8)).admitted());  // uint8 holding the contract's format
+  const decision ocp = g942::admits(attention_call(target_id::gfx942, dtype::e4m3));
+  REQUIRE_FALSE(ocp.admitted());
+  CHECK(std::string(ocp.field) == "k_buffer");
+  attention_signature mixed = attention_call(target_id::gfx942, dtype::e4m3fnuz);
+  mixed.v_buffer = strided_tensor(storage, dtype::e4m3, gpu, {64, 2, 256});
+  const decision v = g942::admits(mixed);
+  REQUIRE_FALSE(v.admitted());
+  CHECK(std::string(v.field) == "v_buffer");
+  CHECK(g950::admits(attention_call(target_id::gfx950, dtype::e4m3)).admitted());
+  const decision fnuz = g950::admits(attention_call(target_id::gfx950, dtype::e4m3fnuz));
+  REQUIRE_FALSE(fnuz.admitted());
+  CHECK(std::string(fnuz.field) == "k_buffer");
+  CHECK_FALSE(g942::admits(attention_call(target_id::gfx950, dtype::e4m3fnuz)).admitted());  // the target field
 }

@@ -181,10 +181,13 @@ TEST_CASE("gfx950 plan (v_mfma_f32_16x16x32_bf16): ownership, S = Q K^T and O = 
         models::wave_ab_bf16 a{}, bb{};
         for (unsigned lane = 0; lane < 64; ++lane) {
           const auto q = q_regs<plan>(b, lane);
-          const u32x4 chunk = chunk_of(b.k, plan::k_read(lane, 4 * mt + step / 2));
+          const unsigned c = step / plan::qk_steps;
+          const u32x4 chunk = chunk_of(b.k, plan::k_read(lane, plan::qk_chunks * mt + c));
+          wide_chunk k4;
+          for (unsigned w = 0; w < 4; ++w) k4.w[w] = e4m3x4_to_bf16x4_reference(chunk[static_cast<int>(w)]);
           u32 av[4], bv[4];
-          plan::qk_a(av, e4m3x4_to_bf16x4_reference(plan::k_word(chunk, step, 0)), e4m3x4_to_bf16x4_reference(plan::k_word(chunk, step, 1)));
-          plan::qk_b(bv, u32x4{q[4 * step], q[4 * step + 1], q[4 * step + 2], q[4 * step + 3]});
+          plan::qk_step(av, bv, u32x4{q[8 * c], q[8 * c + 1], q[8 * c + 2], q[8 * c + 3]}, u32x4{q[8 * c + 4], q[8 * c + 5], q[8 * c + 6], q[8 * c + 7]}, k4,
+                        step);
           for (unsigned w = 0; w < 4; ++w) a[lane][w] = av[w], bb[lane][w] = bv[w];
         }
         acc = models::mfma_f32_16x16x32_bf16(a, bb, acc);

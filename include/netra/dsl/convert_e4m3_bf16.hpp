@@ -40,7 +40,7 @@ template <> struct e4m3_widen_ops<sm90a> {
   }
 };
 #endif
-#if defined(NETRA_COMPILER_HIP) && (!defined(NETRA_DEVICE_PASS) || __has_builtin(__builtin_amdgcn_cvt_pk_f32_fp8))
+#if defined(NETRA_COMPILER_HIP) && (!defined(NETRA_DEVICE_PASS) || __has_builtin(__builtin_amdgcn_permlane16_swap))  // gfx950 only (target_ops<gfx950>)
 template <> struct e4m3_widen_ops<gfx950> {
   static NETRA_DEVICE bf16x4 run(u32 word) {
     float v0, v1, v2, v3;

@@ -78,9 +78,19 @@ struct attention_signature {
 
 namespace contracts {
 
-template <class Target, u32 Phase, u32 Tq, u32 PageSize, u32 BlockWarps, u32 Stages, u32 MaxBatch, u32 SplitCapacity>
+// Field Format (gfx942, issue 31): the FP8 format of k_buffer / v_buffer, the one the target's
+// conversion instruction reads (native_fp8_t: E4M3FN on gfx950 / sm90a, E4M3FNUZ on gfx942, where
+// the same byte is half the value); a pool in the other format is refused (dtype). gfx942 is
+// built and audited only (docs/target-notes.md §11).
+template <class Target, u32 Phase, u32 Tq, u32 PageSize, u32 BlockWarps, u32 Stages, u32 MaxBatch, u32 SplitCapacity,
+          class Format = native_fp8_t<Target>>
 struct attention_gqa8 {
-  static_assert(is_built_target_v<Target>, "netra::contracts::attention_gqa8: field Target is not supported; supported: netra::gfx950, netra::sm90a");
+  static_assert(is_built_target_v<Target> || same_v<Target, gfx942>,
+                "netra::contracts::attention_gqa8: field Target is not supported; supported: netra::gfx950, netra::sm90a, netra::gfx942 "
+                "(built and audited only)");
+  static_assert(same_v<Format, native_fp8_t<Target>>,
+                "netra::contracts::attention_gqa8: field Format must be the FP8 format the target's conversion instruction reads "
+                "(gfx950, sm90a: netra::fp8::e4m3fn; gfx942: netra::fp8::e4m3fnuz)");
   static_assert(Phase == static_cast<u32>(attention_phase::decode) || Phase == static_cast<u32>(attention_phase::verify),
                 "netra::contracts::attention_gqa8: field Phase must be decode (0) or verify (2)");
   static_assert(Phase != static_cast<u32>(attention_phase::decode) || Tq == 1, "netra::contracts::attention_gqa8: field Tq must be 1 in decode");
@@ -94,6 +104,7 @@ struct attention_gqa8 {
   static_assert(SplitCapacity >= 1 && SplitCapacity <= 1024, "netra::contracts::attention_gqa8: field SplitCapacity must be in [1, 1024]");
 
   using target = Target;
+  using kv_format = Format;
   static constexpr const char* family = "attention_gqa8";
   static constexpr const char* template_name = "netra::contracts::attention_gqa8";
   static constexpr attention_phase phase = static_cast<attention_phase>(Phase);
@@ -167,7 +178,7 @@ struct attention_gqa8 {
                                           s.device);
         !d.admitted())
       return d;
-    if (const decision d = require_paged_cache<PageSize>(s, batch, kv_heads, head_dim, "[slots, 2, 256]", "[slots of k_buffer, 2, 256]");
+    if (const decision d = require_paged_cache<PageSize, Format>(s, batch, kv_heads, head_dim, "[slots, 2, 256]", "[slots of k_buffer, 2, 256]");
         !d.admitted())
       return d;
     if (s.slices < 1 || (s.slices > 1 && batch * s.slices > SplitCapacity)) return refuse("slices", "1, or batch * slices <= SplitCapacity", s.slices);
@@ -189,6 +200,20 @@ struct attention_gqa8 {
       b.max_lds_bytes = lds_bytes;
       b.max_scratch_bytes = Tq == 1 ? 0 : 384;
       b.max_spills = Tq == 1 ? 0 : 128;
+      b.max_code_bytes = 65536;
+      return b;
+    } else if constexpr (same_v<Target, gfx942>) {
+      // Decode with Stages = 0 only (the LDS ring of the gfx950 mapping exceeds 64 KiB): K/V in
+      // registers, v_mfma_f32_16x16x16_bf16 (twice gfx950's instructions per product); 184 VGPRs,
+      // no AGPRs, spills or scratch when the budget was set.
+      static_assert(Stages == 0, "netra::contracts::attention_gqa8: gfx942 has a budget for Stages = 0 (decode) only");
+      resource_budget b;
+      b.max_vgprs = 224;
+      b.max_agprs = 32;
+      b.max_sgprs = 102;
+      b.max_lds_bytes = lds_bytes;
+      b.max_scratch_bytes = 0;
+      b.max_spills = 0;
       b.max_code_bytes = 65536;
       return b;
     } else if constexpr (same_v<Target, sm90a>) {

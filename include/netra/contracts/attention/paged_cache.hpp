@@ -6,18 +6,18 @@
 
 namespace netra {
 
-/// The pools [slots, kv_heads, head_dim] E4M3 (k_buffer a positive multiple of PageSize slots, at
-/// most 2^40; v_buffer as many), kv_indptr int32 [batch + 1], kv_indices int64 (at most 2^31
+/// The pools [slots, kv_heads, head_dim] FP8 in `Format` (dtype::e4m3 / e4m3fnuz, or uint8;
+/// k_buffer a positive multiple of PageSize slots, at most 2^40; v_buffer as many), kv_indptr int32 [batch + 1], kv_indices int64 (at most 2^31
 /// entries), kv_last_page_len int32 [batch] (page size 16 only), k_scale / v_scale float32 [] or
 /// [1]; admit() or the first refusal in that order. k_text / v_text name the pools' shapes.
-template <u32 PageSize, class Signature>
+template <u32 PageSize, class Format = fp8::e4m3fn, class Signature>
 decision require_paged_cache(const Signature& s, i64 batch, i64 kv_heads, i64 head_dim, const char* k_text, const char* v_text) {
-  if (const decision d = require_tensor(s.k_buffer, {"k_buffer", dtype::e4m3, 3, {-1, kv_heads, head_dim}, k_text, layout::compact, 16}, s.device);
+  if (const decision d = require_tensor(s.k_buffer, {"k_buffer", fp8_dtype_v<Format>, 3, {-1, kv_heads, head_dim}, k_text, layout::compact, 16}, s.device);
       !d.admitted())
     return d;
   if (s.slots() < PageSize || s.slots() % PageSize != 0 || s.slots() > (i64{1} << 40))
     return refuse("k_buffer", "a positive multiple of PageSize slots", s.slots());
-  if (const decision d = require_tensor(s.v_buffer, {"v_buffer", dtype::e4m3, 3, {s.slots(), kv_heads, head_dim}, v_text, layout::compact, 16}, s.device);
+  if (const decision d = require_tensor(s.v_buffer, {"v_buffer", fp8_dtype_v<Format>, 3, {s.slots(), kv_heads, head_dim}, v_text, layout::compact, 16}, s.device);
       !d.admitted())
     return d;
   if (const decision d = require_tensor(s.kv_indptr, {"kv_indptr", dtype::i32, 1, {batch + 1}, "[batch + 1]", layout::compact, 4}, s.device);

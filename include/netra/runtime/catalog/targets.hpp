@@ -2,12 +2,14 @@
 // gfx1151 (RDNA 3.5, wave32): the contracts that need no matrix units, each with its default
 // mapping — argmax, act_quant (decode, batch), the shared-expert gate, the norms (every kind, weight form and output of
 // norm.hpp's catalog), the GDN causal conv and precompute — and the MoE router: its exact tactic
-// on both, its matrix tactic on gfx1151 (WMMA) — and the decode gate_up and down on gfx942 (MFMA, FNUZ). Built and audited only (no such GPU here:
+// on both, its matrix tactic on gfx1151 (WMMA) — and the decode gate_up and down on gfx942 (MFMA, FNUZ) — and the GQA8
+// decode on gfx942 (BF16 MFMA over an E4M3FNUZ cache). Built and audited only (no such GPU here:
 // docs/target-notes.md, gfx942 / gfx1151).
 #pragma once
 #include <boost/hana.hpp>
 
 #include "netra/contracts/argmax.hpp"
+#include "netra/contracts/attention/gqa8_paged.hpp"
 #include "netra/contracts/gdn/conv.hpp"
 #include "netra/contracts/gdn/precompute.hpp"
 #include "netra/contracts/moe/act_quant.hpp"
@@ -31,9 +33,13 @@ template <class T> constexpr auto exact_router_contracts = boost::hana::tuple_t<
 /// fused-act_quant down on gfx942's MFMA with E4M3FNUZ weights.
 constexpr auto wmma_contracts = boost::hana::tuple_t<contracts::moe_router_matrix<gfx1151>, contracts::moe_router_matrix_shared_gate<gfx1151>>;
 constexpr auto mfma_fnuz_contracts = boost::hana::tuple_t<contracts::moe_expert_gate_up_decode<gfx942>, contracts::moe_expert_down_fused_decode<gfx942>>;
+/// GQA8 decode on gfx942: v_mfma_f32_16x16x16_bf16 over an E4M3FNUZ KV cache; K/V straight into
+/// registers (Stages 0, as sm90a's served decode: gfx950's LDS ring needs 64 KiB, gfx942's whole LDS).
+constexpr auto mfma_attention_contracts = boost::hana::tuple_t<contracts::attention_gqa8<gfx942, 0, 1, 1, 2, 0, 64, 512>>;
 }  // namespace targets_detail
 
 inline constexpr auto audit_only_targets = boost::hana::flatten(boost::hana::make_tuple(
     targets_detail::vector_contracts<gfx942>, targets_detail::vector_contracts<gfx1151>, targets_detail::exact_router_contracts<gfx942>,
-    targets_detail::exact_router_contracts<gfx1151>, targets_detail::wmma_contracts, targets_detail::mfma_fnuz_contracts));
+    targets_detail::exact_router_contracts<gfx1151>, targets_detail::wmma_contracts, targets_detail::mfma_fnuz_contracts,
+    targets_detail::mfma_attention_contracts));
 }  // namespace netra::catalog
