@@ -74,6 +74,12 @@ template <class T> std::vector<T> download_prefix(const gpu_array<T>& a, std::si
   return v;
 }
 
+/// The whole device array into `host` (sized once, reused: no allocation or page faults per step).
+template <class T> void download_into(const gpu_array<T>& a, std::vector<T>& host) {
+  host.resize(a.count);
+  drv().check(drv().cuMemcpyDtoH(host.data(), reinterpret_cast<CUdeviceptr>(a.data()), a.count * sizeof(T)), "cuMemcpyDtoH");
+}
+
 template <class T> std::size_t mismatches(const std::vector<T>& a, const std::vector<T>& b, std::size_t n) {
   std::size_t bad = 0;
   for (std::size_t i = 0; i < n; ++i) bad += std::memcmp(&a[i], &b[i], sizeof(T)) != 0;

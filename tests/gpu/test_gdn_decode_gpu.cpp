@@ -41,8 +41,8 @@ template <u32 Storage, u32 Layout> struct decode_step {
   gpu_array<float> q{max_batch * H * K}, k{max_batch * H * K}, decay{max_batch * HV}, beta{max_batch * HV}, a_log{HV}, dt_bias{HV};
   gpu_array<elem> pool{capacity * ref::state_slot};
   gpu_array<std::int32_t> slot{max_batch};
-  std::vector<elem> pool_host;
-  std::vector<std::uint16_t> conv_host, x_host, ab_host;
+  std::vector<elem> pool_host, new_pool;
+  std::vector<std::uint16_t> conv_host, new_conv, x_host, ab_host;
   std::vector<std::int32_t> slot_host;
   long checked_heads = 0, steps = 0;
 
@@ -96,8 +96,8 @@ template <u32 Storage, u32 Layout> struct decode_step {
 
   /// Checks the step just run against the host, then takes the pools as the next step's old state.
   void check(std::size_t B, bool all_heads, const std::string& what) {
-    auto new_pool = pool.download();
-    auto new_conv = conv_pool.download();
+    download_into(pool, new_pool);  // reused buffers: no allocation per step
+    download_into(conv_pool, new_conv);
     const auto yv = download_prefix(y, B * D), outv = download_prefix(out, B * HV * V);
     const auto qv = download_prefix(q, B * H * K), kv = download_prefix(k, B * H * K), dv = download_prefix(decay, B * HV), bv = download_prefix(beta, B * HV);
     std::size_t y_bad = 0, pre_bad = 0, conv_bad = 0, untouched_bad = 0;
@@ -158,8 +158,8 @@ template <u32 Storage, u32 Layout> struct decode_step {
     CHECK(untouched_bad == 0);
     checked_heads += static_cast<long>(heads.size());
     ++steps;
-    pool_host = std::move(new_pool);
-    conv_host = std::move(new_conv);
+    pool_host.swap(new_pool);
+    conv_host.swap(new_conv);
   }
 };
 

@@ -5,7 +5,7 @@
 // sentinel included) and rows that accepted nothing are unchanged byte for byte. Every batch
 // 1..128 eagerly, for FP32 and BF16 storage; then one captured graph per batch replayed with
 // inputs, slots and lengths changing before every replay (100 times at B = 128, FP32 state); the
-// same for the whole-head schedule (the shipped conv and K0 mappings).
+// same for the whole-head schedule (the shipped conv and K0 mappings) and its L2-prefetch forms.
 #include <doctest/doctest.h>
 
 #include <numeric>
@@ -24,16 +24,19 @@ constexpr std::size_t max_rows = max_batch * T, pool_rows = 2400;
 
 /// A schedule: the mappings of the conv update (Staging, Threads, TokenGroups) and of the K0 and
 /// replay cores (ValueBlock, Staging, Waves, ColumnsPerLane).
-template <u32 ConvStaging, u32 ConvThreads, u32 ConvGroups, u32 Vb, u32 Staging, u32 Waves, u32 Columns> struct schedule {
-  using conv = contracts::gdn_conv<sm90a, 64, T, gdn::conv_layout::channel_major, gdn::conv_writes::windows, ConvStaging, ConvThreads, ConvGroups>;
+template <u32 ConvStaging, u32 ConvThreads, u32 ConvGroups, u32 Vb, u32 Staging, u32 Waves, u32 Columns, u32 Prefetch = 0> struct schedule {
+  using conv = contracts::gdn_conv<sm90a, 64, T, gdn::conv_layout::channel_major, gdn::conv_writes::windows, ConvStaging, ConvThreads, ConvGroups, Prefetch>;
   template <u32 Storage> using k0 = contracts::gdn_k0<sm90a, Storage, Vb, Staging, Waves, Columns>;
-  template <u32 Storage> using replay = contracts::gdn_replay<sm90a, Storage, Vb, Staging, Waves, Columns>;
+  template <u32 Storage> using replay = contracts::gdn_replay<sm90a, Storage, Vb, Staging, Waves, Columns, Prefetch>;
 };
 using per_token_schedule = schedule<0, 256, 1, 8, 0, 1, 1>;
 using staged_schedule = schedule<0, 256, 1, 8, 1, 4, 1>;
 /// The shipped conv (6 preloaded tokens a thread) and K0 (whole-head workgroups, 8 warps, 2 columns
 /// per lane), with the replay on the same whole-head map.
 using head_schedule = schedule<1, 256, 2, 16, 1, 8, 2>;
+/// The same with the L2 prefetch of the workgroup 264 (or 528) later in launch order (conv and replay).
+using prefetch_schedule = schedule<1, 256, 2, 16, 1, 8, 2, 264>;
+using prefetch2_schedule = schedule<1, 256, 2, 16, 1, 8, 2, 528>;
 
 template <u32 Storage, class Schedule = per_token_schedule> struct protocol {
   using elem = conditional_t<Storage == gdn::state_storage::fp32, float, std::uint16_t>;
@@ -50,8 +53,8 @@ template <u32 Storage, class Schedule = per_token_schedule> struct protocol {
   gpu_array<float> q{max_rows * H * K}, k{max_rows * H * K}, decay{max_rows * HV}, beta{max_rows * HV}, a_log{HV}, dt_bias{HV};
   gpu_array<elem> pool{capacity * ref::state_slot};
   gpu_array<std::int32_t> slot{max_batch}, accepted{max_batch};
-  std::vector<elem> pool_host;
-  std::vector<std::uint16_t> conv_host, x_host;
+  std::vector<elem> pool_host, new_pool;
+  std::vector<std::uint16_t> conv_host, new_conv, x_host;
   std::vector<std::int32_t> slot_host, acc_host;
   long checked_heads = 0, steps = 0;
 
@@ -130,8 +133,8 @@ template <u32 Storage, class Schedule = per_token_schedule> struct protocol {
   /// random head of each other request.
   void check(std::size_t B, bool all_heads, const std::string& what) {
     const std::size_t rows = B * T;
-    const auto new_pool = pool.download();
-    const auto new_conv = conv_pool.download();
+    download_into(pool, new_pool);
+    download_into(conv_pool, new_conv);
     auto dl = [](const auto& a, std::size_t n) { return download_prefix(a, n); };
     const auto yv = dl(y, rows * D), outv = dl(out, rows * HV * V);
     const auto qv = dl(q, rows * H * K), kv = dl(k, rows * H * K), dv = dl(decay, rows * HV), bv = dl(beta, rows * HV);
@@ -163,9 +166,7 @@ template <u32 Storage, class Schedule = per_token_schedule> struct protocol {
       std::vector<elem> expect(V * K);
       if (n == 0) std::copy_n(pool_host.data() + (s * HV + hv) * V * K, V * K, expect.data());  // nothing committed: byte for byte
       else ref::narrow(committed, Storage, expect.data());
-      bad[i] += mismatches(std::vector<elem>(new_pool.begin() + static_cast<std::ptrdiff_t>((s * HV + hv) * V * K),
-                                             new_pool.begin() + static_cast<std::ptrdiff_t>((s * HV + hv + 1) * V * K)),
-                           expect, V * K);
+      bad[i] += std::memcmp(new_pool.data() + (s * HV + hv) * V * K, expect.data(), V * K * sizeof(elem)) != 0;
     });
     std::size_t total = 0;
     for (auto v : bad) total += v;
@@ -194,8 +195,8 @@ template <u32 Storage, class Schedule = per_token_schedule> struct protocol {
     CHECK(conv_bad == 0);
     checked_heads += static_cast<long>(heads.size());
     ++steps;
-    pool_host = new_pool;
-    conv_host = new_conv;
+    pool_host.swap(new_pool);  // the next step's old state (no copy)
+    conv_host.swap(new_conv);
   }
 };
 
@@ -216,18 +217,24 @@ template <u32 Storage, class Schedule = per_token_schedule> void graph_buckets(s
 }
 }  // namespace
 
-TEST_CASE("protocol smoke: B 1, 3 and 70, FP32 and BF16 storage, per-token, staged and whole-head schedules") {
+TEST_CASE("protocol smoke: B 1, 3 and 70, FP32 and BF16 storage, every schedule") {
   protocol<gdn::state_storage::fp32> f;
   protocol<gdn::state_storage::bf16> b;
   protocol<gdn::state_storage::bf16, staged_schedule> s;
   protocol<gdn::state_storage::fp32, head_schedule> hf;
   protocol<gdn::state_storage::bf16, head_schedule> hb;
+  protocol<gdn::state_storage::fp32, prefetch_schedule> pf;
+  protocol<gdn::state_storage::bf16, prefetch_schedule> pb;
+  protocol<gdn::state_storage::bf16, prefetch2_schedule> p2;
   for (const std::size_t B : {std::size_t{1}, std::size_t{3}, std::size_t{70}}) {
     f.prepare(B), f.launch(B, nullptr), f.check(B, B < 4, "smoke fp32");
     b.prepare(B), b.launch(B, nullptr), b.check(B, B < 4, "smoke bf16");
     s.prepare(B), s.launch(B, nullptr), s.check(B, B < 4, "smoke bf16 staged");
     hf.prepare(B), hf.launch(B, nullptr), hf.check(B, B < 4, "smoke fp32 whole-head");
     hb.prepare(B), hb.launch(B, nullptr), hb.check(B, B < 4, "smoke bf16 whole-head");
+    pf.prepare(B), pf.launch(B, nullptr), pf.check(B, B < 4, "smoke fp32 whole-head, prefetch 264");
+    pb.prepare(B), pb.launch(B, nullptr), pb.check(B, B < 4, "smoke bf16 whole-head, prefetch 264");
+    p2.prepare(B), p2.launch(B, nullptr), p2.check(B, B < 4, "smoke bf16 whole-head, prefetch 528");
   }
 }
 
@@ -242,7 +249,13 @@ TEST_CASE("protocol, whole-head schedule: every B in 1..128 eagerly (FP32 and BF
   eager_every_batch<gdn::state_storage::fp32, head_schedule>();
   eager_every_batch<gdn::state_storage::bf16, head_schedule>();
 }
-TEST_CASE("protocol, whole-head schedule: one captured graph replayed 100 times at B = 128 (BF16 state; 5 times at B = 1, 37, 64, FP32)") {
-  graph_buckets<gdn::state_storage::bf16, head_schedule>({128}, 100);
-  graph_buckets<gdn::state_storage::fp32, head_schedule>({1, 37, 64}, 5);
+TEST_CASE("protocol, whole-head prefetch schedule: every B in 1..128 eagerly (BF16 and FP32 state)") {
+  eager_every_batch<gdn::state_storage::bf16, prefetch_schedule>();
+  eager_every_batch<gdn::state_storage::fp32, prefetch_schedule>();
 }
+TEST_CASE("protocol, whole-head prefetch schedules: one captured graph replayed 100 times at B = 128 (BF16 state; 5 times at B = 1, 37, 64, FP32; prefetch 528 BF16)") {
+  graph_buckets<gdn::state_storage::bf16, prefetch_schedule>({128}, 100);
+  graph_buckets<gdn::state_storage::fp32, prefetch_schedule>({1, 37, 64}, 5);
+  graph_buckets<gdn::state_storage::bf16, prefetch2_schedule>({1, 64, 128}, 5);
+}
+TEST_CASE("protocol, whole-head prefetch 528 schedule: every B in 1..128 eagerly (BF16 state)") { eager_every_batch<gdn::state_storage::bf16, prefetch2_schedule>(); }

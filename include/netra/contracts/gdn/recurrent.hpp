@@ -18,7 +18,12 @@
 // columns of one (request, v head); ColumnsPerLane (C): each lane owns C adjacent columns (every
 // k and q value it loads serves C columns); L = wave C / Vb lanes share a column (1, 2 or 4);
 // Staging (gdn::token_staging): token inputs loaded per token, or the block staged in LDS first;
-// WavesPerWorkgroup (staged only): value blocks sharing one staged block. Comparison: bitwise.
+// WavesPerWorkgroup (staged only): value blocks sharing one staged block; PrefetchAhead (P, 0 or
+// a workgroup count, about the resident workgroups of the GPU): workgroup n of the launch order
+// asks for the L2 prefetch of the state block and token inputs of workgroup n + P (a hint: no
+// result depends on it; no-op on targets without an L2 prefetch); FusedDots (outputs only): the
+// q dot of token t computed in the same pass over the state as the decay and k dot of token t + 1
+// (one chain's latency per token instead of two). Comparison: bitwise.
 #pragma once
 #include "netra/contracts/gdn/admission.hpp"
 
@@ -52,10 +57,28 @@ template <u32 Commit, u32 MaxBatch, u32 Tokens, u32 StateStorage, u32 ValueBlock
 struct gdn_recurrent_args<Commit, MaxBatch, Tokens, StateStorage, ValueBlock, Staging, Waves, 1> {
   static constexpr i64 value[] = {Commit, MaxBatch, Tokens, StateStorage, ValueBlock, Staging, Waves};
 };
+/// With a prefetch distance every mapping field appears.
+template <u32 Commit, u32 MaxBatch, u32 Tokens, u32 StateStorage, u32 ValueBlock, u32 Staging, u32 Waves, u32 Columns, u32 Prefetch>
+struct gdn_recurrent_prefetch_args {
+  static constexpr i64 value[] = {Commit, MaxBatch, Tokens, StateStorage, ValueBlock, Staging, Waves, Columns, Prefetch};
+};
+template <u32 Commit, u32 MaxBatch, u32 Tokens, u32 StateStorage, u32 ValueBlock, u32 Staging, u32 Waves, u32 Columns>
+struct gdn_recurrent_prefetch_args<Commit, MaxBatch, Tokens, StateStorage, ValueBlock, Staging, Waves, Columns, 0> {
+  static constexpr const auto& value = gdn_recurrent_args<Commit, MaxBatch, Tokens, StateStorage, ValueBlock, Staging, Waves, Columns>::value;
+};
+template <u32 Commit, u32 MaxBatch, u32 Tokens, u32 StateStorage, u32 ValueBlock, u32 Staging, u32 Waves, u32 Columns, u32 Prefetch, u32 Fused>
+struct gdn_recurrent_all_args {
+  static constexpr i64 value[] = {Commit, MaxBatch, Tokens, StateStorage, ValueBlock, Staging, Waves, Columns, Prefetch, Fused};
+};
+template <u32 Commit, u32 MaxBatch, u32 Tokens, u32 StateStorage, u32 ValueBlock, u32 Staging, u32 Waves, u32 Columns, u32 Prefetch>
+struct gdn_recurrent_all_args<Commit, MaxBatch, Tokens, StateStorage, ValueBlock, Staging, Waves, Columns, Prefetch, 0> {
+  static constexpr const auto& value = gdn_recurrent_prefetch_args<Commit, MaxBatch, Tokens, StateStorage, ValueBlock, Staging, Waves, Columns, Prefetch>::value;
+};
 
 
 template <class Target, u32 Commit, u32 MaxBatch, u32 Tokens, u32 StateStorage, u32 ValueBlock = gdn_default_value_block<Target>,
-          u32 Staging = gdn::token_staging::per_token, u32 WavesPerWorkgroup = 1, u32 ColumnsPerLane = 1, u32 WaveSize = Target::wave_size>
+          u32 Staging = gdn::token_staging::per_token, u32 WavesPerWorkgroup = 1, u32 ColumnsPerLane = 1, u32 PrefetchAhead = 0,
+          u32 FusedDots = 0, u32 WaveSize = Target::wave_size>
 struct gdn_recurrent {
   static_assert(is_built_target_v<Target>,
                 "netra::contracts::gdn_recurrent: field Target is not supported; supported: netra::gfx950, netra::sm90a");
@@ -75,6 +98,9 @@ struct gdn_recurrent {
                 "netra::contracts::gdn_recurrent: field Staging must be 0 (per_token) or 1 (block)");
   static_assert(WavesPerWorkgroup >= 1 && WavesPerWorkgroup <= 8 && (gdn::value_dim / ValueBlock) % WavesPerWorkgroup == 0,
                 "netra::contracts::gdn_recurrent: field WavesPerWorkgroup must be in [1, 8] and divide the value blocks of a head");
+  static_assert(PrefetchAhead <= 4096, "netra::contracts::gdn_recurrent: field PrefetchAhead must be in [0, 4096] workgroups");
+  static_assert(FusedDots == 0 || (FusedDots == 1 && Commit != gdn::state_commit::accepted_prefix),
+                "netra::contracts::gdn_recurrent: field FusedDots must be 0, or 1 with outputs (Commit none or final)");
   static_assert(Staging == gdn::token_staging::block || WavesPerWorkgroup == 1,
                 "netra::contracts::gdn_recurrent: field WavesPerWorkgroup must be 1 with Staging 0 (per_token): waves share only staged tokens");
 
@@ -90,12 +116,14 @@ struct gdn_recurrent {
   static constexpr u32 staging = Staging;
   static constexpr u32 waves_per_workgroup = WavesPerWorkgroup;
   static constexpr u32 columns_per_lane = ColumnsPerLane;
+  static constexpr u32 prefetch_ahead = PrefetchAhead;
+  static constexpr bool fused_dots = FusedDots == 1;
   static constexpr u32 wave_size = WaveSize;
   static constexpr bool writes_outputs = Commit != gdn::state_commit::accepted_prefix;
   static constexpr u64 workspace_bytes = 0;
   static constexpr u64 state_bytes_per_slot = u64{gdn::state_elements} * gdn::state_bytes_per_element(StateStorage);
   static constexpr const auto& template_args =
-      gdn_recurrent_args<Commit, MaxBatch, Tokens, StateStorage, ValueBlock, Staging, WavesPerWorkgroup, ColumnsPerLane>::value;
+      gdn_recurrent_all_args<Commit, MaxBatch, Tokens, StateStorage, ValueBlock, Staging, WavesPerWorkgroup, ColumnsPerLane, PrefetchAhead, FusedDots>::value;
   /// State registers per lane (FP32): the wave's 128 x Vb block over its lanes.
   static constexpr u32 state_registers = gdn::key_dim * ValueBlock / WaveSize;
   /// LDS of the staged token block (kernels/gdn/recurrent.hpp's stage): k, q, v, decay, beta.
@@ -171,12 +199,13 @@ struct gdn_recurrent {
 
 /// The article's contracts: K0 verify (B 1..64, T 12, nothing committed), M16 (B 1, T 16,
 /// committed), replay (B 1..128, T 12, accepted prefix committed).
-template <class Target, u32 StateStorage, u32 ValueBlock = gdn_default_value_block<Target>, u32 Staging = 0, u32 Waves = 1, u32 Columns = 1>
-using gdn_k0 = gdn_recurrent<Target, gdn::state_commit::none, 64, 12, StateStorage, ValueBlock, Staging, Waves, Columns>;
-template <class Target, u32 StateStorage, u32 ValueBlock = gdn_default_value_block<Target>, u32 Staging = 0, u32 Waves = 1, u32 Columns = 1>
-using gdn_m16 = gdn_recurrent<Target, gdn::state_commit::final, 1, 16, StateStorage, ValueBlock, Staging, Waves, Columns>;
-template <class Target, u32 StateStorage, u32 ValueBlock = gdn_default_value_block<Target>, u32 Staging = 0, u32 Waves = 1, u32 Columns = 1>
-using gdn_replay = gdn_recurrent<Target, gdn::state_commit::accepted_prefix, 128, 12, StateStorage, ValueBlock, Staging, Waves, Columns>;
+template <class Target, u32 StateStorage, u32 ValueBlock = gdn_default_value_block<Target>, u32 Staging = 0, u32 Waves = 1, u32 Columns = 1, u32 Prefetch = 0,
+          u32 Fused = 0>
+using gdn_k0 = gdn_recurrent<Target, gdn::state_commit::none, 64, 12, StateStorage, ValueBlock, Staging, Waves, Columns, Prefetch, Fused>;
+template <class Target, u32 StateStorage, u32 ValueBlock = gdn_default_value_block<Target>, u32 Staging = 0, u32 Waves = 1, u32 Columns = 1, u32 Fused = 0>
+using gdn_m16 = gdn_recurrent<Target, gdn::state_commit::final, 1, 16, StateStorage, ValueBlock, Staging, Waves, Columns, 0, Fused>;
+template <class Target, u32 StateStorage, u32 ValueBlock = gdn_default_value_block<Target>, u32 Staging = 0, u32 Waves = 1, u32 Columns = 1, u32 Prefetch = 0>
+using gdn_replay = gdn_recurrent<Target, gdn::state_commit::accepted_prefix, 128, 12, StateStorage, ValueBlock, Staging, Waves, Columns, Prefetch>;
 
 }  // namespace contracts
 }  // namespace netra

@@ -20,15 +20,21 @@
 // shuffle at distance N (pairs across lanes) and one at 2 N (L = 4): the same tree for every map.
 // Lanes with l / N == 0 store the BF16 outputs of their columns. Commit none: the kernel has no
 // other global store (the audit test checks the code objects). Commit final / accepted_prefix:
-// the state block is stored once, after the last token.
+// the state block is stored once, after the last token. FusedDots: token t - 1's q dot runs in
+// token t's decay pass over the state (kernels/gdn/dot_tree.hpp), its outputs stored then, the
+// last token's after the loop. PrefetchAhead P: first, thread 0 asks
+// for the L2 prefetch of the state block of workgroup n + P of the launch order (kernels/gdn/
+// prefetch_ahead.hpp) and threads 1..T for its token rows, where that workgroup reads anything.
 #pragma once
 #include "netra/contracts/gdn/recurrent.hpp"
 #include "netra/dsl/entry.hpp"
 #include "netra/dsl/ids.hpp"
 #include "netra/dsl/math.hpp"
-#include "netra/dsl/wave_reduce.hpp"
+#include "netra/dsl/prefetch.hpp"
 #include "netra/dsl/workgroup_barrier.hpp"
 #include "netra/kernels/gdn/conv_commit.hpp"
+#include "netra/kernels/gdn/dot_tree.hpp"
+#include "netra/kernels/gdn/prefetch_ahead.hpp"
 #include "netra/kernels/gdn/state_io.hpp"
 #include "netra/kernels/gdn/token_loop.hpp"
 
@@ -50,6 +56,8 @@ template <class Contract> struct gdn_recurrent_core {
   static constexpr u32 min_workgroups_per_processor = cpl == 1 ? 0u : 65536u / (workgroup_size * Contract::register_cap);
   static constexpr u32 groups_per_lane = 4 / lanes_per_column;
   static constexpr u32 rows = gdn_state_io::rows;
+  using dot = gdn_dot<target, column_lanes, groups_per_lane>;
+  static constexpr bool fused = Contract::fused_dots;
   static constexpr u32 commit = Contract::commit;
   static constexpr u32 tokens = Contract::tokens;
   static constexpr u32 columns = vb * waves;  // per workgroup
@@ -75,6 +83,7 @@ template <class Contract> struct gdn_recurrent_core {
     u16* out;
     const i32* accepted;
     i32 state_slots;
+    u32 batch;
   };
 
   NETRA_HOST_DEVICE static constexpr launch_shape shape(u32 batch) { return {{gdn::value_dim / columns, gdn::heads_v, batch}, workgroup_size, 0}; }
@@ -84,35 +93,6 @@ template <class Contract> struct gdn_recurrent_core {
   }
   /// Row group m (0 .. G-1) of lane `lane`: rows [32 r, 32 r + 32).
   NETRA_HOST_DEVICE static constexpr u32 row_group(u32 lane, u32 m) { return (lane / column_lanes) * groups_per_lane + m; }
-
-  /// The dot's partial chain over one row group: x[0] y[0], then fma in increasing row order.
-  static NETRA_DEVICE float chain(const float (&x)[rows], const float (&y)[rows]) {
-    float p = mul_rn(x[0], y[0]);
-    NETRA_UNROLL
-    for (u32 i = 1; i < rows; ++i) p = fma_rn(x[i], y[i], p);
-    return p;
-  }
-  /// (p0 + p1) + (p2 + p3) from this lane's partials and its partners' (xor N, xor 2 N).
-  static NETRA_DEVICE float tree(const float (&p)[groups_per_lane]) {
-    if constexpr (groups_per_lane == 4) return add_rn(add_rn(p[0], p[1]), add_rn(p[2], p[3]));
-    else if constexpr (groups_per_lane == 2) {
-      const float pair = add_rn(p[0], p[1]);
-      return add_rn(pair, xor_shuffle_f32<target>(pair, column_lanes));
-    } else {
-      const float pair = add_rn(p[0], xor_shuffle_f32<target>(p[0], column_lanes));
-      return add_rn(pair, xor_shuffle_f32<target>(pair, 2 * column_lanes));
-    }
-  }
-  static NETRA_DEVICE void load_rows(const float* base, float (&x)[rows]) {
-    NETRA_UNROLL
-    for (u32 v = 0; v < rows / 4; ++v) {
-      const u32x4 w = load_16B<target>(base + 4 * v);
-      x[4 * v] = bit_cast<float>(w.x);
-      x[4 * v + 1] = bit_cast<float>(w.y);
-      x[4 * v + 2] = bit_cast<float>(w.z);
-      x[4 * v + 3] = bit_cast<float>(w.w);
-    }
-  }
 
   /// Where the token loop reads token t's inputs: global memory (per_token) or the staged block.
   struct tokens_in {
@@ -138,7 +118,7 @@ template <class Contract> struct gdn_recurrent_core {
           x[4 * v + 2] = bit_cast<float>(w.z), x[4 * v + 3] = bit_cast<float>(w.w);
         }
       } else {
-        load_rows((Which ? p.q : p.k) + ((row0 + t) * gdn::heads_qk + head) * gdn::key_dim + r * gdn_recurrent_core::rows, x);
+        dot::load_rows((Which ? p.q : p.k) + ((row0 + t) * gdn::heads_qk + head) * gdn::key_dim + r * gdn_recurrent_core::rows, x);
       }
     }
   };
@@ -164,11 +144,33 @@ template <class Contract> struct gdn_recurrent_core {
     workgroup_barrier<target>();
   }
 
+  /// The L2 prefetch of what workgroup n + P of the launch order reads (nothing for a workgroup that commits nothing).
+  static NETRA_DEVICE void prefetch_later(const params& p, u32 x, u32 hv, u32 b) {
+    const auto n = gdn_prefetch::ahead(x, hv, b, gdn::value_dim / columns, gdn::heads_v, p.batch, Contract::prefetch_ahead);
+    if (!n.valid) return;
+    const i32 s = p.slots[n.z];
+    if (static_cast<u32>(s) >= static_cast<u32>(p.state_slots - 1)) return;
+    if constexpr (commit == gdn::state_commit::accepted_prefix)
+      if (const u32 c = static_cast<u32>(p.accepted[n.z]); c == 0 || c > tokens) return;
+    constexpr u32 bytes = gdn::state_bytes_per_element(Contract::state_storage);
+    const u32 thread = thread_id<target>();
+    if (thread == 0) {
+      const u64 column0 = (u64{static_cast<u32>(s)} * gdn::heads_v + n.y) * gdn::value_dim + n.x * columns;
+      prefetch_l2<target>(static_cast<const char*>(p.state) + column0 * gdn::key_dim * bytes, columns * gdn::key_dim * bytes);
+    } else if (thread <= tokens) {
+      const u64 row = u64{n.z} * tokens + thread - 1, kq = (row * gdn::heads_qk + n.y / 2) * gdn::key_dim;
+      prefetch_l2<target>(p.k + kq, gdn::key_dim * 4);
+      if constexpr (Contract::writes_outputs) prefetch_l2<target>(p.q + kq, gdn::key_dim * 4);
+      prefetch_l2<target>(p.v + row * p.v_row_stride + gdn::v_offset + n.y * gdn::value_dim + n.x * columns, columns * 2);
+    }
+  }
+
   static NETRA_DEVICE void run(const params& p) {
     const u32 lane = lane_id<target>();
     const u32 x = workgroup_id<target, 0>();
     const u32 hv = workgroup_id<target, 1>();
     const u32 b = workgroup_id<target, 2>();
+    if constexpr (Contract::prefetch_ahead > 0) prefetch_later(p, x, hv, b);
     const u32 j = column(x, waves == 1 ? 0u : wave_id<target>(), lane);  // the lane's first column
     const i32 requested = p.slots[b];
     const bool real = static_cast<u32>(requested) < static_cast<u32>(p.state_slots - 1);
@@ -199,6 +201,7 @@ template <class Contract> struct gdn_recurrent_core {
     }
     const tokens_in in{p, sh, row0, hv, head, j, j - x * columns};
 
+    [[maybe_unused]] float pq[cpl][groups_per_lane];  // FusedDots: the q-dot partials of the previous token
     NETRA_GDN_TOKEN_LOOP
     for (u32 t = 0; t < count; ++t) {
       const float a = in.decay(t), beta = in.beta(t);
@@ -207,35 +210,29 @@ template <class Contract> struct gdn_recurrent_core {
       NETRA_UNROLL
       for (u32 m = 0; m < groups_per_lane; ++m) {
         in.template rows_of<0>(t, row_group(lane, m), kk[m]);
-        NETRA_UNROLL
-        for (u32 c = 0; c < cpl; ++c) {
+        if constexpr (fused) {  // token t - 1's q dot in the pass that decays the state for token t
+          float qq[rows];
+          in.template rows_of<1>(t == 0 ? 0 : t - 1, row_group(lane, m), qq);
           NETRA_UNROLL
-          for (u32 i = 0; i < rows; ++i) s[c][m][i] = mul_rn(a, s[c][m][i]);
-          partial[c][m] = chain(s[c][m], kk[m]);
+          for (u32 c = 0; c < cpl; ++c) dot::template fused_pass<true>(s[c][m], a, kk[m], qq, partial[c][m], pq[c][m]);
+        } else {
+          NETRA_UNROLL
+          for (u32 c = 0; c < cpl; ++c) dot::template fused_pass<false>(s[c][m], a, kk[m], kk[m], partial[c][m], partial[c][m]);
         }
       }
+      if constexpr (fused)
+        if (t > 0) output(p, pq, row0 + t - 1, hv, j, lane);
       NETRA_UNROLL
       for (u32 c = 0; c < cpl; ++c) {
-        const float u = mul_rn(beta, sub_rn(in.v(t, c), tree(partial[c])));
+        const float u = mul_rn(beta, sub_rn(in.v(t, c), dot::tree(partial[c])));
         NETRA_UNROLL
         for (u32 m = 0; m < groups_per_lane; ++m)
           NETRA_UNROLL
           for (u32 i = 0; i < rows; ++i) s[c][m][i] = fma_rn(kk[m][i], u, s[c][m][i]);
       }
-      if constexpr (Contract::writes_outputs) {
-        NETRA_UNROLL
-        for (u32 m = 0; m < groups_per_lane; ++m) {
-          float qq[rows];
-          in.template rows_of<1>(t, row_group(lane, m), qq);
-          NETRA_UNROLL
-          for (u32 c = 0; c < cpl; ++c) partial[c][m] = chain(s[c][m], qq);
-        }
-        float o[cpl];
-        NETRA_UNROLL
-        for (u32 c = 0; c < cpl; ++c) o[c] = tree(partial[c]);
-        if (lane < column_lanes) store_outputs(p.out + ((row0 + t) * gdn::heads_v + hv) * gdn::value_dim + j, o);
-      }
+      if constexpr (Contract::writes_outputs && !fused) q_dot_and_output(p, in, s, t, row0, hv, j, lane);
     }
+    if constexpr (fused) q_dot_and_output(p, in, s, count - 1, row0, hv, j, lane);  // the last token's outputs
     if constexpr (commit != gdn::state_commit::none) {
       if (!real) return;
       NETRA_UNROLL
@@ -247,6 +244,26 @@ template <class Contract> struct gdn_recurrent_core {
   }
 
  private:
+  /// Token t's q dot over the state after its update, then its outputs.
+  static NETRA_DEVICE void q_dot_and_output(const params& p, const tokens_in& in, const float (&s)[cpl][groups_per_lane][rows], u32 t, u64 row0, u32 hv,
+                                            u32 j, u32 lane) {
+    float partial[cpl][groups_per_lane];
+    NETRA_UNROLL
+    for (u32 m = 0; m < groups_per_lane; ++m) {
+      float qq[rows];
+      in.template rows_of<1>(t, row_group(lane, m), qq);
+      NETRA_UNROLL
+      for (u32 c = 0; c < cpl; ++c) partial[c][m] = dot::chain(s[c][m], qq);
+    }
+    output(p, partial, row0 + t, hv, j, lane);
+  }
+  /// The trees of the q-dot partials and the BF16 outputs of row `row` (lanes of the first row group).
+  static NETRA_DEVICE void output(const params& p, const float (&partial)[cpl][groups_per_lane], u64 row, u32 hv, u32 j, u32 lane) {
+    float o[cpl];
+    NETRA_UNROLL
+    for (u32 c = 0; c < cpl; ++c) o[c] = dot::tree(partial[c]);
+    if (lane < column_lanes) store_outputs(p.out + (row * gdn::heads_v + hv) * gdn::value_dim + j, o);
+  }
   /// The BF16 outputs of the lane's C adjacent columns: one 2-byte store (C 1), or 4-byte stores of pairs.
   static NETRA_DEVICE void store_outputs(u16* dst, const float (&o)[cpl]) {
     if constexpr (cpl == 1) *dst = static_cast<u16>(pack_bf16x2<target>(o[0], 0.0f));
@@ -257,9 +274,10 @@ template <class Contract> struct gdn_recurrent_core {
   }
 };
 
-template <class Target, u32 Commit, u32 MaxBatch, u32 Tokens, u32 StateStorage, u32 ValueBlock, u32 Staging, u32 Waves, u32 Columns, u32 WaveSize>
-struct kernels_of<contracts::gdn_recurrent<Target, Commit, MaxBatch, Tokens, StateStorage, ValueBlock, Staging, Waves, Columns, WaveSize>> {
-  using contract = contracts::gdn_recurrent<Target, Commit, MaxBatch, Tokens, StateStorage, ValueBlock, Staging, Waves, Columns, WaveSize>;
+template <class Target, u32 Commit, u32 MaxBatch, u32 Tokens, u32 StateStorage, u32 ValueBlock, u32 Staging, u32 Waves, u32 Columns, u32 Prefetch,
+          u32 Fused, u32 WaveSize>
+struct kernels_of<contracts::gdn_recurrent<Target, Commit, MaxBatch, Tokens, StateStorage, ValueBlock, Staging, Waves, Columns, Prefetch, Fused, WaveSize>> {
+  using contract = contracts::gdn_recurrent<Target, Commit, MaxBatch, Tokens, StateStorage, ValueBlock, Staging, Waves, Columns, Prefetch, Fused, WaveSize>;
   using type = conditional_t<Commit == gdn::state_commit::accepted_prefix, type_list<gdn_recurrent_core<contract>, gdn_conv_commit<contract>>,
                              type_list<gdn_recurrent_core<contract>>>;
 };

@@ -44,7 +44,7 @@ template <class Contract> void launch_gdn_conv(const handle<Contract>& h, stream
   using namespace gdn_ops;
   h.template launch<kernel>(stream,
                             {in<u16>(s.x), gdn::row_stride(s.x), in<u16>(s.weight), mut<u16>(s.y), mut<u16>(s.state), in<i32>(s.slots),
-                             mut<u16>(s.windows), static_cast<i32>(s.state_slots())},
+                             mut<u16>(s.windows), static_cast<i32>(s.state_slots()), static_cast<u32>(s.batch())},
                             kernel::shape(static_cast<u32>(s.batch())));
 }
 
@@ -64,7 +64,7 @@ template <class Contract> void launch_gdn_recurrent(const handle<Contract>& h, s
   const i32 slots = static_cast<i32>(s.state_slots());
   h.template launch<core>(stream,
                           {in<float>(s.q), in<float>(s.k), in<u16>(s.v), gdn::row_stride(s.v), in<float>(s.decay), in<float>(s.beta),
-                           mut<void>(s.state), in<i32>(s.slots), mut<u16>(s.out), in<i32>(s.accepted), slots},
+                           mut<void>(s.state), in<i32>(s.slots), mut<u16>(s.out), in<i32>(s.accepted), slots, batch},
                           core::shape(batch));
   if constexpr (Contract::commit == gdn::state_commit::accepted_prefix) {
     using commit = kernels::gdn_conv_commit<Contract>;
