@@ -172,12 +172,9 @@ struct attention_gqa4_extend_native : attention_gqa4_extend<Target, PageSize, 1,
   static constexpr u32 lds_bytes = ring_bytes + table_bytes;
   static_assert(lds_bytes <= Target::lds_bytes_per_workgroup, "netra::contracts::attention_gqa4_extend_native: the staging ring exceeds the target's LDS");
   NETRA_HOST_DEVICE static constexpr u32 chunk_for(u32 length, u32 slices) { return base::pair_view::chunk_for(length, slices); }
-  /// Slices per request: at least 2, more while batch * 8 KV heads * slices workgroups do not give
-  /// every processor 4 (a workgroup's 3 warps stream too little alone).
-  NETRA_HOST_DEVICE static constexpr u32 slices_for(u32 batch, u32 processors) {
-    const u32 want = max_of(2u, 4 * processors / max_of(1u, batch * base::kv_heads));
-    return min_of(want, max_of(2u, SplitCapacity / max_of(1u, batch)));
-  }
+  // slices_for: the pair view's (at least 2, processors / (4 batch): 2 workgroups per processor over
+  // the 8 KV heads), the best count measured on the H200 at B = 1 and 64 and at B = 16, P = 1024
+  // (bench/results/attention_h200.json, native_slices_graph_us; B = 16, P = 4096 prefers 4).
   static constexpr resource_budget budget() {
     resource_budget b;
     b.max_registers = 168;  // 4 workgroups (12 warps) per SM share the 64 Ki registers
