@@ -48,7 +48,8 @@ template <class Contract> struct attention_gqa4_extend_domain {
 template <class Contract> using attention_gqa4_extend_strict = strict<Contract, attention_gqa4_extend_domain<Contract>>;
 
 /// extend on both targets (page size 1), then page size 16 on sm90a; on sm90a the native 48-row
-/// plan (contracts::attention_gqa4_extend_native) before the pair view at each page size.
+/// plan (contracts::attention_gqa4_extend_native) before the pair view at each page size: faster at
+/// every benchmarked shape at the same slice count (docs/kernels/attention.md, GQA4 extend).
 inline constexpr auto attention_gqa4_extend =
     boost::hana::tuple_t<attention_gqa4_extend_strict<contracts::attention_gqa4_extend_served<gfx950>>,
                          attention_gqa4_extend_strict<contracts::attention_gqa4_extend_native<sm90a, 1, 6, 64, 128>>,
