@@ -1,5 +1,6 @@
-"""GQA4 extend attention (contracts/attention/gqa4_extend.hpp) on the H200: netra's three kernels
-(stage zero, the pair view's stage one, stage two) against torch SDPA (every backend, the
+"""GQA4 extend attention (contracts/attention/gqa4_extend.hpp) on the H200: netra's two plans (the pair
+view's stage zero, GQA8 stage one and stage two; the native 48-row stage one and the same stage two,
+with its floor: the native stage one without the math) against torch SDPA (every backend, the
 enable_gqa and the GQA-folded views) on a BF16 copy of the prefix plus the extension, in one
 process. The records join bench/results/attention_h200.json (merged by contract and shape: the
 GQA8 records of bench/attention.py stay).
@@ -54,16 +55,22 @@ class Args(ctypes.Structure):  # kernels/attention/extend.hpp: attention_extend_
 
 
 class Instance:
+    """The pair view's cubin: stage zero, the GQA8 stage one over the view, stage two."""
+    NAME = NAME
+    SYMBOLS = (("zero", b"netra_attention_extend_stage_zero"), ("one", b"netra_attention_gqa8_stage_one"), ("two", b"netra_attention_extend_stage_two"))
+    STAGE_ONE_LDS = {"one": LDS}
+
     def __init__(self, objects: str):
         self.workspace = torch.zeros((Q_PAD + QO_PAD + SPLIT_O + SPLIT_STATS) // 4, dtype=torch.float32, device="cuda")
         self.module = ctypes.c_void_p()
-        check(cuda.cuModuleLoadData(ctypes.byref(self.module), open(f"{objects}/{NAME}.cubin", "rb").read()), "cuModuleLoadData")
+        check(cuda.cuModuleLoadData(ctypes.byref(self.module), open(f"{objects}/{self.NAME}.cubin", "rb").read()), "cuModuleLoadData")
         self.f = {}
-        for k, sym in (("zero", b"netra_attention_extend_stage_zero"), ("one", b"netra_attention_gqa8_stage_one"),
-                       ("two", b"netra_attention_extend_stage_two")):
+        for k, sym in self.SYMBOLS:
             self.f[k] = ctypes.c_void_p()
             check(cuda.cuModuleGetFunction(ctypes.byref(self.f[k]), self.module, sym), sym.decode())
-        check(cuda.cuFuncSetAttribute(self.f["one"], 8, LDS), "max dynamic shared")
+        for k, lds in self.STAGE_ONE_LDS.items():
+            check(cuda.cuFuncSetAttribute(self.f[k], 8, lds), "max dynamic shared")
+            check(cuda.cuFuncSetAttribute(self.f[k], 9, 100), "shared carveout")
 
     @staticmethod
     def slices_for(batch: int, processors: int) -> int:  # attention_gqa4_extend::slices_for
@@ -89,23 +96,9 @@ class Native(Instance):
     same grid, copies, look-ups and workspace writes without the math) and the same stage two."""
     NAME = "attention-gqa4-extend-native-sm90a-1-6-64-128"
     LDS, THREADS = 6 * 64 * 128 + 4 * 64 * 8, 96  # attention_gqa4_extend_native::lds_bytes, workgroup_size
-
-    def __init__(self, objects: str):
-        self.workspace = torch.zeros((Q_PAD + QO_PAD + SPLIT_O + SPLIT_STATS) // 4, dtype=torch.float32, device="cuda")
-        self.module = ctypes.c_void_p()
-        check(cuda.cuModuleLoadData(ctypes.byref(self.module), open(f"{objects}/{self.NAME}.cubin", "rb").read()), "cuModuleLoadData")
-        self.f = {}
-        for k, sym in (("one", b"netra_attention_extend_native_stage_one"), ("floor", b"netra_attention_extend_native_floor"),
-                       ("two", b"netra_attention_extend_stage_two")):
-            self.f[k] = ctypes.c_void_p()
-            check(cuda.cuModuleGetFunction(ctypes.byref(self.f[k]), self.module, sym), sym.decode())
-        for k in ("one", "floor"):
-            check(cuda.cuFuncSetAttribute(self.f[k], 8, self.LDS), "max dynamic shared")
-            check(cuda.cuFuncSetAttribute(self.f[k], 9, 100), "shared carveout")
-
-    @staticmethod
-    def slices_for(batch: int, processors: int) -> int:  # attention_gqa4_extend_native::slices_for
-        return min(max(2, processors // (batch * 4)), max(2, CAP // batch))
+    SYMBOLS = (("one", b"netra_attention_extend_native_stage_one"), ("floor", b"netra_attention_extend_native_floor"),
+               ("two", b"netra_attention_extend_stage_two"))
+    STAGE_ONE_LDS = {"one": LDS, "floor": LDS}  # slices_for: the pair view's
 
     def launch(self, c: "Case", s: int, slices: int, floor: bool = False) -> None:
         ws = self.workspace.data_ptr()
@@ -262,7 +255,7 @@ def bench_shape(insts: tuple[Instance, Native], batch: int, prefix: int, seed: i
         sweep[alt] = common.bench_graph([lambda s=s, alt=alt: native.launch(c, s, alt) for s in range(sets)], reps=15)["median_us"]
     best = min(timed.values(), key=lambda t: t[5]["median_us"])
     inst, slices, cmp, repeatable, _, g, e = best
-    name = inst.NAME if isinstance(inst, Native) else NAME
+    name = inst.NAME
     cmp = dict(cmp, beyond_bound=max(t[2]["beyond_bound"] for t in timed.values()))
     repeatable = all(t[3] for t in timed.values())
     dense = [c.dense(s) for s in range(min(sets, 2))]
