@@ -13,13 +13,20 @@
 //              and (m, l) of its row (16 in flight) and writes out[row][d].
 // Mode `widen` adds the E4M3 -> BF16 widening of dsl/convert_e4m3_bf16.hpp on the same bytes, R
 // times per loaded word (netra's decode widens each byte once; a verify mapping whose waves each
-// widen their block, one wave per query token, widens each byte Tq = 12 times); `empty`: both
-// kernels return at once (launch and graph overhead alone).
+// widen their block, one wave per query token, widens each byte Tq = 12 times), in one of the
+// forms of e4m3x16_to_bf16x16: widen_integer_pairs of every chunk's 8 byte pairs through the
+// integer form, the rest through cvt.rn.f16x2.e4m3x2 (0: all cvt; 8: all integer; the kernels use
+// e4m3_widen_ops<sm90a>::chunk_integer_pairs); `empty`: both kernels return at once (launch and
+// graph overhead alone).
+// netra's grids take their slice count from the contract's slices_for on this device's SM count.
+// Before measuring, the program checks every form against e4m3x4_to_bf16x4_reference on all
+// 65,536 byte pairs in both halves of a word (exit 3 on a difference).
 // Inputs rotate past the L2 (sets covering 3x its size); a burst of calls is captured once into a
 // graph and replayed, median of 30 (bench/cuda_graph_timing.cuh). One JSON object per line.
 #include <cuda_runtime.h>
 
 #include "cuda_graph_timing.cuh"
+#include "netra/contracts/attention/gqa8_paged.hpp"
 #include "netra/dsl/convert_e4m3_bf16.hpp"
 
 #include <algorithm>
@@ -46,18 +53,43 @@ struct args {
   const int64_t* kv_indices;
   float* ws_o;        // [batch * slices, 2, rows, 256]
   float* ws_stats;    // [batch * slices, 2, rows, 2]
-  int tq, slices, round, widen;
+  int tq, slices, round, widen, form;
 };
 
-__device__ u32 fold_piece(uint4 x, int widen) {
+/// A widening form: how many of a chunk's 8 byte pairs go through the integer form (the rest cvt).
+constexpr int forms[] = {0, 2, 3, 4, 8};
+
+__device__ void widen_chunk(const netra::u32x4& x, int form, netra::bf16x4 (&b)[4]) {
+  switch (form) {
+    case 0: netra::e4m3x16_to_bf16x16<netra::sm90a, 0>(x, b); break;
+    case 2: netra::e4m3x16_to_bf16x16<netra::sm90a, 2>(x, b); break;
+    case 3: netra::e4m3x16_to_bf16x16<netra::sm90a, 3>(x, b); break;
+    case 4: netra::e4m3x16_to_bf16x16<netra::sm90a, 4>(x, b); break;
+    default: netra::e4m3x16_to_bf16x16<netra::sm90a, 8>(x, b); break;
+  }
+}
+
+__device__ u32 fold_piece(uint4 x, int widen, int form) {
   u32 acc = x.x ^ x.y ^ x.z ^ x.w;
-  for (int r = 0; r < widen; ++r)
+  for (int r = 0; r < widen; ++r) {
+    const u32 t = static_cast<u32>(r);
+    netra::bf16x4 b[4];
+    widen_chunk({x.x ^ t, x.y ^ t, x.z ^ t, x.w ^ t}, form, b);
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const netra::bf16x4 b = netra::e4m3x4_to_bf16x4<netra::sm90a>((&x.x)[i] ^ static_cast<u32>(r));
-      acc ^= b.lo + b.hi;
-    }
+    for (int i = 0; i < 4; ++i) acc ^= b[i].lo + b[i].hi;
+  }
   return acc;
+}
+
+/// Word w of pattern i: the byte pair i in both halves (words 0, 1) or swapped halves (2, 3).
+__host__ __device__ u32 pattern_word(u32 i, u32 w) { return w < 2 ? i | (i << 16) : ((i >> 8) | ((i & 0xFFu) << 8)) | (i << 16); }
+
+__global__ void widen_all(int form, netra::bf16x4* out) {
+  const u32 i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= 65536) return;
+  netra::bf16x4 b[4];
+  widen_chunk({pattern_word(i, 0), pattern_word(i, 1), pattern_word(i, 2), pattern_word(i, 3)}, form, b);
+  for (int w = 0; w < 4; ++w) out[4 * i + w] = b[w];
 }
 
 template <bool Empty> __global__ void stage_one(args a) {
@@ -69,7 +101,7 @@ template <bool Empty> __global__ void stage_one(args a) {
   u32 acc = 0;
   for (int c = threadIdx.x; c < rows * 32; c += blockDim.x) {  // the rows' queries: 32 pieces each
     const int t = c / 32 / 8, r = c / 32 % 8;
-    acc ^= fold_piece(a.q[((static_cast<int64_t>(b) * a.tq + t) * hq + head * 8 + r) * 32 + c % 32], 0);
+    acc ^= fold_piece(a.q[((static_cast<int64_t>(b) * a.tq + t) * hq + head * 8 + r) * 32 + c % 32], 0, 0);
   }
   const int pieces = (end - start) * 32, step = blockDim.x * in_flight;
   int64_t slot[in_flight];
@@ -91,7 +123,7 @@ template <bool Empty> __global__ void stage_one(args a) {
     }
     look_up(base + step);
 #pragma unroll
-    for (int u = 0; u < in_flight; ++u) acc ^= fold_piece(x[u], a.widen);
+    for (int u = 0; u < in_flight; ++u) acc ^= fold_piece(x[u], a.widen, a.form);
   }
   const int64_t unit = (static_cast<int64_t>(b) * a.slices + slice) * hkv + head;
   for (int e = threadIdx.x; e < rows * d; e += blockDim.x) {
@@ -135,7 +167,7 @@ struct config {
   int batch, length, tq, threads, slices, round;
 };
 
-void measure(const config& c, const char* mode, int widen, int l2, bool report = true) {
+void measure(const config& c, const char* mode, int widen, int form, int l2, bool report = true) {
   const int64_t positions = static_cast<int64_t>(c.batch) * c.length, slots = positions + 64, tokens = static_cast<int64_t>(c.batch) * c.tq;
   const int rows = 8 * c.tq;
   const size_t pool_bytes = static_cast<size_t>(slots) * hkv * d;
@@ -168,7 +200,7 @@ void measure(const config& c, const char* mode, int widen, int l2, bool report =
     std::shuffle(perm.begin(), perm.end(), rng);
     check(cudaMemcpy(idx, perm.data(), positions * 8, cudaMemcpyHostToDevice), "copy");
     calls[s] = {static_cast<const uint4*>(q), static_cast<uint16_t*>(out), static_cast<const uint8_t*>(k), static_cast<const uint8_t*>(v), kv_indptr,
-                static_cast<const int64_t*>(idx), ws_o, ws_stats, c.tq, c.slices, c.round, widen};
+                static_cast<const int64_t*>(idx), ws_o, ws_stats, c.tq, c.slices, c.round, widen, form};
     owned.insert(owned.end(), {q, out, k, v, idx});
   }
   check(cudaDeviceSynchronize(), "fill");
@@ -192,8 +224,9 @@ void measure(const config& c, const char* mode, int widen, int l2, bool report =
   const double us = floor_bench::graph_median_us(stream, sets, burst);
   if (report)
     std::printf("{\"shape\": \"%s\", \"mapping\": \"%s\", \"batch\": %d, \"kv_len\": %d, \"tq\": %d, \"threads\": %d, \"slices\": %d, "
-              "\"chunk_round\": %d, \"mode\": \"%s\", \"widen_per_word\": %d, \"bytes\": %zu, \"input_sets\": %d, \"graph_us\": %.3f}\n",
-              c.shape, c.mapping, c.batch, c.length, c.tq, c.threads, c.slices, c.round, mode, widen, call_bytes, sets, us);
+              "\"chunk_round\": %d, \"mode\": \"%s\", \"widen_per_word\": %d, \"widen_integer_pairs\": %d, \"bytes\": %zu, "
+              "\"input_sets\": %d, \"graph_us\": %.3f}\n",
+              c.shape, c.mapping, c.batch, c.length, c.tq, c.threads, c.slices, c.round, mode, widen, widen > 0 ? form : -1, call_bytes, sets, us);
   std::fflush(stdout);
   check(cudaStreamDestroy(stream), "stream");
   for (void* p : owned) check(cudaFree(p), "free");
@@ -204,47 +237,77 @@ void measure(const config& c, const char* mode, int widen, int l2, bool report =
 
 }  // namespace
 
+/// Every widening form against the host reference on all byte pairs; the count of differing words.
+int check_widening() {
+  netra::bf16x4* d;
+  check(cudaMalloc(&d, 65536 * 4 * sizeof(netra::bf16x4)), "malloc");
+  std::vector<netra::bf16x4> got(65536 * 4);
+  int differ = 0;
+  for (int form : forms) {
+    widen_all<<<256, 256>>>(form, d);
+    check(cudaMemcpy(got.data(), d, got.size() * sizeof(netra::bf16x4), cudaMemcpyDeviceToHost), "copy");
+    int n = 0;
+    for (u32 i = 0; i < 65536; ++i)
+      for (u32 w = 0; w < 4; ++w) {
+        const netra::bf16x4 want = netra::e4m3x4_to_bf16x4_reference(pattern_word(i, w)), g = got[4 * i + w];
+        n += g.lo != want.lo || g.hi != want.hi;
+      }
+    std::printf("{\"check\": \"widening\", \"integer_pairs\": %d, \"words\": %d, \"differ\": %d}\n", form, 65536 * 4, n);
+    differ += n;
+  }
+  check(cudaFree(d), "free");
+  return differ;
+}
+
+/// The slices netra's decode mapping BlockWarps x Stages (verify: Tq 12, 1 x 6) takes on `sms` SMs.
+template <u32 Phase, u32 Tq, u32 BW, u32 Stages, u32 MaxBatch, u32 Cap> int netra_slices(int batch, int sms) {
+  return static_cast<int>(netra::contracts::attention_gqa8<netra::sm90a, Phase, Tq, 1, BW, Stages, MaxBatch, Cap>::slices_for(
+      static_cast<u32>(batch), static_cast<u32>(sms)));
+}
+
 int main() {
-  int l2 = 0;
+  int l2 = 0, sms = 0;
   check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0), "L2 size");
-  // netra's grids (contracts::attention_gqa8::slices_for on 132 SMs; chunks rounded to 64 * BlockWarps):
-  // decode BlockWarps x Stages 4 x 3 (128 threads, one workgroup per SM), 2 x 2 (64 threads, 3 per
-  // SM), 1 x 2 (32 threads, 5 per SM), Stages 0 at 1, 2, 4 waves (8, 4, 2 per SM); verify 1 x 6
-  // (12 waves: 384 threads).
+  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "SM count");
+  if (check_widening() != 0) return 3;
+  // netra's grids: (slices_for(batch, SMs), 2, batch) x 32 * BlockWarps threads (verify: 12 waves),
+  // chunks rounded to 64 * BlockWarps; the decode mappings 2 x 0 (served), 4 x 0, 1 x 0 (Stages 0,
+  // 4 / 2 / 9 workgroups per SM), 4 x 3 (one per SM); verify 1 x 6. Alternatives: one 512-thread
+  // workgroup per (KV head, request) at B = 64; at B = 1 and in verify, one sequence over every SM
+  // with several workgroups each.
   const config configs[] = {
-      {"decode B=64 L=8192", "decode 4x3", 64, 8192, 1, 128, 1, 256},
-      {"decode B=64 L=8192", "decode 2x2", 64, 8192, 1, 64, 3, 128},
-      {"decode B=64 L=8192", "decode 1x2", 64, 8192, 1, 32, 5, 64},
-      {"decode B=64 L=8192", "decode 1x0", 64, 8192, 1, 32, 8, 64},
-      {"decode B=64 L=8192", "decode 2x0", 64, 8192, 1, 64, 4, 128},
-      {"decode B=64 L=8192", "decode 4x0", 64, 8192, 1, 128, 2, 256},
-      {"decode B=64 L=8192", "alternative", 64, 8192, 1, 256, 1, 256},
+      {"decode B=64 L=8192", "decode 4x3", 64, 8192, 1, 128, netra_slices<0, 1, 4, 3, 64, 128>(64, sms), 256},
+      {"decode B=64 L=8192", "decode 1x0", 64, 8192, 1, 32, netra_slices<0, 1, 1, 0, 64, 512>(64, sms), 64},
+      {"decode B=64 L=8192", "decode 2x0", 64, 8192, 1, 64, netra_slices<0, 1, 2, 0, 64, 512>(64, sms), 128},
+      {"decode B=64 L=8192", "decode 4x0", 64, 8192, 1, 128, netra_slices<0, 1, 4, 0, 64, 256>(64, sms), 256},
       {"decode B=64 L=8192", "alternative", 64, 8192, 1, 512, 1, 512},
-      {"decode B=1 L=8192", "decode 4x3", 1, 8192, 1, 128, 66, 256},
-      {"decode B=1 L=8192", "decode 2x2", 1, 8192, 1, 64, 66, 128},
-      {"decode B=1 L=8192", "decode 1x2", 1, 8192, 1, 32, 66, 64},
-      {"decode B=1 L=8192", "decode 1x0", 1, 8192, 1, 32, 66, 64},
-      {"decode B=1 L=8192", "decode 2x0", 1, 8192, 1, 64, 66, 128},
-      {"decode B=1 L=8192", "decode 4x0", 1, 8192, 1, 128, 66, 256},
-      {"decode B=1 L=8192", "alternative", 1, 8192, 1, 512, 66, 64},
+      {"decode B=128 L=8192", "decode 2x0", 128, 8192, 1, 64, netra_slices<0, 1, 2, 0, 128, 512>(128, sms), 128},
+      {"decode B=8 L=8192", "decode 2x0", 8, 8192, 1, 64, netra_slices<0, 1, 2, 0, 64, 512>(8, sms), 128},
+      {"decode B=1 L=8192", "decode 1x0", 1, 8192, 1, 32, netra_slices<0, 1, 1, 0, 64, 512>(1, sms), 64},
+      {"decode B=1 L=8192", "decode 2x0", 1, 8192, 1, 64, netra_slices<0, 1, 2, 0, 64, 512>(1, sms), 128},
+      {"decode B=1 L=8192", "decode 4x0", 1, 8192, 1, 128, netra_slices<0, 1, 4, 0, 64, 256>(1, sms), 256},
+      {"decode B=1 L=8192", "alternative", 1, 8192, 1, 64, 2 * sms, 64},
+      {"decode B=1 L=8192", "alternative", 1, 8192, 1, 128, 2 * sms, 64},
+      {"decode B=1 L=8192", "alternative", 1, 8192, 1, 512, sms / 2, 64},
       {"decode B=1 L=8192", "alternative", 1, 8192, 1, 256, 16, 64},
-      {"decode B=16 L=8192", "decode 4x3", 16, 8192, 1, 128, 4, 256},
-      {"decode B=16 L=8192", "decode 2x2", 16, 8192, 1, 64, 12, 128},
-      {"decode B=16 L=8192", "decode 1x2", 16, 8192, 1, 32, 20, 64},
-      {"decode B=16 L=8192", "decode 1x0", 16, 8192, 1, 32, 32, 64},
-      {"decode B=16 L=8192", "decode 2x0", 16, 8192, 1, 64, 16, 128},
-      {"decode B=16 L=8192", "decode 4x0", 16, 8192, 1, 128, 8, 256},
-      {"verify Tq=12 L=49152", "verify 1x6", 1, 49152 + 12, 12, 384, 66, 64},
-      {"verify Tq=12 L=49152", "alternative", 1, 49152 + 12, 12, 384, 128, 64},
-      {"verify Tq=12 L=49152", "alternative", 1, 49152 + 12, 12, 128, 66, 64},
-      {"verify Tq=12 L=8192", "verify 1x6", 1, 8192 + 12, 12, 384, 66, 64},
+      {"decode B=16 L=8192", "decode 2x0", 16, 8192, 1, 64, netra_slices<0, 1, 2, 0, 64, 512>(16, sms), 128},
+      {"verify Tq=12 L=49152", "verify 1x6", 1, 49152 + 12, 12, 384, netra_slices<2, 12, 1, 6, 64, 128>(1, sms), 64},
+      {"verify Tq=12 L=49152", "alternative", 1, 49152 + 12, 12, 384, 2 * sms, 64},
+      {"verify Tq=12 L=49152", "alternative", 1, 49152 + 12, 12, 128, sms / 2, 64},
+      {"verify Tq=12 L=49152", "alternative", 1, 49152 + 12, 12, 512, sms / 2, 64},
+      {"verify Tq=12 L=8192", "verify 1x6", 1, 8192 + 12, 12, 384, netra_slices<2, 12, 1, 6, 64, 128>(1, sms), 64},
   };
-  measure(configs[0], "stream", 0, l2, false);  // warm-up, not reported
+  measure(configs[0], "stream", 0, 0, l2, false);  // warm-up, not reported
   for (const config& c : configs) {
-    measure(c, "stream", 0, l2);
-    if (c.mapping[0] == 'a' || c.threads < 128) continue;
-    measure(c, "widen", c.tq, l2);
-    measure(c, "empty", 0, l2);
+    measure(c, "stream", 0, 0, l2);
+    if (c.mapping[0] == 'a' || c.batch == 8 || c.batch == 128) continue;
+    constexpr int served = static_cast<int>(netra::e4m3_widen_ops<netra::sm90a>::chunk_integer_pairs);
+    if (c.tq == 1 && c.batch == 64 && c.threads >= 64) {
+      for (int form : forms) measure(c, "widen", 1, form, l2);
+    } else if (c.threads >= 64) {
+      measure(c, "widen", c.tq, served, l2);
+    }
+    if (c.threads == 64 || c.tq > 1) measure(c, "empty", 0, 0, l2);
   }
   return 0;
 }

@@ -5,5 +5,5 @@
 
 #define NETRA_INSTANTIATE(...)                                                                                \
   using netra_contract = __VA_ARGS__;                                                                         \
-  NETRA_ENTRY_MIN_WORKGROUPS(netra_attention_gqa8_stage_one, ::netra::kernels::attention_gqa8_stage_one_of<netra_contract>)     \
+  NETRA_ENTRY_MIN_WORKGROUPS(netra_attention_gqa8_stage_one, ::netra::kernels::attention_gqa8_stage_one<netra_contract>)        \
   NETRA_ENTRY(netra_attention_gqa8_stage_two, ::netra::kernels::attention_gqa8_stage_two<netra_contract>)

@@ -1,4 +1,5 @@
-// netra/kernels/attention/gqa8_stage_one.hpp — stage one of contracts::attention_gqa8: one
+// netra/kernels/attention/gqa8_stage_one.hpp — stage one of contracts::attention_gqa8 through an
+// LDS ring (Stages >= 2; the kernel interface is attention_gqa8_stage_one, gqa8.hpp): one
 // workgroup per (slice, KV head, request) computes the slice's online softmax for the 8 * Tq query
 // rows that share the KV head (the KV group, not the query head, is the unit of reuse: every K/V
 // byte the workgroup loads serves 8 heads, and in verify 8 heads x Tq tokens).
@@ -24,28 +25,17 @@
 
 namespace netra::kernels {
 
-template <class Contract> struct attention_gqa8_stage_one {
-  using target = typename Contract::target;
-  using plan = attention_plan_of<target>;
+template <class Contract> struct attention_gqa8_ring_staging {
+  using wave_ops = attention_gqa8_wave<Contract>;
+  using target = typename wave_ops::target;
+  using plan = typename wave_ops::plan;
   using request = attention_gqa8_request<Contract>;
   using params = attention_gqa8_args;
-  using wave_ops = attention_gqa8_wave<Contract>;
-  static constexpr const char* symbol = "netra_attention_gqa8_stage_one";
   static constexpr u32 workgroup_size = Contract::workgroup_size;
-  static constexpr u32 dynamic_lds_bytes = Contract::lds_bytes;
-  static constexpr bool programmatic_dependent_launch = false;
-  static constexpr bool prefers_max_lds = true;
-  static constexpr u32 min_workgroups_per_processor = 1;  // one workgroup per SM / CU: its LDS ring
   static constexpr u32 BW = Contract::block_warps, S = Contract::stages, block_bytes = 64 * 256;
   static constexpr bool widen_once = requires { requires Contract::widen_once; };
   static constexpr u32 chunks_per_piece = BW * block_bytes / 16;
   static constexpr u32 copies_per_thread = ceil_div(chunks_per_piece, workgroup_size);
-  static_assert(plan::rows == Contract::group && plan::head_dim == Contract::head_dim && plan::block == Contract::block,
-                "netra::kernels::attention_gqa8_stage_one: the plan's tile is not the contract's");
-
-  NETRA_HOST_DEVICE static constexpr launch_shape shape(u32 batch, u32 slices) {
-    return {{slices, Contract::kv_heads, batch}, workgroup_size, dynamic_lds_bytes};
-  }
 
   struct slice_view : wave_ops::slice {
     u32 pieces, rounds;
@@ -92,7 +82,7 @@ template <class Contract> struct attention_gqa8_stage_one {
   /// Rounds whose slots the prologue looks up (the pieces issued before the loop and at its
   /// first iterations need them); the loop looks up round R at iteration 2R - Stages.
   static constexpr u32 prologue_rounds = S / 2 + 1;
-  static_assert(prologue_rounds <= Contract::table_rounds, "netra::kernels::attention_gqa8_stage_one: the slot table is too short");
+  static_assert(prologue_rounds <= Contract::table_rounds, "netra::kernels::attention_gqa8_ring_staging: the slot table is too short");
 
   static NETRA_DEVICE void issue(const params& p, const slice_view& v, u32 kv_head, u32 n, const lds_layout& l) {
     if (n < v.pieces) {
@@ -123,11 +113,10 @@ template <class Contract> struct attention_gqa8_stage_one {
     for (u32 c = thread_id<target>(); c < BW * block_bytes / 16; c += workgroup_size) {
       const u32 bl = c / (block_bytes / 16), pos = (c / 16) % 64, chunk = c % 16;
       const u32x4 x = *reinterpret_cast<const u32x4*>(whole + bl * block_bytes + 16 * (is_v ? staged_v_chunk(pos, chunk) : staged_k_chunk(pos, chunk)));
+      bf16x4 b[4];
+      e4m3x16_to_bf16x16<target>(x, b);
       NETRA_UNROLL
-      for (u32 i = 0; i < 4; ++i) {
-        const bf16x4 b = e4m3x4_to_bf16x4<target>(x[static_cast<int>(i)]);
-        l.wide[bl * block_bytes / 4 + wide_slot(is_v, pos, chunk, i)] = static_cast<u64>(b.lo) | static_cast<u64>(b.hi) << 32;
-      }
+      for (u32 i = 0; i < 4; ++i) l.wide[bl * block_bytes / 4 + wide_slot(is_v, pos, chunk, i)] = static_cast<u64>(b[i].lo) | static_cast<u64>(b[i].hi) << 32;
     }
     workgroup_barrier<target>();
   }
@@ -193,7 +182,7 @@ template <class Contract> struct attention_gqa8_stage_one {
             }
             return x;
           } else {
-            return widened<target>([&](u32) {
+            return wave_ops::widen([&](u32) {
               return *reinterpret_cast<const u32x4*>(piece + 16 * (is_v ? staged_v_chunk(e.row, e.col) : staged_k_chunk(e.row, e.col)));
             })(j);
           }

@@ -1,6 +1,7 @@
 // netra/kernels/attention/gqa8_stage_one_direct.hpp — stage one of contracts::attention_gqa8 with
-// Stages = 0 (decode only): the slices, blocks, waves and association order of gqa8_stage_one.hpp
-// (gqa8_wave.hpp holds what the two share), with no LDS ring. Every K or V byte of a decode call
+// Stages = 0 (decode only; the kernel interface is attention_gqa8_stage_one, gqa8.hpp): the
+// slices, blocks, waves and association order of gqa8_stage_one.hpp (gqa8_wave.hpp holds what the
+// two share), with no LDS ring. Every K or V byte of a decode call
 // serves one wave, so each wave loads its blocks' pieces from the pools straight into registers in
 // the plan's read order (k_read / v_read name 16 contiguous bytes of one position's row).
 //
@@ -20,29 +21,19 @@
 
 namespace netra::kernels {
 
-template <class Contract> struct attention_gqa8_stage_one_direct {
-  using target = typename Contract::target;
-  using plan = attention_plan_of<target>;
+template <class Contract> struct attention_gqa8_direct_staging {
+  using wave_ops = attention_gqa8_wave<Contract>;
+  using target = typename wave_ops::target;
+  using plan = typename wave_ops::plan;
   using request = attention_gqa8_request<Contract>;
   using params = attention_gqa8_args;
-  using wave_ops = attention_gqa8_wave<Contract>;
-  static constexpr const char* symbol = "netra_attention_gqa8_stage_one";
-  static constexpr u32 workgroup_size = Contract::workgroup_size;
-  static constexpr u32 dynamic_lds_bytes = Contract::lds_bytes;
-  static constexpr bool programmatic_dependent_launch = false;
-  static constexpr bool prefers_max_lds = false;  // the loads go through L1
-  static constexpr u32 min_workgroups_per_processor = 1;
   static constexpr u32 BW = Contract::block_warps, wave = target::wave_size;
   static constexpr u32 k_pieces = plan::k_reads / plan::qk_chunks, v_pieces = plan::v_reads / plan::pv_steps;
   static constexpr u32 pieces = max_of(k_pieces, v_pieces), parts = plan::qk_chunks + plan::pv_steps;
   static constexpr u32 ids_per_lane = Contract::block / wave;
-  static_assert(Contract::tq == 1 && Contract::stages == 0, "netra::kernels::attention_gqa8_stage_one_direct: decode with Stages = 0 only");
-  static_assert(parts % 2 == 0 && Contract::block % wave == 0, "netra::kernels::attention_gqa8_stage_one_direct: the buffers alternate per block");
-  static_assert(Contract::table_bytes == Contract::waves * 2 * Contract::block * 8, "netra::kernels::attention_gqa8_stage_one_direct: table size");
-
-  NETRA_HOST_DEVICE static constexpr launch_shape shape(u32 batch, u32 slices) {
-    return {{slices, Contract::kv_heads, batch}, workgroup_size, dynamic_lds_bytes};
-  }
+  static_assert(Contract::tq == 1 && Contract::stages == 0, "netra::kernels::attention_gqa8_direct_staging: decode with Stages = 0 only");
+  static_assert(parts % 2 == 0 && Contract::block % wave == 0, "netra::kernels::attention_gqa8_direct_staging: the buffers alternate per block");
+  static_assert(Contract::table_bytes == Contract::waves * 2 * Contract::block * 8, "netra::kernels::attention_gqa8_direct_staging: table size");
 
   /// The lane's look-ups of one block: page-table entries loaded by start(), slots stored by finish().
   struct look_ahead {
@@ -118,7 +109,7 @@ template <class Contract> struct attention_gqa8_stage_one_direct {
         }
         const u32x4(&cur)[pieces] = buf[part % 2];
         if (part < plan::qk_chunks) {
-          plan::qk_chunk(acc, part, read_q, widened<target>([&](u32 j) { return cur[j / plan::qk_chunks]; }));
+          plan::qk_chunk(acc, part, read_q, wave_ops::widen([&](u32 j) { return cur[j / plan::qk_chunks]; }));
           if (part + 1 == plan::qk_chunks) {
             float s[plan::scores];
             plan::qk_scores(s, acc);
@@ -126,7 +117,7 @@ template <class Contract> struct attention_gqa8_stage_one_direct {
             wave_ops::rescale(w);
           }
         } else {
-          plan::pv_step(w.o, w.pb, part - plan::qk_chunks, widened<target>([&](u32 j) { return cur[j % v_pieces]; }));
+          plan::pv_step(w.o, w.pb, part - plan::qk_chunks, wave_ops::widen([&](u32 j) { return cur[j % v_pieces]; }));
         }
       }
     }

@@ -69,7 +69,7 @@ template <class Contract> i64 attention_gqa8_slices(const handle<Contract>& h, i
 /// Records a call Contract::admits(s) admitted: stage one, and for split calls stage two through
 /// the signature's workspace (nothing is checked here).
 template <class Contract> void launch_attention_gqa8(const handle<Contract>& h, stream_handle stream, const attention_signature& s) {
-  using one = kernels::attention_gqa8_stage_one_of<Contract>;
+  using one = kernels::attention_gqa8_stage_one<Contract>;
   using two = kernels::attention_gqa8_stage_two<Contract>;
   float* ws = static_cast<float*>(const_cast<void*>(s.workspace));
   const kernels::attention_gqa8_args a{static_cast<const u16*>(s.q.data), static_cast<u16*>(const_cast<void*>(s.out.data)),
