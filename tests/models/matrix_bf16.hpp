@@ -53,25 +53,33 @@ inline warp_d_bf16 mma_m16n8k16_bf16(const warp_a_bf16& a, const warp_b_bf16& b,
   return d;
 }
 
-using wave_ab_bf16 = std::array<std::array<std::uint32_t, 4>, 64>;
+/// A / B registers of a 16x16xK BF16 MFMA: K / 8 words per lane (K / 4 values of K group l / 16).
+template <unsigned K> using wave_ab_bf16_k = std::array<std::array<std::uint32_t, K / 8>, 64>;
+using wave_ab_bf16 = wave_ab_bf16_k<32>;
 using wave_d_bf16 = std::array<std::array<double, 4>, 64>;
 
-inline wave_d_bf16 mfma_f32_16x16x32_bf16(const wave_ab_bf16& a, const wave_ab_bf16& b, const wave_d_bf16& c) {
-  double A[16][32] = {}, B[32][16] = {};
+/// The 16x16 MFMA layout with K / 4 BF16 values per lane: A lane l row l % 16, K (K / 4)(l / 16) + i
+/// (value i in half i % 2 of word i / 2); B likewise by column; D item i of lane l at
+/// (4 (l / 16) + i, l % 16). K = 32: v_mfma_f32_16x16x32_bf16 (gfx950); K = 16:
+/// v_mfma_f32_16x16x16_bf16 (gfx942, tests/models/mfma_bf16_gfx942.hpp).
+template <unsigned K> wave_d_bf16 mfma_f32_16x16xk_bf16(const wave_ab_bf16_k<K>& a, const wave_ab_bf16_k<K>& b, const wave_d_bf16& c) {
+  constexpr unsigned per_lane = K / 4;
+  double A[16][K] = {}, B[K][16] = {};
   for (unsigned lane = 0; lane < 64; ++lane)
-    for (unsigned i = 0; i < 8; ++i) {
-      A[lane % 16][8 * (lane / 16) + i] = bf16_half(a[lane][i / 2], i % 2);
-      B[8 * (lane / 16) + i][lane % 16] = bf16_half(b[lane][i / 2], i % 2);
+    for (unsigned i = 0; i < per_lane; ++i) {
+      A[lane % 16][per_lane * (lane / 16) + i] = bf16_half(a[lane][i / 2], i % 2);
+      B[per_lane * (lane / 16) + i][lane % 16] = bf16_half(b[lane][i / 2], i % 2);
     }
   wave_d_bf16 d{};
   for (unsigned lane = 0; lane < 64; ++lane)
     for (unsigned i = 0; i < 4; ++i) {
       const unsigned row = 4 * (lane / 16) + i, col = lane % 16;
       double s = c[lane][i];
-      for (unsigned k = 0; k < 32; ++k) s += A[row][k] * B[k][col];
+      for (unsigned k = 0; k < K; ++k) s += A[row][k] * B[k][col];
       d[lane][i] = s;
     }
   return d;
 }
+inline wave_d_bf16 mfma_f32_16x16x32_bf16(const wave_ab_bf16& a, const wave_ab_bf16& b, const wave_d_bf16& c) { return mfma_f32_16x16xk_bf16<32>(a, b, c); }
 
 }  // namespace netra::models
