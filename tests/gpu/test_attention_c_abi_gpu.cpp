@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/attention_gpu_common.hpp"
 #include "gpu/dl_tensor.hpp"
 #include "gpu/gpu_buffers.hpp"
 #include "netra/c/attention.h"
@@ -24,12 +25,8 @@ using testing::dl_tensor;
 
 namespace {
 constexpr std::uint16_t poison = 0xABAB;
-std::string last_error() { return netra_last_error(); }
-struct handle_guard {
-  netra_attention_gqa8_handle* h = nullptr;
-  handle_guard() { REQUIRE_MESSAGE(netra_attention_gqa8_create(&h) == NETRA_STATUS_OK, last_error()); }
-  ~handle_guard() { netra_attention_gqa8_destroy(h); }
-};
+using testing::last_error;
+using handle_guard = testing::c_handle_guard<netra_attention_gqa8_handle, netra_attention_gqa8_create, netra_attention_gqa8_destroy>;
 }  // namespace
 
 TEST_CASE("decode through the C ABI: the served tactic's bits, within the bound; refused calls write nothing") {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/attention_gpu_common.hpp"
 #include "gpu/dl_tensor.hpp"
 #include "gpu/gpu_buffers.hpp"
 #include "netra/c/attention.h"
@@ -24,12 +25,8 @@ using testing::dl_tensor;
 
 namespace {
 constexpr std::uint16_t poison = 0xABAB;
-std::string last_error() { return netra_last_error(); }
-struct handle_guard {
-  netra_attention_gqa4_extend_handle* h = nullptr;
-  handle_guard() { REQUIRE_MESSAGE(netra_attention_gqa4_extend_create(&h) == NETRA_STATUS_OK, last_error()); }
-  ~handle_guard() { netra_attention_gqa4_extend_destroy(h); }
-};
+using testing::last_error;
+using handle_guard = testing::c_handle_guard<netra_attention_gqa4_extend_handle, netra_attention_gqa4_extend_create, netra_attention_gqa4_extend_destroy>;
 }  // namespace
 
 TEST_CASE("extend through the C ABI: the served tactic's bits, within the bound; prefill and refused calls write nothing") {
@@ -76,7 +73,7 @@ TEST_CASE("extend through the C ABI: the served tactic's bits, within the bound;
   // The call itself.
   REQUIRE_MESSAGE(call(NETRA_ATTENTION_EXTEND, k_t.get(), ke_t.get(), ve_t.get()) == NETRA_STATUS_OK, last_error());
   const auto got = out.download();
-  using served = contracts::attention_gqa4_extend_served<sm90a>;
+  using served = contracts::attention_gqa4_extend_native<sm90a, 1, 6, 64, 128>;  // the tactic dispatch serves first on sm90a
   static const handle<served> h(std::string(NETRA_CODE_OBJECT_DIR) + "/" + instance_name<served>() + ".cubin", current_cuda_device());
   direct.upload(poisoned);
   attention_extend_call a;

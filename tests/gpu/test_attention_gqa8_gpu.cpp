@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/attention_gpu_common.hpp"
 #include "gpu/gpu_buffers.hpp"
 #include "netra/contracts/attention/gqa8_decode_wide.hpp"
 #include "netra/runtime/instance.hpp"
@@ -172,14 +173,7 @@ TEST_CASE("the same input gives the same bits on every run (no atomics in the re
 TEST_CASE("a refused call names the field, launches nothing and writes nothing") {
   const gqa8_case c = make_case({1, 1, {100, 100}, 1.0f, 1.0f, gqa8_fill::random, 0}, 61);
   device_case d(c);
-  auto refused = [&](attention_gqa8_call a, i64 slices, const char* field) {
-    try {
-      attention_gqa8(h<decode>(), nullptr, a, slices);
-      FAIL("the call was not refused");
-    } catch (const error& e) {
-      CHECK(std::string(e.what()).find(field) != std::string::npos);
-    }
-  };
+  const auto refused = testing::refusal_check([](const attention_gqa8_call& a, i64 slices) { attention_gqa8(h<decode>(), nullptr, a, slices); });
   auto a = d.call(attention_phase::decode);
   auto wrong_phase = a;
   wrong_phase.phase = attention_phase::prefill;
@@ -188,16 +182,8 @@ TEST_CASE("a refused call names the field, launches nothing and writes nothing")
   auto misaligned = a;
   misaligned.q = a.q + 1;
   refused(misaligned, 1, "'q'");
-  auto big_batch = a;
-  big_batch.batch = 65;
-  refused(big_batch, 1, "'batch'");
-  std::vector<i64> mirror = c.kv_indices;
-  mirror[7] = c.slots;
-  auto with_mirror = a;
-  with_mirror.kv_indices_host = mirror.data();
-  refused(with_mirror, 1, "'kv_indices'");
-  const auto after = d.out.download();
-  for (auto x : after) REQUIRE(x == poison);
+  testing::refuse_batch_and_mirror(refused, a, c, 1);
+  testing::require_untouched(d.out, poison);
 }
 
 TEST_CASE("decode at batches 65..128 (the served mapping widened to MaxBatch 128): within the bound and bitwise in netra's order") {
