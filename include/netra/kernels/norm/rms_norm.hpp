@@ -190,6 +190,7 @@ NETRA_UNROLL
         for (u32 e = 0; e < 8; ++e) gate[i][e] = silu_f32(e % 2 ? hi_of(in.z[i][e / 2]) : lo_of(in.z[i][e / 2]));
     }
     if constexpr (kind == norm_kind::add_rms) {
+      u16* r = p.residual + row_offset(row, p.residual_stride);
 NETRA_UNROLL
       for (u32 i = 0; i < chunks; ++i) {
         u32 sum_words[4];
@@ -197,8 +198,8 @@ NETRA_UNROLL
         for (u32 e = 0; e < 4; ++e)
           sum_words[e] = pack_bf16x2<target>(add_rn(lo_of(v[i][e]), lo_of(in.r[i][e])), add_rn(hi_of(v[i][e]), hi_of(in.r[i][e])));
         v[i] = u32x4{sum_words[0], sum_words[1], sum_words[2], sum_words[3]};
+        if (!split_residual && live && owns(Part, i)) store_16B<target>(r + 8 * chunk_of(thread, i), v[i]);
       }
-      if constexpr (!split_residual) store_residual<Part>(p, thread, row, live, v);
     }
 
     float part[per_thread];
@@ -264,17 +265,12 @@ NETRA_UNROLL
       }
     }
     if constexpr (split_residual) {
-      cluster_ops<target>::wait();  // every part of the row has read r
-      store_residual<Part>(p, thread, row, live, v);
-    }
-  }
-
-  /// r' of the part's chunks over r.
-  template <u32 Part> static NETRA_DEVICE void store_residual(const params& p, u32 thread, u32 row, bool live, const u32x4 (&v)[chunks]) {
-    u16* r = p.residual + row_offset(row, p.residual_stride);
+      cluster_ops<target>::wait();  // every part of the row has read r: r' of the part's chunks over r
+      u16* r = p.residual + row_offset(row, p.residual_stride);
 NETRA_UNROLL
-    for (u32 i = 0; i < chunks; ++i)
-      if (live && owns(Part, i)) store_16B<target>(r + 8 * chunk_of(thread, i), v[i]);
+      for (u32 i = 0; i < chunks; ++i)
+        if (live && owns(Part, i)) store_16B<target>(r + 8 * chunk_of(thread, i), v[i]);
+    }
   }
 
   /// y of the low (hi = false) or high BF16 of a word pair, in FP32 (the contract's order; g = silu(z)).
