@@ -21,8 +21,6 @@ netra_add_compile_fail_test(negative_targets_attention_format_gfx942 negative/ta
   "netra::contracts::attention_gqa8: field Format must be the FP8 format the target's conversion instruction reads")
 netra_add_compile_fail_test(negative_targets_down_input0_gfx942 negative/targets_down_input0_gfx942.cpp
   "netra::contracts::moe_expert_down: field Input must be 1 \\(gate_up's BF16, act_quant fused\\) with an E4M3FNUZ Format")
-netra_add_compile_fail_test(negative_targets_router_matrix_gfx942 negative/targets_router_matrix_gfx942.cpp
-  "netra::contracts::moe_router: field Tactic 1 \\(matrix_bf16\\) needs the target's BF16 matrix instruction in dsl/fragment/target_shapes.hpp; supported: netra::gfx950, netra::sm90a, netra::gfx1151")
 
 # The raw wrappers compile for their targets and emit their instructions (tests/targets/*.hip).
 if(NETRA_CLANG AND NETRA_LLVM_OBJDUMP)

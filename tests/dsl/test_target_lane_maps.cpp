@@ -9,8 +9,10 @@
 #include <vector>
 
 #include "models/mfma.hpp"
+#include "models/mfma_bf16_gfx942.hpp"
 #include "models/wmma.hpp"
 #include "netra/dsl/arch/gfx1151/cross_lane.hpp"
+#include "netra/dsl/fragment/target_shapes.hpp"
 #include "netra/dsl/matrix_fragment_targets.hpp"
 #include "oracles/argmax_rows.hpp"
 
@@ -115,6 +117,33 @@ TEST_CASE("gfx942 MFMA fragment: the gfx950 instruction's maps, its own target a
   CHECK(same_v<mfma_f32_16x16x32_fnuz::fp8_format, native_fp8_t<gfx942>>);
   CHECK(mfma_f32_16x16x32_fnuz::a_bytes == 8);
   CHECK(mfma_f32_16x16x32_fnuz::wave_size == gfx942::wave_size);
+}
+
+TEST_CASE("gfx942 v_mfma_f32_16x16x16_bf16: traits + model == matmul; B's K map shifted fails") {
+  using S = mfma_f32_16x16x16_bf16;
+  CHECK(same_v<fragment::matrix_instructions<gfx942>::bf16, S>);
+  CHECK((S::a_words == 2 && S::b_words == 2 && S::d_items == 4));
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    const auto x = bf16_matrices(seed);
+    for (unsigned k_shift : {0u, 4u}) {
+      models::wave_ab2_bf16 a{}, b{};
+      models::wave_d_bf16 c{};
+      for (unsigned l = 0; l < 64; ++l) {
+        for (unsigned v = 0; v < S::a_values; ++v) {
+          const auto ea = S::a_element(l, v), eb = S::b_element(l, v);
+          a[l][v / 2] |= static_cast<std::uint32_t>(x.a[ea.row * x.k + ea.col]) << (16 * (v % 2));
+          b[l][v / 2] |= static_cast<std::uint32_t>(x.b[((eb.row + k_shift) % x.k) * x.n + eb.col]) << (16 * (v % 2));
+        }
+        for (unsigned i = 0; i < S::d_items; ++i) c[l][i] = x.c[S::d_element(l, i).row * x.n + S::d_element(l, i).col];
+      }
+      const auto d = models::mfma_f32_16x16x16_bf16(a, b, c);
+      unsigned bad = 0;
+      for (unsigned l = 0; l < 64; ++l)
+        for (unsigned i = 0; i < S::d_items; ++i) bad += d[l][i] != x.expect(S::d_element(l, i).row, S::d_element(l, i).col);
+      if (k_shift == 0) CHECK(bad == 0);
+      else CHECK(bad > 0);
+    }
+  }
 }
 
 TEST_CASE("gfx1151 v_wmma_f32_16x16x16_bf16 (wave32): traits + model == matmul") {

@@ -181,6 +181,7 @@ TEST_CASE("matrix tactic lane maps give the FP64 dot products of the right (toke
   check_matrix_maps<contracts::moe_router_matrix<sm90a>>();
   check_matrix_maps<contracts::moe_router_matrix<gfx950>>();
   check_matrix_maps<contracts::moe_router_matrix<gfx1151>>();  // WMMA: both lane halves load every piece
+  check_matrix_maps<contracts::moe_router_matrix<gfx942>>();   // v_mfma_f32_16x16x16_bf16: half gfx950's K per instruction
 }
 
 TEST_CASE("matrix tactic LDS tiles: sm90a pair stores and vector reads hit each bank at most as often as their bytes require") {

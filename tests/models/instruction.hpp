@@ -1,5 +1,5 @@
 // tests/models/instruction.hpp — one interface over the instruction models of tests/models/
-// (mfma.hpp, mma_sync.hpp, matrix_bf16.hpp, wmma.hpp), for tests generic over every fragment shape:
+// (mfma.hpp, mma_sync.hpp, matrix_bf16.hpp, mfma_bf16_gfx942.hpp, wmma.hpp), for tests generic over every fragment shape:
 //   instruction_model<Shape>::run(a, b, c) -> d, with a / b every lane's register words and c / d
 //   every lane's accumulator items (doubles; the FP8 models' float C and D are exact for the
 //   small-integer data these tests use). 16x16x128 takes the byte order inside a lane as a
@@ -10,6 +10,7 @@
 
 #include "models/matrix_bf16.hpp"
 #include "models/mfma.hpp"
+#include "models/mfma_bf16_gfx942.hpp"
 #include "models/mma_sync.hpp"
 #include "models/wmma.hpp"
 #include "netra/dsl/matrix_fragment.hpp"
@@ -62,6 +63,9 @@ template <k_order_16x16x128 Order> struct instruction_model<::netra::mma_m16n8k3
 };
 template <k_order_16x16x128 Order> struct instruction_model<::netra::mfma_f32_16x16x32_bf16, Order> : instruction_registers<::netra::mfma_f32_16x16x32_bf16> {
   static d_type run(const a_type& a, const b_type& b, const d_type& c) { return mfma_f32_16x16x32_bf16(a, b, c); }
+};
+template <k_order_16x16x128 Order> struct instruction_model<::netra::mfma_f32_16x16x16_bf16, Order> : instruction_registers<::netra::mfma_f32_16x16x16_bf16> {
+  static d_type run(const a_type& a, const b_type& b, const d_type& c) { return mfma_f32_16x16x16_bf16(a, b, c); }
 };
 template <k_order_16x16x128 Order> struct instruction_model<::netra::mma_m16n8k16_bf16, Order> : instruction_registers<::netra::mma_m16n8k16_bf16> {
   static d_type run(const a_type& a, const b_type& b, const d_type& c) { return mma_m16n8k16_bf16(a, b, c); }

@@ -135,12 +135,9 @@ template <class Target, u32 Tactic, u32 MaxTokens, u32 SharedGate = 0, u32 Clust
 struct moe_router {
   static_assert(is_built_target_v<Target> || is_audit_only_target_v<Target>,
                 "netra::contracts::moe_router: field Target is not supported; supported: netra::gfx950, netra::sm90a, "
-                "netra::gfx942 (Tactic 0), netra::gfx1151 (built and audited only)");
+                "netra::gfx942, netra::gfx1151 (built and audited only)");
   static_assert(WaveSize == Target::wave_size,
                 "netra::contracts::moe_router: field WaveSize must equal the target's wave size (gfx950, gfx942: 64; sm90a, gfx1151: 32)");
-  static_assert(Tactic == router_tactic::exact_fp32 || !same_v<Target, gfx942>,
-                "netra::contracts::moe_router: field Tactic 1 (matrix_bf16) needs the target's BF16 matrix instruction in "
-                "dsl/fragment/target_shapes.hpp; supported: netra::gfx950, netra::sm90a, netra::gfx1151");
   static_assert(Tactic == router_tactic::exact_fp32 || Tactic == router_tactic::matrix_bf16,
                 "netra::contracts::moe_router: field Tactic must be 0 (exact_fp32) or 1 (matrix_bf16)");
   static_assert(MaxTokens >= 1 && MaxTokens <= 768, "netra::contracts::moe_router: field MaxTokens must be in [1, 768]");
@@ -239,7 +236,7 @@ struct moe_router {
 
   static constexpr resource_budget budget() {
     if constexpr (is_amd_v<Target>) {
-      // gfx950; gfx942 (exact); gfx1151: the matrix tactic's WMMA operands are loaded by both
+      // gfx950; gfx942 (matrix: v_mfma_f32_16x16x16_bf16, 102 VGPRs measured); gfx1151: the matrix tactic's WMMA operands are loaded by both
       // lane halves (16 + 128 VGPRs of pieces per lane: 182 measured), the exact one 125
       resource_budget b;
       b.max_vgprs = same_v<Target, gfx1151> && !exact ? 192 : 128;
