@@ -34,9 +34,11 @@ template <class T> constexpr auto exact_router_contracts = boost::hana::tuple_t<
 constexpr auto wmma_contracts = boost::hana::tuple_t<contracts::moe_router_matrix<gfx1151>, contracts::moe_router_matrix_shared_gate<gfx1151>>;
 constexpr auto mfma_bf16_contracts = boost::hana::tuple_t<contracts::moe_router_matrix<gfx942>, contracts::moe_router_matrix_shared_gate<gfx942>>;
 constexpr auto mfma_fnuz_contracts = boost::hana::tuple_t<contracts::moe_expert_gate_up_decode<gfx942>, contracts::moe_expert_down_fused_decode<gfx942>>;
-/// GQA8 decode on gfx942: v_mfma_f32_16x16x16_bf16 over an E4M3FNUZ KV cache; K/V straight into
-/// registers (Stages 0, as sm90a's served decode: gfx950's LDS ring needs 64 KiB, gfx942's whole LDS).
-constexpr auto mfma_attention_contracts = boost::hana::tuple_t<contracts::attention_gqa8<gfx942, 0, 1, 1, 2, 0, 64, 512>>;
+/// GQA8 decode on gfx942 (page size 1 and 16): v_mfma_f32_16x16x16_bf16 over an E4M3FNUZ KV cache;
+/// K/V straight into registers (Stages 0, as sm90a's served decode: gfx950's LDS ring needs 64 KiB,
+/// gfx942's whole LDS).
+constexpr auto mfma_attention_contracts =
+    boost::hana::tuple_t<contracts::attention_gqa8<gfx942, 0, 1, 1, 2, 0, 64, 512>, contracts::attention_gqa8<gfx942, 0, 1, 16, 2, 0, 64, 512>>;
 }  // namespace targets_detail
 
 inline constexpr auto audit_only_targets = boost::hana::flatten(boost::hana::make_tuple(
