@@ -449,7 +449,7 @@ def write(R, a):
     if R.prefix_rows:
         R.doc["teacher_forced_every_bucket"] = {"layers": min(4, R.cfg.layers), "summary": oracle.summary(R.prefix_rows),
                                                 "ok": all(r["ok"] for r in R.prefix_rows)}
-        buckets = sorted({(r["phase"], r["batch"]) for r in R.records}) or []
+        buckets = sorted({(r["contract"].replace("step_", ""), r["shape"]["batch"]) for r in R.records})
         summaries.append((R.doc["teacher_forced_every_bucket"]["summary"],
                           {"what": f"first 4 layers, every bucket measured: {', '.join(f'{p} {b}' for p, b in buckets)}"}))
     for e in R.doc["teacher_forced"]:

@@ -227,13 +227,14 @@ def _route_checks(h, router, shared, ids, rw, ref_ids, tokens):  # tokens: the c
     l64 = _logits64(h, router)  # [R, 256]
     env = h.double().abs() @ router.double().abs().t()
     delta = (B["router_exact_rel"] if tokens <= 16 else B["router_matrix_rel"]) * env.amax(-1)  # [R]
-    chosen = torch.zeros_like(l64, dtype=torch.bool).scatter_(1, ids[:, :8].long(), True)
+    top = ids[:, :8].long()
+    chosen = torch.zeros_like(l64, dtype=torch.bool).scatter_(1, top, torch.ones_like(top, dtype=torch.bool))
     lo = l64.masked_fill(~chosen, float("inf")).amin(-1)
     hi = l64.masked_fill(chosen, float("-inf")).amax(-1)
     slack = hi - lo  # > 0: an unchosen expert's FP64 logit above a chosen one's
     admissible = {"measured": float((slack / (2 * delta)).max()), "bound": 1.0, "beyond": int((slack > 2 * delta).sum()),
                   "elements": int(l64.shape[0]), "ok": bool((slack <= 2 * delta).all())}
-    sel = l64.gather(1, ids[:, :8].long())
+    sel = l64.gather(1, top)
     w64 = torch.softmax(sel, dim=-1)
     wb = (torch.exp(4 * delta) - 1 + 2.0 ** -19).view(-1, 1) * w64
     weights = bounded(rw[:, :8], w64, wb, "vs FP64 softmax over netra's set")
