@@ -12,9 +12,8 @@ FP32 operation per lane per clock (132 SMs x 128 lanes x 1.98 GHz).
 Floors (--floors: bench/gdn_floor.cu's JSON lines, same run): each record's floor_us is the
 fastest memory floor of its contract and shape over the floor program's mappings (no kernel that
 moves the compulsory bytes beats it), fp32_issue_floor_us the measured FP32-issue floor of K0 (4
-operations) or of the replay (3), combined_floor_us (replay) the floor program that reads the state,
-runs the 3 operations per element per token and writes it in one pass on the whole-head grid; the
-floors themselves go to --floor-out (an evidence file).
+operations) or of the replay (3, every request accepting T); the floors themselves go to --floor-out
+(an evidence file).
 
 usage: python3 bench/gdn.py --netra-bench build/tests/netra-bench-gdn --out bench/results/gdn_h200.json
            [--records LINES --dump DIR]   (a driver run's output and dump instead of running it)
@@ -180,9 +179,7 @@ def main():
         mem = [f["graph_us"] for f in floors if f["floor"] == kind and f["batch"] == s["batch"] and f.get("state_dtype") == s.get("state_dtype")
                and f.get("windows") == s.get("windows")] if kind else []
         issue = [f["graph_us"] for f in floors if f["floor"] == {"k0": "k0_fp32_issue", "replay": "replay_fp32_issue"}.get(c) and f["batch"] == s["batch"]]
-        both = [f["graph_us"] for f in floors if c == "replay" and f["floor"] == "replay_combined" and f["batch"] == s["batch"]
-                and f.get("state_dtype") == s.get("state_dtype") and s.get("accepted") == "T"]
-        return (min(mem) if mem else None), (min(issue) if issue and s.get("accepted", "T") == "T" else None), (min(both) if both else None)
+        return (min(mem) if mem else None), (min(issue) if issue and s.get("accepted", "T") == "T" else None)
     if a.records:
         dump, text = a.dump, open(a.records).read()
     else:
@@ -220,11 +217,11 @@ def main():
             target = None
         if c == "m16_precompute_core":
             target = 10.0
-        mem_floor, issue_floor, combined_floor = floor_of(c, s)
+        mem_floor, issue_floor = floor_of(c, s)
         records.append(common.record(c, r["instance"], s, r["netra_graph_us"], r["netra_eager_us"], r["correct"], COMPARISON, peers, r["bytes"], bw,
                                      floor_us=mem_floor, target_us=target, fp32_ops=r["fp32_ops"] or None,
                                      fp32_floor_us=(r["fp32_ops"] / FP32_RATE * 1e6) if r["fp32_ops"] else None,
-                                     fp32_issue_floor_us=issue_floor, combined_floor_us=combined_floor))
+                                     fp32_issue_floor_us=issue_floor))
         print(json.dumps({k: records[-1][k] for k in ("contract", "shape", "netra_graph_us", "roofline_us", "correct")}), flush=True)
         # Written after every record, so that a run cut short keeps what it measured.
         common.write_family(a.out, "gdn", records, bw,

@@ -97,7 +97,7 @@ template <class C> void bench_conv(std::size_t B) {
   emit("conv", instance_name<C>(), "\"batch\": " + std::to_string(B) + ", \"t\": " + std::to_string(T) + ", \"windows\": " + (windows ? "true" : "false") +
                                       ", \"layout\": \"" + (C::channel_major ? "channel_major" : "tap_major") + "\", \"staging\": \"" +
                                       (C::staging ? "block" : "per_token") + "\", \"threads\": " + std::to_string(C::threads) +
-                                      ", \"token_groups\": " + std::to_string(C::token_groups) + ", \"prefetch_ahead\": " + std::to_string(C::prefetch_ahead),
+                                      ", \"token_groups\": " + std::to_string(C::token_groups),
        t, ok, bytes, 0);
 }
 }  // namespace

@@ -5,7 +5,8 @@
 // sentinel included) and rows that accepted nothing are unchanged byte for byte. Every batch
 // 1..128 eagerly, for FP32 and BF16 storage; then one captured graph per batch replayed with
 // inputs, slots and lengths changing before every replay (100 times at B = 128, FP32 state); the
-// same for the whole-head schedule (the shipped conv and K0 mappings) and its L2-prefetch forms.
+// same for the whole-head schedule (the shipped conv and K0 mappings) and with the shipped replay
+// (the whole-head map with its L2 prefetch).
 #include <doctest/doctest.h>
 
 #include <numeric>
@@ -25,7 +26,7 @@ constexpr std::size_t max_rows = max_batch * T, pool_rows = 2400;
 /// A schedule: the mappings of the conv update (Staging, Threads, TokenGroups) and of the K0 and
 /// replay cores (ValueBlock, Staging, Waves, ColumnsPerLane).
 template <u32 ConvStaging, u32 ConvThreads, u32 ConvGroups, u32 Vb, u32 Staging, u32 Waves, u32 Columns, u32 Prefetch = 0> struct schedule {
-  using conv = contracts::gdn_conv<sm90a, 64, T, gdn::conv_layout::channel_major, gdn::conv_writes::windows, ConvStaging, ConvThreads, ConvGroups, Prefetch>;
+  using conv = contracts::gdn_conv<sm90a, 64, T, gdn::conv_layout::channel_major, gdn::conv_writes::windows, ConvStaging, ConvThreads, ConvGroups>;
   template <u32 Storage> using k0 = contracts::gdn_k0<sm90a, Storage, Vb, Staging, Waves, Columns>;
   template <u32 Storage> using replay = contracts::gdn_replay<sm90a, Storage, Vb, Staging, Waves, Columns, Prefetch>;
 };
@@ -34,9 +35,8 @@ using staged_schedule = schedule<0, 256, 1, 8, 1, 4, 1>;
 /// The shipped conv (6 preloaded tokens a thread) and K0 (whole-head workgroups, 8 warps, 2 columns
 /// per lane), with the replay on the same whole-head map.
 using head_schedule = schedule<1, 256, 2, 16, 1, 8, 2>;
-/// The same with the L2 prefetch of the workgroup 264 (or 528) later in launch order (conv and replay).
+/// The same with the replay's L2 prefetch of the workgroup 264 later in launch order (the shipped replay).
 using prefetch_schedule = schedule<1, 256, 2, 16, 1, 8, 2, 264>;
-using prefetch2_schedule = schedule<1, 256, 2, 16, 1, 8, 2, 528>;
 
 template <u32 Storage, class Schedule = per_token_schedule> struct protocol {
   using elem = conditional_t<Storage == gdn::state_storage::fp32, float, std::uint16_t>;
@@ -225,7 +225,6 @@ TEST_CASE("protocol smoke: B 1, 3 and 70, FP32 and BF16 storage, every schedule"
   protocol<gdn::state_storage::bf16, head_schedule> hb;
   protocol<gdn::state_storage::fp32, prefetch_schedule> pf;
   protocol<gdn::state_storage::bf16, prefetch_schedule> pb;
-  protocol<gdn::state_storage::bf16, prefetch2_schedule> p2;
   for (const std::size_t B : {std::size_t{1}, std::size_t{3}, std::size_t{70}}) {
     f.prepare(B), f.launch(B, nullptr), f.check(B, B < 4, "smoke fp32");
     b.prepare(B), b.launch(B, nullptr), b.check(B, B < 4, "smoke bf16");
@@ -234,7 +233,6 @@ TEST_CASE("protocol smoke: B 1, 3 and 70, FP32 and BF16 storage, every schedule"
     hb.prepare(B), hb.launch(B, nullptr), hb.check(B, B < 4, "smoke bf16 whole-head");
     pf.prepare(B), pf.launch(B, nullptr), pf.check(B, B < 4, "smoke fp32 whole-head, prefetch 264");
     pb.prepare(B), pb.launch(B, nullptr), pb.check(B, B < 4, "smoke bf16 whole-head, prefetch 264");
-    p2.prepare(B), p2.launch(B, nullptr), p2.check(B, B < 4, "smoke bf16 whole-head, prefetch 528");
   }
 }
 
@@ -253,9 +251,7 @@ TEST_CASE("protocol, whole-head prefetch schedule: every B in 1..128 eagerly (BF
   eager_every_batch<gdn::state_storage::bf16, prefetch_schedule>();
   eager_every_batch<gdn::state_storage::fp32, prefetch_schedule>();
 }
-TEST_CASE("protocol, whole-head prefetch schedules: one captured graph replayed 100 times at B = 128 (BF16 state; 5 times at B = 1, 37, 64, FP32; prefetch 528 BF16)") {
+TEST_CASE("protocol, whole-head prefetch schedule: one captured graph replayed 100 times at B = 128 (BF16 state; 5 times at B = 1, 37, 64, FP32)") {
   graph_buckets<gdn::state_storage::bf16, prefetch_schedule>({128}, 100);
   graph_buckets<gdn::state_storage::fp32, prefetch_schedule>({1, 37, 64}, 5);
-  graph_buckets<gdn::state_storage::bf16, prefetch2_schedule>({1, 64, 128}, 5);
 }
-TEST_CASE("protocol, whole-head prefetch 528 schedule: every B in 1..128 eagerly (BF16 state)") { eager_every_batch<gdn::state_storage::bf16, prefetch2_schedule>(); }

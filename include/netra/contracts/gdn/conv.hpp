@@ -18,9 +18,7 @@
 // thread's x vector loaded in the token loop (per_token), or the x vectors of its tokens all
 // issued before the first (block); Threads: threads per workgroup (64 or 256); TokenGroups (G,
 // divides T): the token block split into G groups walked by separate threads, each starting from
-// the history its first token sees (the slot, or the preceding tokens' x); PrefetchAhead (0, or a
-// workgroup count about the GPU's resident workgroups): workgroup n of the launch order asks for
-// the L2 prefetch of the x rows of workgroup n + P (a hint; no result depends on it). Comparison: bitwise.
+// the history its first token sees (the slot, or the preceding tokens' x). Comparison: bitwise.
 #pragma once
 #include "netra/contracts/gdn/admission.hpp"
 
@@ -49,18 +47,9 @@ template <u32 MaxBatch, u32 Tokens, u32 Layout, u32 Writes, u32 Staging, u32 Thr
 struct gdn_conv_args<MaxBatch, Tokens, Layout, Writes, Staging, Threads, Groups, true> {
   static constexpr i64 value[] = {MaxBatch, Tokens, Layout, Writes};
 };
-/// With a prefetch distance every mapping field appears.
-template <u32 MaxBatch, u32 Tokens, u32 Layout, u32 Writes, u32 Staging, u32 Threads, u32 Groups, u32 Prefetch> struct gdn_conv_prefetch_args {
-  static constexpr i64 value[] = {MaxBatch, Tokens, Layout, Writes, Staging, Threads, Groups, Prefetch};
-};
-template <u32 MaxBatch, u32 Tokens, u32 Layout, u32 Writes, u32 Staging, u32 Threads, u32 Groups>
-struct gdn_conv_prefetch_args<MaxBatch, Tokens, Layout, Writes, Staging, Threads, Groups, 0> {
-  static constexpr const auto& value =
-      gdn_conv_args<MaxBatch, Tokens, Layout, Writes, Staging, Threads, Groups, Staging == gdn::token_staging::per_token && Threads == 256 && Groups == 1>::value;
-};
 
 template <class Target, u32 MaxBatch, u32 Tokens, u32 Layout, u32 Writes, u32 Staging = gdn::token_staging::per_token, u32 Threads = 256,
-          u32 TokenGroups = 1, u32 PrefetchAhead = 0, u32 WaveSize = Target::wave_size>
+          u32 TokenGroups = 1, u32 WaveSize = Target::wave_size>
 struct gdn_conv {
   static_assert(is_built_target_v<Target> || is_audit_only_target_v<Target>,
                 "netra::contracts::gdn_conv: field Target is not supported; supported: netra::gfx950, netra::sm90a, netra::gfx942, "
@@ -77,7 +66,6 @@ struct gdn_conv {
                 "netra::contracts::gdn_conv: field Staging must be 0 (per_token) or 1 (block)");
   static_assert((Threads == 64 || Threads == 256) && Threads % WaveSize == 0, "netra::contracts::gdn_conv: field Threads must be 64 or 256");
   static_assert(TokenGroups >= 1 && Tokens % TokenGroups == 0, "netra::contracts::gdn_conv: field TokenGroups must divide Tokens");
-  static_assert(PrefetchAhead <= 4096, "netra::contracts::gdn_conv: field PrefetchAhead must be in [0, 4096] workgroups");
 
   using target = Target;
   static constexpr const char* family = "gdn_conv";
@@ -92,8 +80,9 @@ struct gdn_conv {
   static constexpr u32 staging = Staging;
   static constexpr u32 threads = Threads;
   static constexpr u32 token_groups = TokenGroups;
-  static constexpr u32 prefetch_ahead = PrefetchAhead;
-  static constexpr const auto& template_args = gdn_conv_prefetch_args<MaxBatch, Tokens, Layout, Writes, Staging, Threads, TokenGroups, PrefetchAhead>::value;
+  static constexpr const auto& template_args =
+      gdn_conv_args<MaxBatch, Tokens, Layout, Writes, Staging, Threads, TokenGroups,
+                    Staging == gdn::token_staging::per_token && Threads == 256 && TokenGroups == 1>::value;
 
   static constexpr bool channel_major = Layout == gdn::conv_layout::channel_major;
 

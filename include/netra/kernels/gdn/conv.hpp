@@ -10,18 +10,15 @@
 // block), then per token computes 8 outputs in the contract's tap order and stores one 16-byte y
 // vector (and, Writes = windows, its 3 window vectors of that token). Writes = final_state: the 3 history vectors go back to the
 // slot after the last token (by group G - 1), unless the slot is the sentinel. Every output element has one
-// writer; the result does not depend on scheduling. PrefetchAhead P: first, threads 0 .. T / G - 1
-// ask for the L2 prefetch of workgroup n + P's x rows (its 8 N channels of one token each).
+// writer; the result does not depend on scheduling.
 #pragma once
 #include "netra/contracts/gdn/conv.hpp"
 #include "netra/dsl/convert.hpp"
 #include "netra/dsl/entry.hpp"
 #include "netra/dsl/ids.hpp"
 #include "netra/dsl/math.hpp"
-#include "netra/dsl/prefetch.hpp"
 #include "netra/dsl/vector_memory.hpp"
 #include "netra/kernels/gdn/conv_history.hpp"
-#include "netra/kernels/gdn/prefetch_ahead.hpp"
 #include "netra/kernels/gdn/token_loop.hpp"
 
 namespace netra::kernels {
@@ -44,7 +41,6 @@ template <class Contract> struct gdn_conv_update {
     const i32* slots;  // [B]
     u16* windows;      // [B, T, slot] (Writes = windows)
     i32 state_slots;
-    u32 batch;
   };
 
   static constexpr u32 groups = Contract::token_groups;
@@ -65,13 +61,6 @@ template <class Contract> struct gdn_conv_update {
     const u32 g = groups == 1 ? 0u : workgroup_id<target, 2>();
     const u32 first = g * group_tokens;  // the group's first token
     const u32 c0 = first_channel(workgroup_id<target, 0>(), thread_id<target>());
-    if constexpr (Contract::prefetch_ahead > 0)
-      if (thread_id<target>() < group_tokens) {
-        const auto n = gdn_prefetch::ahead(workgroup_id<target, 0>(), b, g, gdn::channels / channels_per_workgroup, p.batch, groups, Contract::prefetch_ahead);
-        if (n.valid)
-          prefetch_l2<target>(p.x + (u64{n.y} * Contract::tokens + n.z * group_tokens + thread_id<target>()) * p.x_row_stride + n.x * channels_per_workgroup,
-                              channels_per_workgroup * 2);
-      }
     const i32 requested = p.slots[b];
     const bool real = static_cast<u32>(requested) < static_cast<u32>(p.state_slots - 1);
     const u64 slot = real ? static_cast<u32>(requested) : static_cast<u32>(p.state_slots - 1);
@@ -169,9 +158,9 @@ template <class Contract> struct gdn_conv_update {
   }
 };
 
-template <class Target, u32 MaxBatch, u32 Tokens, u32 Layout, u32 Writes, u32 Staging, u32 Threads, u32 Groups, u32 Prefetch, u32 WaveSize>
-struct kernels_of<contracts::gdn_conv<Target, MaxBatch, Tokens, Layout, Writes, Staging, Threads, Groups, Prefetch, WaveSize>> {
-  using type = type_list<gdn_conv_update<contracts::gdn_conv<Target, MaxBatch, Tokens, Layout, Writes, Staging, Threads, Groups, Prefetch, WaveSize>>>;
+template <class Target, u32 MaxBatch, u32 Tokens, u32 Layout, u32 Writes, u32 Staging, u32 Threads, u32 Groups, u32 WaveSize>
+struct kernels_of<contracts::gdn_conv<Target, MaxBatch, Tokens, Layout, Writes, Staging, Threads, Groups, WaveSize>> {
+  using type = type_list<gdn_conv_update<contracts::gdn_conv<Target, MaxBatch, Tokens, Layout, Writes, Staging, Threads, Groups, WaveSize>>>;
 };
 
 }  // namespace netra::kernels

@@ -32,21 +32,17 @@ using core_set = boost::hana::tuple<boost::hana::type<contracts::gdn_precompute<
 /// channel-major; cores (ValueBlock, Staging, Waves, Columns): whole-head workgroups with 2 columns
 /// per lane (16, 1, 8, 2) and half heads (16, 1, 4, 2) for K0, (16, 1, 2, 2) for M16, the whole-head
 /// replay. The candidates measured and not kept are in lab/ledger.json (gdn rows).
-/// PrefetchAhead 264 (two resident workgroups on each of the H200's 132 processors): the conv's x
-/// rows and the replay's state block and token rows of the workgroup one resident wave later.
 template <u32 Writes>
-using conv_candidates = boost::hana::tuple<boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 1, 256, 2>>,
-                                           boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 1, 256, 2, 264>>,
-                                           boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 1, 256, 4, 264>>>;
+using conv_candidates = boost::hana::tuple<boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 1, 256, 2>>>;
 template <u32 S>
 using k0_candidates = boost::hana::tuple<boost::hana::type<contracts::gdn_k0<sm90a, S, 16, 1, 8, 2>>, boost::hana::type<contracts::gdn_k0<sm90a, S, 16, 1, 4, 2>>>;
-/// M16 with FusedDots (token t's q dot in token t + 1's decay pass) on the shipped maps.
+/// M16 with FusedDots (token t's q dot in token t + 1's decay pass) on the staged 8-column map.
 template <u32 S>
-using m16_candidates = boost::hana::tuple<boost::hana::type<contracts::gdn_m16<sm90a, S, 16, 1, 2, 2>>, boost::hana::type<contracts::gdn_m16<sm90a, S, 8, 1, 4, 1, 1>>,
-                                          boost::hana::type<contracts::gdn_m16<sm90a, S, 16, 1, 2, 2, 1>>>;
+using m16_candidates = boost::hana::tuple<boost::hana::type<contracts::gdn_m16<sm90a, S, 16, 1, 2, 2>>, boost::hana::type<contracts::gdn_m16<sm90a, S, 8, 1, 4, 1, 1>>>;
+/// The whole-head replay, and with PrefetchAhead 264 (two resident workgroups on each of the H200's
+/// 132 processors: the state block and token rows of the workgroup one resident wave later).
 template <u32 S>
-using replay_candidates = boost::hana::tuple<boost::hana::type<contracts::gdn_replay<sm90a, S, 16, 1, 8, 2>>, boost::hana::type<contracts::gdn_replay<sm90a, S, 16, 1, 8, 2, 264>>,
-                                             boost::hana::type<contracts::gdn_replay<sm90a, S, 16, 1, 8, 2, 528>>>;
+using replay_candidates = boost::hana::tuple<boost::hana::type<contracts::gdn_replay<sm90a, S, 16, 1, 8, 2>>, boost::hana::type<contracts::gdn_replay<sm90a, S, 16, 1, 8, 2, 264>>>;
 }  // namespace gdn_detail
 
 inline constexpr auto gdn = boost::hana::flatten(boost::hana::make_tuple(

@@ -44,7 +44,7 @@ template <class Contract> void launch_gdn_conv(const handle<Contract>& h, stream
   using namespace gdn_ops;
   h.template launch<kernel>(stream,
                             {in<u16>(s.x), gdn::row_stride(s.x), in<u16>(s.weight), mut<u16>(s.y), mut<u16>(s.state), in<i32>(s.slots),
-                             mut<u16>(s.windows), static_cast<i32>(s.state_slots()), static_cast<u32>(s.batch())},
+                             mut<u16>(s.windows), static_cast<i32>(s.state_slots())},
                             kernel::shape(static_cast<u32>(s.batch())));
 }
 

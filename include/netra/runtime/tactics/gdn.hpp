@@ -30,16 +30,17 @@ template <class C> using gdn_replay_strict = strict<C, gdn_replay_domain<C>>;
 /// sm90a mappings chosen by measurement (bench/results/gdn_h200.json, H200, graph-replayed), each
 /// ahead of the default it replaces, which still serves what it refuses (an output view aligned to
 /// 2 bytes only, for the K0 map's 4-byte stores). K0: whole-head workgroups of 8 warps, 2 columns
-/// per lane (B 64: 140.7 / 118.0 us FP32 / BF16 state, default 227.5 / 260.4); M16: FP32 the staged
-/// 8-column blocks of 4 warps (10.6 us, default 21.5), BF16 the 2-warp blocks of 2 columns per lane
-/// (11.2, default 23.7); conv (channel-major): 6 preloaded tokens per thread (B 64: 25.4 / 22.5 us
-/// with / without windows, default 29.6 / 25.5). The replay keeps its default: it is strict, and the
-/// whole-head replay (215 vs 263 us at B 128, BF16) has not yet run the every-B protocol test.
+/// per lane (B 64: 138.5 / 115.3 us FP32 / BF16 state, default 221.7 / 239.3); M16: the staged
+/// 8-column blocks of 4 warps with FusedDots (FP32 10.2 us, BF16 8.4; default 21.1 / 23.0); conv
+/// (channel-major): 6 preloaded tokens per thread (B 64: 25.2 / 22.4 us with / without windows,
+/// default 29.4 / 25.5); replay (strict, both in the promoted domain): whole-head workgroups with
+/// the L2 prefetch of the next resident wave (B 128, every request accepting T: BF16 217.9 us, FP32
+/// 348.9; default 259.8 / 356.9), the every-B and graph protocol run on the GPU for both storages.
 namespace measured {
 template <u32 S> using k0_head = contracts::gdn_k0<sm90a, S, 16, gdn::token_staging::block, 8, 2>;
-using m16_fp32 = contracts::gdn_m16<sm90a, gdn::state_storage::fp32, 8, gdn::token_staging::block, 4>;
-using m16_bf16 = contracts::gdn_m16<sm90a, gdn::state_storage::bf16, 16, gdn::token_staging::block, 2, 2>;
+template <u32 S> using m16 = contracts::gdn_m16<sm90a, S, 8, gdn::token_staging::block, 4, 1, 1>;
 template <u32 Writes> using conv = contracts::gdn_conv<sm90a, 64, 12, gdn::conv_layout::channel_major, Writes, gdn::token_staging::block, 256, 2>;
+template <u32 S> using replay = contracts::gdn_replay<sm90a, S, 16, gdn::token_staging::block, 8, 2, 264>;
 }  // namespace measured
 
 /// The conv update: every catalogued conv instance (both layouts, windows or final state).
@@ -58,12 +59,13 @@ inline constexpr auto gdn_verify =
                          measured::k0_head<gdn::state_storage::fp32>, measured::k0_head<gdn::state_storage::bf16>,
                          contracts::gdn_k0<sm90a, gdn::state_storage::fp32>, contracts::gdn_k0<sm90a, gdn::state_storage::bf16>>;
 inline constexpr auto gdn_m16 = boost::hana::tuple_t<contracts::gdn_m16<gfx950, gdn::state_storage::fp32>, contracts::gdn_m16<gfx950, gdn::state_storage::bf16>,
-                                                     measured::m16_fp32, measured::m16_bf16,
+                                                     measured::m16<gdn::state_storage::fp32>, measured::m16<gdn::state_storage::bf16>,
                                                      contracts::gdn_m16<sm90a, gdn::state_storage::fp32>, contracts::gdn_m16<sm90a, gdn::state_storage::bf16>,
                                                      contracts::gdn_decode_core<gfx950, gdn::state_storage::fp32>, contracts::gdn_decode_core<gfx950, gdn::state_storage::bf16>,
                                                      contracts::gdn_decode_core<sm90a, gdn::state_storage::fp32>, contracts::gdn_decode_core<sm90a, gdn::state_storage::bf16>>;
 inline constexpr auto gdn_replay =
     boost::hana::tuple_t<gdn_replay_strict<contracts::gdn_replay<gfx950, gdn::state_storage::fp32>>, gdn_replay_strict<contracts::gdn_replay<gfx950, gdn::state_storage::bf16>>,
+                         gdn_replay_strict<measured::replay<gdn::state_storage::fp32>>, gdn_replay_strict<measured::replay<gdn::state_storage::bf16>>,
                          gdn_replay_strict<contracts::gdn_replay<sm90a, gdn::state_storage::fp32>>, gdn_replay_strict<contracts::gdn_replay<sm90a, gdn::state_storage::bf16>>>;
 
 }  // namespace netra::tactics
