@@ -17,7 +17,7 @@ TARGETS_US = {"decode B=64 L=8192": 140.0, "decode B=1 L=8192": 6.0, "verify Tq=
 
 def main() -> None:
     out_path, lines, bandwidth = common.run_program()
-    checks = [r for r in lines if "check" in r]  # the widening forms against the host reference, all byte pairs
+    checks = [r for r in lines if "check" in r]  # the device widening against the host reference, all byte pairs
     records = [r for r in lines if "check" not in r]
     if not checks or any(c["differ"] for c in checks):
         raise SystemExit(f"attention-read-floor: widening check failed: {checks}")
@@ -26,14 +26,14 @@ def main() -> None:
         r["over_roofline"] = r["graph_us"] / r["roofline_us"]
         r["target_us"] = TARGETS_US.get(r["shape"])
         r["target_below_floor"] = None if r["target_us"] is None or r["mode"] == "widen" else r["graph_us"] > r["target_us"]
-    common.print_table(records, ["shape", "mapping", "threads", "slices", "chunk_round", "mode", "widen_integer_pairs", "graph_us", "roofline_us",
-                                 "target_us", "target_below_floor"])
+    common.print_table(records, ["shape", "mapping", "threads", "slices", "chunk_round", "mode", "graph_us", "roofline_us", "target_us",
+                                 "target_below_floor"])
     common.write_family(out_path, "attention_floor", records, bandwidth, evidence=True, widening_checks=checks, method=(
         "bench/attention_read_floor.cu: per call, netra's stage-one grid (slices, 2, batch) moving Q, the slice's K/V rows "
         "(16-byte loads, 16 in flight per thread, slot ids one batch ahead) and writing out or the (m, l, o) workspace, then "
         "for slices > 1 the stage-two grid (2 * 8 * Tq, batch) x 256; netra's grids' slices from slices_for on the device's "
-        "SM count; mode widen: the E4M3 -> BF16 widening of each loaded word, widen_integer_pairs of a chunk's 8 byte pairs by "
-        "the integer form; input sets rotate past the L2; burst captured once into a graph, median of 30 replays per call"))
+        "SM count; mode widen adds the E4M3 -> BF16 widening of each loaded word; input sets rotate past the L2; burst captured "
+        "once into a graph, median of 30 replays per call"))
 
 
 if __name__ == "__main__":

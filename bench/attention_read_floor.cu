@@ -13,14 +13,11 @@
 //              and (m, l) of its row (16 in flight) and writes out[row][d].
 // Mode `widen` adds the E4M3 -> BF16 widening of dsl/convert_e4m3_bf16.hpp on the same bytes, R
 // times per loaded word (netra's decode widens each byte once; a verify mapping whose waves each
-// widen their block, one wave per query token, widens each byte Tq = 12 times), in one of the
-// forms of e4m3x16_to_bf16x16: widen_integer_pairs of every chunk's 8 byte pairs through the
-// integer form, the rest through cvt.rn.f16x2.e4m3x2 (0: all cvt; 8: all integer; the kernels use
-// e4m3_widen_ops<sm90a>::chunk_integer_pairs); `empty`: both kernels return at once (launch and
-// graph overhead alone).
+// widen their block, one wave per query token, widens each byte Tq = 12 times); `empty`: both
+// kernels return at once (launch and graph overhead alone).
 // netra's grids take their slice count from the contract's slices_for on this device's SM count.
-// Before measuring, the program checks every form against e4m3x4_to_bf16x4_reference on all
-// 65,536 byte pairs in both halves of a word (exit 3 on a difference).
+// Before measuring, the program checks the device widening against e4m3x4_to_bf16x4_reference on
+// all 65,536 byte pairs in both halves of a word (exit 3 on a difference).
 // Inputs rotate past the L2 (sets covering 3x its size); a burst of calls is captured once into a
 // graph and replayed, median of 30 (bench/cuda_graph_timing.cuh). One JSON object per line.
 #include <cuda_runtime.h>
@@ -53,43 +50,27 @@ struct args {
   const int64_t* kv_indices;
   float* ws_o;        // [batch * slices, 2, rows, 256]
   float* ws_stats;    // [batch * slices, 2, rows, 2]
-  int tq, slices, round, widen, form;
+  int tq, slices, round, widen;
 };
 
-/// A widening form: how many of a chunk's 8 byte pairs go through the integer form (the rest cvt).
-constexpr int forms[] = {0, 2, 3, 4, 8};
-
-__device__ void widen_chunk(const netra::u32x4& x, int form, netra::bf16x4 (&b)[4]) {
-  switch (form) {
-    case 0: netra::e4m3x16_to_bf16x16<netra::sm90a, 0>(x, b); break;
-    case 2: netra::e4m3x16_to_bf16x16<netra::sm90a, 2>(x, b); break;
-    case 3: netra::e4m3x16_to_bf16x16<netra::sm90a, 3>(x, b); break;
-    case 4: netra::e4m3x16_to_bf16x16<netra::sm90a, 4>(x, b); break;
-    default: netra::e4m3x16_to_bf16x16<netra::sm90a, 8>(x, b); break;
-  }
-}
-
-__device__ u32 fold_piece(uint4 x, int widen, int form) {
+__device__ u32 fold_piece(uint4 x, int widen) {
   u32 acc = x.x ^ x.y ^ x.z ^ x.w;
-  for (int r = 0; r < widen; ++r) {
-    const u32 t = static_cast<u32>(r);
-    netra::bf16x4 b[4];
-    widen_chunk({x.x ^ t, x.y ^ t, x.z ^ t, x.w ^ t}, form, b);
+  for (int r = 0; r < widen; ++r)
 #pragma unroll
-    for (int i = 0; i < 4; ++i) acc ^= b[i].lo + b[i].hi;
-  }
+    for (int i = 0; i < 4; ++i) {
+      const netra::bf16x4 b = netra::e4m3x4_to_bf16x4<netra::sm90a>((&x.x)[i] ^ static_cast<u32>(r));
+      acc ^= b.lo + b.hi;
+    }
   return acc;
 }
 
 /// Word w of pattern i: the byte pair i in both halves (words 0, 1) or swapped halves (2, 3).
 __host__ __device__ u32 pattern_word(u32 i, u32 w) { return w < 2 ? i | (i << 16) : ((i >> 8) | ((i & 0xFFu) << 8)) | (i << 16); }
 
-__global__ void widen_all(int form, netra::bf16x4* out) {
+__global__ void widen_all(netra::bf16x4* out) {
   const u32 i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 65536) return;
-  netra::bf16x4 b[4];
-  widen_chunk({pattern_word(i, 0), pattern_word(i, 1), pattern_word(i, 2), pattern_word(i, 3)}, form, b);
-  for (int w = 0; w < 4; ++w) out[4 * i + w] = b[w];
+  for (u32 w = 0; w < 4; ++w) out[4 * i + w] = netra::e4m3x4_to_bf16x4<netra::sm90a>(pattern_word(i, w));
 }
 
 template <bool Empty> __global__ void stage_one(args a) {
@@ -101,7 +82,7 @@ template <bool Empty> __global__ void stage_one(args a) {
   u32 acc = 0;
   for (int c = threadIdx.x; c < rows * 32; c += blockDim.x) {  // the rows' queries: 32 pieces each
     const int t = c / 32 / 8, r = c / 32 % 8;
-    acc ^= fold_piece(a.q[((static_cast<int64_t>(b) * a.tq + t) * hq + head * 8 + r) * 32 + c % 32], 0, 0);
+    acc ^= fold_piece(a.q[((static_cast<int64_t>(b) * a.tq + t) * hq + head * 8 + r) * 32 + c % 32], 0);
   }
   const int pieces = (end - start) * 32, step = blockDim.x * in_flight;
   int64_t slot[in_flight];
@@ -123,7 +104,7 @@ template <bool Empty> __global__ void stage_one(args a) {
     }
     look_up(base + step);
 #pragma unroll
-    for (int u = 0; u < in_flight; ++u) acc ^= fold_piece(x[u], a.widen, a.form);
+    for (int u = 0; u < in_flight; ++u) acc ^= fold_piece(x[u], a.widen);
   }
   const int64_t unit = (static_cast<int64_t>(b) * a.slices + slice) * hkv + head;
   for (int e = threadIdx.x; e < rows * d; e += blockDim.x) {
@@ -167,7 +148,7 @@ struct config {
   int batch, length, tq, threads, slices, round;
 };
 
-void measure(const config& c, const char* mode, int widen, int form, int l2, bool report = true) {
+void measure(const config& c, const char* mode, int widen, int l2, bool report = true) {
   const int64_t positions = static_cast<int64_t>(c.batch) * c.length, slots = positions + 64, tokens = static_cast<int64_t>(c.batch) * c.tq;
   const int rows = 8 * c.tq;
   const size_t pool_bytes = static_cast<size_t>(slots) * hkv * d;
@@ -200,7 +181,7 @@ void measure(const config& c, const char* mode, int widen, int form, int l2, boo
     std::shuffle(perm.begin(), perm.end(), rng);
     check(cudaMemcpy(idx, perm.data(), positions * 8, cudaMemcpyHostToDevice), "copy");
     calls[s] = {static_cast<const uint4*>(q), static_cast<uint16_t*>(out), static_cast<const uint8_t*>(k), static_cast<const uint8_t*>(v), kv_indptr,
-                static_cast<const int64_t*>(idx), ws_o, ws_stats, c.tq, c.slices, c.round, widen, form};
+                static_cast<const int64_t*>(idx), ws_o, ws_stats, c.tq, c.slices, c.round, widen};
     owned.insert(owned.end(), {q, out, k, v, idx});
   }
   check(cudaDeviceSynchronize(), "fill");
@@ -224,9 +205,8 @@ void measure(const config& c, const char* mode, int widen, int form, int l2, boo
   const double us = floor_bench::graph_median_us(stream, sets, burst);
   if (report)
     std::printf("{\"shape\": \"%s\", \"mapping\": \"%s\", \"batch\": %d, \"kv_len\": %d, \"tq\": %d, \"threads\": %d, \"slices\": %d, "
-              "\"chunk_round\": %d, \"mode\": \"%s\", \"widen_per_word\": %d, \"widen_integer_pairs\": %d, \"bytes\": %zu, "
-              "\"input_sets\": %d, \"graph_us\": %.3f}\n",
-              c.shape, c.mapping, c.batch, c.length, c.tq, c.threads, c.slices, c.round, mode, widen, widen > 0 ? form : -1, call_bytes, sets, us);
+              "\"chunk_round\": %d, \"mode\": \"%s\", \"widen_per_word\": %d, \"bytes\": %zu, \"input_sets\": %d, \"graph_us\": %.3f}\n",
+              c.shape, c.mapping, c.batch, c.length, c.tq, c.threads, c.slices, c.round, mode, widen, call_bytes, sets, us);
   std::fflush(stdout);
   check(cudaStreamDestroy(stream), "stream");
   for (void* p : owned) check(cudaFree(p), "free");
@@ -237,24 +217,20 @@ void measure(const config& c, const char* mode, int widen, int form, int l2, boo
 
 }  // namespace
 
-/// Every widening form against the host reference on all byte pairs; the count of differing words.
+/// The device widening against the host reference on all byte pairs; the count of differing words.
 int check_widening() {
   netra::bf16x4* d;
   check(cudaMalloc(&d, 65536 * 4 * sizeof(netra::bf16x4)), "malloc");
   std::vector<netra::bf16x4> got(65536 * 4);
+  widen_all<<<256, 256>>>(d);
+  check(cudaMemcpy(got.data(), d, got.size() * sizeof(netra::bf16x4), cudaMemcpyDeviceToHost), "copy");
   int differ = 0;
-  for (int form : forms) {
-    widen_all<<<256, 256>>>(form, d);
-    check(cudaMemcpy(got.data(), d, got.size() * sizeof(netra::bf16x4), cudaMemcpyDeviceToHost), "copy");
-    int n = 0;
-    for (u32 i = 0; i < 65536; ++i)
-      for (u32 w = 0; w < 4; ++w) {
-        const netra::bf16x4 want = netra::e4m3x4_to_bf16x4_reference(pattern_word(i, w)), g = got[4 * i + w];
-        n += g.lo != want.lo || g.hi != want.hi;
-      }
-    std::printf("{\"check\": \"widening\", \"integer_pairs\": %d, \"words\": %d, \"differ\": %d}\n", form, 65536 * 4, n);
-    differ += n;
-  }
+  for (u32 i = 0; i < 65536; ++i)
+    for (u32 w = 0; w < 4; ++w) {
+      const netra::bf16x4 want = netra::e4m3x4_to_bf16x4_reference(pattern_word(i, w)), g = got[4 * i + w];
+      differ += g.lo != want.lo || g.hi != want.hi;
+    }
+  std::printf("{\"check\": \"widening\", \"words\": %d, \"differ\": %d}\n", 65536 * 4, differ);
   check(cudaFree(d), "free");
   return differ;
 }
@@ -297,17 +273,12 @@ int main() {
       {"verify Tq=12 L=49152", "alternative", 1, 49152 + 12, 12, 512, sms / 2, 64},
       {"verify Tq=12 L=8192", "verify 1x6", 1, 8192 + 12, 12, 384, netra_slices<2, 12, 1, 6, 64, 128>(1, sms), 64},
   };
-  measure(configs[0], "stream", 0, 0, l2, false);  // warm-up, not reported
+  measure(configs[0], "stream", 0, l2, false);  // warm-up, not reported
   for (const config& c : configs) {
-    measure(c, "stream", 0, 0, l2);
-    if (c.mapping[0] == 'a' || c.batch == 8 || c.batch == 128) continue;
-    constexpr int served = static_cast<int>(netra::e4m3_widen_ops<netra::sm90a>::chunk_integer_pairs);
-    if (c.tq == 1 && c.batch == 64 && c.threads >= 64) {
-      for (int form : forms) measure(c, "widen", 1, form, l2);
-    } else if (c.threads >= 64) {
-      measure(c, "widen", c.tq, served, l2);
-    }
-    if (c.threads == 64 || c.tq > 1) measure(c, "empty", 0, 0, l2);
+    measure(c, "stream", 0, l2);
+    if (c.mapping[0] == 'a' || c.batch == 8 || c.batch == 128 || c.threads < 64) continue;
+    measure(c, "widen", c.tq, l2);
+    if (c.threads == 64 || c.tq > 1) measure(c, "empty", 0, l2);
   }
   return 0;
 }

@@ -5,7 +5,6 @@
 netra_add_host_test(test_online_softmax dsl/test_online_softmax.cpp)
 netra_add_host_test(test_attention_plans kernels/test_attention_plans.cpp)
 target_compile_options(test_attention_plans PRIVATE -O2)
-netra_add_host_test(test_attention_widening kernels/test_attention_widening.cpp)
 netra_add_host_test(test_attention_contracts contracts/test_attention_contracts.cpp)
 netra_add_host_test(test_attention_oracles kernels/test_attention_oracles.cpp)
 target_compile_options(test_attention_oracles PRIVATE -O2)

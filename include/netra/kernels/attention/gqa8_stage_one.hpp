@@ -113,10 +113,11 @@ template <class Contract> struct attention_gqa8_ring_staging {
     for (u32 c = thread_id<target>(); c < BW * block_bytes / 16; c += workgroup_size) {
       const u32 bl = c / (block_bytes / 16), pos = (c / 16) % 64, chunk = c % 16;
       const u32x4 x = *reinterpret_cast<const u32x4*>(whole + bl * block_bytes + 16 * (is_v ? staged_v_chunk(pos, chunk) : staged_k_chunk(pos, chunk)));
-      bf16x4 b[4];
-      e4m3x16_to_bf16x16<target>(x, b);
       NETRA_UNROLL
-      for (u32 i = 0; i < 4; ++i) l.wide[bl * block_bytes / 4 + wide_slot(is_v, pos, chunk, i)] = static_cast<u64>(b[i].lo) | static_cast<u64>(b[i].hi) << 32;
+      for (u32 i = 0; i < 4; ++i) {
+        const bf16x4 b = e4m3x4_to_bf16x4<target>(x[static_cast<int>(i)]);
+        l.wide[bl * block_bytes / 4 + wide_slot(is_v, pos, chunk, i)] = static_cast<u64>(b.lo) | static_cast<u64>(b.hi) << 32;
+      }
     }
     workgroup_barrier<target>();
   }
@@ -182,7 +183,7 @@ template <class Contract> struct attention_gqa8_ring_staging {
             }
             return x;
           } else {
-            return wave_ops::widen([&](u32) {
+            return widened<target>([&](u32) {
               return *reinterpret_cast<const u32x4*>(piece + 16 * (is_v ? staged_v_chunk(e.row, e.col) : staged_k_chunk(e.row, e.col)));
             })(j);
           }

@@ -109,7 +109,7 @@ template <class Contract> struct attention_gqa8_direct_staging {
         }
         const u32x4(&cur)[pieces] = buf[part % 2];
         if (part < plan::qk_chunks) {
-          plan::qk_chunk(acc, part, read_q, wave_ops::widen([&](u32 j) { return cur[j / plan::qk_chunks]; }));
+          plan::qk_chunk(acc, part, read_q, widened<target>([&](u32 j) { return cur[j / plan::qk_chunks]; }));
           if (part + 1 == plan::qk_chunks) {
             float s[plan::scores];
             plan::qk_scores(s, acc);
@@ -117,7 +117,7 @@ template <class Contract> struct attention_gqa8_direct_staging {
             wave_ops::rescale(w);
           }
         } else {
-          plan::pv_step(w.o, w.pb, part - plan::qk_chunks, wave_ops::widen([&](u32 j) { return cur[j % v_pieces]; }));
+          plan::pv_step(w.o, w.pb, part - plan::qk_chunks, widened<target>([&](u32 j) { return cur[j % v_pieces]; }));
         }
       }
     }

@@ -11,8 +11,6 @@
 //               wave order and writes BF16 out (slices = 1) or the slice's (m, l, o) to the workspace.
 #pragma once
 #include "netra/dsl/attention_fragment.hpp"
-#include "netra/dsl/convert_e4m3_bf16.hpp"
-#include "netra/dsl/fp8_format.hpp"
 #include "netra/dsl/ids.hpp"
 #include "netra/dsl/online_softmax.hpp"
 #include "netra/dsl/vector_memory.hpp"
@@ -47,21 +45,6 @@ template <class Contract> struct attention_gqa8_wave {
       const u32 row = c / 32, t = row / plan::rows, rr = row % plan::rows;
       const u16* src = p.q + (static_cast<u64>(r.first_token + t) * Contract::q_heads + kv_head * Contract::group + rr) * Contract::head_dim + 8 * (c % 32);
       *reinterpret_cast<u32x4*>(q + 8 * c) = load_16B<target>(src);
-    }
-  }
-
-  /// The widened reader of E4M3 chunks read(j): each chunk at once (e4m3x16_to_bf16x16; sm90a
-  /// shares its pairs between the integer and conversion pipes) where the target's FP8 is E4M3FN,
-  /// else the fragment layer's reader of the target's format.
-  template <class Read> static NETRA_DEVICE auto widen(Read read) {
-    if constexpr (same_v<native_fp8_t<target>, fp8::e4m3fn>) {
-      return [read](u32 j) {
-        wide_chunk c;
-        e4m3x16_to_bf16x16<target>(read(j), c.w);
-        return c;
-      };
-    } else {
-      return widened<target>(read);
     }
   }
 
