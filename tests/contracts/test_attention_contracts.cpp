@@ -241,10 +241,11 @@ TEST_CASE("graph phase is a dispatch dimension: a piecewise-prefill call of <= 1
   boost::hana::for_each(tactics::attention_gqa4_extend,
                         [&](auto t) { in_domain |= tactic_traits<typename decltype(t)::type>::in_promoted_domain(prefill); });
   CHECK_FALSE(in_domain);
-  // The same call in the extend phase is taken by the sm90a extend tactic (index 1).
+  // The same call in the extend phase is taken by the first sm90a extend tactic (index 2: the native
+  // plan; 0 and 1 are gfx950's).
   attention_signature e = prefill;
   e.phase = attention_phase::extend;
-  CHECK(first_admitting(tactics::attention_gqa4_extend, e) == 1);
+  CHECK(first_admitting(tactics::attention_gqa4_extend, e) == 2);
   // Neither GQA8 list takes an extend call, nor the extend list a decode or verify call.
   CHECK(first_admitting(tactics::attention_gqa8, e) == -1);
   CHECK(first_admitting(tactics::attention_gqa4_extend, good_extend(attention_phase::verify, 12)) == -1);

@@ -1,10 +1,11 @@
-// kernels/attention/extend_plan.hpp on the host: the native extend plan's lane maps and builders,
-// composed with the host model of mma.sync m16n8k16 BF16 (tests/models/matrix_bf16.hpp), give
-// S = Q K^T at score_of() and O = P V at o_of() for 16 rows over a block of 64 positions x 128;
-// every K/V chunk, score and output is owned once; each row's score items meet the pair view's
-// (dsl/attention_fragment.hpp's sm90a plan) in the same order and each QK k-step pairs the same
-// head-dim elements (the bitwise argument of contracts::attention_gqa4_extend_native); the LDS
-// staging swizzle is a bijection per row.
+// kernels/attention/extend_plan.hpp on the host: each native extend plan's lane maps and builders,
+// composed with the host models of mma.sync m16n8k16 BF16 (sm90a, 16 rows) and
+// v_mfma_f32_16x16x32_bf16 (gfx950, 12 rows of 16 columns) (tests/models/matrix_bf16.hpp), give
+// S = Q K^T at score_of() and O = P V at o_of() over a block of 64 positions x 128; every K/V
+// read, score and output is owned once; each row's score items meet the pair view's
+// (dsl/attention_fragment.hpp) in the same order and each QK k-step pairs the same head-dim
+// elements (the bitwise argument of contracts::attention_gqa4_extend_native); the LDS staging
+// swizzle is a bijection per row.
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -19,6 +20,8 @@
 using namespace netra;
 using plan = kernels::extend_plan<mma_m16n8k16_bf16>;
 using view_plan = attention_plan<mma_m16n8k16_bf16>;
+using plan950 = kernels::extend_plan<mfma_f32_16x16x32_bf16>;
+using view950 = attention_plan<mfma_f32_16x16x32_bf16>;
 
 namespace {
 constexpr unsigned kRows = 16, kPos = 64, kDim = 128;
@@ -36,33 +39,64 @@ block_data random_block(std::uint32_t seed) {
   for (unsigned i = 0; i < kRows * kPos; ++i) b.p.push_back(bf16_from_f32_reference(u(rng)));
   return b;
 }
-wide_chunk wide_of(const std::vector<std::uint8_t>& m, fragment_element pc) {
-  wide_chunk x;
-  for (unsigned w = 0; w < 4; ++w) {
+/// The BF16 of the `words` E4M3 words at (position, first byte) of a [64][128] block.
+wide_chunk wide_of(const std::vector<std::uint8_t>& m, fragment_element pb, unsigned words = 4) {
+  wide_chunk x{};
+  for (unsigned w = 0; w < words; ++w) {
     std::uint32_t word = 0;
-    for (unsigned i = 0; i < 4; ++i) word |= static_cast<std::uint32_t>(m[pc.row * kDim + 16 * pc.col + 4 * w + i]) << (8 * i);
+    for (unsigned i = 0; i < 4; ++i) word |= static_cast<std::uint32_t>(m[pb.row * kDim + pb.col + 4 * w + i]) << (8 * i);
     x.w[w] = e4m3x4_to_bf16x4_reference(word);
   }
   return x;
 }
+u32x4 q_of(const block_data& b, fragment_element e, unsigned rows) {
+  std::uint32_t w[4] = {};
+  if (e.row < rows)
+    for (unsigned i = 0; i < 4; ++i) w[i] = b.q[e.row * kDim + e.col + 2 * i] | static_cast<std::uint32_t>(b.q[e.row * kDim + e.col + 2 * i + 1]) << 16;
+  return {w[0], w[1], w[2], w[3]};
+}
+double qk_exact(const block_data& b, fragment_element e) {
+  double want = 0;
+  for (unsigned d = 0; d < kDim; ++d) want += static_cast<double>(f32_from_bf16(b.q[e.row * kDim + d])) * f32_from_e4m3(b.k[e.col * kDim + d]);
+  return want;
+}
+double pv_exact(const block_data& b, fragment_element e) {
+  double want = 0;
+  for (unsigned pos = 0; pos < kPos; ++pos) want += static_cast<double>(f32_from_bf16(b.p[e.row * kPos + pos])) * f32_from_e4m3(b.v[pos * kDim + e.col]);
+  return want;
+}
+/// The lane's BF16 weight pair words (score items 2w, 2w + 1; padding rows 0).
+template <class Plan> void p_words(u32 (&p)[Plan::scores / 2], const block_data& b, unsigned lane) {
+  for (unsigned w = 0; w < Plan::scores / 2; ++w) {
+    const fragment_element e0 = Plan::score_of(lane, 2 * w), e1 = Plan::score_of(lane, 2 * w + 1);
+    p[w] = e0.row < Plan::rows ? b.p[e0.row * kPos + e0.col] | static_cast<std::uint32_t>(b.p[e1.row * kPos + e1.col]) << 16 : 0u;
+  }
+}
+template <class Plan> void check_ownership(unsigned wave, unsigned tile_rows) {
+  std::set<std::pair<unsigned, unsigned>> k, v, s, o, q;
+  for (unsigned lane = 0; lane < wave; ++lane) {
+    for (unsigned j = 0; j < Plan::k_reads; ++j) CHECK(k.insert({Plan::k_read(lane, j).row, Plan::k_read(lane, j).col}).second);
+    for (unsigned j = 0; j < Plan::v_reads; ++j) CHECK(v.insert({Plan::v_read(lane, j).row, Plan::v_read(lane, j).col}).second);
+    for (unsigned j = 0; j < Plan::q_loads; ++j) CHECK(q.insert({Plan::q_load(lane, j).row, Plan::q_load(lane, j).col}).second);
+    for (unsigned i = 0; i < Plan::scores; ++i) CHECK(s.insert({Plan::score_of(lane, i).row, Plan::score_of(lane, i).col}).second);
+    for (unsigned i = 0; i < Plan::o_items; ++i) {
+      CHECK(o.insert({Plan::o_of(lane, i).row, Plan::o_of(lane, i).col}).second);
+      for (unsigned j = 0; j < Plan::scores; ++j)  // o items sit in the rows of the same slot's scores
+        if (Plan::row_slot(j) == Plan::row_slot(i)) CHECK(Plan::o_of(lane, i).row == Plan::score_of(lane, j).row);
+    }
+    for (unsigned m : {Plan::row_mask(0), Plan::row_mask(1)})
+      for (unsigned i = 0; i < Plan::scores; ++i) CHECK(Plan::score_of(lane ^ m, i).row == Plan::score_of(lane, i).row);
+  }
+  CHECK(k.size() * 16 == kPos * kDim);
+  CHECK(v.size() * Plan::v_bytes == kPos * kDim);
+  CHECK(q.size() * 8 == tile_rows * kDim);
+  CHECK(s.size() == tile_rows * kPos);
+  CHECK(o.size() == tile_rows * kDim);
+}
 }  // namespace
 
-TEST_CASE("native extend plan: ownership, S = Q K^T and O = P V through the m16n8k16 model") {
-  std::set<std::pair<unsigned, unsigned>> k, v, s, o, q;
-  for (unsigned lane = 0; lane < 32; ++lane) {
-    for (unsigned j = 0; j < plan::k_reads; ++j) CHECK(k.insert({plan::k_read(lane, j).row, plan::k_read(lane, j).col}).second);
-    for (unsigned j = 0; j < plan::v_reads; ++j) CHECK(v.insert({plan::v_read(lane, j).row, plan::v_read(lane, j).col}).second);
-    for (unsigned j = 0; j < plan::q_loads; ++j) CHECK(q.insert({plan::q_load(lane, j).row, plan::q_load(lane, j).col}).second);
-    for (unsigned i = 0; i < plan::scores; ++i) CHECK(s.insert({plan::score_of(lane, i).row, plan::score_of(lane, i).col}).second);
-    for (unsigned i = 0; i < plan::o_items; ++i) CHECK(o.insert({plan::o_of(lane, i).row, plan::o_of(lane, i).col}).second);
-    for (unsigned m : {plan::row_mask(0), plan::row_mask(1)})
-      for (unsigned i = 0; i < 4; ++i) CHECK(plan::score_of(lane ^ m, i).row == plan::score_of(lane, i).row);
-  }
-  CHECK(k.size() == kPos * 8);
-  CHECK(v.size() == kPos * 8);
-  CHECK(q.size() == kRows * kDim / 8);
-  CHECK(s.size() == kRows * kPos);
-  CHECK(o.size() == kRows * kDim);
+TEST_CASE("native extend plan, sm90a: ownership, S = Q K^T and O = P V through the m16n8k16 model") {
+  check_ownership<plan>(32, 16);
   for (std::uint32_t seed : {1u, 2u, 3u}) {
     const block_data b = random_block(seed);
     models::warp_d_bf16 acc[8] = {};
@@ -72,41 +106,28 @@ TEST_CASE("native extend plan: ownership, S = Q K^T and O = P V through the m16n
         models::warp_b_bf16 bb{};
         for (unsigned lane = 0; lane < 32; ++lane) {
           u32x4 ql[plan::q_loads];
-          for (unsigned j = 0; j < plan::q_loads; ++j) {
-            const fragment_element e = plan::q_load(lane, j);
-            std::uint32_t w[4];
-            for (unsigned i = 0; i < 4; ++i) w[i] = b.q[e.row * kDim + e.col + 2 * i] | static_cast<std::uint32_t>(b.q[e.row * kDim + e.col + 2 * i + 1]) << 16;
-            ql[j] = {w[0], w[1], w[2], w[3]};
-          }
-          u32 av[4], bv[2];
-          plan::qk_a(av, ql, st);
-          plan::qk_b(bv, wide_of(b.k, plan::k_read(lane, 2 * nt + st / 4)), st);
+          for (unsigned j = 0; j < plan::q_loads; ++j) ql[j] = q_of(b, plan::q_load(lane, j), plan::rows);
+          plan::q_operands qa;
+          plan::q_operands_of(qa, ql);
+          const bf16x4 k4 = wide_of(b.k, plan::k_read(lane, 2 * nt + st / 4)).w[st % 4];
+          const u32 av[4] = {qa[st][0], qa[st][1], qa[st][2], qa[st][3]}, bv[2] = {k4.lo, k4.hi};
           for (unsigned w = 0; w < 4; ++w) a[lane][w] = av[w];
           bb[lane] = {bv[0], bv[1]};
         }
         acc[nt] = models::mma_m16n8k16_bf16(a, bb, acc[nt]);
       }
     for (unsigned lane = 0; lane < 32; ++lane)
-      for (unsigned i = 0; i < plan::scores; ++i) {
-        const fragment_element e = plan::score_of(lane, i);
-        double want = 0;
-        for (unsigned d = 0; d < kDim; ++d) want += static_cast<double>(f32_from_bf16(b.q[e.row * kDim + d])) * f32_from_e4m3(b.k[e.col * kDim + d]);
-        REQUIRE(acc[i / 4][lane][i % 4] == doctest::Approx(want).epsilon(1e-12));
-      }
+      for (unsigned i = 0; i < plan::scores; ++i) REQUIRE(acc[i / 4][lane][i % 4] == doctest::Approx(qk_exact(b, plan::score_of(lane, i))).epsilon(1e-12));
     models::warp_d_bf16 out[16] = {};
     for (unsigned kk = 0; kk < 4; ++kk)
       for (unsigned nd = 0; nd < 16; ++nd) {
         models::warp_a_bf16 a{};
         models::warp_b_bf16 bb{};
         for (unsigned lane = 0; lane < 32; ++lane) {
-          u32 p[8][2];
-          for (unsigned nt = 0; nt < 8; ++nt)
-            for (unsigned rh = 0; rh < 2; ++rh) {
-              const fragment_element e0 = plan::score_of(lane, 4 * nt + 2 * rh), e1 = plan::score_of(lane, 4 * nt + 2 * rh + 1);
-              p[nt][rh] = b.p[e0.row * kPos + e0.col] | static_cast<std::uint32_t>(b.p[e1.row * kPos + e1.col]) << 16;
-            }
-          const wide_chunk x[4] = {wide_of(b.v, plan::v_read(lane, 4 * kk)), wide_of(b.v, plan::v_read(lane, 4 * kk + 1)),
-                                   wide_of(b.v, plan::v_read(lane, 4 * kk + 2)), wide_of(b.v, plan::v_read(lane, 4 * kk + 3))};
+          u32 p[plan::scores / 2];
+          p_words<plan>(p, b, lane);
+          bf16x4 x[4];
+          for (unsigned e = 0; e < 4; ++e) x[e] = wide_of(b.v, plan::v_read(lane, 4 * kk + e)).w[nd / 4];
           u32 av[4], bv[2];
           plan::pv_a(av, p, kk);
           plan::pv_b(bv, x, nd);
@@ -116,12 +137,7 @@ TEST_CASE("native extend plan: ownership, S = Q K^T and O = P V through the m16n
         out[nd] = models::mma_m16n8k16_bf16(a, bb, out[nd]);
       }
     for (unsigned lane = 0; lane < 32; ++lane)
-      for (unsigned i = 0; i < plan::o_items; ++i) {
-        const fragment_element e = plan::o_of(lane, i);
-        double want = 0;
-        for (unsigned pos = 0; pos < kPos; ++pos) want += static_cast<double>(f32_from_bf16(b.p[e.row * kPos + pos])) * f32_from_e4m3(b.v[pos * kDim + e.col]);
-        REQUIRE(out[i / 4][lane][i % 4] == doctest::Approx(want).epsilon(1e-12));
-      }
+      for (unsigned i = 0; i < plan::o_items; ++i) REQUIRE(out[i / 4][lane][i % 4] == doctest::Approx(pv_exact(b, plan::o_of(lane, i))).epsilon(1e-12));
   }
 }
 
@@ -137,8 +153,72 @@ TEST_CASE("native extend plan: a row's scores and QK k-steps meet the pair view'
     for (unsigned st = 0; st < 8; ++st) {
       const unsigned c = st / 4, j = 2 * c + (st % 4) / 2;
       CHECK(plan::q_load(lane, j).col == view_plan::q_load(lane, j).col);
-      CHECK(plan::k_read(lane, 2 * 0 + c).col == view_plan::k_read(lane, c).col);
+      CHECK(plan::k_read(lane, c).col / 16 == view_plan::k_read(lane, c).col);
     }
+  }
+  for (unsigned lane = 0; lane < 64; ++lane) {  // gfx950: the same positions per item, Q elements and K chunks of the head's half
+    for (unsigned i = 0; i < plan950::scores; ++i) CHECK(plan950::score_of(lane, i).col == view950::score_of(lane, i).col);
+    for (unsigned j = 0; j < plan950::q_loads; ++j) CHECK(plan950::q_load(lane, j).col == view950::q_load(lane, j).col);
+    for (unsigned t = 0; t < 4; ++t)
+      for (unsigned c = 0; c < 2; ++c) {
+        CHECK(plan950::k_read(lane, 2 * t + c).row == view950::k_read(lane, 4 * t + c).row);
+        CHECK(plan950::k_read(lane, 2 * t + c).col / 16 == view950::k_read(lane, 4 * t + c).col);
+      }
+  }
+}
+
+TEST_CASE("native extend plan, gfx950: ownership, S = Q K^T and O = P V through the 16x16x32 MFMA model (12 of 16 columns)") {
+  check_ownership<plan950>(64, 16);
+  for (std::uint32_t seed : {4u, 5u}) {
+    const block_data b = random_block(seed);
+    for (unsigned t = 0; t < 4; ++t) {
+      models::wave_d_bf16 acc{};
+      for (unsigned c = 0; c < 2; ++c)
+        for (unsigned sub = 0; sub < 2; ++sub) {
+          models::wave_ab_bf16 a{}, bb{};
+          for (unsigned lane = 0; lane < 64; ++lane) {
+            u32x4 ql[plan950::q_loads];
+            for (unsigned j = 0; j < plan950::q_loads; ++j) ql[j] = q_of(b, plan950::q_load(lane, j), plan950::rows);
+            plan950::q_operands qa;
+            plan950::q_operands_of(qa, ql);
+            u32 av[4];
+            view950::qk_a(av, wide_of(b.k, plan950::k_read(lane, 2 * t + c)), sub);
+            const u32x4 q = qa[2 * c + sub];
+            a[lane] = {av[0], av[1], av[2], av[3]}, bb[lane] = {q.x, q.y, q.z, q.w};
+          }
+          acc = models::mfma_f32_16x16x32_bf16(a, bb, acc);
+        }
+      for (unsigned lane = 0; lane < 64; ++lane)
+        for (unsigned i = 0; i < 4; ++i) {
+          const fragment_element e = plan950::score_of(lane, 4 * t + i);
+          if (e.row < plan950::rows) REQUIRE(acc[lane][i] == doctest::Approx(qk_exact(b, e)).epsilon(1e-12));
+          else CHECK(acc[lane][i] == 0.0);  // padding columns: Q rows 12..15 are zero
+        }
+    }
+    models::wave_d_bf16 out[8] = {};
+    for (unsigned kk = 0; kk < 2; ++kk)
+      for (unsigned w = 0; w < 2; ++w)
+        for (unsigned half = 0; half < 4; ++half) {
+          models::wave_ab_bf16 a{}, bb{};
+          for (unsigned lane = 0; lane < 64; ++lane) {
+            u32 p[plan950::scores / 2];
+            p_words<plan950>(p, b, lane);
+            bf16x4 x[8];
+            for (unsigned i = 0; i < 8; ++i) x[i] = wide_of(b.v, plan950::v_read(lane, 8 * kk + i), 2).w[w];
+            u32 av[4];
+            if (half == 0) view950::pv_a<0>(av, x);
+            if (half == 1) view950::pv_a<1>(av, x);
+            if (half == 2) view950::pv_a<2>(av, x);
+            if (half == 3) view950::pv_a<3>(av, x);
+            a[lane] = {av[0], av[1], av[2], av[3]}, bb[lane] = {p[4 * kk], p[4 * kk + 1], p[4 * kk + 2], p[4 * kk + 3]};
+          }
+          out[4 * w + half] = models::mfma_f32_16x16x32_bf16(a, bb, out[4 * w + half]);
+        }
+    for (unsigned lane = 0; lane < 64; ++lane)
+      for (unsigned i = 0; i < plan950::o_items; ++i) {
+        const fragment_element e = plan950::o_of(lane, i);
+        if (e.row < plan950::rows) REQUIRE(out[i / 4][lane][i % 4] == doctest::Approx(pv_exact(b, e)).epsilon(1e-12));
+      }
   }
 }
 

@@ -26,7 +26,8 @@
 // out = bf16(o / l). Results depend on (batch, slices); no atomics.
 //
 // attention_gqa4_extend_native (below) computes the same (m, l, o) per row with a 48-row tile per
-// KV head and no pair view; its outputs are the same bits (the same oracle).
+// KV head and no pair view (sm90a 96 threads, gfx950 256 threads, no scratch); its outputs are the
+// same bits (the same oracle).
 //
 // Comparison policy (bounded, docs/kernels/attention.md): the GQA8 bound with 2^-23 |s| added to
 // Delta for the rounded scale and L = P_b + i + 1 visible positions.
@@ -156,16 +157,17 @@ struct attention_gqa4_extend {
 /// KV head's 48 query rows (4 heads x 12 tokens, row 4 t + j = head 4 kv + j of token t) over the
 /// [slots, 8, 128] pool itself (no pair view, no stage zero); its waves each own 48 / wave_rows
 /// rows and every block of the slice (BlockWarps 1), so each row's (m, l, o) is the pair view's bit
-/// for bit (kernels/attention/extend_native.hpp says why) and stage two is the same. sm90a only.
+/// for bit (kernels/attention/extend_native.hpp says why) and stage two is the same. A wave owns
+/// wave_rows rows: sm90a one m16n8k16 M-tile (16 rows, 3 warps, 96 threads); gfx950 12 of a 16x16
+/// MFMA's 16 columns (3 tokens x 4 heads, 4 waves, 256 threads).
 template <class Target, u32 PageSize, u32 Stages, u32 MaxBatch, u32 SplitCapacity>
 struct attention_gqa4_extend_native : attention_gqa4_extend<Target, PageSize, 1, Stages, MaxBatch, SplitCapacity> {
-  static_assert(same_v<Target, sm90a>, "netra::contracts::attention_gqa4_extend_native: field Target must be netra::sm90a (no gfx950 48-row plan yet)");
   using base = attention_gqa4_extend<Target, PageSize, 1, Stages, MaxBatch, SplitCapacity>;
   static constexpr const char* family = "attention_gqa4_extend_native";
   static constexpr const char* template_name = "netra::contracts::attention_gqa4_extend_native";
   static constexpr i64 template_args[] = {PageSize, Stages, MaxBatch, SplitCapacity};
   static constexpr bool native = true;
-  static constexpr u32 rows = base::group * base::max_extend, block = 64, wave_rows = 16;  // sm90a: one m16n8k16 M-tile per warp
+  static constexpr u32 rows = base::group * base::max_extend, block = 64, wave_rows = same_v<Target, sm90a> ? 16 : 12;
   static constexpr u32 waves = rows / wave_rows, workgroup_size = waves * Target::wave_size;
   static constexpr u32 piece_bytes = block * base::head_dim, ring_bytes = Stages * piece_bytes;
   static constexpr u32 table_rounds = Stages / 2 + 1, table_bytes = table_rounds * block * 8;
@@ -177,10 +179,20 @@ struct attention_gqa4_extend_native : attention_gqa4_extend<Target, PageSize, 1,
   // (bench/results/attention_h200.json, native_slices_graph_us; B = 16, P = 4096 prefers 4).
   static constexpr resource_budget budget() {
     resource_budget b;
-    b.max_registers = 168;  // 4 workgroups (12 warps) per SM share the 64 Ki registers
-    b.max_lds_bytes = lds_bytes + 1024;  // sm_90 reserves 1 KiB per block
-    b.max_code_bytes = 196608;
-    return b;  // no stack, no spills
+    if constexpr (same_v<Target, gfx950>) {
+      b.max_vgprs = 168;  // 3 waves per SIMD: the 3 workgroups of 256 threads that the CU's LDS holds
+      b.max_agprs = 0;
+      b.max_sgprs = 102;
+      b.max_lds_bytes = lds_bytes;
+      b.max_code_bytes = 65536;
+    } else if constexpr (same_v<Target, sm90a>) {
+      b.max_registers = 168;  // 4 workgroups (12 warps) per SM share the 64 Ki registers
+      b.max_lds_bytes = lds_bytes + 1024;  // sm_90 reserves 1 KiB per block
+      b.max_code_bytes = 196608;
+    } else {
+      static_assert(dependent_false_v<Target>, "netra::contracts::attention_gqa4_extend_native: no resource budget for this target");
+    }
+    return b;  // no scratch, stack or spills
   }
 };
 

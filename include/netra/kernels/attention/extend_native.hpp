@@ -3,8 +3,9 @@
 // head's 48 query rows (row 4t + j: head 4 kv + j of extension token t; tokens >= E_b are zero
 // rows, never written), reading the FP8 prefix K/V of the [slots, 8, 128] pool in place.
 //
-// Grid (slices, 8, batch); 48 / plan::rows warps; warp w owns rows 16w .. 16w + 15 (tokens 4w ..
-// 4w + 3) and every block of 64 positions of the slice, so no warp merge is needed. The slice
+// Grid (slices, 8, batch); 48 / plan::rows waves (sm90a 3 x 16 rows, 96 threads; gfx950 4 x 12
+// rows, 256 threads); wave w owns rows plan::rows w .. + plan::rows - 1 and every block of 64
+// positions of the slice, so no wave merge is needed. The slice
 // streams through an LDS ring of Stages pieces (piece n: K (n even) or V (n odd) of block n / 2,
 // 64 x 128 bytes, every thread copying 16-byte chunks at the slot ids of an LDS table filled a
 // round ahead, their index loads issued two iterations before); iteration n waits for its piece,
@@ -123,10 +124,10 @@ template <class Contract, bool Math = true> struct attention_extend_native_stage
       for (u32 j = 0; j < plan::q_loads; ++j) {
         const fragment_element f = plan::q_load(lane, j);
         const u32 row = warp * plan::rows + f.row, t = row / G;
-        q[j] = t < e.count ? load_16B<target>(a.q + (static_cast<u64>(e.first + t) * Contract::q_heads + G * kv + row % G) * D + f.col) : u32x4{0, 0, 0, 0};
+        q[j] = f.row < plan::rows && t < e.count ? load_16B<target>(a.q + (static_cast<u64>(e.first + t) * Contract::q_heads + G * kv + row % G) * D + f.col)
+                                                 : u32x4{0, 0, 0, 0};
       }
-      NETRA_UNROLL
-      for (u32 s = 0; s < 8; ++s) plan::qk_a(qa[s], q, s);
+      plan::q_operands_of(qa, q);
     }
     look_up lookups;
     for (u32 round = 0; round < T; ++round) {
@@ -136,15 +137,18 @@ template <class Contract, bool Math = true> struct attention_extend_native_stage
     lookups.start(p, v, T);
     workgroup_barrier<target>();
 
-    softmax_stats st[2] = {softmax_empty(), softmax_empty()};
-    float alpha[2] = {0.0f, 0.0f};
-    typename plan::o_accumulators o = {};
-    u32 pb[8][2] = {};
+    constexpr u32 R = plan::row_slots;
+    softmax_stats st[R];
+    float alpha[R];
+    NETRA_UNROLL
+    for (u32 k = 0; k < R; ++k) st[k] = softmax_empty(), alpha[k] = 0.0f;
+    float o[plan::o_items] = {};
+    u32 pb[plan::scores / 2] = {};
     if constexpr (!Math) {  // Q's loads stay
       u32 fold = 0;
       NETRA_UNROLL
-      for (u32 i = 0; i < 32; ++i) fold ^= qa[i / 4][i % 4];
-      o[0][0] = bit_cast<float>(fold);
+      for (u32 i = 0; i < sizeof(qa) / 4; ++i) fold ^= reinterpret_cast<const u32*>(&qa)[i];
+      o[0] = bit_cast<float>(fold);
     }
     for (u32 n = 0; n + 1 < S; ++n) issue(p, v, kv, n, ring, table);
     for (u32 n = 0; n < 2 * v.blocks; ++n) {
@@ -157,47 +161,43 @@ template <class Contract, bool Math = true> struct attention_extend_native_stage
       }
       if (!busy) continue;
       const u8* piece = ring + (n % S) * Contract::piece_bytes;
-      auto reader = [piece, lane](bool is_v) {
-        return [piece, is_v, lane](u32 j) {
-          const fragment_element f = is_v ? plan::v_read(lane, j) : plan::k_read(lane, j);
-          return *reinterpret_cast<const u32x4*>(piece + 16 * extend_staged_chunk(f.row, f.col));
-        };
-      };
+      auto at = [piece](fragment_element f) { return piece + 16 * extend_staged_chunk(f.row, f.col / 16) + f.col % 16; };
       auto widen = [](u32 word) { return e4m3x4_to_bf16x4<target>(word); };
       if (n % 2 == 0) {
-        typename plan::accumulators s;
-        plan::qk(s, qa, reader(false), widen);
+        float s[plan::scores];
+        plan::qk(s, qa, [&](u32 j) { return *reinterpret_cast<const u32x4*>(at(plan::k_read(lane, j))); }, widen);
+        // The block step of each of the lane's rows (gqa8_wave.hpp's order): mask, scale, block max
+        // over the row's items and lanes, BF16 weights, l over the pair words in order, then the lanes.
         const i64* ids = table + ((n / 2) % T) * B;
         NETRA_UNROLL
-        for (u32 rh = 0; rh < 2; ++rh) {
+        for (u32 k = 0; k < R; ++k) {
           float m_block = negative_infinity();
           NETRA_UNROLL
-          for (u32 nt = 0; nt < 8; ++nt)
-            NETRA_UNROLL
-            for (u32 k = 0; k < 2; ++k) {
-              float& x = s[nt][2 * rh + k];
-              x = ids[plan::score_of(lane, 4 * nt + k).col] >= 0 ? mul_rn(x, score_scale) : negative_infinity();
-              m_block = max_of(m_block, x);
+          for (u32 i = 0; i < plan::scores; ++i)
+            if (plan::row_slot(i) == k) {
+              s[i] = ids[plan::score_of(lane, i).col] >= 0 ? mul_rn(s[i], score_scale) : negative_infinity();
+              m_block = max_of(m_block, s[i]);
             }
           m_block = max_of(m_block, xor_shuffle_f32<target>(m_block, plan::row_mask(0)));
           m_block = max_of(m_block, xor_shuffle_f32<target>(m_block, plan::row_mask(1)));
-          const float m_new = max_of(st[rh].m, m_block);
+          const float m_new = max_of(st[k].m, m_block);
           float l_block = 0.0f;
           NETRA_UNROLL
-          for (u32 nt = 0; nt < 8; ++nt) {
-            pb[nt][rh] = pack_bf16x2<target>(softmax_weight(s[nt][2 * rh], m_new), softmax_weight(s[nt][2 * rh + 1], m_new));
-            l_block = add_rn(l_block, f32_from_bf16(static_cast<u16>(pb[nt][rh])));
-            l_block = add_rn(l_block, f32_from_bf16(static_cast<u16>(pb[nt][rh] >> 16)));
-          }
+          for (u32 w = 0; w < plan::scores / 2; ++w)
+            if (plan::row_slot(2 * w) == k) {
+              pb[w] = pack_bf16x2<target>(softmax_weight(s[2 * w], m_new), softmax_weight(s[2 * w + 1], m_new));
+              l_block = add_rn(l_block, f32_from_bf16(static_cast<u16>(pb[w])));
+              l_block = add_rn(l_block, f32_from_bf16(static_cast<u16>(pb[w] >> 16)));
+            }
           l_block = add_rn(l_block, xor_shuffle_f32<target>(l_block, plan::row_mask(0)));
           l_block = add_rn(l_block, xor_shuffle_f32<target>(l_block, plan::row_mask(1)));
-          const softmax_merge_factors f = softmax_merge(st[rh], {m_new, l_block});
-          st[rh] = f.merged, alpha[rh] = f.alpha;
+          const softmax_merge_factors f = softmax_merge(st[k], {m_new, l_block});
+          st[k] = f.merged, alpha[k] = f.alpha;
         }
       } else {
         NETRA_UNROLL
-        for (u32 i = 0; i < plan::o_items; ++i) o[i / 4][i % 4] = mul_rn(o[i / 4][i % 4], alpha[(i % 4) / 2]);
-        plan::pv(o, pb, reader(true), widen);
+        for (u32 i = 0; i < plan::o_items; ++i) o[i] = mul_rn(o[i], alpha[plan::row_slot(i)]);
+        plan::pv(o, pb, [&](u32 j) { return *reinterpret_cast<const typename plan::v_raw*>(at(plan::v_read(lane, j))); }, widen);
       }
     }
 
@@ -208,10 +208,10 @@ template <class Contract, bool Math = true> struct attention_extend_native_stage
     for (u32 i = 0; i < plan::o_items; ++i) {
       const fragment_element f = plan::o_of(lane, i);
       const u32 row = warp * plan::rows + f.row, t = row / G;
-      if (t < e.count) {
+      if (f.row < plan::rows && t < e.count) {
         const u64 at = unit * view_rows + 2 * G * t + G * (kv % 2) + row % G;
-        p.split_o[at * view_dim + D * (kv % 2) + f.col] = o[i / 4][i % 4];
-        if (f.col == 0) p.split_stats[at * 2] = st[(i % 4) / 2].m, p.split_stats[at * 2 + 1] = st[(i % 4) / 2].l;
+        p.split_o[at * view_dim + D * (kv % 2) + f.col] = o[i];
+        if (f.col == 0) p.split_stats[at * 2] = st[plan::row_slot(i)].m, p.split_stats[at * 2 + 1] = st[plan::row_slot(i)].l;
       }
     }
   }

@@ -47,11 +47,13 @@ template <class Contract> struct attention_gqa4_extend_domain {
 };
 template <class Contract> using attention_gqa4_extend_strict = strict<Contract, attention_gqa4_extend_domain<Contract>>;
 
-/// extend on both targets (page size 1), then page size 16 on sm90a; on sm90a the native 48-row
-/// plan (contracts::attention_gqa4_extend_native) before the pair view at each page size: faster at
-/// every benchmarked shape at the same slice count (docs/kernels/attention.md, GQA4 extend).
+/// extend on both targets (page size 1), then page size 16 on sm90a; the native 48-row plan
+/// (contracts::attention_gqa4_extend_native) before the pair view: on sm90a faster at every
+/// benchmarked shape at the same slice count (docs/kernels/attention.md, GQA4 extend); on gfx950
+/// (not measured: no device) the 256-thread mapping without the pair view's scratch.
 inline constexpr auto attention_gqa4_extend =
-    boost::hana::tuple_t<attention_gqa4_extend_strict<contracts::attention_gqa4_extend_served<gfx950>>,
+    boost::hana::tuple_t<attention_gqa4_extend_strict<contracts::attention_gqa4_extend_native<gfx950, 1, 6, 64, 128>>,
+                         attention_gqa4_extend_strict<contracts::attention_gqa4_extend_served<gfx950>>,
                          attention_gqa4_extend_strict<contracts::attention_gqa4_extend_native<sm90a, 1, 6, 64, 128>>,
                          attention_gqa4_extend_strict<contracts::attention_gqa4_extend_served<sm90a>>,
                          attention_gqa4_extend_strict<contracts::attention_gqa4_extend_native<sm90a, 16, 6, 64, 128>>,
