@@ -96,18 +96,11 @@ struct attention_gqa4_extend {
     if (s.target != Target::id) return refuse("target", Target::name, s.target);
     if (s.phase != phase) return refuse_named("phase", attention_phase_name(phase), static_cast<i64>(s.phase), attention_phase_name(s.phase));
     if (s.tq < 1 || s.tq > max_extend) return refuse("tq", "in [1, 12] (the call's longest extension)", s.tq);
-    if (s.page_size != PageSize) return refuse("page_size", "== PageSize of the contract", s.page_size);
-    if (s.softmax_scale != softmax_scale) return refuse("softmax_scale", "== fl32(1/sqrt(128)) (in millionths)", static_cast<i64>(s.softmax_scale * 1e6f));
-    if (const decision d = require_tensor(s.q, {"q", dtype::bf16, 3, {-1, q_heads, head_dim}, "[tokens, 32, 128]", layout::compact, 16}, s.device);
+    if (const decision d = require_paged_queries<PageSize>(s, {q_heads, head_dim, MaxBatch, 1, softmax_scale, "== fl32(1/sqrt(128)) (in millionths)",
+                                                               "[tokens, 32, 128]", "[tokens of q, 32, 128]", "at least batch tokens (and at most 2^31)"});
         !d.admitted())
       return d;
-    if (const decision d = require_tensor(s.qo_indptr, {"qo_indptr", dtype::i64, 1, {-1}, "[batch + 1]", layout::compact, 8}, s.device); !d.admitted())
-      return d;
     const i64 batch = s.batch(), tokens = s.q_tokens();
-    if (batch < 1 || batch > MaxBatch) return refuse("batch", "in [1, MaxBatch] (qo_indptr has batch + 1 entries)", batch);
-    if (tokens < batch || tokens > (i64{1} << 31)) return refuse("q", "at least batch tokens (and at most 2^31)", tokens);
-    const tensor_rule rows = {"out", dtype::bf16, 3, {tokens, q_heads, head_dim}, "[tokens of q, 32, 128]", layout::compact, 16};
-    if (const decision d = require_tensor(s.out, rows, s.device); !d.admitted()) return d;
     const tensor_rule ext = {"k_extend", dtype::bf16, 3, {tokens, kv_heads, head_dim}, "[tokens of q, 8, 128]", layout::compact, 16};
     for (const auto& [name, t] : {field{"k_extend", &s.k_extend}, field{"v_extend", &s.v_extend}}) {
       tensor_rule r = ext;

@@ -40,6 +40,33 @@ decision require_paged_cache(const Signature& s, i64 batch, i64 kv_heads, i64 he
   return admit();
 }
 
+/// What a paged attention contract fixes of a call's query side (refusal texts included).
+struct paged_query_rule {
+  i64 q_heads, head_dim, max_batch, tokens_per_request;  // q holds at least batch * tokens_per_request tokens
+  float softmax_scale;
+  const char* scale_text;   // the requirement of softmax_scale, e.g. "== 1/16 (in millionths)"
+  const char* q_text;       // q's shape, e.g. "[tokens, 16, 256]"
+  const char* out_text;     // out's shape, e.g. "[tokens of q, 16, 256]"
+  const char* tokens_text;  // the requirement of q's token count
+};
+
+/// The query side every paged attention call shares, after the contract's target / phase / Tq
+/// checks: page size PageSize, the rule's softmax scale, q BF16 [tokens, q_heads, head_dim]
+/// compact, qo_indptr int64 [batch + 1], batch in [1, max_batch], tokens in [batch *
+/// tokens_per_request, 2^31], out BF16 [tokens, q_heads, head_dim]; admit() or the first refusal.
+template <u32 PageSize, class Signature> decision require_paged_queries(const Signature& s, const paged_query_rule& r) {
+  if (s.page_size != PageSize) return refuse("page_size", "== PageSize of the contract", s.page_size);
+  if (s.softmax_scale != r.softmax_scale) return refuse("softmax_scale", r.scale_text, static_cast<i64>(s.softmax_scale * 1e6f));
+  if (const decision d = require_tensor(s.q, {"q", dtype::bf16, 3, {-1, r.q_heads, r.head_dim}, r.q_text, layout::compact, 16}, s.device); !d.admitted())
+    return d;
+  if (const decision d = require_tensor(s.qo_indptr, {"qo_indptr", dtype::i64, 1, {-1}, "[batch + 1]", layout::compact, 8}, s.device); !d.admitted())
+    return d;
+  const i64 batch = s.batch(), tokens = s.q_tokens();
+  if (batch < 1 || batch > r.max_batch) return refuse("batch", "in [1, MaxBatch] (qo_indptr has batch + 1 entries)", batch);
+  if (tokens < batch * r.tokens_per_request || tokens > (i64{1} << 31)) return refuse("q", r.tokens_text, tokens);
+  return require_tensor(s.out, {"out", dtype::bf16, 3, {tokens, r.q_heads, r.head_dim}, r.out_text, layout::compact, 16}, s.device);
+}
+
 /// When the call gives the host mirror of kv_indices: every entry inside the pool (slots / PageSize
 /// pages), else the refusal naming the first entry outside it.
 template <u32 PageSize, class Signature> decision require_mirrored_indices(const Signature& s) {
