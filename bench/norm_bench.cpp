@@ -208,13 +208,12 @@ template <class C> void bench_alternative(const options& o, CUstream stream, std
 }
 void bench_alternatives(const options& o, CUstream stream) {
   bench_alternative<contracts::norm_prefill<sm90a, 0, 0, 0>>(o, stream, {64});
-  bench_alternative<contracts::norm_prefill<sm90a, 1, 0, 1>>(o, stream, {64});
+  bench_alternative<contracts::norm_prefill<sm90a, 1, 0, 1>>(o, stream, {1, 16, 64});  // the decode mapping without Split
   bench_alternative<contracts::norm_prefill<sm90a, 2, 0, 0>>(o, stream, {64});
   bench_alternative<contracts::norm_prefill<sm90a, 2, 0, 1>>(o, stream, {64});
   boost::hana::for_each(catalog::norm_alternatives, [&](auto type) {
     using C = typename decltype(type)::type;
-    if constexpr (C::max_tokens <= 64) bench_alternative<C>(o, stream, {16, 64});  // decode candidates
-    else bench_alternative<C>(o, stream, {512, 8192});
+    bench_alternative<C>(o, stream, {512, 8192});
   });
 }
 

@@ -260,8 +260,9 @@ void measure_copy(op o, int tokens, cudaStream_t stream, int l2) {
 
 template <op Op, bool Fp8> void measure_operation(cudaStream_t stream, int l2) {
   // The dispatched mappings (contracts::norm_decode / norm_prefill; on sm90a rms and add_rms use
-  // the decode mapping at every size), with and without the butterflies; then the mappings of
-  // catalog::norm_alternatives (and the gated prefill mapping at a decode size).
+  // the two-warp mapping at every size, add_rms FP8 at decode sizes with Split 2), with and
+  // without the butterflies; then the mappings of catalog::norm_alternatives (and the gated
+  // prefill mapping at a decode size).
   if constexpr (Op == op::gated) {
     measure<Op, Fp8, 1, 2>({1, 16, 64}, stream, l2, true);
     measure<Op, Fp8, 1, 16>({64, 512, 8192}, stream, l2, true);
@@ -269,12 +270,7 @@ template <op Op, bool Fp8> void measure_operation(cudaStream_t stream, int l2) {
   } else {
     measure<Op, Fp8, 2, 1>({1, 16, 64, 512, 8192}, stream, l2, true);
     measure<Op, Fp8, 1, 4>({512, 8192}, stream, l2, false);
-    if constexpr (Op == op::add_rms && Fp8) {  // the decode candidates of catalog::norm_alternatives
-      measure<Op, Fp8, 2, 1, 2>({16, 64}, stream, l2, true);
-      measure<Op, Fp8, 2, 1, 4>({16, 64}, stream, l2, true);
-      measure<Op, Fp8, 2, 2>({64}, stream, l2, true);
-      measure<Op, Fp8, 2, 4>({64}, stream, l2, true);
-    }
+    if constexpr (Op == op::add_rms && Fp8) measure<Op, Fp8, 2, 1, 2>({1, 16, 64}, stream, l2, true);  // its decode mapping (Split 2)
   }
 }
 

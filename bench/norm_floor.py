@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import common
 
-# The mappings dispatch ships (contracts::norm_decode / norm_prefill on sm90a): WavesPerRow-R-Resident.
+# The mappings dispatch ships (contracts::norm_decode / norm_prefill on sm90a): WavesPerRow-R-Resident[-Split].
 DISPATCHED = {("decode", False): "2-1-0", ("prefill", False): "2-1-0", ("decode", True): "1-2-0", ("prefill", True): "1-16-0"}
 
 
 def dispatched(record: dict) -> bool:
     gated = record["contract"].startswith("gated")
-    return record["mapping"] == DISPATCHED[("decode" if record["tokens"] <= 64 else "prefill", gated)]
+    decode = record["tokens"] <= 64
+    if decode and record["contract"] == "add_rms_norm_fp8":
+        return record["mapping"] == "2-1-0-2"
+    return record["mapping"] == DISPATCHED[("decode" if decode else "prefill", gated)]
 
 
 def main() -> None:

@@ -98,6 +98,14 @@ TEST_CASE("norm Split: a row over Split workgroups, a cluster for add_rms; Split
   CHECK(!K2::owns(1, 1));
   CHECK(K4::owns(3, 3));
   CHECK(!K4::owns(2, 3));
+  // Dispatch: add_rms FP8 decode splits its rows where the target has clusters.
+  CHECK(same_v<contracts::norm_decode<sm90a, 1, 0, 1>, split2>);
+  CHECK(contracts::norm_decode<sm90a, 1, 1, 1>::split == 2);
+  CHECK(contracts::norm_decode<sm90a, 1, 0, 0>::split == 1);
+  CHECK(contracts::norm_decode<sm90a, 0, 0, 1>::split == 1);
+  CHECK(contracts::norm_decode<gfx950, 1, 0, 1>::split == 1);
+  CHECK(contracts::norm_decode<gfx1151, 1, 0, 1>::split == 1);
+  CHECK(contracts::norm_prefill<sm90a, 1, 0, 1>::split == 1);
 }
 
 TEST_CASE("a valid call of each kind is admitted; out may be x itself when x is compact") {

@@ -238,9 +238,12 @@ template <class Target, u32 Fp8Out, u32 MaxTokens, u32 RowsPerWorkgroup, u32 Res
 using gated_rms_norm = norm<Target, 2, 0, Fp8Out, MaxTokens, 1, RowsPerWorkgroup, Resident>;
 
 /// The decode mapping (up to 64 tokens): one row per workgroup, a whole wave64 or two warps per
-/// row of 2048; for the gated norm one wave of W / 16 heads per workgroup.
+/// row of 2048; for the gated norm one wave of W / 16 heads per workgroup. add_rms with an FP8
+/// output on a target with clusters: each row over two workgroups (Split 2; the fastest sm90a
+/// candidate measured at 16 and 64 tokens, bench/results/norm_h200.json).
 template <class Target, u32 Kind, u32 Weight, u32 Fp8Out>
-using norm_decode = norm<Target, Kind, Weight, Fp8Out, 64, Kind != 2 && Target::wave_size < 64 ? 2 : 1, Kind == 2 ? Target::wave_size / 16 : 1>;
+using norm_decode = norm<Target, Kind, Weight, Fp8Out, 64, Kind != 2 && Target::wave_size < 64 ? 2 : 1, Kind == 2 ? Target::wave_size / 16 : 1, 0,
+                         Kind == 1 && Fp8Out == 1 && Target::has_clusters ? 2 : 1>;
 /// The prefill mapping (up to 8192 tokens): rms and add_rms one row per wave64, 4 rows per
 /// workgroup, or on warp32 two warps per row and one row per workgroup (the decode mapping: 64
 /// registers, 32 warps per SM; the fastest sm90a mapping measured at 512 and 8192 tokens,
