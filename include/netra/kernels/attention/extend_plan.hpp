@@ -25,6 +25,16 @@ template <class Shape> struct extend_plan {
   static_assert(dependent_false_v<Shape>, "netra::kernels::extend_plan: no native extend plan for this matrix fragment shape");
 };
 
+#if defined(NETRA_COMPILER_CUDA) || defined(NETRA_COMPILER_HIP)
+/// o[4t .. 4t + 3] += A B: one instruction of Shape on tile t of a flat accumulator array.
+template <class Shape, u32 N>
+NETRA_DEVICE void extend_mma_tile(float (&o)[N], u32 t, const u32 (&a)[Shape::a_words], const u32 (&b)[Shape::b_words]) {
+  float acc[4] = {o[4 * t], o[4 * t + 1], o[4 * t + 2], o[4 * t + 3]};
+  mma<Shape>(acc, a, b, acc);
+  o[4 * t] = acc[0], o[4 * t + 1] = acc[1], o[4 * t + 2] = acc[2], o[4 * t + 3] = acc[3];
+}
+#endif
+
 /// Eight bytes of a V row (gfx950's V reads).
 struct alignas(8) u32x2 {
   u32 x, y;
@@ -85,7 +95,7 @@ template <> struct extend_plan<mma_m16n8k16_bf16> {
   template <class Read, class Widen> static NETRA_DEVICE void qk(float (&s)[scores], const q_operands& qa, Read k, Widen widen) {
     NETRA_UNROLL
     for (u32 nt = 0; nt < 8; ++nt) {
-      float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+      s[4 * nt] = s[4 * nt + 1] = s[4 * nt + 2] = s[4 * nt + 3] = 0.0f;
       NETRA_UNROLL
       for (u32 c = 0; c < 2; ++c) {
         const u32x4 raw = k(2 * nt + c);
@@ -93,11 +103,9 @@ template <> struct extend_plan<mma_m16n8k16_bf16> {
         for (u32 i = 0; i < 4; ++i) {
           const bf16x4 w = widen(raw[static_cast<int>(i)]);
           const u32 b[2] = {w.lo, w.hi};
-          mma<shape>(acc, qa[4 * c + i], b, acc);
+          extend_mma_tile<shape>(s, nt, qa[4 * c + i], b);
         }
       }
-      NETRA_UNROLL
-      for (u32 i = 0; i < 4; ++i) s[4 * nt + i] = acc[i];
     }
   }
   template <class Read, class Widen> static NETRA_DEVICE void pv(float (&o)[o_items], const u32 (&p)[scores / 2], Read v, Widen widen) {
@@ -114,9 +122,7 @@ template <> struct extend_plan<mma_m16n8k16_bf16> {
         for (u32 nd = 4 * i; nd < 4 * i + 4; ++nd) {
           u32 b[2];
           pv_b(b, x, nd);
-          float acc[4] = {o[4 * nd], o[4 * nd + 1], o[4 * nd + 2], o[4 * nd + 3]};
-          mma<shape>(acc, a, b, acc);
-          o[4 * nd] = acc[0], o[4 * nd + 1] = acc[1], o[4 * nd + 2] = acc[2], o[4 * nd + 3] = acc[3];
+          extend_mma_tile<shape>(o, nd, a, b);
         }
       }
     }
@@ -155,7 +161,7 @@ template <> struct extend_plan<mfma_f32_16x16x32_bf16> {
   template <class Read, class Widen> static NETRA_DEVICE void qk(float (&s)[scores], const q_operands& qa, Read k, Widen widen) {
     NETRA_UNROLL
     for (u32 t = 0; t < 4; ++t) {
-      float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+      s[4 * t] = s[4 * t + 1] = s[4 * t + 2] = s[4 * t + 3] = 0.0f;
       NETRA_UNROLL
       for (u32 c = 0; c < 2; ++c) {
         const u32x4 raw = k(2 * t + c);
@@ -165,11 +171,9 @@ template <> struct extend_plan<mfma_f32_16x16x32_bf16> {
           u32 a[4];
           view::qk_a(a, k4, sub);
           const u32 b[4] = {qa[2 * c + sub].x, qa[2 * c + sub].y, qa[2 * c + sub].z, qa[2 * c + sub].w};
-          mma<shape>(acc, a, b, acc);
+          extend_mma_tile<shape>(s, t, a, b);
         }
       }
-      NETRA_UNROLL
-      for (u32 i = 0; i < 4; ++i) s[4 * t + i] = acc[i];
     }
   }
   template <class Read, class Widen> static NETRA_DEVICE void pv(float (&o)[o_items], const u32 (&p)[scores / 2], Read v, Widen widen) {
@@ -192,10 +196,7 @@ template <> struct extend_plan<mfma_f32_16x16x32_bf16> {
     if constexpr (Half < 4) {
       u32 a[4];
       view::template pv_a<Half>(a, x);
-      const u32 md = 4 * w + Half;
-      float acc[4] = {o[4 * md], o[4 * md + 1], o[4 * md + 2], o[4 * md + 3]};
-      mma<shape>(acc, a, b, acc);
-      o[4 * md] = acc[0], o[4 * md + 1] = acc[1], o[4 * md + 2] = acc[2], o[4 * md + 3] = acc[3];
+      extend_mma_tile<shape>(o, 4 * w + Half, a, b);
       pv_tiles<Half + 1>(o, x, b, w);
     }
   }
