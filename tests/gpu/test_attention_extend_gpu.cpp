@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 
 #include <cstring>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -68,10 +69,18 @@ template <class C> std::vector<std::uint16_t> run(const extend_case& c, i64 slic
   return d.out.download();
 }
 
+/// The FP64 reference of case `seed` (each case has its own seed), computed once for both plans.
+const gqa8_expected& reference_of(const extend_case& c, std::uint32_t seed) {
+  static std::map<std::uint32_t, gqa8_expected> done;
+  auto it = done.find(seed);
+  if (it == done.end()) it = done.emplace(seed, reference(c)).first;
+  return it->second;
+}
+
 template <class C> void bounded(const extend_shape& shape, std::uint32_t seed, const char* what, i64 slices = 0) {
   const extend_case c = make_case(shape, seed);
   const i64 sl = slices > 0 ? slices : attention_extend_slices(h<C>(), c.batch);
-  const gqa8_summary s = compare(reference(c), run<C>(c, sl), poison);
+  const gqa8_summary s = compare(reference_of(c, seed), run<C>(c, sl), poison);
   MESSAGE(instance_name<C>(), " ", std::string(what), " (slices ", sl, "): ", s.checked, " outputs, max |err| ", s.max_err, ", beyond bound ", s.beyond,
           ", cosine ", s.cosine());
   CHECK(s.checked > 0);
@@ -83,10 +92,11 @@ template <class C> void bitwise(const extend_shape& shape, std::uint32_t seed, i
   const extend_case c = make_case(shape, seed);
   const auto got = run<C>(c, slices);
   const auto want = netra_order<plan>(c, static_cast<int>(slices));
-  const gqa8_expected e = reference(c);
   std::size_t differ = 0, checked = 0;
-  for (std::size_t i = 0; i < got.size(); ++i)
-    if (e.written[i]) differ += got[i] != want[i], ++checked;
+  for (int b = 0; b < c.batch; ++b)  // the outputs of the requests the call writes
+    if (writable(c, b))
+      for (std::size_t i = static_cast<std::size_t>(c.qo_indptr[b]) * 32 * 128; i < static_cast<std::size_t>(c.qo_indptr[b + 1]) * 32 * 128; ++i)
+        differ += got[i] != want[i], ++checked;
   MESSAGE(instance_name<C>(), " bitwise, slices ", slices, ": ", differ, " of ", checked, " outputs differ from netra's order");
   CHECK(checked > 0);
   CHECK(differ == 0);
