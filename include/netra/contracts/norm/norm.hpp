@@ -41,9 +41,13 @@
 //     wave). No LDS, no barrier.
 //   WavesPerRow 2 (warp32 only, S = 64): two warps per row, one slice per lane; each warp's
 //     butterfly R_w goes through LDS (8 bytes per row), one barrier, sum = R_0 + R_1: the same bits.
+//   Split 2 or 4 (rms, add_rms; one row per workgroup): a row's outputs over Split workgroups,
+//     each summing the whole row (the same bits); add_rms parts form a cluster so that no part
+//     writes r' before every part has read r.
 // The values are the same for every mapping; dispatch picks decode (rows <= 64: one row per
-// workgroup, the most SMs) or prefill instances (wave64: 4 rows per workgroup; warp32: the
-// decode mapping again, its release point chosen at run time; gated: 16 heads per workgroup).
+// workgroup, the most SMs; add_rms FP8 where clusters exist: Split 2) or prefill instances
+// (wave64: 4 rows per workgroup; warp32: the two-warp mapping, its release point chosen at run
+// time; gated: 16 heads per workgroup).
 // Weights are read before the kernel waits for its predecessor (programmatic dependent launch
 // on targets that have it): the preceding kernel must not write them.
 #pragma once
