@@ -10,22 +10,7 @@ cd "$(dirname "$0")/.."
 build=$1
 out=$2
 budget=${3:-290}
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
-export NETRA_LIBRARY="$build/libnetra.so" PYTHONPATH="$PWD/python" NETRA_CACHE_DIR=/tmp/netra-cache
-start=$(date +%s)
-# step LOG LIMIT COMMAND...: runs COMMAND for at most LIMIT seconds (less when the budget is nearly
-# spent), appending its output and exit status to OUT/LOG.
-step() {
-  local log=$out/$1 limit=$2
-  shift 2
-  local left=$(( budget - ($(date +%s) - start) ))
-  [ "$left" -lt "$limit" ] && limit=$left
-  echo "== $* (limit ${limit} s)" >> "$log"
-  if [ "$limit" -le 5 ]; then echo "skipped: the budget is spent" >> "$log"; return; fi
-  timeout "$limit" "$@" >> "$log" 2>&1
-  echo "rc=$? after $(( $(date +%s) - start )) s" >> "$log"
-}
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$out/gpu.txt" 2>&1
+. bench/moe_device_step.sh
 cp bench/results/moe_h200.json "$out/moe_h200.json"
 step tests.txt 100 "$build/tests/test_moe_block_gpu"
 step tests.txt 35 "$build/tests/test_moe_routing_gpu"

@@ -16,6 +16,7 @@ if(NETRA_CLANG)
                                             -fsyntax-only -I${PROJECT_SOURCE_DIR}/include ${CMAKE_CURRENT_SOURCE_DIR}/dsl/dsl_umbrella.cpp)
 endif()
 netra_add_host_test(test_moe_experts_model kernels/test_moe_experts_gate_up_model.cpp kernels/test_moe_experts_down_model.cpp
+  kernels/test_moe_experts_persistent_model.cpp
   kernels/test_moe_experts_units_model.cpp)
 target_compile_options(test_moe_experts_model PRIVATE -O2)
 

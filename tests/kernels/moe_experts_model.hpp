@@ -99,6 +99,19 @@ inline std::vector<unsigned> columns_of(const std::vector<std::int32_t>& ids, un
   return cols;
 }
 
+/// A compact tensor at `data` on `device` for admission tests (nothing is dereferenced).
+inline tensor_arg compact_tensor(const void* data, dtype type, device_ref device, std::initializer_list<i64> extents) {
+  tensor_arg t;
+  t.data = data;
+  t.type = type;
+  t.device = device;
+  t.rank = static_cast<i32>(extents.size());
+  int d = 0;
+  for (const i64 e : extents) t.shape[d++] = e;
+  for (i64 stride = 1; d-- > 0; stride *= t.shape[d]) t.strides[d] = stride;
+  return t;
+}
+
 inline std::vector<unsigned> all_tiles(unsigned n) {
   std::vector<unsigned> t(n);
   for (unsigned i = 0; i < n; ++i) t[i] = i;

@@ -183,17 +183,7 @@ TEST_CASE("gate_up unit_list and resident contracts: families, kernels, and a wo
   static_assert(std::is_same_v<kernels::kernels_of<R>::type, type_list<kernels::moe_expert_gate_up_kernel<R>>>);
   const auto* p = reinterpret_cast<const void*>(std::uintptr_t{0x10000});
   const device_ref gpu{2, 0};
-  auto compact = [&](dtype type, std::initializer_list<i64> extents) {
-    tensor_arg t;
-    t.data = p;
-    t.type = type;
-    t.device = gpu;
-    t.rank = static_cast<i32>(extents.size());
-    int d = 0;
-    for (const i64 e : extents) t.shape[d++] = e;
-    for (i64 stride = 1; d-- > 0; stride *= t.shape[d]) t.strides[d] = stride;
-    return t;
-  };
+  auto compact = [&](dtype type, std::initializer_list<i64> extents) { return compact_tensor(p, type, gpu, extents); };
   moe_gate_up_signature s{target_id::sm90a, gpu, compact(dtype::bf16, {16, 2048}), compact(dtype::i32, {16, 9}),
                           compact(dtype::e4m3, {257, 1024, 2048}), compact(dtype::f32, {257, 8, 16}), compact(dtype::bf16, {144, 1024})};
   CHECK(S::admits(s).admitted());

@@ -71,22 +71,17 @@ template <class Contract> struct moe_act_quant_kernel {
   /// True for the thread that stores the scale of its groups.
   NETRA_HOST_DEVICE static constexpr bool stores_scale(u32 thread) { return thread % Contract::lanes_per_group == 0; }
 
-  static NETRA_DEVICE void run(const params& p) {
-    const u32 thread = thread_id<target>();
-    const u32 row = row_of(workgroup_id<target, 0>(), thread);
-    const bool live = row < p.rows;
-    const u64 r = live ? row : p.rows - 1;
-    const u16* in = p.in + static_cast<i64>(r) * p.row_stride + first_value(thread, 0);  // addresses before the wait
-    // at once for every call of the decode contract (known at compile time), else by the call's rows
-    constexpr bool always_at_start = Contract::max_rows <= Contract::release_at_start_max_rows;
-    const successor_release<target> release(always_at_start || p.rows <= Contract::release_at_start_max_rows);
-    wait_for_prerequisites<target>();  // the producer of `in` has completed (and our outputs' readers)
-
+  /// Thread `thread`'s chunks of one row: `in` at its first value (first_value(thread, 0)), `out`
+  /// and `scales` at the row's start; stores only when `live` (every lane takes part in the
+  /// shuffles). `load(address)` reads 16 bytes of the input (the persistent decode kernel reads
+  /// rows other workgroups wrote in the same launch: loads after an acquire). The contract's
+  /// operations, so every caller gets the same bits.
+  template <class Load> static NETRA_DEVICE void quantize_row(const u16* in, u8* out, float* scales, u32 thread, bool live, Load load) {
     u32x4 gate[vectors], up[vectors];
 NETRA_UNROLL
     for (u32 c = 0; c < vectors; ++c) {  // first_value(thread, c) = first_value(thread, 0) + 8 L c
-      gate[c] = load_16B<target, cache_policy::streaming>(in + 8 * lanes_per_row * c);
-      up[c] = load_16B<target, cache_policy::streaming>(in + Contract::width + 8 * lanes_per_row * c);
+      gate[c] = load(in + 8 * lanes_per_row * c);
+      up[c] = load(in + Contract::width + 8 * lanes_per_row * c);
     }
 
     u32 y[vectors][4];
@@ -122,10 +117,24 @@ NETRA_UNROLL
         q[w] = pack_e4m3x2<target>(lo, hi);
       }
       if (live) {
-        store_8B<target>(p.out + r * Contract::width + first_value(thread, c), q[0] | (q[1] << 16), q[2] | (q[3] << 16));
-        if (stores_scale(thread)) store_4B<target>(p.scales + r * Contract::groups + group_of(thread, c), bit_cast<u32>(scale));
+        store_8B<target>(out + first_value(thread, c), q[0] | (q[1] << 16), q[2] | (q[3] << 16));
+        if (stores_scale(thread)) store_4B<target>(scales + group_of(thread, c), bit_cast<u32>(scale));
       }
     }
+  }
+
+  static NETRA_DEVICE void run(const params& p) {
+    const u32 thread = thread_id<target>();
+    const u32 row = row_of(workgroup_id<target, 0>(), thread);
+    const bool live = row < p.rows;
+    const u64 r = live ? row : p.rows - 1;
+    const u16* in = p.in + static_cast<i64>(r) * p.row_stride + first_value(thread, 0);  // addresses before the wait
+    // at once for every call of the decode contract (known at compile time), else by the call's rows
+    constexpr bool always_at_start = Contract::max_rows <= Contract::release_at_start_max_rows;
+    const successor_release<target> release(always_at_start || p.rows <= Contract::release_at_start_max_rows);
+    wait_for_prerequisites<target>();  // the producer of `in` has completed (and our outputs' readers)
+    quantize_row(in, p.out + r * Contract::width, p.scales + r * Contract::groups, thread, live,
+                 [](const u16* a) { return load_16B<target, cache_policy::streaming>(a); });
     release.after_stores();
   }
 };

@@ -125,7 +125,7 @@ template <class Contract> struct down_compute : down_layout<Contract> {
         t.q[b][v][0] = wv.x, t.q[b][v][1] = wv.y, t.q[b][v][2] = wv.z, t.q[b][v][3] = wv.w;
       }
       if constexpr (fused) t.sa[b] = live ? a.scale[r][b] : 0.0f;
-      else t.sa[b] = live ? p.act_scales[static_cast<u64>(r) * blocks + b] : 0.0f;
+      else t.sa[b] = live ? bit_cast<float>(load_u32_strong<target>(p.act_scales + static_cast<u64>(r) * blocks + b)) : 0.0f;  // device scope: the persistent kernel reads scales written in its launch
     }
   }
 

@@ -3,11 +3,14 @@
 // operation's): router with the shared-expert gate appended (all nine route slots;
 // tactics::moe_block_router: exact 1..16, matrix 17..768) -> the experts:
 //
-//   variant unfused, 1..16 tokens: gate_up (tactics::moe_expert_gate_up, its schedule threshold
-//     there), act_quant (tactics::moe_act_quant), down with the weighted route sum
-//     (tactics::moe_expert_down) of act_quant's E4M3
+//   variant unfused, 1..32 tokens: the persistent experts (tactics::moe_expert_persistent: gate_up
+//     -> act_quant -> down in one launch; above 16 tokens gate_up's tensor is optional) where its
+//     list admits the call; else, 1..16 tokens, the chain: gate_up (tactics::moe_expert_gate_up,
+//     its schedule threshold there), act_quant (tactics::moe_act_quant), down with the weighted
+//     route sum (tactics::moe_expert_down) of act_quant's E4M3 — the same tensors, the same bits
+//   variant chain (C++ only, for tests and measurement): unfused without the persistent experts
 //   variant fused, 1..4 tokens: gate_up, down of gate_up's BF16 (act_quant fused)
-//   variant unfused, 17..768 tokens: the grouped experts (ops/moe_grouped_dispatch.hpp: plan,
+//   variant unfused (beyond the persistent experts) and chain, 17..768 tokens: the grouped experts (ops/moe_grouped_dispatch.hpp: plan,
 //     gate_up with act_quant fused into act / act_scales, down, route sum); the gate_up tensor is
 //     optional there (written when given: gate_up's BF16 rows, nothing else changes)
 //
@@ -30,7 +33,9 @@
 
 namespace netra {
 
-enum class moe_block_variant { unfused = 0, fused = 1 };
+/// unfused and fused are the C ABI's (netra_moe_block_variant); chain is C++ only: the unfused
+/// block without the persistent experts (the path they are bitwise equal to).
+enum class moe_block_variant { unfused = 0, fused = 1, chain = 2 };
 
 /// The tensors of one block call (runtime/tensor.hpp), in moe_block_tensor_names order.
 struct moe_block_tensors {
@@ -66,19 +71,22 @@ struct moe_block_args {
 class moe_block_dispatcher {
  public:
   moe_block_dispatcher(const device_info& device, const jit::options& jit)
-      : router_(device, jit), gate_up_(device, jit), act_quant_(device, jit), down_(device, jit), grouped_(device, jit) {}
+      : router_(device, jit), persistent_(device, jit), gate_up_(device, jit), act_quant_(device, jit), down_(device, jit), grouped_(device, jit) {}
 
   /// Every stage's tactic and admitted signature, decided before anything is launched.
   struct plan {
     selection<moe_router_signature> router;
+    selection<moe_persistent_signature> experts_persistent;  // persistent only
     selection<moe_gate_up_signature> gate_up;
     selection<moe_act_quant_signature> act_quant;  // unfused only
     selection<moe_down_signature> down;
     bool fused = false;
+    bool persistent = false;                 // the persistent experts after the router
     bool grouped = false;                    // 17..768 tokens: the grouped experts after the router
     moe_grouped_dispatcher::choice experts;  // grouped only
     bool runnable() const {
       if (grouped) return router.tactic != fallback && experts.runnable();
+      if (persistent) return router.tactic != fallback && experts_persistent.tactic != fallback;
       return router.tactic != fallback && gate_up.tactic != fallback && down.tactic != fallback && (fused || act_quant.tactic != fallback);
     }
   };
@@ -88,6 +96,11 @@ class moe_block_dispatcher {
     plan p;
     p.fused = variant == moe_block_variant::fused;
     p.router = router_.select(router_signature(t));
+    if (variant == moe_block_variant::unfused) {  // the persistent experts first (1 .. tactics::persistent_max_tokens)
+      p.experts_persistent = persistent_.select(persistent_signature(t));
+      p.persistent = p.experts_persistent.tactic != fallback;
+      if (p.persistent) return p;
+    }
     p.grouped = !p.fused && t.hidden.rank == 2 && t.hidden.shape[0] > tactics::grouped_min_tokens - 1;
     if (p.grouped) {
       p.experts = grouped_.select(t.hidden, t.ids, t.route_weights, t.w13, t.s13, t.w2, t.s2, t.act, t.act_scales, t.out, t.gate_up);
@@ -109,6 +122,10 @@ class moe_block_dispatcher {
       grouped_.launch(stream, p.experts);
       return true;
     }
+    if (p.persistent) {
+      persistent_.launch(stream, p.experts_persistent);
+      return true;
+    }
     gate_up_.launch(stream, p.gate_up);
     if (!p.fused) act_quant_.launch(stream, p.act_quant);
     down_.launch(stream, p.down);
@@ -127,7 +144,10 @@ class moe_block_dispatcher {
   std::string explain(const moe_block_tensors& t, moe_block_variant variant) const {
     const bool fused = variant == moe_block_variant::fused;
     std::string s = "router (+ shared gate):\n" + router_.explain(router_signature(t)).text();
-    if (const plan p = select(t, variant); p.grouped) return s + "\ngrouped experts, " + std::to_string(t.hidden.shape[0]) + " tokens:\n" + grouped_.explain(p.experts);
+    const plan p = select(t, variant);
+    if (variant == moe_block_variant::unfused) s += "\npersistent experts (gate_up -> act_quant -> down, one launch):\n" + persistent_.explain(persistent_signature(t)).text();
+    if (p.persistent) return s;
+    if (p.grouped) return s + "\ngrouped experts, " + std::to_string(t.hidden.shape[0]) + " tokens:\n" + grouped_.explain(p.experts);
     s += "\ngate_up:\n" + gate_up_.explain(gate_up_signature(t)).text();
     if (!fused) s += "\nact_quant:\n" + act_quant_.explain(act_quant_signature(t)).text();
     return s + "\ndown" + (fused ? " (act_quant fused)" : "") + ":\n" + down_.explain(down_signature(t, fused)).text();
@@ -161,6 +181,9 @@ class moe_block_dispatcher {
   moe_router_signature router_signature(const moe_block_tensors& t) const {
     return router_.signature_of(t.hidden, t.router_weight, t.shared_gate_weight, t.ids, t.route_weights);
   }
+  moe_persistent_signature persistent_signature(const moe_block_tensors& t) const {
+    return persistent_.signature_of(t.hidden, t.ids, t.route_weights, t.w13, t.s13, t.w2, t.s2, t.gate_up, t.act, t.act_scales, t.out);
+  }
   moe_gate_up_signature gate_up_signature(const moe_block_tensors& t) const { return gate_up_.signature_of(t.hidden, t.ids, t.w13, t.s13, t.gate_up); }
   moe_act_quant_signature act_quant_signature(const moe_block_tensors& t) const { return act_quant_.signature_of(t.gate_up, t.act, t.act_scales); }
   moe_down_signature down_signature(const moe_block_tensors& t, bool fused) const {
@@ -169,6 +192,7 @@ class moe_block_dispatcher {
   }
 
   op_dispatcher<moe_block_router_op> router_;
+  op_dispatcher<moe_persistent_op> persistent_;
   op_dispatcher<moe_gate_up_op> gate_up_;
   op_dispatcher<moe_act_quant_op> act_quant_;
   op_dispatcher<moe_down_op> down_;

@@ -117,8 +117,20 @@ class moe_grouped_dispatcher {
     selection<moe_grouped_gate_up_signature> gate_up;
     selection<moe_grouped_down_signature> down;
     selection<moe_grouped_reduce_signature> reduce;
-    bool runnable() const { return plan.tactic != fallback && gate_up.tactic != fallback && down.tactic != fallback && reduce.tactic != fallback; }
+    bool runnable() const {
+      bool all = true;
+      each_selection(*this, [&](const char*, const auto& selected) { all = all && selected.tactic != fallback; });
+      return all;
+    }
   };
+
+  /// The stage list, in launch order: f(name, the choice's selection of the stage) for each stage.
+  template <class Choice, class F> static void each_selection(Choice& c, F f) {
+    f("plan", c.plan);
+    f("gate_up (act_quant fused)", c.gate_up);
+    f("down", c.down);
+    f("route sum", c.reduce);
+  }
 
   /// Every stage decided, nothing launched: hidden [M, 2048], ids / route_weights [M, 9] (as the
   /// router and shared gate write them), the expert weights, act [9M, 512] + act_scales [9M, 4]
@@ -149,22 +161,28 @@ class moe_grouped_dispatcher {
   }
 
   /// Each stage's explanation of a choice (the tactic it chose or why none), in launch order.
+  /// (A choice whose plan has no tactic decided no later stage: its explanation ends there.)
   std::string explain(const choice& c) const {
-    std::string s = "plan:\n" + plan_.explain(c.plan.signature).text();
-    if (c.plan.tactic == fallback) return s;
-    return s + "\ngate_up (act_quant fused):\n" + gate_up_.explain(c.gate_up.signature).text() + "\ndown:\n" + down_.explain(c.down.signature).text() +
-           "\nroute sum:\n" + reduce_.explain(c.reduce.signature).text();
+    std::string s;
+    each_selection(c, [&](const char* name, const auto& selected) {
+      if (!s.empty() && c.plan.tactic == fallback) return;
+      s += (s.empty() ? "" : "\n") + std::string(name) + ":\n" + stage_of(selected).explain(selected.signature).text();
+    });
+    return s;
   }
 
   /// Records the four stages of a runnable choice on `stream`.
   void launch(stream_handle stream, const choice& c) const {
-    plan_.launch(stream, c.plan);
-    gate_up_.launch(stream, c.gate_up);
-    down_.launch(stream, c.down);
-    reduce_.launch(stream, c.reduce);
+    each_selection(c, [&](const char*, const auto& selected) { stage_of(selected).launch(stream, selected); });
   }
 
  private:
+  // a stage's dispatcher from its selection's type
+  const op_dispatcher<moe_grouped_plan_op>& stage_of(const selection<moe_grouped_plan_signature>&) const { return plan_; }
+  const op_dispatcher<moe_grouped_gate_up_op>& stage_of(const selection<moe_grouped_gate_up_signature>&) const { return gate_up_; }
+  const op_dispatcher<moe_grouped_down_op>& stage_of(const selection<moe_grouped_down_signature>&) const { return down_; }
+  const op_dispatcher<moe_grouped_reduce_op>& stage_of(const selection<moe_grouped_reduce_signature>&) const { return reduce_; }
+
   op_dispatcher<moe_grouped_plan_op> plan_;
   op_dispatcher<moe_grouped_gate_up_op> gate_up_;
   op_dispatcher<moe_grouped_down_op> down_;

@@ -8,6 +8,7 @@
 
 #include "netra/contracts/moe/expert_down.hpp"
 #include "netra/contracts/moe/expert_gate_up.hpp"
+#include "netra/contracts/moe/expert_persistent.hpp"
 #include "netra/runtime/tactic.hpp"
 
 namespace netra::tactics {
@@ -54,5 +55,19 @@ inline constexpr auto moe_expert_down = boost::hana::tuple_t<moe_down_strict<con
                                                              moe_down_strict<contracts::moe_expert_down_fused_decode<sm90a>>,
                                                              moe_down_strict<contracts::moe_expert_down_decode<gfx950>>,
                                                              moe_down_strict<contracts::moe_expert_down_decode<sm90a>>>;
+
+/// The persistent experts (gate_up -> act_quant -> down in one launch,
+/// contracts::moe_expert_persistent): the decode block's experts for 1 .. persistent_max_tokens
+/// tokens (up to 16 the chain's bits; docs/kernels/moe-experts.md has the measurements), before
+/// the grouped experts take over.
+inline constexpr i64 persistent_min_tokens = 1, persistent_max_tokens = 32;
+template <class Contract> struct moe_persistent_domain {
+  static bool contains(const moe_persistent_signature& s) {
+    return s.target == Contract::target::id && s.tokens() >= persistent_min_tokens && s.tokens() <= persistent_max_tokens;
+  }
+};
+template <class C> using moe_persistent_strict = strict<C, moe_persistent_domain<C>>;
+inline constexpr auto moe_expert_persistent = boost::hana::tuple_t<moe_persistent_strict<contracts::moe_expert_persistent_decode<gfx950>>,
+                                                                   moe_persistent_strict<contracts::moe_expert_persistent_decode<sm90a>>>;
 
 }  // namespace netra::tactics
