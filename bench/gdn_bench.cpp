@@ -96,8 +96,9 @@ template <class C> void bench_conv(std::size_t B) {
   });
   emit("conv", instance_name<C>(), "\"batch\": " + std::to_string(B) + ", \"t\": " + std::to_string(T) + ", \"windows\": " + (windows ? "true" : "false") +
                                       ", \"layout\": \"" + (C::channel_major ? "channel_major" : "tap_major") + "\", \"staging\": \"" +
-                                      (C::staging ? "block" : "per_token") + "\", \"threads\": " + std::to_string(C::threads) +
-                                      ", \"token_groups\": " + std::to_string(C::token_groups),
+                                      (C::staging == 2 ? "next_token" : C::staging ? "block" : "per_token") + "\", \"threads\": " + std::to_string(C::threads) +
+                                      ", \"token_groups\": " + std::to_string(C::token_groups) +
+                                      ", \"workgroups_per_processor\": " + std::to_string(C::workgroups_per_processor),
        t, ok, bytes, 0);
 }
 }  // namespace
@@ -279,8 +280,11 @@ template <class C, class Pre = void> void bench_core(std::size_t B, bool random_
 }  // namespace
 
 int main(int argc, char** argv) {
-  for (int i = 1; i + 1 < argc; ++i)
-    if (std::string(argv[i]) == "--dump") dump_dir = argv[i + 1];
+  bool conv_only = false;  // --conv-only: the conv records alone (B 64, 16, 1)
+  for (int i = 1; i < argc; ++i) {
+    if (i + 1 < argc && std::string(argv[i]) == "--dump") dump_dir = argv[i + 1];
+    conv_only |= std::string(argv[i]) == "--conv-only";
+  }
   (void)device();
   drv().check(drv().cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
   namespace cl = gdn::conv_layout;
@@ -318,6 +322,10 @@ int main(int argc, char** argv) {
     each(cd::replay_candidates<ss::bf16>{}, [&]<class C>() { if (C::prefetch_ahead != 264) bench_core<C>(B, random, "replay"); });
     each(cd::replay_candidates<ss::fp32>{}, [&]<class C>() { if (C::prefetch_ahead != 264) bench_core<C>(B, random, "replay"); });
   };
+  if (conv_only) {
+    for (std::size_t B : {64, 16, 1}) conv(B);
+    return 0;
+  }
   k0(64);
   conv(64);
   for (std::size_t B : {64, 16, 1}) bench_precompute<contracts::gdn_precompute<sm90a, 128, 12>>(B, true);

@@ -4,4 +4,4 @@
 
 #define NETRA_INSTANTIATE(...)       \
   using netra_contract = __VA_ARGS__; \
-  NETRA_ENTRY(netra_gdn_conv_update, ::netra::kernels::gdn_conv_update<netra_contract>)
+  NETRA_ENTRY_MIN_WORKGROUPS(netra_gdn_conv_update, ::netra::kernels::gdn_conv_update<netra_contract>)

@@ -18,11 +18,18 @@
 // thread's x vector loaded in the token loop (per_token), or the x vectors of its tokens all
 // issued before the first (block); Threads: threads per workgroup (64 or 256); TokenGroups (G,
 // divides T): the token block split into G groups walked by separate threads, each starting from
-// the history its first token sees (the slot, or the preceding tokens' x). Comparison: bitwise.
+// the history its first token sees (the slot, or the preceding tokens' x); Staging next_token:
+// token t + 1's x vector loaded before token t's arithmetic (one vector ahead, loop rolled);
+// WorkgroupsPerProcessor M (0: none): the launch bound's minimum resident workgroups per SM
+// (sm90a: at most 65536 / (M Threads) registers a thread; the AMD targets ignore it).
+// Comparison: bitwise.
 #pragma once
 #include "netra/contracts/gdn/admission.hpp"
 
 namespace netra {
+namespace gdn::token_staging {
+inline constexpr u32 next_token = 2;  // conv only: the next token's x vector in flight during this token's arithmetic
+}
 
 /// A conv update call: the handle's target and device and its tensors (runtime/tensor.hpp).
 ///   x [B T, 8192] BF16, rows contiguous, any row stride (a multiple of 8 elements);
@@ -39,17 +46,14 @@ struct gdn_conv_signature {
 
 namespace contracts {
 
-/// The instance-name arguments: the mapping fields appear only when not the default.
-template <u32 MaxBatch, u32 Tokens, u32 Layout, u32 Writes, u32 Staging, u32 Threads, u32 Groups, bool Default> struct gdn_conv_args {
-  static constexpr i64 value[] = {MaxBatch, Tokens, Layout, Writes, Staging, Threads, Groups};
-};
-template <u32 MaxBatch, u32 Tokens, u32 Layout, u32 Writes, u32 Staging, u32 Threads, u32 Groups>
-struct gdn_conv_args<MaxBatch, Tokens, Layout, Writes, Staging, Threads, Groups, true> {
-  static constexpr i64 value[] = {MaxBatch, Tokens, Layout, Writes};
+/// The instance-name arguments: the mapping fields appear only when not the default, the
+/// workgroups-per-processor bound only when set.
+template <u32... Args> struct gdn_conv_args {
+  static constexpr i64 value[] = {Args...};
 };
 
 template <class Target, u32 MaxBatch, u32 Tokens, u32 Layout, u32 Writes, u32 Staging = gdn::token_staging::per_token, u32 Threads = 256,
-          u32 TokenGroups = 1, u32 WaveSize = Target::wave_size>
+          u32 TokenGroups = 1, u32 WorkgroupsPerProcessor = 0, u32 WaveSize = Target::wave_size>
 struct gdn_conv {
   static_assert(is_built_target_v<Target> || is_audit_only_target_v<Target>,
                 "netra::contracts::gdn_conv: field Target is not supported; supported: netra::gfx950, netra::sm90a, netra::gfx942, "
@@ -62,10 +66,11 @@ struct gdn_conv {
                 "netra::contracts::gdn_conv: field Layout must be 0 (channel_major [slots, D, 3]) or 1 (tap_major [slots, 3, D])");
   static_assert(Writes == gdn::conv_writes::final_state || Writes == gdn::conv_writes::windows,
                 "netra::contracts::gdn_conv: field Writes must be 0 (final_state) or 1 (windows)");
-  static_assert(Staging == gdn::token_staging::per_token || Staging == gdn::token_staging::block,
-                "netra::contracts::gdn_conv: field Staging must be 0 (per_token) or 1 (block)");
+  static_assert(Staging == gdn::token_staging::per_token || Staging == gdn::token_staging::block || Staging == gdn::token_staging::next_token,
+                "netra::contracts::gdn_conv: field Staging must be 0 (per_token), 1 (block) or 2 (next_token)");
   static_assert((Threads == 64 || Threads == 256) && Threads % WaveSize == 0, "netra::contracts::gdn_conv: field Threads must be 64 or 256");
   static_assert(TokenGroups >= 1 && Tokens % TokenGroups == 0, "netra::contracts::gdn_conv: field TokenGroups must divide Tokens");
+  static_assert(WorkgroupsPerProcessor * Threads <= 2048, "netra::contracts::gdn_conv: field WorkgroupsPerProcessor times Threads must be at most 2048");
 
   using target = Target;
   static constexpr const char* family = "gdn_conv";
@@ -80,9 +85,11 @@ struct gdn_conv {
   static constexpr u32 staging = Staging;
   static constexpr u32 threads = Threads;
   static constexpr u32 token_groups = TokenGroups;
+  static constexpr u32 workgroups_per_processor = WorkgroupsPerProcessor;
   static constexpr const auto& template_args =
-      gdn_conv_args<MaxBatch, Tokens, Layout, Writes, Staging, Threads, TokenGroups,
-                    Staging == gdn::token_staging::per_token && Threads == 256 && TokenGroups == 1>::value;
+      conditional_t<WorkgroupsPerProcessor != 0, gdn_conv_args<MaxBatch, Tokens, Layout, Writes, Staging, Threads, TokenGroups, WorkgroupsPerProcessor>,
+                    conditional_t<Staging == gdn::token_staging::per_token && Threads == 256 && TokenGroups == 1, gdn_conv_args<MaxBatch, Tokens, Layout, Writes>,
+                                  gdn_conv_args<MaxBatch, Tokens, Layout, Writes, Staging, Threads, TokenGroups>>>::value;
 
   static constexpr bool channel_major = Layout == gdn::conv_layout::channel_major;
 
@@ -114,16 +121,21 @@ struct gdn_conv {
   }
 
   static constexpr resource_budget budget() {
-    if constexpr (is_amd_v<Target>) {  // gfx950, gfx942 (measured 94 VGPRs), gfx1151 (90-91)
+    if constexpr (is_amd_v<Target>) {
       resource_budget b;
-      // per token: measured 96-98 (8 channels' SiLU divisions interleaved); block: + T x 4 for the x vectors. The article's conv: 33 VGPRs, 34 SGPRs
-      b.max_vgprs = Staging == gdn::token_staging::block ? 104 + 4 * Tokens / TokenGroups : 104;
+      // per token, the history held as 3 x vectors: gfx950 71-96 VGPRs, gfx942 79-104, gfx1151 65-119
+      // (tap-major final state; its wave32 allocator keeps the 8 channels' SiLU chains apart);
+      // block: + T x 4 for the x vectors. The article's conv: 33 VGPRs, 34 SGPRs
+      const u32 base = same_v<Target, gfx1151> ? 120 : 104;
+      b.max_vgprs = Staging == gdn::token_staging::block ? base + 4 * Tokens / TokenGroups : base;
       b.max_sgprs = 56;
       b.max_code_bytes = 12288;
       return b;
     } else if constexpr (same_v<Target, sm90a>) {
       resource_budget b;
-      b.max_registers = Staging == gdn::token_staging::block ? 128 + 4 * Tokens / TokenGroups : 96;  // block: measured 102-160
+      // block: measured 102-160; next_token: 76-99
+      b.max_registers = Staging == gdn::token_staging::block ? 128 + 4 * Tokens / TokenGroups : Staging == gdn::token_staging::next_token ? 104 : 96;
+      if (WorkgroupsPerProcessor != 0 && 65536 / (WorkgroupsPerProcessor * Threads) < b.max_registers) b.max_registers = 65536 / (WorkgroupsPerProcessor * Threads);
       b.max_code_bytes = Staging == gdn::token_staging::block ? 81920 : 32768;  // block: the token loop unrolled (measured up to 67 KB)
       return b;
     } else {

@@ -7,9 +7,10 @@
 // 16 B, kernels/gdn/conv_history.hpp, for positions before token 0; else copies of the preceding
 // tokens' x vectors — the same values the serial walk would hold) and its tokens' x vectors (16 B
 // each: in the token loop with Staging per_token, all issued before the first token with Staging
-// block), then per token computes 8 outputs in the contract's tap order and stores one 16-byte y
+// block, token t + 1's issued before token t's arithmetic with Staging next_token), then per token computes 8 outputs in the contract's tap order and stores one 16-byte y
 // vector (and, Writes = windows, its 3 window vectors of that token). Writes = final_state: the 3 history vectors go back to the
-// slot after the last token (by group G - 1), unless the slot is the sentinel. Every output element has one
+// slot after the last token (by group G - 1), unless the slot is the sentinel. Launch bound: at
+// least WorkgroupsPerProcessor resident workgroups per SM where set. Every output element has one
 // writer; the result does not depend on scheduling.
 #pragma once
 #include "netra/contracts/gdn/conv.hpp"
@@ -29,6 +30,7 @@ template <class Contract> struct gdn_conv_update {
   static constexpr u32 workgroup_size = Contract::threads;
   static constexpr bool preload = Contract::staging == gdn::token_staging::block;
   static constexpr bool programmatic_dependent_launch = false;
+  static constexpr u32 min_workgroups_per_processor = Contract::workgroups_per_processor;
   static constexpr u32 channels_per_workgroup = workgroup_size * gdn_conv_map::channels_per_thread;
   static_assert(gdn::channels % channels_per_workgroup == 0, "netra::kernels::gdn_conv_update: D must be whole workgroups");
 
@@ -93,15 +95,15 @@ template <class Contract> struct gdn_conv_update {
           if (at < gdn::conv_history) h[c][j] = at == 0 ? slot_h[c][0] : at == 1 ? slot_h[c][1] : slot_h[c][2];
         }
     }
-    if constexpr (groups > 1) {
-      NETRA_UNROLL
-      for (u32 j = 0; j < gdn::conv_history; ++j)
-        if (first + j >= gdn::conv_history) {
-          const u32x4 xv = load_16B<target, cache_policy::streaming>(x_base + (first + j - gdn::conv_history) * p.x_row_stride);
-          NETRA_UNROLL
-          for (u32 c = 0; c < channels_per_thread; ++c) h[c][j] = half_of(xv, c);
-        }
-    }
+    // The history as x vectors: hv[j] holds position j of the 8 channels (the register form of a token's x).
+    u32x4 hv[gdn::conv_history];
+    NETRA_UNROLL
+    for (u32 j = 0; j < gdn::conv_history; ++j)
+      if (groups == 1 || first + j < gdn::conv_history)
+        hv[j] = u32x4{static_cast<u32>(h[0][j]) | static_cast<u32>(h[1][j]) << 16, static_cast<u32>(h[2][j]) | static_cast<u32>(h[3][j]) << 16,
+                      static_cast<u32>(h[4][j]) | static_cast<u32>(h[5][j]) << 16, static_cast<u32>(h[6][j]) | static_cast<u32>(h[7][j]) << 16};
+      else
+        hv[j] = load_16B<target, cache_policy::streaming>(x_base + (first + j - gdn::conv_history) * p.x_row_stride);
 
     // One token: 8 outputs from the history and x vector xv, the history shifted, y (and windows) stored.
     auto token = [&](u32 t, const u32x4& xv) {
@@ -111,19 +113,17 @@ template <class Contract> struct gdn_conv_update {
       for (u32 c = 0; c < channels_per_thread; ++c) {
         const u16 xc = half_of(xv, c);
         const u32 w01 = w[c / 2][static_cast<int>(2 * (c % 2))], w23 = w[c / 2][static_cast<int>(2 * (c % 2) + 1)];
-        float acc = mul_rn(bit_cast<float>(w01 << 16), f32_from_bf16(h[c][0]));
-        acc = fma_rn(bit_cast<float>(w01 & 0xFFFF0000u), f32_from_bf16(h[c][1]), acc);
-        acc = fma_rn(bit_cast<float>(w23 << 16), f32_from_bf16(h[c][2]), acc);
+        float acc = mul_rn(bit_cast<float>(w01 << 16), f32_from_bf16(half_of(hv[0], c)));
+        acc = fma_rn(bit_cast<float>(w01 & 0xFFFF0000u), f32_from_bf16(half_of(hv[1], c)), acc);
+        acc = fma_rn(bit_cast<float>(w23 << 16), f32_from_bf16(half_of(hv[2], c)), acc);
         acc = fma_rn(bit_cast<float>(w23 & 0xFFFF0000u), f32_from_bf16(xc), acc);
         out[c] = silu_f32(acc);
-        h[c][0] = h[c][1];
-        h[c][1] = h[c][2];
-        h[c][2] = xc;
       }
+      hv[0] = hv[1], hv[1] = hv[2], hv[2] = xv;
       store_16B<target>(p.y + row * gdn::channels + c0,
                         u32x4{pack_bf16x2<target>(out[0], out[1]), pack_bf16x2<target>(out[2], out[3]),
                               pack_bf16x2<target>(out[4], out[5]), pack_bf16x2<target>(out[6], out[7])});
-      if constexpr (Contract::writes == gdn::conv_writes::windows) store_history(p.windows + row * slot_elements, c0, h);
+      if constexpr (Contract::writes == gdn::conv_writes::windows) store_history(p.windows + row * slot_elements, c0, hv);
     };
     if constexpr (preload) {  // every x vector of the group's tokens in flight before its first token
       u32x4 xs[group_tokens];
@@ -131,16 +131,24 @@ template <class Contract> struct gdn_conv_update {
       for (u32 t = 0; t < group_tokens; ++t) xs[t] = load_16B<target, cache_policy::streaming>(x_base + (first + t) * p.x_row_stride);
       NETRA_UNROLL
       for (u32 t = 0; t < group_tokens; ++t) token(first + t, xs[t]);
+    } else if constexpr (Contract::staging == gdn::token_staging::next_token) {  // the last token reloads its own vector
+      u32x4 next = load_16B<target, cache_policy::streaming>(x_base + first * p.x_row_stride);
+      NETRA_GDN_TOKEN_LOOP
+      for (u32 t = first; t < first + group_tokens; ++t) {
+        const u32x4 xv = next;
+        next = load_16B<target, cache_policy::streaming>(x_base + (t + 1 < first + group_tokens ? t + 1 : t) * p.x_row_stride);
+        token(t, xv);
+      }
     } else {
       NETRA_GDN_TOKEN_LOOP
       for (u32 t = first; t < first + group_tokens; ++t) token(t, load_16B<target, cache_policy::streaming>(x_base + t * p.x_row_stride));
     }
     if constexpr (Contract::writes == gdn::conv_writes::final_state)
-      if (real && g == groups - 1) store_history(slot_base, c0, h);
+      if (real && g == groups - 1) store_history(slot_base, c0, hv);
   }
 
  private:
-  static NETRA_DEVICE void store_history(u16* base, u32 c0, const u16 (&h)[gdn_conv_map::channels_per_thread][gdn::conv_history]) {
+  static NETRA_DEVICE void store_history(u16* base, u32 c0, const u32x4 (&hv)[gdn::conv_history]) {
     using namespace gdn_conv_map;
     NETRA_UNROLL
     for (u32 v = 0; v < vectors; ++v) {
@@ -151,16 +159,16 @@ template <class Contract> struct gdn_conv_update {
         for (u32 j = 0; j < gdn::conv_history; ++j)
           if (vector_of(Contract::layout, c, j) == v) {
             const u32 e = element_of(Contract::layout, c, j);
-            words[e / 2] |= static_cast<u32>(h[c][j]) << (16 * (e % 2));
+            words[e / 2] |= static_cast<u32>(half_of(hv[j], c)) << (16 * (e % 2));
           }
       store_16B<target>(base + vector_offset(Contract::layout, c0, v), u32x4{words[0], words[1], words[2], words[3]});
     }
   }
 };
 
-template <class Target, u32 MaxBatch, u32 Tokens, u32 Layout, u32 Writes, u32 Staging, u32 Threads, u32 Groups, u32 WaveSize>
-struct kernels_of<contracts::gdn_conv<Target, MaxBatch, Tokens, Layout, Writes, Staging, Threads, Groups, WaveSize>> {
-  using type = type_list<gdn_conv_update<contracts::gdn_conv<Target, MaxBatch, Tokens, Layout, Writes, Staging, Threads, Groups, WaveSize>>>;
+template <class Target, u32 MaxBatch, u32 Tokens, u32 Layout, u32 Writes, u32 Staging, u32 Threads, u32 Groups, u32 Resident, u32 WaveSize>
+struct kernels_of<contracts::gdn_conv<Target, MaxBatch, Tokens, Layout, Writes, Staging, Threads, Groups, Resident, WaveSize>> {
+  using type = type_list<gdn_conv_update<contracts::gdn_conv<Target, MaxBatch, Tokens, Layout, Writes, Staging, Threads, Groups, Resident, WaveSize>>>;
 };
 
 }  // namespace netra::kernels

@@ -28,12 +28,16 @@ using core_set = boost::hana::tuple<boost::hana::type<contracts::gdn_precompute<
                                     boost::hana::type<contracts::gdn_m16<T, ss::fp32>>, boost::hana::type<contracts::gdn_m16<T, ss::bf16>>,
                                     boost::hana::type<contracts::gdn_replay<T, ss::fp32>>, boost::hana::type<contracts::gdn_replay<T, ss::bf16>>>;
 /// sm90a mappings besides the defaults (the same bits), measured by the benchmark: conv
-/// (Staging, Threads, TokenGroups) = (1, 256, 2), 6 preloaded tokens a thread, both writes,
-/// channel-major; cores (ValueBlock, Staging, Waves, Columns): whole-head workgroups with 2 columns
+/// (Staging, Threads, TokenGroups) = (1, 256, 2), 6 preloaded tokens a thread, with windows;
+/// without windows (Staging, Threads, TokenGroups, WorkgroupsPerProcessor) = (2, 256, 3, 3), 4
+/// tokens a thread with the next token's x in flight, 3 workgroups a SM; both channel-major; cores
+/// (ValueBlock, Staging, Waves, Columns): whole-head workgroups with 2 columns
 /// per lane (16, 1, 8, 2) and half heads (16, 1, 4, 2) for K0, (16, 1, 2, 2) for M16, the whole-head
 /// replay. The candidates measured and not kept are in lab/ledger.json (gdn rows).
 template <u32 Writes>
-using conv_candidates = boost::hana::tuple<boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 1, 256, 2>>>;
+using conv_candidates =
+    conditional_t<Writes == cw::windows, boost::hana::tuple<boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 1, 256, 2>>>,
+                  boost::hana::tuple<boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 2, 256, 3, 3>>>>;
 template <u32 S>
 using k0_candidates = boost::hana::tuple<boost::hana::type<contracts::gdn_k0<sm90a, S, 16, 1, 8, 2>>, boost::hana::type<contracts::gdn_k0<sm90a, S, 16, 1, 4, 2>>>;
 /// M16 with FusedDots (token t's q dot in token t + 1's decay pass) on the staged 8-column map.

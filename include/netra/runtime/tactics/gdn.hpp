@@ -32,14 +32,18 @@ template <class C> using gdn_replay_strict = strict<C, gdn_replay_domain<C>>;
 /// 2 bytes only, for the K0 map's 4-byte stores). K0: whole-head workgroups of 8 warps, 2 columns
 /// per lane (B 64: 138.5 / 115.3 us FP32 / BF16 state, default 221.7 / 239.3); M16: the staged
 /// 8-column blocks of 4 warps with FusedDots (FP32 10.2 us, BF16 8.4; default 21.1 / 23.0); conv
-/// (channel-major): 6 preloaded tokens per thread (B 64: 25.2 / 22.4 us with / without windows,
-/// default 29.4 / 25.5); replay (strict, both in the promoted domain): whole-head workgroups with
+/// (channel-major): with windows 6 preloaded tokens per thread (B 64: 25.5 us, default 29.7),
+/// without windows 4 tokens a thread, the next token's x in flight, 3 workgroups a SM (B 64 21.9 us,
+/// 6 preloaded 22.9, default 25.9); replay (strict, both in the promoted domain): whole-head workgroups with
 /// the L2 prefetch of the next resident wave (B 128, every request accepting T: BF16 217.9 us, FP32
 /// 348.9; default 259.8 / 356.9), the every-B and graph protocol run on the GPU for both storages.
 namespace measured {
 template <u32 S> using k0_head = contracts::gdn_k0<sm90a, S, 16, gdn::token_staging::block, 8, 2>;
 template <u32 S> using m16 = contracts::gdn_m16<sm90a, S, 8, gdn::token_staging::block, 4, 1, 1>;
-template <u32 Writes> using conv = contracts::gdn_conv<sm90a, 64, 12, gdn::conv_layout::channel_major, Writes, gdn::token_staging::block, 256, 2>;
+template <u32 Writes>
+using conv = conditional_t<Writes == gdn::conv_writes::windows,
+                           contracts::gdn_conv<sm90a, 64, 12, gdn::conv_layout::channel_major, Writes, gdn::token_staging::block, 256, 2>,
+                           contracts::gdn_conv<sm90a, 64, 12, gdn::conv_layout::channel_major, Writes, gdn::token_staging::next_token, 256, 3, 3>>;
 template <u32 S> using replay = contracts::gdn_replay<sm90a, S, 16, gdn::token_staging::block, 8, 2, 264>;
 }  // namespace measured
 
