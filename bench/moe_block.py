@@ -55,7 +55,7 @@ ROOT = __file__.rsplit("/bench/", 1)[0]
 sys.path.insert(0, ROOT)
 sys.path.insert(0, ROOT + "/python")
 from bench import common  # noqa: E402
-from netra.moe_routing import MoeRouting, act_quant_torch, router_torch, shared_gate_torch  # noqa: E402
+from netra.moe_routing import act_quant_torch, router_torch, shared_gate_torch  # noqa: E402
 from netra.moe_experts import MoeBlock, MoeExperts, down_torch, gate_up_torch, quantize_hidden  # noqa: E402
 
 MIB = 1 << 20
@@ -114,10 +114,6 @@ def schema_records(raw: list[dict], bandwidth: float, floors: dict) -> list[dict
         both = None if ok_gate_up is None or ok_down is None else ok_gate_up and ok_down
         g, e = timed(r, "netra_block")
         extra = {"distinct_experts": distinct, "layers": r["layers"], "wall_s": r.get("wall_s")}
-        if "netra_chain" in r:  # 1..16 tokens: the block runs the persistent experts; the chain of the same stages, same run
-            extra["chain_graph_us"], extra["chain_eager_us"] = timed(r, "netra_chain")
-            extra["chain_route_graph_us"], _ = timed(r, "netra_route")  # the chain's routing alone (router + shared gate, two launches)
-            extra["persistent_equals_chain"] = r.get("persistent_equals_chain")
         if "netra_block_fused" in r:
             extra["fused_down"] = r["netra_block_fused"]
             extra["fused_equals_unfused"] = r.get("fused_equals_unfused")
@@ -233,7 +229,7 @@ def main() -> None:
 
     bandwidth = common.copy_bandwidth()
     layers = [make_layer(1000 + i) for i in range(a.layers)]
-    block, experts, routing = MoeBlock(), MoeExperts(), MoeRouting()
+    block, experts = MoeBlock(), MoeExperts()
     compiled = torch.compile(torch_block, dynamic=False)
     compiled_gate_up = torch.compile(gate_up_torch, dynamic=False)
     compiled_down = torch.compile(down_torch, dynamic=False)
@@ -272,28 +268,6 @@ def main() -> None:
         if m <= 4:
             rec["netra_block_fused"] = timed([netra_call(i, True) for i in range(n)])
         decode, with_peers = m <= 16, m <= a.peer_max_tokens
-        if decode:  # the chain the persistent experts replace: router, gate_up, act_quant, down (each through its own list)
-            cb = [block.buffers(m) for _ in range(n)]
-            def chain_call(i, ids=None, rw=None):
-                L, c = layers[i], cb[i]
-                ids = c["ids"] if ids is None else ids
-                rw = c["route_weights"] if rw is None else rw
-                def run():
-                    if ids is c["ids"]:
-                        routing.route(hs[i], L["router"], L["shared"], ids, rw, fallback=False)
-                    experts.gate_up(hs[i], ids, L["w13"], L["s13"], out=c["gate_up"])
-                    routing.act_quant(c["gate_up"], c["act"], c["act_scales"], fallback=False)
-                    experts.down(c["act"], ids, rw, L["w2"], L["s2"], act_scales=c["act_scales"], out=c["out"])
-                return run
-            rec["netra_chain"] = timed([chain_call(i) for i in range(n)])
-            # its routing is two launches (router, then shared gate) where the block's router appends the gate in one: timed alone
-            rec["netra_route"] = timed([lambda i=i: routing.route(hs[i], layers[i]["router"], layers[i]["shared"], cb[i]["ids"],
-                                                                  cb[i]["route_weights"], fallback=False) for i in range(n)])
-            chain_call(0, bufs[0]["ids"], bufs[0]["route_weights"])()  # the block's own routes
-            netra_call(0, False)()
-            torch.cuda.synchronize()
-            rec["persistent_equals_chain"] = all(torch.equal(bufs[0][k].view(torch.uint8), cb[0][k].view(torch.uint8))
-                                                 for k in ("gate_up", "act", "act_scales", "out"))
         if decode:  # the decode expert kernels alone (above 16 tokens the grouped stages: bench/moe_grouped.py)
             rec["netra_gate_up"] = timed([lambda i=i: experts.gate_up(hs[i], bufs[i]["ids"], layers[i]["w13"], layers[i]["s13"],
                                                                       out=bufs[i]["gate_up"]) for i in range(n)])
@@ -359,13 +333,13 @@ def main() -> None:
     rows = []
     for r in records:
         row = {"M": r["tokens"], "experts": r["distinct_experts_per_call"], "roofline_us": r["roofline_us"]}
-        for k in ("netra_block", "netra_chain", "netra_route", "netra_block_fused", "torch_block", "compile_block", "netra_gate_up", "netra_down", "netra_down_fused",
+        for k in ("netra_block", "netra_block_fused", "torch_block", "compile_block", "netra_gate_up", "netra_down", "netra_down_fused",
                   "torch_gate_up", "torch_down", "compile_gate_up", "compile_down"):
             if k in r:
                 row[k + "_graph"] = r[k].get("graph_us")
                 row[k + "_eager"] = r[k].get("eager_us")
         rows.append(row)
-    common.print_table(rows, ["M", "experts", "roofline_us", "netra_block_graph", "netra_chain_graph", "netra_route_graph", "netra_block_fused_graph", "torch_block_graph",
+    common.print_table(rows, ["M", "experts", "roofline_us", "netra_block_graph", "netra_block_fused_graph", "torch_block_graph",
                               "compile_block_graph", "netra_block_eager", "netra_gate_up_graph", "netra_down_graph",
                               "netra_down_fused_graph", "torch_gate_up_graph", "torch_down_graph", "compile_gate_up_graph",
                               "compile_down_graph"])

@@ -57,6 +57,8 @@ netra_add_compile_fail_test(negative_moe_gate_up_resident_target negative/moe_ga
   "netra::contracts::moe_expert_gate_up: field Schedule 2 \\(resident\\) needs programmatic dependent launch")
 netra_add_compile_fail_test(negative_moe_gate_up_staging_target negative/moe_gate_up_staging_target.cpp
   "netra::contracts::moe_expert_gate_up: field Staging 1 \\(lds_bulk_copy\\) needs the target's bulk copy")
+netra_add_compile_fail_test(negative_moe_persistent_max_tokens negative/moe_persistent_max_tokens.cpp
+  "netra::contracts::moe_expert_persistent: field MaxTokens must be in \\[1, 16\\]")
 netra_add_compile_fail_test(negative_moe_down_staging negative/moe_down_staging.cpp
   "netra::contracts::moe_expert_down: field Staging must be 0 \\(registers\\) or 1 \\(lds_bulk_copy\\)")
 netra_add_compile_fail_test(negative_moe_down_input negative/moe_down_input.cpp

@@ -8,7 +8,7 @@
 //     bitwise act_quant of those rows, the output within the route-sum policy;
 //   bitwise repeatable run to run; above 16 tokens the optional gate_up output changes nothing;
 //   up to 4 tokens the fused variant gives the unfused bits;
-//   1..32 tokens the block runs the persistent experts; 1..16 they give the chain's bits in every
+//   1..16 tokens: the persistent experts (variant persistent) give the unfused chain's bits in every
 //   written tensor, every M; captured once and replayed twice, each replay the chain's bits (the
 //   kernel's counters are back at zero after every call);
 //   explain names a tactic for every stage; the graph buckets 1, 2, 4, 8, 16, 32, 64, 80, 96, 112,
@@ -186,12 +186,12 @@ void check_block(int m) {
   std::size_t chosen = 0;
   for (std::size_t at = text.find("=> tactic ["); at != std::string::npos; at = text.find("=> tactic [", at + 1)) ++chosen;
   INFO(text);
-  const bool persistent = m <= tactics::persistent_max_tokens;
-  CHECK(chosen == (persistent ? 2u : 5u));  // router + (the persistent experts, or the grouped four)
-  CHECK(text.find("persistent experts") != std::string::npos);
-  if (persistent) CHECK(text.find("fallback") == std::string::npos);  // (beyond them their list falls back to the grouped experts)
-  CHECK((text.find("grouped experts") != std::string::npos) == !persistent);
-  CHECK(block().select(block().tensors_of(c.args(true)), moe_block_variant::unfused).persistent == persistent);
+  CHECK(chosen == (m > 16 ? 5u : 4u));
+  CHECK(text.find("fallback") == std::string::npos);
+  CHECK((text.find("grouped experts") != std::string::npos) == (m > 16));
+  // 1..16: the persistent experts named, not chosen (tactics::persistent_block_max_tokens)
+  CHECK((text.find("moe_expert_persistent") != std::string::npos) == (m <= 16));
+  CHECK(block().select(block().tensors_of(c.args(true)), moe_block_variant::unfused).persistent == (m <= tactics::persistent_block_max_tokens));
 }
 
 }  // namespace
@@ -256,18 +256,21 @@ TEST_CASE("the persistent experts are the chain's bits for every M in 1..16, eag
   for (int m = 1; m <= 16; ++m) {
     INFO("tokens ", m);
     const block_call c(m);
-    c.poison();
-    block().run(test_stream(), c.args(true), moe_block_variant::chain);
-    sync_stream();
+    c.run();  // unfused: the chain
     const block_outputs chain(c);
     for (auto v : chain.out) REQUIRE(v != 0xFFFF);  // the chain wrote every output
-    c.run();  // unfused: the persistent experts
+    c.poison();
+    block().run(test_stream(), c.args(true), moe_block_variant::persistent);
+    sync_stream();
     CHECK(block_outputs(c) == chain);
-    CHECK(block().select(block().tensors_of(c.args(true)), moe_block_variant::unfused).persistent);
+    const std::string text = block().explain(block().tensors_of(c.args(true)), moe_block_variant::persistent);
+    INFO(text);
+    CHECK(text.find("moe_expert_persistent") != std::string::npos);
+    CHECK(block().select(block().tensors_of(c.args(true)), moe_block_variant::persistent).persistent);
     CUgraph graph;
     CUgraphExec exec;
     testing::drv().check(testing::drv().cuStreamBeginCapture(test_stream(), CU_STREAM_CAPTURE_MODE_GLOBAL), "cuStreamBeginCapture");
-    block().run(test_stream(), c.args(true), moe_block_variant::unfused);
+    block().run(test_stream(), c.args(true), moe_block_variant::persistent);
     testing::drv().check(testing::drv().cuStreamEndCapture(test_stream(), &graph), "cuStreamEndCapture");
     testing::drv().check(testing::drv().cuGraphInstantiateWithFlags(&exec, graph, 0), "cuGraphInstantiate");
     for (int replay = 0; replay < 2; ++replay) {

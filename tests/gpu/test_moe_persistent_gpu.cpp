@@ -161,7 +161,7 @@ TEST_CASE("persistent experts: a short workspace is refused, nothing launched or
     require_admitted<P>("test persistent", s);
     FAIL("the call was not refused");
   } catch (const error& e) {
-    CHECK(e.code() == status::invalid_argument);
+    CHECK(e.code() == status::workspace_too_small);
   }
   sync_stream();
   for (auto v : b.out.download()) CHECK(v == 0xFFFF);

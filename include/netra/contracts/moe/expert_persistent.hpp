@@ -1,11 +1,9 @@
 // netra/contracts/moe/expert_persistent.hpp — the decode MoE experts (gate_up -> act_quant ->
-// down with the weighted route sum) of 1..MaxTokens tokens (MaxTokens <= 32) in ONE persistent
+// down with the weighted route sum) of 1..MaxTokens tokens (MaxTokens <= 16) in ONE persistent
 // launch.
 //
-// Semantics: exactly the chain's (the three decode contracts' outputs, the same bits; beyond
-// their 16 tokens the same operations on more routes):
-//   gate_up    BF16 [9M, 1024]  = contracts::moe_expert_gate_up's out   (written; optional above
-//                                 16 tokens: without it the rows live in the workspace)
+// Semantics: exactly the chain's (the three decode contracts' outputs, the same bits):
+//   gate_up    BF16 [9M, 1024]  = contracts::moe_expert_gate_up's out   (written)
 //   act        E4M3 [9M, 512]   = contracts::moe_act_quant of gate_up   (written)
 //   act_scales FP32 [9M, 4]                                             (written)
 //   out        BF16 [M, 2048]   = contracts::moe_expert_down's out of act (written)
@@ -30,8 +28,7 @@
 // the workspace; the 4 * (valid units)-th arrival on a tile group sums its rows.
 // Workspace (the handle's, zero-filled before the first call, left zero by every call: the last
 // workgroup to finish zeroes every counter): words claims, finished, one arrival counter per
-// unit, one per tile group; then the partials FP32 [128 tiles][9 MaxTokens routes][16 rows]; then
-// the gate_up rows BF16 [9 MaxTokens, 1024] when the call gives no gate_up tensor.
+// unit, one per tile group; then the partials FP32 [128 tiles][9 MaxTokens routes][16 rows].
 #pragma once
 #include "netra/contracts/moe/act_quant.hpp"
 #include "netra/contracts/moe/expert_down.hpp"
@@ -60,8 +57,7 @@ template <u32 MaxRoutes> struct persistent_workspace {
   static constexpr u32 counter_words = group_word0 + tile_groups;
   static constexpr u64 partials_offset = 4096;  // bytes
   static_assert(4ull * counter_words <= partials_offset, "netra::moe::persistent_workspace: counters fit before the partials");
-  static constexpr u64 gate_up_offset = partials_offset + 4ull * tiles * MaxRoutes * rows;
-  static constexpr u64 bytes = gate_up_offset + 2ull * MaxRoutes * expert_weights::gate_up_rows;
+  static constexpr u64 bytes = partials_offset + 4ull * tiles * MaxRoutes * rows;
 };
 }  // namespace moe
 
@@ -72,17 +68,16 @@ template <class Target, u32 MaxTokens = 16, u32 WaveSize = Target::wave_size> st
                 "netra::contracts::moe_expert_persistent: field Target is not supported; supported: netra::gfx950, netra::sm90a");
   static_assert(WaveSize == Target::wave_size,
                 "netra::contracts::moe_expert_persistent: field WaveSize must equal the target's wave size (gfx950: 64; sm90a: 32)");
-  static_assert(MaxTokens >= 1 && MaxTokens <= 32, "netra::contracts::moe_expert_persistent: field MaxTokens must be in [1, 32]");
+  static_assert(MaxTokens >= 1 && MaxTokens <= 16, "netra::contracts::moe_expert_persistent: field MaxTokens must be in [1, 16]");
 
   using target = Target;
   using weights = moe::expert_weights;
-  /// The stage contracts whose operations it runs (their pieces do not depend on the token count:
-  /// a unit is at most 16 routes), each with the target's default staging (sm90a: gate_up's 16
-  /// W13 rows into LDS by one bulk copy; a down item's 4 units of 8 KiB, one per wave, into the
-  /// same buffer; gfx950: registers), act_quant with workgroup_size / 64 rows a pass.
-  static constexpr u32 stage_tokens = MaxTokens < 16 ? MaxTokens : 16;
-  using gate_up = moe_expert_gate_up<Target, stage_tokens>;
-  using down = moe_expert_down<Target, stage_tokens, moe_down_input_e4m3>;
+  /// The stage contracts whose operations it runs and whose admission it applies, each with the
+  /// target's default staging (sm90a: gate_up's 16 W13 rows into LDS by one bulk copy; a down
+  /// item's 4 units of 8 KiB, one per wave, into the same buffer; gfx950: registers), act_quant
+  /// with workgroup_size / 64 rows a pass.
+  using gate_up = moe_expert_gate_up<Target, MaxTokens>;
+  using down = moe_expert_down<Target, MaxTokens, moe_down_input_e4m3>;
   static constexpr u32 workgroup_size = gate_up::k_split * WaveSize;
   using act_quant = moe_act_quant<Target, 9 * MaxTokens, 1, workgroup_size / 64>;
   static constexpr const char* family = "moe_experts_persistent";
@@ -99,35 +94,14 @@ template <class Target, u32 MaxTokens = 16, u32 WaveSize = Target::wave_size> st
   static constexpr u64 workspace_bytes = workspace::bytes;
   static constexpr i64 template_args[] = {MaxTokens};
 
-  /// Each tensor as the stage contract that reads or writes it checks it, for 1..MaxTokens tokens.
+  /// Each tensor as the stage contract that reads or writes it admits it (gate_up: hidden, ids,
+  /// w13, s13, gate_up; act_quant: gate_up, act, act_scales; down: act, act_scales, ids,
+  /// route_weights, w2, s2, out), then the workspace.
   static decision admits(const moe_persistent_signature& s) {
-    constexpr i64 slots = moe::route_layout::slots;
-    using fmt = typename gate_up::fp8_format;
     if (s.target != Target::id) return refuse("target", Target::name, s.target);
-    if (const decision d = require_tensor(s.hidden, {"hidden", dtype::bf16, 2, {-1, weights::hidden}, "[tokens, 2048]", layout::compact, 16}, s.device);
-        !d.admitted())
-      return d;
-    const i64 m = s.tokens(), routes = slots * m;
-    if (m < 1 || m > MaxTokens) return refuse("tokens", "in [1, MaxTokens]", m);
-    const tensor_rule rules[] = {
-        {"ids", dtype::i32, 2, {m, slots}, "[tokens, 9]", layout::compact, 4},
-        {"route_weights", dtype::f32, 2, {m, slots}, "[tokens, 9]", layout::compact, 4},
-        {"gate_up", dtype::bf16, 2, {routes, weights::gate_up_rows}, "[9 tokens, 1024]", layout::compact, 16},
-        {"act", fp8_dtype_v<fmt>, 2, {routes, weights::intermediate}, "[9 tokens, 512]", layout::compact, 16},
-        {"act_scales", dtype::f32, 2, {routes, weights::intermediate / weights::block}, "[9 tokens, 4]", layout::compact, 16},
-        {"out", dtype::bf16, 2, {m, weights::hidden}, "[tokens, 2048]", layout::compact, 8}};
-    const tensor_arg* tensors[] = {&s.ids, &s.route_weights, &s.gate_up, &s.act, &s.act_scales, &s.out};
-    for (int i = 0; i < 6; ++i) {
-      if (tensors[i] == &s.gate_up && m > 16 && s.gate_up.rank < 0) continue;  // optional above 16 tokens
-      if (const decision d = require_tensor(*tensors[i], rules[i], s.device); !d.admitted()) return d;
-    }
-    if (const decision d = weights::require<fmt>(s.w13, "w13", "[257 experts (256 routed + shared), 1024, 2048]", s.s13, "s13", "[257, 8, 16]",
-                                                 weights::gate_up_rows, weights::hidden, s.device);
-        !d.admitted())
-      return d;
-    if (const decision d = weights::require<fmt>(s.w2, "w2", "[257 experts (256 routed + shared), 2048, 512]", s.s2, "s2", "[257, 16, 4]",
-                                                 weights::hidden, weights::intermediate, s.device);
-        !d.admitted())
+    if (const decision d = gate_up::admits({s.target, s.device, s.hidden, s.ids, s.w13, s.s13, s.gate_up}); !d.admitted()) return d;
+    if (const decision d = act_quant::admits({s.target, s.device, s.gate_up, s.act, s.act_scales}); !d.admitted()) return d;
+    if (const decision d = down::admits({s.target, s.device, s.act, s.act_scales, s.ids, s.route_weights, s.w2, s.s2, s.out}); !d.admitted())
       return d;
     if (const decision d = require_pointer<16>("workspace", s.workspace); !d.admitted()) return d;
     if (s.workspace_bytes < workspace_bytes)
@@ -139,7 +113,7 @@ template <class Target, u32 MaxTokens = 16, u32 WaveSize = Target::wave_size> st
   static constexpr resource_budget budget() {
     if constexpr (same_v<Target, gfx950>) {
       resource_budget b;
-      b.max_vgprs = 128;  // 2 workgroups of 4 waves per CU
+      b.max_vgprs = 256;  // 2 workgroups of 4 waves per CU: 2 waves per SIMD (built: 162)
       b.max_agprs = 0;
       b.max_sgprs = 102;
       b.max_lds_bytes = 12288;  // gate_up's wave partials + the unit list
@@ -148,15 +122,15 @@ template <class Target, u32 MaxTokens = 16, u32 WaveSize = Target::wave_size> st
     } else {
       resource_budget b;
       b.max_registers = 65536 / (min_workgroups_per_processor * workgroup_size) / 8 * 8;  // 256
-      b.max_lds_bytes = 49152;  // gate_up's 36,944 (32 KiB staged rows) + the unit list (32 tokens: 10.7 KiB) + the SM's 1 KiB per block
+      b.max_lds_bytes = 45056;  // gate_up's 36,944 (32 KiB staged rows) + the unit list (5.3 KiB) + the SM's 1 KiB per block
       b.max_code_bytes = 98304;
       return b;
     }
   }
 };
 
-/// The decode contract of the article's model: up to 32 tokens (the graph buckets 1 .. 32).
-template <class Target> using moe_expert_persistent_decode = moe_expert_persistent<Target, 32>;
+/// The decode contract of the article's model: up to 16 tokens.
+template <class Target> using moe_expert_persistent_decode = moe_expert_persistent<Target, 16>;
 
 }  // namespace contracts
 }  // namespace netra

@@ -55,6 +55,7 @@ template <class Contract> struct moe_expert_persistent_kernel {
   static_assert(G::workgroup_size == workgroup_size && waves * W::tile_groups * tile_rows == weights::hidden,
                 "persistent: gate_up's workgroup; a tile group is one down row tile per wave");
   static_assert(rows_per_pass * Q::lanes_per_row == workgroup_size, "persistent: act_quant passes of whole rows");
+  static_assert(Contract::gate_up::max_routes == max_routes, "persistent: gate_up's lister reads every route of the call");
 
   struct params {
     const u16* hidden;           // BF16 [M, 2048]
@@ -64,7 +65,7 @@ template <class Contract> struct moe_expert_persistent_kernel {
     const float* s13;
     const u8* w2;
     const float* s2;
-    u16* gate_up;       // BF16 [9M, 1024] (the call's, or the workspace's rows)
+    u16* gate_up;       // BF16 [9M, 1024]
     u8* act;            // E4M3 [9M, 512]
     float* act_scales;  // FP32 [9M, 4]
     u16* out;           // BF16 [M, 2048]

@@ -3,14 +3,14 @@
 // operation's): router with the shared-expert gate appended (all nine route slots;
 // tactics::moe_block_router: exact 1..16, matrix 17..768) -> the experts:
 //
-//   variant unfused, 1..32 tokens: the persistent experts (tactics::moe_expert_persistent: gate_up
-//     -> act_quant -> down in one launch; above 16 tokens gate_up's tensor is optional) where its
-//     list admits the call; else, 1..16 tokens, the chain: gate_up (tactics::moe_expert_gate_up,
-//     its schedule threshold there), act_quant (tactics::moe_act_quant), down with the weighted
-//     route sum (tactics::moe_expert_down) of act_quant's E4M3 — the same tensors, the same bits
-//   variant chain (C++ only, for tests and measurement): unfused without the persistent experts
+//   variant unfused, 1..16 tokens: gate_up (tactics::moe_expert_gate_up, its schedule threshold
+//     there), act_quant (tactics::moe_act_quant), down with the weighted route sum
+//     (tactics::moe_expert_down) of act_quant's E4M3 — or, up to
+//     tactics::persistent_block_max_tokens (0: measured slower on the H200), the persistent
+//     experts (tactics::moe_expert_persistent: the three in one launch, the same tensors and bits)
+//   variant persistent (C++ only, for tests and measurement), 1..16 tokens: the persistent experts
 //   variant fused, 1..4 tokens: gate_up, down of gate_up's BF16 (act_quant fused)
-//   variant unfused (beyond the persistent experts) and chain, 17..768 tokens: the grouped experts (ops/moe_grouped_dispatch.hpp: plan,
+//   variant unfused, 17..768 tokens: the grouped experts (ops/moe_grouped_dispatch.hpp: plan,
 //     gate_up with act_quant fused into act / act_scales, down, route sum); the gate_up tensor is
 //     optional there (written when given: gate_up's BF16 rows, nothing else changes)
 //
@@ -33,9 +33,9 @@
 
 namespace netra {
 
-/// unfused and fused are the C ABI's (netra_moe_block_variant); chain is C++ only: the unfused
-/// block without the persistent experts (the path they are bitwise equal to).
-enum class moe_block_variant { unfused = 0, fused = 1, chain = 2 };
+/// unfused and fused are the C ABI's (netra_moe_block_variant); persistent is C++ only: the
+/// experts as the persistent kernel (1..16 tokens; bitwise the unfused block).
+enum class moe_block_variant { unfused = 0, fused = 1, persistent = 2 };
 
 /// The tensors of one block call (runtime/tensor.hpp), in moe_block_tensor_names order.
 struct moe_block_tensors {
@@ -96,10 +96,10 @@ class moe_block_dispatcher {
     plan p;
     p.fused = variant == moe_block_variant::fused;
     p.router = router_.select(router_signature(t));
-    if (variant == moe_block_variant::unfused) {  // the persistent experts first (1 .. tactics::persistent_max_tokens)
+    if (uses_persistent(t, variant)) {
       p.experts_persistent = persistent_.select(persistent_signature(t));
-      p.persistent = p.experts_persistent.tactic != fallback;
-      if (p.persistent) return p;
+      p.persistent = true;
+      return p;
     }
     p.grouped = !p.fused && t.hidden.rank == 2 && t.hidden.shape[0] > tactics::grouped_min_tokens - 1;
     if (p.grouped) {
@@ -145,8 +145,11 @@ class moe_block_dispatcher {
     const bool fused = variant == moe_block_variant::fused;
     std::string s = "router (+ shared gate):\n" + router_.explain(router_signature(t)).text();
     const plan p = select(t, variant);
-    if (variant == moe_block_variant::unfused) s += "\npersistent experts (gate_up -> act_quant -> down, one launch):\n" + persistent_.explain(persistent_signature(t)).text();
-    if (p.persistent) return s;
+    if (p.persistent) return s + "\npersistent experts (gate_up -> act_quant -> down, one launch):\n" + persistent_.explain(persistent_signature(t)).text();
+    if (variant == moe_block_variant::unfused && t.hidden.rank == 2 && t.hidden.shape[0] <= tactics::persistent_max_tokens)
+      s += "\npersistent experts (contracts::moe_expert_persistent): not chosen: " + std::to_string(t.hidden.shape[0]) +
+           " tokens > tactics::persistent_block_max_tokens (" + std::to_string(tactics::persistent_block_max_tokens) +
+           "; slower than the chain on the H200, docs/kernels/moe-experts.md)";
     if (p.grouped) return s + "\ngrouped experts, " + std::to_string(t.hidden.shape[0]) + " tokens:\n" + grouped_.explain(p.experts);
     s += "\ngate_up:\n" + gate_up_.explain(gate_up_signature(t)).text();
     if (!fused) s += "\nact_quant:\n" + act_quant_.explain(act_quant_signature(t)).text();
@@ -180,6 +183,10 @@ class moe_block_dispatcher {
  private:
   moe_router_signature router_signature(const moe_block_tensors& t) const {
     return router_.signature_of(t.hidden, t.router_weight, t.shared_gate_weight, t.ids, t.route_weights);
+  }
+  static bool uses_persistent(const moe_block_tensors& t, moe_block_variant variant) {
+    const i64 m = t.hidden.rank == 2 ? t.hidden.shape[0] : 0;
+    return variant == moe_block_variant::persistent || (variant == moe_block_variant::unfused && m >= 1 && m <= tactics::persistent_block_max_tokens);
   }
   moe_persistent_signature persistent_signature(const moe_block_tensors& t) const {
     return persistent_.signature_of(t.hidden, t.ids, t.route_weights, t.w13, t.s13, t.w2, t.s2, t.gate_up, t.act, t.act_scales, t.out);

@@ -126,12 +126,10 @@ template <class Contract> void launch_moe_expert_persistent(const handle<Contrac
   using kernel = kernels::moe_expert_persistent_kernel<Contract>;
   const auto m = static_cast<u32>(s.tokens());
   auto out = [](const tensor_arg& t) { return const_cast<void*>(t.data); };
-  // gate_up's rows: the call's tensor, or (optional above 16 tokens) the workspace's
-  void* gate_up = s.gate_up.rank < 0 ? static_cast<u8*>(const_cast<void*>(s.workspace)) + Contract::workspace::gate_up_offset : out(s.gate_up);
   h.template launch<kernel>(stream,
                             {static_cast<const u16*>(s.hidden.data), static_cast<const i32*>(s.ids.data), static_cast<const float*>(s.route_weights.data),
                              static_cast<const u8*>(s.w13.data), static_cast<const float*>(s.s13.data), static_cast<const u8*>(s.w2.data),
-                             static_cast<const float*>(s.s2.data), static_cast<u16*>(gate_up), static_cast<u8*>(out(s.act)),
+                             static_cast<const float*>(s.s2.data), static_cast<u16*>(out(s.gate_up)), static_cast<u8*>(out(s.act)),
                              static_cast<float*>(out(s.act_scales)), static_cast<u16*>(out(s.out)), m, static_cast<u32*>(const_cast<void*>(s.workspace))},
                             kernel::shape(m));
 }
