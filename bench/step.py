@@ -585,9 +585,10 @@ def main():
     if a.divergence_bucket:
         attempt(f"divergence B={a.divergence_bucket}", R.divergence, a.divergence_bucket, need=20)
     write(R, a)
-    common.print_table([{k: r.get(k) for k in ("contract", "netra_graph_us", "best_peer_graph_us", "roofline_us", "ratio_to_floor", "correct")}
-                        | {"B": r["shape"]["batch"]} for r in R.records],
-                       ["contract", "B", "netra_graph_us", "best_peer_graph_us", "roofline_us", "ratio_to_floor", "correct"])
+    if R.records:
+        common.print_table([{k: r.get(k) for k in ("contract", "netra_graph_us", "best_peer_graph_us", "roofline_us", "ratio_to_floor", "correct")}
+                            | {"B": r["shape"]["batch"]} for r in R.records],
+                           ["contract", "B", "netra_graph_us", "best_peer_graph_us", "roofline_us", "ratio_to_floor", "correct"])
 
 
 if __name__ == "__main__":

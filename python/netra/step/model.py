@@ -369,7 +369,7 @@ class Step:
         # the slot table rides along: the op's capturable fallback reads it where netra declines
         self._dispatch("attention", "attention_gqa8", (q, kb, vb, b.qo_indptr, b.kv_indptr, b.kv_indices, ks, vs, o, None,
                                                        "verify" if T > 1 else "decode", T, 1, cfg.head_dim ** -0.5, b.kv_table, b.kv_lens),
-                       (8,), torch.ops.netra.attention_gqa8, ops.fallback_attention_gqa8)
+                       (8,), torch.ops.netra.attention_gqa8, lambda *a: ops.fallback_attention_gqa8(*a[:10], *a[11:]))  # it takes no phase
         return L["o_proj"]((o * torch.sigmoid(gate.float()).to(o.dtype)).view(R, -1))
 
     def _gdn(self, i, L, h, b: Batch):
