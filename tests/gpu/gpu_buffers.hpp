@@ -15,6 +15,7 @@ template <class T> struct gpu_array {
   T* data() const { return static_cast<T*>(buffer.data()); }
   void upload(const std::vector<T>& host) const {
     drv().check(drv().cuMemcpyHtoD(reinterpret_cast<CUdeviceptr>(buffer.data()), host.data(), host.size() * sizeof(T)), "cuMemcpyHtoD");
+    settle();
   }
   std::vector<T> download() const {
     std::vector<T> host(count);
@@ -23,7 +24,12 @@ template <class T> struct gpu_array {
   }
   void fill_bytes(unsigned char value) const {
     drv().check(drv().cuMemsetD8(reinterpret_cast<CUdeviceptr>(buffer.data()), value, buffer.size()), "cuMemsetD8");
+    settle();
   }
+  /// The copy from pageable memory and the memset run on the legacy stream and may still be in
+  /// flight when they return; the tests launch on non-blocking streams, which do not wait for the
+  /// legacy stream. Waiting here makes the data visible to whatever is launched next.
+  static void settle() { drv().check(drv().cuCtxSynchronize(), "cuCtxSynchronize"); }
 };
 
 }  // namespace netra::testing

@@ -48,6 +48,7 @@ using testing::test_stream;
 
 template <class T> void upload_at(T* device, const T* host, std::size_t count) {
   testing::drv().check(testing::drv().cuMemcpyHtoD(reinterpret_cast<CUdeviceptr>(device), host, count * sizeof(T)), "cuMemcpyHtoD");
+  testing::gpu_array<T>::settle();
 }
 
 /// The 257 experts on the device. Experts a test does not route to hold E4M3 NaN (0x7F) and NaN

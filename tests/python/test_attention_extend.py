@@ -62,9 +62,13 @@ def test_refusals_inside_the_domain_raise_and_write_nothing(handle):
     with pytest.raises(netra.NetraError) as e:
         handle(q, ke[:-1], ve, k, v, qo, kvp, idx, ks, vs, out=out)  # k_extend shorter than q
     assert e.value.status == netra.Status.INVALID_ARGUMENT and "'k_extend'" in str(e.value)
+    # A longest extension of 13 is outside every tactic's domain (1..12): not a strict refusal but
+    # no tactic, so the call stays on the caller's path; without a fallback it raises NOT_SUPPORTED
+    # and explain names the field.
     with pytest.raises(netra.NetraError) as e:
-        handle(q, ke, ve, k, v, qo, kvp, idx, ks, vs, out=out, longest_extension=13)
-    assert "'tq'" in str(e.value)
+        handle(q, ke, ve, k, v, qo, kvp, idx, ks, vs, out=out, longest_extension=13, fallback=False)
+    assert e.value.status == netra.Status.NOT_SUPPORTED and "longest extension 13" in str(e.value)
+    assert "'tq'" in handle.explain(q, ke, ve, k, v, qo, kvp, idx, ks, vs, out=out, longest_extension=13)
     torch.cuda.synchronize()
     assert bool((out == POISON).all())
 

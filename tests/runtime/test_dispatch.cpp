@@ -64,7 +64,9 @@ std::uintptr_t address(const void* p) { return reinterpret_cast<std::uintptr_t>(
 /// The first field of contracts::argmax's documented order that refuses `s`, or "" if none.
 std::string brute_first_refusal(const tactic_facts& t, const argmax_signature& s) {
   if (s.target != t.target) return "target";
-  if (s.logits.type != dtype::f32 || s.cols() != t.n || s.logits.data == nullptr || address(s.logits.data) % 16 != 0) return "logits";
+  // An empty tensor's address is not checked (it is never read): 0 rows reach the rows rule.
+  const bool bad_address = s.logits.data == nullptr || address(s.logits.data) % 16 != 0;
+  if (s.logits.type != dtype::f32 || s.cols() != t.n || (bad_address && s.rows() != 0)) return "logits";
   if (s.rows() < 1 || s.rows() > t.max_rows) return "rows";
   if (s.row_stride() < t.n || s.row_stride() % 4 != 0) return "row_stride";
   if (s.out.type != dtype::i64 || s.out.data == nullptr || address(s.out.data) % 8 != 0) return "out";

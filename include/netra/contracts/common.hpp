@@ -225,6 +225,11 @@ NETRA_HOST_DEVICE decision require_tensor(const tensor_arg& t, const tensor_rule
     for (i32 i = 0; i < r.rank; ++i) d.values[i] = t.strides[i];
     return d;
   }
+  // A tensor without elements is never dereferenced: its address is not checked (an empty
+  // DLPack or torch tensor may carry a null data pointer).
+  i64 elements = 1;
+  for (i32 i = 0; i < r.rank; ++i) elements *= t.shape[i];
+  if (elements == 0) return admit();
   if (t.data == nullptr || !aligned_to(t.data, r.alignment)) {
     const char* text = r.alignment >= 16 ? pointer_requirement<16>::text
                        : r.alignment >= 8 ? pointer_requirement<8>::text
