@@ -22,13 +22,14 @@ template <class C> const handle<C>& argmax_handle() {
 }
 }  // namespace
 
-TEST_CASE_TEMPLATE("argmax equals the oracle on 1116 GPU rows (rows 1..128, strides N, N+4, N+64)", C, contract,
+TEST_CASE_TEMPLATE("argmax equals the oracle on every GPU row (rows 1..MaxRows, strides N, N+4, N+64)", C, contract,
                    contracts::argmax<sm90a, 248320, 128, 128, 1>, contracts::argmax<sm90a, 248320, 128, 128, 8>,
                    contracts::argmax<sm90a, 248320, 256, 128>, contracts::argmax<sm90a, 248320, 320, 128>,
-                   contracts::argmax<sm90a, 248320, 640, 128>) {
+                   contracts::argmax<sm90a, 248320, 640, 128>, contracts::argmax<sm90a, 248320, 320, 768>) {
   const auto& h = argmax_handle<C>();
   constexpr std::int64_t n = C::n;
-  const std::int64_t row_counts[] = {1, 2, 3, 16, 31, 64, 127, 128};
+  std::vector<std::int64_t> row_counts = {1, 2, 3, 16, 31, 64, 127, 128};
+  if (C::max_rows > 128) row_counts.insert(row_counts.end(), {129, 192, static_cast<std::int64_t>(C::max_rows)});
   const std::int64_t strides[] = {n, n + 4, n + 64};
   int cases = 0;
   for (std::int64_t rows : row_counts)

@@ -30,13 +30,19 @@ template <class Contract> struct argmax_rows_domain {
 /// revision 4da4360, graph-replayed) the fastest of 128 / 256 / 320 / 640 chunks at M = 16
 /// (6.25 us against 6.72 for 128 chunks) and within run-to-run noise of the best at M = 1, 64, 128.
 /// Every sm90a variant returns the same indices (exact); they differ in workspace size only.
-template <class Target>
-using argmax_served = std::conditional_t<same_v<Target, sm90a>, contracts::argmax<sm90a, 248320, 320, 128>, contracts::argmax_reference<Target>>;
-template <class Target> using argmax_served_strict = strict<argmax_served<Target>, argmax_rows_domain<argmax_served<Target>>>;
+/// MaxRows 768 serves a verify step's 12 rows per request for up to 64 requests: the same kernel
+/// (one grid row per logits row), a workspace of 768 x Chunks keys.
+template <class Target, u32 MaxRows = 128>
+using argmax_served =
+    std::conditional_t<same_v<Target, sm90a>, contracts::argmax<sm90a, 248320, 320, MaxRows>, contracts::argmax<Target, 248320, 128, MaxRows>>;
+template <class Target, u32 MaxRows = 128>
+using argmax_served_strict = strict<argmax_served<Target, MaxRows>, argmax_rows_domain<argmax_served<Target, MaxRows>>>;
 
-/// argmax: the article's vocabulary (built at build time, strict over rows 1..128), then a
-/// 32768-logit vocabulary for up to 8 rows (JIT-compiled at startup).
-inline constexpr auto argmax = boost::hana::tuple_t<argmax_served_strict<gfx950>, argmax_served_strict<sm90a>,
-                                                    contracts::argmax<gfx950, 32768, 16, 8>, contracts::argmax<sm90a, 32768, 16, 8>>;
+/// argmax: the article's vocabulary (built at build time, strict over rows 1..128, then the verify
+/// instance for rows 129..768), then a 32768-logit vocabulary for up to 8 rows (JIT-compiled at
+/// startup).
+inline constexpr auto argmax =
+    boost::hana::tuple_t<argmax_served_strict<gfx950>, argmax_served_strict<sm90a>, argmax_served_strict<gfx950, 768>,
+                         argmax_served_strict<sm90a, 768>, contracts::argmax<gfx950, 32768, 16, 8>, contracts::argmax<sm90a, 32768, 16, 8>>;
 
 }  // namespace netra::tactics
