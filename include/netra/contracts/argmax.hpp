@@ -97,10 +97,7 @@ struct argmax {
       return refuse("row_stride", ">= N and a multiple of 4 elements (16-byte aligned rows)", s.row_stride());
     if (const decision d = require_tensor(s.out, {"out", dtype::i64, 1, {s.rows()}, "[rows]", layout::compact, 8}, s.device); !d.admitted())
       return d;
-    if (const decision d = require_pointer<16>("workspace", s.workspace); !d.admitted()) return d;
-    if (s.workspace_bytes < workspace_bytes)
-      return refuse("workspace_bytes", ">= the contract's workspace_bytes", static_cast<i64>(s.workspace_bytes));
-    return admit();
+    return require_workspace(s, workspace_bytes);
   }
 
   /// Resource ceilings per kernel (both stages) that the audit enforces.

@@ -151,6 +151,14 @@ template <u64 Alignment> NETRA_HOST_DEVICE decision require_pointer(const char* 
   return admit();
 }
 
+/// A caller-owned workspace (`s.workspace`, `s.workspace_bytes`): 16-byte aligned and at least
+/// `bytes` (the contract's workspace_bytes), else the refusal naming the field.
+template <class Signature> NETRA_HOST_DEVICE decision require_workspace(const Signature& s, u64 bytes) {
+  if (const decision d = require_pointer<16>("workspace", s.workspace); !d.admitted()) return d;
+  if (s.workspace_bytes < bytes) return refuse("workspace_bytes", ">= the contract's workspace_bytes", static_cast<i64>(s.workspace_bytes));
+  return admit();
+}
+
 /// How a tensor argument's elements must lie: compact row-major (strides of extent-1 dimensions
 /// do not matter), or `rows`: the last dimension contiguous and the others any stride (the
 /// contract checks those itself).

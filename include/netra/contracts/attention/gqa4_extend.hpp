@@ -111,7 +111,7 @@ struct attention_gqa4_extend {
         !d.admitted())
       return d;
     if (s.slices < 2 || batch * s.slices > SplitCapacity) return refuse("slices", ">= 2 and batch * slices <= SplitCapacity", s.slices);
-    if (const decision d = require_split_workspace(s, workspace_bytes); !d.admitted()) return d;
+    if (const decision d = require_workspace(s, workspace_bytes); !d.admitted()) return d;
     return require_mirrored_indices<PageSize>(s);
   }
 

@@ -183,7 +183,7 @@ struct attention_gqa8 {
       return d;
     if (s.slices < 1 || (s.slices > 1 && batch * s.slices > SplitCapacity)) return refuse("slices", "1, or batch * slices <= SplitCapacity", s.slices);
     if (s.slices > 1)
-      if (const decision d = require_split_workspace(s, workspace_bytes); !d.admitted()) return d;
+      if (const decision d = require_workspace(s, workspace_bytes); !d.admitted()) return d;
     return require_mirrored_indices<PageSize>(s);
   }
 

@@ -77,12 +77,5 @@ template <u32 PageSize, class Signature> decision require_mirrored_indices(const
   return admit();
 }
 
-/// The split calls' workspace: 16-byte aligned and at least `bytes` (the contract's
-/// workspace_bytes), else the refusal naming the field.
-template <class Signature> decision require_split_workspace(const Signature& s, u64 bytes) {
-  if (const decision d = require_pointer<16>("workspace", s.workspace); !d.admitted()) return d;
-  if (s.workspace_bytes < bytes) return refuse("workspace_bytes", ">= the contract's workspace_bytes", static_cast<i64>(s.workspace_bytes));
-  return admit();
-}
 
 }  // namespace netra

@@ -159,11 +159,8 @@ struct moe_expert_gate_up {
                                           s.device);
         !d.admitted())
       return d;
-    if constexpr (workspace_bytes > 0) {
-      if (const decision d = require_pointer<16>("workspace", s.workspace); !d.admitted()) return d;
-      if (s.workspace_bytes < workspace_bytes)
-        return refuse("workspace_bytes", ">= the contract's workspace_bytes", static_cast<i64>(s.workspace_bytes));
-    }
+    if constexpr (workspace_bytes > 0)
+      if (const decision d = require_workspace(s, workspace_bytes); !d.admitted()) return d;
     return admit();
   }
 

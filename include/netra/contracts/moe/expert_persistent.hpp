@@ -103,10 +103,7 @@ template <class Target, u32 MaxTokens = 16, u32 WaveSize = Target::wave_size> st
     if (const decision d = act_quant::admits({s.target, s.device, s.gate_up, s.act, s.act_scales}); !d.admitted()) return d;
     if (const decision d = down::admits({s.target, s.device, s.act, s.act_scales, s.ids, s.route_weights, s.w2, s.s2, s.out}); !d.admitted())
       return d;
-    if (const decision d = require_pointer<16>("workspace", s.workspace); !d.admitted()) return d;
-    if (s.workspace_bytes < workspace_bytes)
-      return refuse("workspace_bytes", ">= the contract's workspace_bytes", static_cast<i64>(s.workspace_bytes));
-    return admit();
+    return require_workspace(s, workspace_bytes);
   }
 
   /// Resource ceilings the audit enforces (no scratch, no spills on either target).

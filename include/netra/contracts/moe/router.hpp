@@ -205,10 +205,8 @@ struct moe_router {
                                           s.device);
         !d.admitted())
       return d;
-    if constexpr (workspace_bytes > 0)
-      if (const decision d = require_pointer<16>("workspace", s.workspace); !d.admitted()) return d;
-    if (s.workspace_bytes < workspace_bytes)
-      return refuse("workspace_bytes", ">= the contract's workspace_bytes", static_cast<i64>(s.workspace_bytes));
+    if constexpr (workspace_bytes > 0)  // (a contract without a workspace ignores the field)
+      if (const decision d = require_workspace(s, workspace_bytes); !d.admitted()) return d;
     if constexpr (shared_gate)
       if (const decision d = require_tensor(s.shared_gate_weight, {"shared_gate_weight", dtype::bf16, 1, {hidden_size}, "[2048]", layout::compact, 16},
                                             s.device);
