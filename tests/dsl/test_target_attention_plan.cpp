@@ -175,7 +175,7 @@ TEST_CASE("gfx942 attention plan + instruction model: S = Q K^T, O = P V exact o
   }
 }
 
-TEST_CASE("FP8 -> BF16 widening: E4M3FNUZ and E4M3FN exact on every code, NaN -> 0x7FFF; E4M3FN agrees with the OCP widening") {
+TEST_CASE("FP8 -> BF16 widening: E4M3FNUZ and E4M3FN exact on every code, NaN -> 0x7FFF") {
   for (unsigned c = 0; c < 256; ++c) {
     const u32 word = c | (c << 8) | (c << 16) | (c << 24);
     const bf16x4 z = fp8x4_to_bf16x4_reference<fp8::e4m3fnuz>(word);
@@ -186,8 +186,10 @@ TEST_CASE("FP8 -> BF16 widening: E4M3FNUZ and E4M3FN exact on every code, NaN ->
     if (c != 0) CHECK(h != 0x8000);  // no negative zero from FNUZ
     CHECK(z.lo == z.hi);
     CHECK((z.lo >> 16) == h);
-    const bf16x4 o = fp8x4_to_bf16x4_reference<fp8::e4m3fn>(word), r = e4m3x4_to_bf16x4_reference(word);
-    CHECK((o.lo == r.lo && o.hi == r.hi));
+    const std::uint16_t o = static_cast<std::uint16_t>(fp8x4_to_bf16x4_reference<fp8::e4m3fn>(word).lo);
+    const float fo = f32_from_fp8<fp8::e4m3fn>(static_cast<std::uint8_t>(c));
+    if ((c & 0x7F) == 0x7F) CHECK(o == 0x7FFF);  // OCP E4M3's NaNs S.1111.111
+    else CHECK((fo == fo && f32_from_bf16(o) == fo && (o >> 15) == (c >> 7)));  // ±0 keeps its sign
   }
   // Byte order: value i is byte i of the word.
   const bf16x4 z = fp8x4_to_bf16x4_reference<fp8::e4m3fnuz>(0x48403830u);

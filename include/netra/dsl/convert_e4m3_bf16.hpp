@@ -2,7 +2,8 @@
 // four BF16 values (two words: value 0 in bits 0..15 of the first, value 1 in bits 16..31, values
 // 2, 3 likewise in the second). Exact: every E4M3 value (±448, subnormals m * 2^-9, ±0) is a BF16
 // value; E4M3 NaN (S.1111.111) becomes the BF16 NaN 0x7FFF (netra's canonical NaN).
-//   host:   e4m3x4_to_bf16x4_reference (f32_from_e4m3, then bf16_from_f32_reference)
+//   host:   e4m3x4_to_bf16x4_reference = fp8x4_to_bf16x4_reference<fp8::e4m3fn> (f32_from_fp8, then
+//           bf16_from_f32_reference)
 //   sm90a:  cvt.rn.f16x2.e4m3x2 (exact), cvt.f32.f16 (exact), cvt.rn.bf16x2.f32 (exact here)
 //   gfx950: v_cvt_pk_f32_fp8 (exact), v_cvt_pk_bf16_f32 (exact here; NaN canonicalised)
 #pragma once
@@ -22,11 +23,13 @@ struct bf16x4 {
   u32 hi;  // values 2 and 3
 };
 
-NETRA_HOST_DEVICE constexpr bf16x4 e4m3x4_to_bf16x4_reference(u32 word) {
+/// Four values of FP8 format F widened on the host (dsl/convert_fp8_bf16.hpp serves every format).
+template <fp8_format F> NETRA_HOST_DEVICE constexpr bf16x4 fp8x4_to_bf16x4_reference(u32 word) {
   u32 w[2] = {0, 0};
-  for (u32 i = 0; i < 4; ++i) w[i / 2] |= static_cast<u32>(bf16_from_f32_reference(f32_from_e4m3(static_cast<u8>(word >> (8 * i))))) << (16 * (i % 2));
+  for (u32 i = 0; i < 4; ++i) w[i / 2] |= static_cast<u32>(bf16_from_f32_reference(f32_from_fp8<F>(static_cast<u8>(word >> (8 * i))))) << (16 * (i % 2));
   return {w[0], w[1]};
 }
+NETRA_HOST_DEVICE constexpr bf16x4 e4m3x4_to_bf16x4_reference(u32 word) { return fp8x4_to_bf16x4_reference<fp8::e4m3fn>(word); }
 
 template <class Target> struct e4m3_widen_ops {
   static_assert(dependent_false_v<Target>, "netra::e4m3_widen_ops: this compiler cannot generate code for the target");

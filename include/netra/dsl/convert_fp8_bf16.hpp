@@ -2,7 +2,7 @@
 // value i) to four BF16 values (bf16x4 of dsl/convert_e4m3_bf16.hpp), in the FP8 format of the
 // target's conversion instruction (native_fp8_t<Target>, dsl/fp8_format.hpp). Exact in both
 // formats (every E4M3FN and E4M3FNUZ value is a BF16 value); NaN becomes the BF16 NaN 0x7FFF.
-//   host:   fp8x4_to_bf16x4_reference<F> (f32_from_fp8<F>, then bf16_from_f32_reference)
+//   host:   fp8x4_to_bf16x4_reference<F> (dsl/convert_e4m3_bf16.hpp)
 //   E4M3FN (gfx950, sm90a): e4m3x4_to_bf16x4<Target> (its instructions).
 //   E4M3FNUZ (gfx942): v_cvt_pk_f32_fp8 (exact [S: CDNA3 ISA]), then the software BF16 pack
 //     (gfx942 has no BF16 conversion); the NaN byte 0x80 is set to 0x7FFF after it, so the
@@ -12,12 +12,6 @@
 #include "netra/dsl/fp8_pack.hpp"
 
 namespace netra {
-
-template <fp8_format F> NETRA_HOST_DEVICE constexpr bf16x4 fp8x4_to_bf16x4_reference(u32 word) {
-  u32 w[2] = {0, 0};
-  for (u32 i = 0; i < 4; ++i) w[i / 2] |= static_cast<u32>(bf16_from_f32_reference(f32_from_fp8<F>(static_cast<u8>(word >> (8 * i))))) << (16 * (i % 2));
-  return {w[0], w[1]};
-}
 
 template <class Target, class Format = native_fp8_t<Target>> struct fp8_widen_ops {
   static_assert(dependent_false_v<Target>, "netra::fp8_widen_ops: no FP8 widening for this target and format");
