@@ -126,10 +126,12 @@ class Runner:
         torch.cuda.synchronize()
         d["handles_s"] = time.perf_counter() - t  # code-object load, JIT (cache), workspaces
         d["handle_bytes"] = free0 - torch.cuda.mem_get_info()[0]
-        self.dense_mode, d["dense_mode_why"], d["dense_mode_attempts"] = model.probe_dense_mode("cuda")
-        d["dense_mode"] = self.dense_mode
         t = time.perf_counter()
-        self.w = model.Weights(cfg, "cuda", seed=a.seed, dense_mode=self.dense_mode)
+        self.dense_table = load_or_tune_dense(cfg, a)
+        d["dense_tune_s"] = time.perf_counter() - t
+        self.fp8_rows = model.fp8_rows_of(self.dense_table)
+        t = time.perf_counter()
+        self.w = model.Weights(cfg, "cuda", seed=a.seed, fp8_rows=self.fp8_rows)
         requests = max(max(a.buckets), max(a.verify_buckets) if a.verify_buckets else 1)
         self.p = model.Pools(cfg, "cuda", requests=requests, kv_len=a.kv_len, seed=a.seed + 1)
         torch.cuda.synchronize()
@@ -138,6 +140,9 @@ class Runner:
         self.net = model.Step(self.w, self.p)
         self.ref = model.Step(self.w, self.p, ALL_TORCH)
         log(f"setup: {json.dumps(d)}")
+
+    def fp8_groups(self, rows):
+        return {g for g, ms in self.fp8_rows.items() if rows in ms}
 
     def batch(self, phase, B):
         b = model.Batch(self.p, phase, B)
@@ -218,12 +223,12 @@ class Runner:
             self.doc["skipped"].append(f"{phase} B={B}: torch path (time)")
         del trace
         self.p.restore(snap)
-        floor = plan.step_bytes(cfg, B, a.kv_len, phase, 1 if self.dense_mode == "fp8_blockwise" else 2, experts)
+        floor = plan.step_bytes(cfg, B, a.kv_len, phase, distinct_experts=experts, fp8_groups=self.fp8_groups(rows))
         target = None
         if phase == "decode" and a.kv_len == 8192 and B in (1, 64):
             target = (1.5 if B == 1 else 1.35) * floor["total"] / self.bw * 1e6
         correct = r["eager_equals_graph"] and tf["ok"] and (orc["argmax_exact"] if orc else True) and (commit["ok"] if commit else True)
-        rec_ = common.record(f"step_{phase}", f"netra-step-{cfg.layers}L-{self.dense_mode}", {"batch": B, "kv_len": a.kv_len, "layers": cfg.layers},
+        rec_ = common.record(f"step_{phase}", f"netra-step-{cfg.layers}L", {"batch": B, "kv_len": a.kv_len, "layers": cfg.layers},
                              r["netra_graph_us"], r["netra_eager_us"], correct,
                              "teacher-forced oracle on the first 4 layers at this bucket: every netra op on the torch path's inputs within "
                              "its derived bound (bitwise where the contract is bitwise; docs/step.md); eager == graph replay bitwise; argmax "
@@ -231,6 +236,7 @@ class Runner:
                              target_us=target,
                              bytes_parts=floor, ratio_to_floor=plan.ratio(r["netra_graph_us"], floor["total"] / self.bw * 1e6),
                              distinct_experts=experts, end_to_end=orc, verify_commit=commit, teacher_forced_prefix=tf["summary"],
+                             dense_path=model.dense_label(self.fp8_rows, rows),
                              **{k: v for k, v in r.items() if k not in ("netra_graph_us", "netra_eager_us")})
         self.records.append(rec_)
         log(f"{phase} B={B}: netra {r['netra_graph_us']:.0f} us graph, {r['netra_eager_us']:.0f} eager; floor {floor['total'] / self.bw * 1e6:.0f} us; "
@@ -406,7 +412,7 @@ class Runner:
             for _ in range(3):
                 graph.replay()
             torch.cuda.synchronize()
-        classes, kernels = {}, {}
+        classes, kernels, launches = {}, {}, {}
         for e in prof.events():
             if e.device_type is not None and "CUDA" not in str(e.device_type):
                 continue
@@ -422,20 +428,43 @@ class Runner:
                 key = "framework other"
             us = e.time_range.elapsed_us() / 3
             classes[key] = classes.get(key, 0.0) + us
+            launches[key] = launches.get(key, 0) + 1 / 3
             kernels[name[:120]] = kernels.get(name[:120], 0.0) + us
-        floor = plan.step_bytes(self.cfg, B, self.a.kv_len, "decode", 1 if self.dense_mode == "fp8_blockwise" else 2)
+        floor = plan.step_bytes(self.cfg, B, self.a.kv_len, "decode", fp8_groups=self.fp8_groups(B))
         part_us = {k: v / self.bw * 1e6 for k, v in floor.items()}
         attribution = {"netra moe": part_us["experts"], "netra attention": part_us["kv"], "netra gdn": part_us["gdn_state"],
                        "framework GEMM": part_us["dense"] + part_us["lm_head"] + part_us["logits"] / 2, "netra argmax": part_us["logits"] / 2}
-        fam = {k: {"device_us": v, "floor_us": attribution.get(k), "ratio": plan.ratio(v, attribution.get(k))} for k, v in classes.items()}
+        fam = {k: {"device_us": v, "floor_us": attribution.get(k), "ratio": plan.ratio(v, attribution.get(k)), "launches": round(launches[k])}
+               for k, v in classes.items()}
         graph_us, _ = replay_us(graph, 5)
         self.doc.setdefault("family_time_per_step", {})[str(B)] = {
             "families": fam, "sum_device_us": sum(classes.values()), "graph_us": graph_us, "floor_us": part_us["total"],
-            "top_kernels": dict(sorted(kernels.items(), key=lambda kv: -kv[1])[:15])}
-        log(f"profile B={B} (graph {graph_us:.0f} us, floor {part_us['total']:.0f} us): " + ", ".join(
-            f"{k} {v['device_us']:.0f} us (floor {v['floor_us'] or 0:.0f})" for k, v in sorted(fam.items(), key=lambda kv: -kv[1]["device_us"])))
+            "launches_per_step": round(sum(launches.values())), "graph_minus_device_us": graph_us - sum(classes.values()),
+            "dense_path": model.dense_label(self.fp8_rows, B), "top_kernels": dict(sorted(kernels.items(), key=lambda kv: -kv[1])[:15])}
+        log(f"profile B={B} (graph {graph_us:.0f} us, floor {part_us['total']:.0f} us, {sum(launches.values()):.0f} launches): " + ", ".join(
+            f"{k} {v['device_us']:.0f} us / {v['launches']} launches (floor {v['floor_us'] or 0:.0f})"
+            for k, v in sorted(fam.items(), key=lambda kv: -kv[1]["device_us"])))
         self.p.restore(snap)
         del graph
+
+
+def load_or_tune_dense(cfg, a):
+    """The dense path's table: read from --dense-table when that file exists (the fresh processes
+    reuse the main run's measurement), else measured here (model.tune_dense) and written there;
+    --dense bf16 / fp8 force one path at every row count (fp8 still BF16 where FP8 failed)."""
+    if a.dense_table and os.path.exists(a.dense_table):
+        with open(a.dense_table) as f:
+            table = json.load(f)
+    else:
+        table = model.tune_dense(cfg, "cuda", seconds=a.dense_seconds, log=log)
+        if a.dense_table:
+            with open(a.dense_table, "w") as f:
+                json.dump(table, f, indent=1)
+    if a.dense != "tuned":
+        for entries in table.values():
+            for e in entries.values():
+                e["chosen"] = "fp8" if a.dense == "fp8" and "fp8_us" in e else "bf16"
+    return table
 
 
 def write(R, a):
@@ -454,7 +483,12 @@ def write(R, a):
                           {"what": f"first 4 layers, every bucket measured: {', '.join(f'{p} {b}' for p, b in buckets)}"}))
     for e in R.doc["teacher_forced"]:
         summaries.append((e["summary"], {"what": f"{e['phase']} B={e['batch']}, all {e['layers']} layers, KV {e['kv_len']}"}))
-    doc = common.write_family(os.path.join(a.out_dir, "step_h200.json"), "step", R.records, R.bw, method, dense_path=R.dense_mode, **R.doc,
+    dense_path = {"table": R.dense_table, "fp8_rows": {g: sorted(ms) for g, ms in R.fp8_rows.items()},
+                  "how": "per dense group (the projections of one input as one GEMM) and GEMM row count: FP8 block-scaled torch._scaled_mm "
+                         "(activations quantized per token and 128 in torch, rows below 16 padded) where model.tune_dense measured it "
+                         "correct and faster than BF16 (graph-replayed, weights rotated past the L2), BF16 on weights dequantized at load "
+                         "elsewhere"}
+    doc = common.write_family(os.path.join(a.out_dir, "step_h200.json"), "step", R.records, R.bw, method, dense_path=dense_path, **R.doc,
                               workspace=R.workspace, coverage=R.coverage)
     meta = {"date": doc["environment"]["date"], "git_revision": doc["environment"]["git_revision"], "layers": R.cfg.layers, "kv_len": a.kv_len,
             "handle_bytes": R.doc["setup"].get("handle_bytes")}
@@ -468,8 +502,8 @@ def headline_child(a):
     cfg = plan.ModelConfig(layers=a.layers)
     t0 = time.perf_counter()
     ops.prepare()
-    mode, _, _ = model.probe_dense_mode("cuda")
-    w = model.Weights(cfg, "cuda", seed=a.seed, dense_mode=mode)
+    table = load_or_tune_dense(cfg, a)
+    w = model.Weights(cfg, "cuda", seed=a.seed, fp8_rows=model.fp8_rows_of(table))
     p = model.Pools(cfg, "cuda", requests=max(B for _, B in HEADLINE), kv_len=a.kv_len, seed=a.seed + 1)
     net, gen, out = model.Step(w, p), torch.Generator().manual_seed(a.seed), []
     setup_s = time.perf_counter() - t0
@@ -483,7 +517,8 @@ def headline_child(a):
         out.append({"phase": phase, "batch": B, "netra_graph_us": us})
         p.restore(snap)
         del g
-    print(json.dumps({"layers": cfg.layers, "kv_len": a.kv_len, "seed": a.seed, "setup_s": setup_s, "dense_mode": mode, "buckets": out}))
+    print(json.dumps({"layers": cfg.layers, "kv_len": a.kv_len, "seed": a.seed, "setup_s": setup_s,
+                      "dense_fp8_rows": {g: sorted(ms) for g, ms in w.fp8_rows.items()}, "buckets": out}))
 
 
 def merge_fresh(a):
@@ -532,6 +567,9 @@ def main():
     ap.add_argument("--headline-child", action="store_true")
     ap.add_argument("--merge-fresh", default=None, help="comma-separated outputs of --headline-child")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--dense", choices=("tuned", "bf16", "fp8"), default="tuned", help="the dense projections' path (tuned: per group and M)")
+    ap.add_argument("--dense-table", default=None, help="JSON of model.tune_dense: read when it exists, else measured and written")
+    ap.add_argument("--dense-seconds", type=float, default=40, help="time budget of the dense measurement")
     ap.add_argument("--out-dir", default=os.path.join(ROOT, "bench", "results"))
     ap.add_argument("--coverage", default=None, help="default: <out-dir>/step-coverage.md")
     a = ap.parse_args()

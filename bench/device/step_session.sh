@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
-# One H200 session for the integrated step (issue 30), every part time-limited (about 270 s in all),
+# One H200 session for the integrated step (issue 30), every part time-limited (about 265 s in all),
 # logs and JSON to $OUT, in order of importance:
+#   0. the argmax GPU test (tests/gpu/test_argmax_gpu.cpp, rows up to the 768-row verify instance);
 #   1. the step's GPU tests (tests/python/test_step.py: the teacher-forced oracle of every op within
-#      its bound, the checks failing past their bounds, decode / verify / commit, eager == graph);
-#   2. bench/step.py at 40 layers: every decode and verify bucket (each with the teacher-forced
+#      its bound, the checks failing past their bounds, decode / verify / commit, eager == graph,
+#      the dense FP8 / BF16 paths);
+#   2. bench/step.py at 40 layers: the dense path's measured choice per group and row count
+#      ($OUT/dense_table.json, reused by the fresh processes), every decode and verify bucket (each with the teacher-forced
 #      oracle on its first 4 layers), the all-layer teacher-forced oracle at decode 16 / 64 and
 #      verify 4, per-family profiles at B = 1 and 64, the replay invariants, the B = 64 toggles;
 #      it rewrites $OUT/step_h200.json and $OUT/step-coverage.md after every part;
 #   3. three fresh processes timing the headline buckets, merged as median of medians.
-# Carried (built here: cmake --build build-step --target netra_runtime; code objects embedded):
-#   .carry-step/libnetra.so, .carry-step/revision (the commit it was built at: the device copy's git
-#   metadata is stale, so the results' environment.git_revision comes from this file)
+# Carried (built here: cmake --build build-step --target netra_runtime test_argmax_gpu; code objects
+# embedded in the library): .carry-step/libnetra.so, .carry-step/revision (the commit it was built
+# at: the device copy's git metadata is stale, so the results' environment.git_revision comes from
+# this file), .carry-step/test_argmax_gpu and .carry-step/code_objects/ (its sm90a argmax cubins; the
+# binary reads them from build-step/code_objects, linked here to the carried folder)
 # usage: OUT=<dir> bench/device/step_session.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -36,13 +41,23 @@ step() {  # step <name> <seconds> <command...>: runs it under timeout, log in $O
 }
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv >"$OUT/gpu.txt" 2>&1 || true
-step step_pytest 62 python3 -m pytest -q -rs -s -p no:cacheprovider tests/python/test_step.py
-step step_bench 132 python3 bench/step.py --layers 40 --kv-len 8192 --reps 10 --hash-replays 1000 \
-  --seconds 122 --reserve 6 --out-dir "$OUT"
+if [ -x .carry-step/test_argmax_gpu ]; then
+  mkdir -p build-step && ln -sfn "$PWD/.carry-step/code_objects" build-step/code_objects
+  step argmax_gpu 20 .carry-step/test_argmax_gpu
+fi
+step step_pytest 55 python3 -m pytest -q -rs -s -p no:cacheprovider tests/python/test_step.py
+step step_bench 122 python3 bench/step.py --layers 40 --kv-len 8192 --reps 10 --hash-replays 1000 \
+  --seconds 114 --reserve 6 --dense-table "$OUT/dense_table.json" --dense-seconds 25 --out-dir "$OUT"
 fresh=()
 for i in 0 1 2; do
-  step "fresh_$i" 22 python3 bench/step.py --headline-child --layers 40 --kv-len 8192 --reps 20 --seed $((100 + i))
+  step "fresh_$i" 21 python3 bench/step.py --headline-child --layers 40 --kv-len 8192 --reps 20 --seed $((100 + i)) \
+    --dense-table "$OUT/dense_table.json" --dense-seconds 8
   fresh+=("$OUT/fresh_$i.log")
 done
 [ -f "$OUT/step_h200.json" ] && step merge_fresh 10 python3 bench/step.py --merge-fresh "$(IFS=,; echo "${fresh[*]}")" --out-dir "$OUT"
+# at most 8 files come back from $OUT: every log into one (step_h200.json, step-coverage.md and
+# dense_table.json stay beside it)
+for f in "$OUT"/gpu.txt "$OUT"/steps.jsonl "$OUT"/*.log; do
+  [ -f "$f" ] && { echo "##### $(basename "$f")"; cat "$f"; rm -f "$f"; }
+done >"$OUT/session_logs.txt"
 exit $status

@@ -19,14 +19,15 @@ from netra.step import model, oracle, plan  # noqa: E402
 LOGIT_GUARD = 2.0 ** -4  # end to end at 4 layers (measured 0.02-0.03 on the H200): a guard, not a derived bound (docs/step.md)
 DECODE_OPS = {"rms_norm", "add_rms_norm", "gated_rms_norm", "attention_gqa8", "gdn_conv", "gdn_precompute", "gdn_m16", "moe_block", "argmax"}
 VERIFY_OPS = DECODE_OPS - {"gdn_m16"} | {"gdn_verify", "gdn_replay"}
+FP8_GROUPS = ("gdn_in", "gdn_out", "attn_in", "attn_out")
 
 
 @pytest.fixture(scope="module")
 def world():
     ops.prepare()
     cfg = plan.TEST_CONFIG
-    mode, _, _ = model.probe_dense_mode("cuda")
-    w = model.Weights(cfg, "cuda", seed=3, dense_mode=mode)
+    # the dense projections in FP8 at the decode bucket 4 (padded to 16 rows) and the verify bucket 4 (48 rows), BF16 elsewhere
+    w = model.Weights(cfg, "cuda", seed=3, fp8_rows={g: {4, 48} for g in FP8_GROUPS})
     p = model.Pools(cfg, "cuda", requests=8, kv_len=300, seed=4)
     return cfg, w, p
 
@@ -207,3 +208,43 @@ def test_teacher_forced_checks_fail_past_their_bounds(world, target, index, pert
     hit = [r for r in rows if r["op"] == target]
     assert hit and all(not r["checks"][check]["ok"] for r in hit), [(r["layer"], r["checks"][check]) for r in hit]
     assert all(r["ok"] for r in rows if r["op"] != target)  # the torch path continues: nothing else sees the error
+
+
+@pytest.mark.parametrize("m", [1, 16, 48])
+def test_dense_fp8_and_bf16_paths(m):
+    """The framework path's fused projections: the per-128 activation quantization (codes within
+    half an E4M3 step, scales amax / 448), the FP8 GEMM within 2^-8 |ref| + 2^-10 E of the FP64
+    product of the dequantized operands (E the product on magnitudes; cuBLAS applies each 128-block's
+    scales in FP32), the BF16 tail bitwise torch's product, the BF16 path bitwise one GEMM split."""
+    g = torch.Generator(device="cuda").manual_seed(m)
+    parts = [model._fp8_blocks(256, 512, (), g, "cuda"), model._fp8_blocks(384, 512, (), g, "cuda")]
+    tail = (torch.randn(64, 512, device="cuda", generator=g) * 0.05).to(torch.bfloat16)
+    d = model.Dense(parts, tail, fp8_rows={m})
+    x = torch.randn(m, 512, device="cuda", generator=g).to(torch.bfloat16)
+    xq, xs = model.quantize_tokens(x)
+    amax = x.float().view(m, 4, 128).abs().amax(-1)
+    assert torch.allclose(xs, amax / 448, rtol=2 ** -22, atol=0)
+    deq = (xq.float().view(m, 4, 128) * xs.unsqueeze(-1)).view(m, 512)
+    assert bool(((deq - x.float()).abs() <= (2 ** -4 * x.float().abs() + 2 ** -10 * xs.repeat_interleave(128, 1)) * (1 + 2 ** -16)).all())
+    w64 = torch.cat([model.dequantize(q, s) for q, s in parts]).double()
+    ref, env = deq.double() @ w64.t(), deq.double().abs() @ w64.abs().t()
+    y0, y1, yt = d(x)
+    got = torch.cat([y0, y1], dim=1).double()
+    assert y0.shape == (m, 256) and y1.shape == (m, 384) and yt.shape == (m, 64)
+    assert bool(((got - ref).abs() <= 2 ** -8 * ref.abs() + 2 ** -10 * env).all()), float((got - ref).abs().max())
+    assert torch.equal(yt, x @ tail.t())
+    d.fp8_rows = frozenset()
+    b0, b1, bt = d(x)
+    whole = x @ d.w.t()
+    assert torch.equal(torch.cat([b0, b1, bt], dim=1), whole)
+
+
+def test_split_heads_moves_whole_blocks():
+    """q_proj's per-head [q | gate] rows regrouped as [every q head | every gate] with their scales:
+    the dequantized rows are the same rows, moved."""
+    g = torch.Generator(device="cuda").manual_seed(0)
+    qs = model._fp8_blocks(4 * 512, 256, (), g, "cuda")
+    (q, sq), (gate, sg) = model._split_heads(qs, 4)
+    full = model.dequantize(*qs).view(4, 2, 256, 256)
+    assert torch.equal(model.dequantize(q, sq), full[:, 0].reshape(1024, 256))
+    assert torch.equal(model.dequantize(gate, sg), full[:, 1].reshape(1024, 256))

@@ -75,6 +75,22 @@ class Floor(unittest.TestCase):
         self.assertGreater(bf16["dense"], b["dense"])
         measured = plan.step_bytes(cfg, 1, 8192, distinct_experts=[8] * 40)
         self.assertEqual(measured["experts"], b["experts"])
+        # per dense group: every group FP8 = the all-FP8 figure, none = the all-BF16 one, one group in between
+        every = {g for k in ("gdn", "attention") for g in cfg.dense_groups(k)}
+        self.assertEqual(plan.step_bytes(cfg, 1, 8192, fp8_groups=every)["dense"], b["dense"])
+        self.assertEqual(plan.step_bytes(cfg, 1, 8192, fp8_groups=set())["dense"], bf16["dense"])
+        mixed = plan.step_bytes(cfg, 1, 8192, fp8_groups={"gdn_in"})["dense"]
+        qkv_z = 30 * (8192 + 4096) * 2048
+        self.assertEqual(bf16["dense"] - mixed, qkv_z - 30 * (96 * 16) * 4)  # one byte saved a weight, its scales added
+
+    def test_dense_groups(self):
+        cfg = plan.ModelConfig()
+        for kind in ("gdn", "attention"):
+            names = [n for g in cfg.dense_groups(kind).values() for n in g]
+            self.assertEqual(sorted(names), sorted(cfg.dense_shapes(kind)))  # every projection in exactly one group
+            for names_ in cfg.dense_groups(kind).values():
+                self.assertEqual(len({cfg.dense_shapes(kind)[n][1] for n in names_}), 1)  # one input width per group
+        self.assertEqual(cfg.dense_rows(), (1, 2, 4, 8, 12, 16, 32, 48, 64, 80, 96, 112, 128, 192, 768))
 
     def test_verify_parts(self):
         cfg = plan.ModelConfig()

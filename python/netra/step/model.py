@@ -6,23 +6,24 @@ framework's torch implementation (the pure torch reference path; one family at a
 single-tactic toggles).
 
 Framework path, always torch: the embedding (BF16 rows), the dense projections (FP8 E4M3 weights
-with float32 128 x 128 block scales, as the checkpoint stores them; `dense_mode` says how torch
-multiplies them: "fp8_blockwise" through torch._scaled_mm where this torch and GPU support block
-scales, else "bf16" on weights dequantized once at load), in_proj_ba (BF16), q/k head norms,
-partial RoPE, the KV append (E4M3 with a per-tensor scale), the attention output gate, the LM head
-(BF16, FP32 logits). Every layer: add + RMSNorm (zero-centred weights), mixer, add + RMSNorm, MoE.
+with float32 128 x 128 block scales, as the checkpoint stores them; the projections of one input
+are one GEMM (Dense): through torch._scaled_mm with per-token 1 x 128 activation scales at the row
+counts where tune_dense measured it faster than BF16, else BF16 on weights dequantized once at
+load), in_proj_ba (BF16), q/k head norms, partial RoPE, the KV append (E4M3 with a per-tensor
+scale), the attention output gate, the LM head (BF16, FP32 logits). Every layer: add + RMSNorm
+(zero-centred weights), mixer, add + RMSNorm, MoE.
 """
 from __future__ import annotations
 
 import copy
 import dataclasses
 import math
+import time
 
 import torch
 import torch.nn.functional as F
 
 from netra import torch_ops as ops
-from netra.moe_experts import to_e4m3
 from netra.step.plan import DRAFT_TOKENS, ModelConfig
 
 FAMILIES = ("norm", "attention", "gdn", "moe", "argmax")
@@ -41,77 +42,172 @@ def _fp8_blocks(out_features, in_features, shape_prefix, gen, device):
     return q, s * (1.0 / (64 * math.sqrt(in_features)))
 
 
+def _split_heads(qs, heads):
+    """q_proj's (E4M3 rows, block scales), each head's 512 rows [q 256 | output gate 256], as the
+    q rows of every head, then the gate rows of every head (whole 128-row blocks move)."""
+    q, s = qs
+    k = q.shape[1]
+    qv, sv = q.view(torch.uint8).view(heads, 2, -1, k), s.view(heads, 2, -1, s.shape[1])
+    return tuple((qv[:, j].reshape(-1, k).view(E4M3), sv[:, j].reshape(-1, s.shape[1])) for j in (0, 1))
+
+
+def _cat(*parts):
+    """(E4M3 rows, block scales) of several projections of one input, concatenated along N (as
+    bytes: the codes move unchanged)."""
+    return torch.cat([q.view(torch.uint8) for q, _ in parts]).view(E4M3), torch.cat([s for _, s in parts])
+
+
 def dequantize(q, s):
     o, i = q.shape[-2], q.shape[-1]
     return (q.float().view(*q.shape[:-2], o // 128, 128, i // 128, 128) * s[..., :, None, :, None]).view(q.shape)
 
 
 class Dense:
-    """One FP8 block-scaled projection y = x W^T on the framework path."""
+    """The projections of one input as one GEMM on the framework path: `parts` are FP8 E4M3 weights
+    [n_i, K] with float32 128 x 128 block scales (the checkpoint's), concatenated along N; `tail` an
+    optional BF16 weight [n_t, K] (the GDN's in_proj_ba). Returns [M, n_i] per part (+ [M, n_t]):
+    column views of one product. At a row count M in `fp8_rows` (set by the measured choice,
+    tune_dense) the parts go through fp8_blockwise_mm and the tail through its own BF16 GEMM; at
+    every other M one BF16 GEMM multiplies the parts dequantized once at load with the tail
+    appended. Both paths of the step (netra's and the torch reference) call the same objects."""
 
-    def __init__(self, q, s, mode):
-        self.mode, self.out_features = mode, q.shape[0]
-        if mode == "fp8_blockwise":
-            self.q, self.s = q, s
-        else:
-            self.w = dequantize(q, s).to(torch.bfloat16)
+    def __init__(self, parts, tail=None, fp8_rows=()):
+        self.q, self.s = _cat(*parts)
+        w = dequantize(self.q, self.s).to(torch.bfloat16)
+        self.tail = tail
+        self.w = w if tail is None else torch.cat([w, tail])
+        self.splits = [q.shape[0] for q, _ in parts]
+        self.fp8_rows = frozenset(fp8_rows)
 
     def __call__(self, x):
-        if self.mode == "bf16":
-            return x @ self.w.t()
-        return fp8_blockwise_mm(x, self.q, self.s)
+        if x.shape[0] not in self.fp8_rows:
+            return list((x @ self.w.t()).split(self.splits + ([self.tail.shape[0]] if self.tail is not None else []), dim=1))
+        out = list(fp8_blockwise_mm(x, self.q, self.s).split(self.splits, dim=1))
+        return out + ([x @ self.tail.t()] if self.tail is not None else [])
+
+
+FP8_MIN_ROWS = 16  # torch's block-scaled _scaled_mm refuses M = 1 on the H200 (bench/results/step_h200.json): fewer rows are padded
 
 
 def quantize_tokens(x):
-    """Per-token, per-128 E4M3 quantization of activations (1 x 128 blocks) for the FP8 GEMM."""
+    """Per-token, per-128 E4M3 quantization of BF16 activations [M, K] (1 x 128 blocks) for the FP8
+    GEMM: scale = max(amax, 2^-120) / 448 (a product with the rounded 1/448; x / scale stays within
+    448 (1 + 2^-22), which E4M3's rounding takes to 448), codes e4m3(x / scale). The scales come out
+    [M, K / 128] column-major, the layout _scaled_mm takes. Five kernels."""
     m, k = x.shape
-    xf = x.float().view(m, k // 128, 128)
-    amax = xf.abs().amax(-1).clamp_min(1e-12)
-    scale = amax / 448.0
-    return to_e4m3(xf / scale.unsqueeze(-1)).view(m, k), scale
+    xv = x.view(m, k // 128, 128)
+    amax = torch.linalg.vector_norm(xv, ord=math.inf, dim=-1, dtype=torch.float32)
+    scale = torch.empty(k // 128, m, device=x.device, dtype=torch.float32).t()
+    torch.mul(amax.clamp_min_(2.0 ** -120), 1.0 / 448.0, out=scale)
+    return (xv / scale.unsqueeze(-1)).to(E4M3).view(m, k), scale
 
 
 def fp8_blockwise_mm(x, wq, ws):
     """bf16 [M, N] = x [M, K] @ dequant(wq, ws)^T through torch._scaled_mm with 1 x 128 activation
-    and 128 x 128 weight scales (cuBLAS block scaling on sm_90); the scale layouts are the ones the
-    probe (probe_dense_mode) found to work."""
-    xq, xs = quantize_tokens(x)
-    sb = ws.t().contiguous() if _SCALE_B_CONTIGUOUS[0] else ws.t()
-    return torch._scaled_mm(xq, wq.t(), scale_a=xs.t().contiguous().t(), scale_b=sb, out_dtype=torch.bfloat16)
+    and 128 x 128 weight scales (cuBLAS block scaling on sm_90; scale_b as the transposed view, the
+    layout the H200 admits); fewer than FP8_MIN_ROWS rows are padded with zero rows first."""
+    m = x.shape[0]
+    xp = F.pad(x, (0, 0, 0, FP8_MIN_ROWS - m)) if m < FP8_MIN_ROWS else x
+    xq, xs = quantize_tokens(xp)
+    y = torch._scaled_mm(xq, wq.t(), scale_a=xs, scale_b=ws.t(), out_dtype=torch.bfloat16)
+    return y[:m] if m < FP8_MIN_ROWS else y
 
 
-_SCALE_B_CONTIGUOUS = [False]
+def _graph_us(fn, calls, reps=7):
+    """Median µs of one of `calls` calls in a CUDA graph of fn() (events around each replay)."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        fn()
+    torch.cuda.current_stream().wait_stream(side)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        fn()
+    g.replay()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    samples = []
+    for _ in range(reps):
+        start.record()
+        g.replay()
+        end.record()
+        end.synchronize()
+        samples.append(start.elapsed_time(end) * 1000.0 / calls)
+    del g
+    return sorted(samples)[len(samples) // 2]
 
 
-def probe_dense_mode(device, rows=(1, 16, 64, 128)) -> tuple[str, str, list[dict]]:
-    """("fp8_blockwise", why, attempts) when torch._scaled_mm multiplies block-scaled E4M3 on this
-    GPU within 2^-6 of the dequantized BF16 product at every M in `rows` for one scale layout, else
-    ("bf16", why, attempts); attempts: each (layout, M) tried, with torch's full error text."""
-    gen = torch.Generator(device=device).manual_seed(1)
-    q, s = _fp8_blocks(512, 2048, (), gen, device)
-    w = dequantize(q, s)
-    attempts = []
-    for contiguous in (False, True):
-        _SCALE_B_CONTIGUOUS[0] = contiguous
-        layout = f"scale_b {'contiguous' if contiguous else 'transposed view'}"
+def dense_group_shapes(cfg):
+    """{group: ([(n_i, K)] of its FP8 parts, tail rows)}, in the order Weights fuses them."""
+    out = {}
+    for kind in ("gdn", "attention"):
+        shapes = cfg.dense_shapes(kind)
+        for group, names in cfg.dense_groups(kind).items():
+            out[group] = ([shapes[n] for n in names], 2 * cfg.gdn_v_heads if group == "gdn_in" else 0)
+    return out
+
+
+def tune_dense(cfg, device, rows=None, seconds=40.0, margin=0.97, log=print):
+    """The measured choice of the dense path, per dense group shape and GEMM row count M: for each,
+    the BF16 GEMM and the FP8 block-scaled one (activation quantization and, for M < 16, the padding
+    included) graph-replayed over weight copies that rotate past the L2; FP8 where it is correct
+    (within 2^-6 relative of the product of the dequantized operands) and below `margin` x the BF16
+    time. Returns {group: {str(M): {bf16_us, fp8_us, fp8_rel_err | fp8_error, chosen}}} (groups of
+    one shape measured once)."""
+    rows = cfg.dense_rows() if rows is None else rows
+    gen = torch.Generator(device=device).manual_seed(7)
+    t_end = time.time() + seconds
+    table, by_shape = {}, {}
+    for group, (parts, tail_rows) in dense_group_shapes(cfg).items():
+        key = (tuple(parts), tail_rows)
+        if key in by_shape:
+            table[group] = by_shape[key]
+            continue
+        k = parts[0][1]
+        n = sum(o for o, _ in parts) + tail_rows
+        copies = max(2, math.ceil(3 * 2 ** 27 / (n * k * 2)))  # BF16 copies of about 400 MB: far past the 60 MB L2
+        dense = [Dense([_fp8_blocks(o, i, (), gen, device) for o, i in parts],
+                       (torch.randn(tail_rows, k, device=device, generator=gen) * k ** -0.5).to(torch.bfloat16) if tail_rows else None)
+                 for _ in range(copies)]
+        ref_w = dequantize(dense[0].q, dense[0].s)
+        entries = {}
         for m in rows:
-            a = {"layout": layout, "M": m, "ok": False}
+            if time.time() > t_end:
+                entries[str(m)] = {"chosen": "bf16", "skipped": "time"}
+                continue
+            x = torch.randn(m, k, device=device, generator=gen).to(torch.bfloat16)
+            e = {}
             try:
-                x = torch.randn(m, 2048, device=device, generator=gen).to(torch.bfloat16)
+                dense[0].fp8_rows = frozenset([m])
+                got = torch.cat(dense[0](x)[:len(parts)], dim=1).float()
                 xq, xs = quantize_tokens(x)
-                ref = (xq.float().view(m, 16, 128) * xs.unsqueeze(-1)).view(m, 2048) @ w.t()
-                got = fp8_blockwise_mm(x, q, s).float()
-                a["rel_err"] = float((got - ref).norm() / ref.norm())
-                a["ok"] = a["rel_err"] < 2 ** -6
-            except Exception as e:  # any refusal of this torch build means: not usable here
-                a["error"] = f"{type(e).__name__}: {str(e)[:2000]}"
-            attempts.append(a)
-        if all(x["ok"] for x in attempts if x["layout"] == layout):
-            return "fp8_blockwise", f"torch {torch.__version__} _scaled_mm, 1x128 activation / 128x128 weight block scales ({layout})", attempts
-    first = next(x for x in attempts if not x["ok"])
-    why = first.get("error", f"rel err {first.get('rel_err')}").splitlines()[0][:300]
-    return "bf16", (f"torch {torch.__version__} _scaled_mm block scales unusable here (first refusal: {first['layout']}, M={first['M']}: "
-                    f"{why}): BF16 weights dequantized at load"), attempts
+                want = (xq.float().view(m, k // 128, 128) * xs.unsqueeze(-1)).view(m, k) @ ref_w.t()
+                e["fp8_rel_err"] = float((got - want).norm() / want.norm())
+                fp8_ok = e["fp8_rel_err"] < 2 ** -6
+            except Exception as ex:  # a refusal of this torch / cuBLAS at this M: BF16 there
+                e["fp8_error"] = f"{type(ex).__name__}: {str(ex)[:400]}"
+                fp8_ok = False
+            for mode in ("bf16", "fp8") if fp8_ok else ("bf16",):
+                for d in dense:
+                    d.fp8_rows = frozenset([m]) if mode == "fp8" else frozenset()
+                e[f"{mode}_us"] = _graph_us(lambda: [d(x) for d in dense + dense], 2 * copies)
+            e["chosen"] = "fp8" if fp8_ok and e["fp8_us"] < margin * e["bf16_us"] else "bf16"
+            entries[str(m)] = e
+        log(f"dense {group} {n}x{k}: " + ", ".join(f"M={m} {e['chosen']} ({e.get('bf16_us', float('nan')):.1f} / {e.get('fp8_us', float('nan')):.1f} us)"
+                                                    for m, e in entries.items()))
+        del dense, ref_w
+        table[group] = by_shape[key] = entries
+    return table
+
+
+def fp8_rows_of(table):
+    """{group: the row counts M where the tuned table chose FP8}."""
+    return {g: frozenset(int(m) for m, e in entries.items() if e.get("chosen") == "fp8") for g, entries in table.items()}
+
+
+def dense_label(fp8_rows, m):
+    """How the dense path multiplies M rows: "bf16", or "fp8:<groups>" (the groups on FP8)."""
+    groups = sorted(g for g, ms in fp8_rows.items() if m in ms)
+    return "fp8:" + "+".join(groups) if groups else "bf16"
 
 
 _LM_HEAD_FP32_OUT = []  # decided by the first (eager) call: does torch.mm take out_dtype here?
@@ -132,27 +228,35 @@ def lm_head(h, w):
 class Weights:
     """Random weights of every layer at the checkpoint's formats (one generator, `seed`)."""
 
-    def __init__(self, cfg: ModelConfig, device, seed=0, dense_mode="bf16"):
+    def __init__(self, cfg: ModelConfig, device, seed=0, fp8_rows=None):
+        """fp8_rows: {dense group: row counts M multiplied in FP8} (fp8_rows_of(tune_dense(...)));
+        None: BF16 at every M."""
         g = torch.Generator(device=device).manual_seed(seed)
         h = cfg.hidden
         bf = lambda *shape, std=1.0: (torch.randn(*shape, device=device, generator=g) * std).to(torch.bfloat16)  # noqa: E731
-        self.cfg, self.dense_mode = cfg, dense_mode
+        self.cfg, self.fp8_rows = cfg, {k: frozenset(v) for k, v in (fp8_rows or {}).items()}
         self.embed = bf(cfg.vocab, h)
         self.lm_head = bf(cfg.vocab, h, std=h ** -0.5)
         self.final_norm = bf(h, std=0.1)
         self.layers = []
         for kind in cfg.layer_kinds():
             L = {"kind": kind, "input_norm": bf(h, std=0.1), "post_norm": bf(h, std=0.1)}
-            for name, (o, i) in cfg.dense_shapes(kind).items():
-                L[name] = Dense(*_fp8_blocks(o, i, (), g, device), dense_mode)
+            proj = {name: _fp8_blocks(o, i, (), g, device) for name, (o, i) in cfg.dense_shapes(kind).items()}
             if kind == "attention":
-                L["q_norm"], L["k_norm"] = bf(cfg.head_dim, std=0.1), bf(cfg.head_dim, std=0.1)
+                q_norm, k_norm = bf(cfg.head_dim, std=0.1), bf(cfg.head_dim, std=0.1)
+                # the head norms' zero-centred weights (1 + w in FP32) per head of [q heads | k heads]
+                L["qk_norm"] = torch.cat([(1.0 + q_norm.float()).expand(cfg.q_heads, -1), (1.0 + k_norm.float()).expand(cfg.kv_heads, -1)])
+                q, gate = _split_heads(proj["q_proj"], cfg.q_heads)
+                L["attn_in"] = Dense([_cat(q, proj["k_proj"]), gate, proj["v_proj"]], None, self.fp8_rows.get("attn_in", ()))
+                L["attn_out"] = Dense([proj["o_proj"]], None, self.fp8_rows.get("attn_out", ()))
             else:
                 L["in_proj_ba"] = bf(2 * cfg.gdn_v_heads, h, std=h ** -0.5)
                 L["conv"] = bf(cfg.gdn_channels, cfg.conv_taps, std=0.5)
                 L["a_log"] = torch.rand(cfg.gdn_v_heads, device=device, generator=g) * 2 - 1
                 L["dt_bias"] = torch.rand(cfg.gdn_v_heads, device=device, generator=g) * 2 - 1
                 L["gdn_norm"] = (1 + torch.randn(cfg.gdn_head_dim, device=device, generator=g) * 0.1).to(torch.bfloat16)
+                L["gdn_in"] = Dense([proj["in_proj_qkv"], proj["in_proj_z"]], L["in_proj_ba"], self.fp8_rows.get("gdn_in", ()))
+                L["gdn_out"] = Dense([proj["out_proj"]], None, self.fp8_rows.get("gdn_out", ()))
             L["router"] = bf(cfg.experts, h, std=0.02)
             L["shared_gate"] = bf(h, std=0.02)
             L["w13"], L["s13"] = _fp8_blocks(2 * cfg.expert_intermediate, h, (cfg.experts + 1,), g, device)
@@ -289,16 +393,23 @@ def _rope_tables(cfg, device, max_pos):
     return f.cos(), f.sin()
 
 
-def _head_norm(x, w, eps):
+def _head_norm(x, w1, eps):
+    """RMSNorm per head in FP32 with the zero-centred weight w1 = 1 + w (FP32, per head), to BF16."""
     xf = x.float()
-    return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps) * (1.0 + w.float())).to(torch.bfloat16)
+    return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps) * w1).to(torch.bfloat16)
 
 
-def _rope(x, cos, sin, rd):
-    xr, xp = x[..., :rd].float(), x[..., rd:]
-    x1, x2 = xr[..., :rd // 2], xr[..., rd // 2:]
-    rot = torch.cat([-x2, x1], dim=-1)
-    return torch.cat([(xr * cos + rot * sin).to(x.dtype), xp], dim=-1)
+def _rope_(x, cos, sin, rd):
+    """Partial RoPE (neox halves) on the first rd dims of the BF16 heads x, in place, FP32 math."""
+    xr = x[..., :rd].float()
+    rot = torch.cat([-xr[..., rd // 2:], xr[..., :rd // 2]], dim=-1)
+    x[..., :rd] = xr * cos + rot * sin
+    return x
+
+
+def _kv_codes(x, scale):
+    """E4M3 codes of x / scale (FP32), saturating at +-448, NaN kept (netra's conversion), as bytes."""
+    return (x / scale).clamp_(-448.0, 448.0).to(E4M3).view(torch.uint8)
 
 
 class Step:
@@ -356,29 +467,25 @@ class Step:
     def _attention(self, i, L, h, b: Batch):
         cfg, R, T = self.cfg, h.shape[0], b.T
         kb, vb, ks, vs = self.p.kv[i]
-        qg = L["q_proj"](h).view(R, cfg.q_heads, 2 * cfg.head_dim)
-        q, gate = qg[..., :cfg.head_dim], qg[..., cfg.head_dim:]
-        k = L["k_proj"](h).view(R, cfg.kv_heads, cfg.head_dim)
-        v = L["v_proj"](h).view(R, cfg.kv_heads, cfg.head_dim)
-        cos, sin = self.cos[b.positions].unsqueeze(1), self.sin[b.positions].unsqueeze(1)
-        q = _rope(_head_norm(q, L["q_norm"], cfg.rms_eps), cos, sin, cfg.rotary_dim).contiguous()
-        k = _rope(_head_norm(k, L["k_norm"], cfg.rms_eps), cos, sin, cfg.rotary_dim)
-        kb.index_copy_(0, b.append_slots, to_e4m3(k.float() / ks).view(torch.uint8))
-        vb.index_copy_(0, b.append_slots, to_e4m3(v.float() / vs).view(torch.uint8))
+        heads, hd = cfg.q_heads, cfg.head_dim
+        qk, gate, v = L["attn_in"](h)  # one GEMM: [q heads | k heads], the q heads' output gates, v
+        qk = _rope_(_head_norm(qk.view(R, heads + cfg.kv_heads, hd), L["qk_norm"], cfg.rms_eps), *self._rope_cs, cfg.rotary_dim)
+        q = qk[:, :heads].contiguous()
+        kb.index_copy_(0, b.append_slots, _kv_codes(qk[:, heads:], ks))
+        vb.index_copy_(0, b.append_slots, _kv_codes(v.view(R, cfg.kv_heads, hd), vs))
         o = torch.empty_like(q)
         # the slot table rides along: the op's capturable fallback reads it where netra declines
         self._dispatch("attention", "attention_gqa8", (q, kb, vb, b.qo_indptr, b.kv_indptr, b.kv_indices, ks, vs, o, None,
                                                        "verify" if T > 1 else "decode", T, 1, cfg.head_dim ** -0.5, b.kv_table, b.kv_lens),
                        (8,), torch.ops.netra.attention_gqa8, lambda *a: ops.fallback_attention_gqa8(*a[:10], *a[11:]))  # it takes no phase
-        return L["o_proj"]((o * torch.sigmoid(gate.float()).to(o.dtype)).view(R, -1))
+        return L["attn_out"]((o * torch.sigmoid(gate.view(R, heads, hd))).view(R, -1))[0]
 
     def _gdn(self, i, L, h, b: Batch):
         cfg, R, T = self.cfg, h.shape[0], b.T
         state, conv = self.p.state[i], self.p.conv[i]
-        qkv, z = L["in_proj_qkv"](h), L["in_proj_z"](h)
-        ba = h @ L["in_proj_ba"].t()
+        qkv, z, ba = L["gdn_in"](h)  # column views of one product (the conv and the gated norm take a row stride)
         bb, aa = ba[:, :cfg.gdn_v_heads].contiguous(), ba[:, cfg.gdn_v_heads:].contiguous()
-        y = torch.empty_like(qkv)
+        y = torch.empty(qkv.shape, dtype=qkv.dtype, device=qkv.device)
         windows = torch.empty(b.B, T, cfg.gdn_channels, cfg.conv_taps - 1, dtype=torch.bfloat16, device=h.device) if T > 1 else None
         self._dispatch("gdn", "gdn_conv", (qkv, L["conv"], y, b.gdn_slots, conv, windows), (2, 4, 5), torch.ops.netra.gdn_conv,
                        ops.fallback_gdn_conv)
@@ -396,8 +503,8 @@ class Step:
             self._pending.append((q, k, y, decay, beta, state, windows, conv))
         else:
             self._dispatch("gdn", "gdn_m16", core, (5, 7), torch.ops.netra.gdn_m16, lambda *a: ops.fallback_gdn_recurrent(*a, True))
-        g = self._norm("gated", o.view(R, -1), None, L["gdn_norm"], torch.empty_like(z), gate=z)
-        return L["out_proj"](g)
+        g = self._norm("gated", o.view(R, -1), None, L["gdn_norm"], torch.empty(z.shape, dtype=z.dtype, device=z.device), gate=z)
+        return L["gdn_out"](g)[0]
 
     def _moe(self, L, h):
         R = h.shape[0]
@@ -422,6 +529,7 @@ class Step:
         and the residual stream after the layer ("residual"); then (layers, "logits", logits)."""
         cfg = self.cfg
         self._pending, self._batch, self._layer = [], b, 0
+        self._rope_cs = self.cos[b.positions].view(-1, 1, self.cfg.rotary_dim), self.sin[b.positions].view(-1, 1, self.cfg.rotary_dim)
         residual = self.w.embed[b.tokens]
         h = self._norm("rms", residual, None, self.w.layers[0]["input_norm"], torch.empty_like(residual))
         for i, L in enumerate(self.w.layers):

@@ -67,6 +67,17 @@ class ModelConfig:
                     "v_proj": (self.kv_heads * self.head_dim, h), "o_proj": (h, self.q_heads * self.head_dim)}
         return {"in_proj_qkv": (self.gdn_channels, h), "in_proj_z": (self.gdn_value_width, h), "out_proj": (h, self.gdn_value_width)}
 
+    def dense_groups(self, kind: str) -> dict[str, tuple[str, ...]]:
+        """The projections of a layer that read one input, multiplied as one GEMM (their weights
+        concatenated along the output dimension; the GDN's in_proj_ba rides along in BF16)."""
+        if kind == "attention":
+            return {"attn_in": ("q_proj", "k_proj", "v_proj"), "attn_out": ("o_proj",)}
+        return {"gdn_in": ("in_proj_qkv", "in_proj_z"), "gdn_out": ("out_proj",)}
+
+    def dense_rows(self) -> tuple[int, ...]:
+        """Every GEMM row count M the step's buckets give the dense projections (decode B, verify 12 B)."""
+        return tuple(sorted(set(DECODE_BUCKETS) | {DRAFT_TOKENS * b for b in VERIFY_BUCKETS}))
+
 
 TEST_CONFIG = ModelConfig(layers=4)
 
@@ -118,11 +129,18 @@ def expert_bytes(cfg: ModelConfig) -> int:
     return w13 + w2
 
 
-def dense_bytes(cfg: ModelConfig, kind: str, dense_bytes_per_weight: float) -> int:
+def dense_bytes(cfg: ModelConfig, kind: str, dense_bytes_per_weight: float, fp8_groups=None) -> int:
     """A layer's non-expert weights: projections in the format the framework path reads
-    (1 byte + block scales for FP8, 2 for BF16), router, shared gate, norms, conv, gates."""
-    proj = sum(o * i for o, i in cfg.dense_shapes(kind).values())
-    scales = sum((o // 128) * (i // 128) for o, i in cfg.dense_shapes(kind).values()) * FP32_BYTES if dense_bytes_per_weight == 1 else 0
+    (1 byte + block scales for FP8, 2 for BF16; with `fp8_groups` given, FP8 for the projections
+    of those dense groups and BF16 for the others), router, shared gate, norms, conv, gates."""
+    shapes = cfg.dense_shapes(kind)
+    if fp8_groups is None:
+        fp8 = set(shapes) if dense_bytes_per_weight == 1 else set()
+    else:
+        fp8 = {n for g, names in cfg.dense_groups(kind).items() if g in fp8_groups for n in names}
+    proj = sum(o * i * (E4M3_BYTES if n in fp8 else BF16_BYTES) for n, (o, i) in shapes.items()) if fp8_groups is not None else \
+        sum(o * i for o, i in shapes.values()) * dense_bytes_per_weight
+    scales = sum((o // 128) * (i // 128) for n, (o, i) in shapes.items() if n in fp8) * FP32_BYTES
     h = cfg.hidden
     small = cfg.experts * h * BF16_BYTES + h * BF16_BYTES + 2 * h * BF16_BYTES  # router, shared gate, two norms
     if kind == "attention":
@@ -130,11 +148,11 @@ def dense_bytes(cfg: ModelConfig, kind: str, dense_bytes_per_weight: float) -> i
     else:
         small += 2 * cfg.gdn_v_heads * h * BF16_BYTES + cfg.gdn_channels * cfg.conv_taps * BF16_BYTES + 2 * cfg.gdn_v_heads * FP32_BYTES
         small += cfg.gdn_head_dim * BF16_BYTES
-    return int(proj * dense_bytes_per_weight + scales + small)
+    return int(proj + scales + small)
 
 
 def step_bytes(cfg: ModelConfig, batch: int, kv_len: int, phase: str = "decode", dense_bytes_per_weight: float = 1,
-               distinct_experts: list[float] | None = None) -> dict[str, int]:
+               distinct_experts: list[float] | None = None, fp8_groups=None) -> dict[str, int]:
     """The compulsory traffic of one step, by part, in the formats the step reads and writes:
     weights once (routed experts: the distinct experts the step's routes touch, per layer, plus the
     shared expert; `distinct_experts` per layer when measured, else the expectation), the KV cache
@@ -146,7 +164,7 @@ def step_bytes(cfg: ModelConfig, batch: int, kv_len: int, phase: str = "decode",
     if distinct_experts is None:
         distinct_experts = [expected_distinct_experts(tokens, cfg.experts, cfg.top_k)] * cfg.layers
     experts = int(sum((d + 1) * expert_bytes(cfg) for d in distinct_experts))
-    dense = sum(dense_bytes(cfg, k, dense_bytes_per_weight) for k in kinds)
+    dense = sum(dense_bytes(cfg, k, dense_bytes_per_weight, fp8_groups) for k in kinds)
     new = tokens // batch
     kv_token = 2 * cfg.kv_heads * cfg.head_dim * E4M3_BYTES
     kv = cfg.attention_layers * batch * (kv_len + new) * kv_token  # the new tokens are appended, then read
