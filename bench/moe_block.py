@@ -113,7 +113,8 @@ def schema_records(raw: list[dict], bandwidth: float, floors: dict) -> list[dict
         ok_gate_up, ok_down = checked(r, "netra_gate_up"), checked(r, "netra_down")
         both = None if ok_gate_up is None or ok_down is None else ok_gate_up and ok_down
         g, e = timed(r, "netra_block")
-        extra = {"distinct_experts": distinct, "layers": r["layers"], "wall_s": r.get("wall_s")}
+        extra = {"distinct_experts": distinct, "layers": r["layers"], "wall_s": r.get("wall_s"),
+                 "checks": {k: r.get("check_netra_" + k) for k in ("gate_up", "down")}}
         if "netra_block_fused" in r:
             extra["fused_down"] = r["netra_block_fused"]
             extra["fused_equals_unfused"] = r.get("fused_equals_unfused")
@@ -200,7 +201,10 @@ def policy(got: torch.Tensor, ref: torch.Tensor, mag: torch.Tensor) -> dict:
     bound = ref.abs() * 2.0 ** -8 + mag * 2.0 ** -15 + 2.0 ** -120
     ok = torch.where(nan_ref, torch.isnan(g), (g - ref).abs() <= bound)
     ratio = torch.where(nan_ref | torch.isnan(g), torch.zeros_like(g), (g - ref).abs() / bound)
-    return {"elements": got.numel(), "failures": int((~ok).sum()), "worst_error_over_bound": float(ratio.max())}
+    bad = (~ok).reshape(ok.shape[0], -1).any(dim=1).nonzero()
+    # first_bad_row: the first route (gate_up) or token (down) with an element outside the policy
+    return {"elements": got.numel(), "failures": int((~ok).sum()), "worst_error_over_bound": float(ratio.max()),
+            "first_bad_row": int(bad[0]) if bad.numel() else None, "bad_rows": int(bad.numel())}
 
 
 # ---- timing ------------------------------------------------------------------------------------------

@@ -14,9 +14,14 @@
 #include <map>
 #include <vector>
 
+#include "netra/contracts/moe/expert_persistent.hpp"
+#include "netra/kernels/moe/experts_units.hpp"
+#include "netra/kernels/moe/grouped_down.hpp"
 #include "netra/kernels/moe/grouped_gate_up.hpp"
 #include "netra/kernels/moe/grouped_plan.hpp"
+#include "netra/kernels/moe/grouped_reduce.hpp"
 #include "netra/kernels/moe/split_k_down.hpp"
+#include "netra/runtime/tactics/moe_experts.hpp"
 #include "netra/runtime/tactics/moe_grouped.hpp"
 #include "netra/runtime/tensor.hpp"
 #include "models/mfma.hpp"
@@ -82,7 +87,7 @@ std::vector<std::int32_t> skewed_ids(int tokens, std::uint64_t seed) {
 }
 
 template <class Contract> void check_plans() {
-  for (int tokens : {1, 2, 17, 64, 128, 255, 256}) {
+  for (int tokens : {1, 2, 17, 24, 32, 64, 128, 255, 256}) {
     if (tokens > static_cast<int>(Contract::max_tokens)) continue;
     for (const auto& ids : {oracles::routed_ids(tokens, 11 + tokens), skewed_ids(tokens, 5), std::vector<std::int32_t>(tokens * 9, 7)}) {
       const oracles::grouped_plan want = oracles::make_grouped_plan(ids, Contract::tile), got = model_plan<Contract>(ids);
@@ -198,6 +203,55 @@ TEST_CASE("grouped plan: the kernel's grouping equals the stable counting order 
   const auto ids = oracles::routed_ids(768, 99);
   CHECK(model_plan<contracts::moe_grouped_plan<gfx950, 768, 64>>(ids).routes == oracles::make_grouped_plan(ids, 64).routes);
   CHECK(model_plan<contracts::moe_grouped_plan<sm90a, 768, 32>>(ids).tiles == oracles::make_grouped_plan(ids, 32).tiles);
+}
+
+// The failure of the block at 24 and 32 tokens on the H200 at 58e5a30 (bench/results/
+// moe_block_h200.json): the block gave 1..32 tokens to the persistent experts, whose gate_up
+// lister was the 16-token stage's (144 routes: 5 wave rows of 32 = routes 0 .. 159), so routes
+// 160 .. 9M - 1 were never served (24 tokens: 216 routes). Now the persistent experts end at 16
+// tokens and the grouped mid configuration takes 17 .. 256; on its kernels' grids (launch
+// shapes) and the plan model every (route, intermediate group) of gate_up, every (route, row
+// tile) of down and every (token, column pair) of the route sum is served exactly once.
+template <class Config> void check_served_once(int tokens, const std::vector<std::int32_t>& ids) {
+  using gate_up = kernels::moe_grouped_gate_up_kernel<typename Config::gate_up>;
+  using down = kernels::moe_grouped_down_kernel<typename Config::down>;
+  using reduce = kernels::moe_grouped_reduce_kernel<typename Config::reduce>;
+  const u32 routes = static_cast<u32>(ids.size());
+  const oracles::grouped_plan plan = model_plan<typename Config::plan>(ids);
+  const launch_shape g = gate_up::shape(static_cast<u32>(tokens)), d = down::shape(static_cast<u32>(tokens));
+  REQUIRE(plan.tiles.size() <= g.grid[1]);
+  std::vector<int> gate_up_served(routes * g.grid[0], 0), down_served(routes * d.grid[0], 0);
+  for (u32 j = 0; j < g.grid[1]; ++j)  // workgroup (x, j); past the call's tiles they exit
+    for (u32 x = 0; x < g.grid[0] && j < plan.tiles.size(); ++x)
+      for (u32 c = 0; c < plan.tiles[j].routes; ++c) ++gate_up_served[plan.routes[plan.tiles[j].first + c] * g.grid[0] + x];
+  for (u32 j = 0; j < d.grid[1]; ++j)  // the invalid key's tiles (last) get no down workgroup: their y is +0
+    for (u32 x = 0; x < d.grid[0] && j < plan.tiles.size() && plan.tiles[j].key < 257; ++x)
+      for (u32 c = 0; c < plan.tiles[j].routes; ++c) ++down_served[plan.routes[plan.tiles[j].first + c] * d.grid[0] + x];
+  for (u32 r = 0; r < routes; ++r) {
+    INFO("tokens ", tokens, ", route ", r);
+    for (u32 x = 0; x < g.grid[0]; ++x) CHECK(gate_up_served[r * g.grid[0] + x] == 1);
+    for (u32 x = 0; x < d.grid[0]; ++x) CHECK(down_served[r * d.grid[0] + x] == (oracles::valid_expert(ids[r]) ? 1 : 0));
+  }
+  CHECK(g.grid[0] * gate_up::group == moe::expert_weights::intermediate);
+  CHECK(d.grid[0] * down::workgroup_rows == moe::expert_weights::hidden);
+  CHECK(reduce::shape(static_cast<u32>(tokens)).grid[1] == static_cast<u32>(tokens));
+  CHECK(reduce::shape(static_cast<u32>(tokens)).grid[0] * reduce::columns == moe::expert_weights::hidden);
+}
+
+TEST_CASE("the block at 17 .. 32 tokens: the grouped mid configuration serves every route once") {
+  // the block's experts: the decode chain (or the persistent experts) up to 16 tokens, grouped from 17
+  static_assert(tactics::persistent_block_max_tokens <= tactics::persistent_max_tokens && tactics::persistent_max_tokens == 16);
+  static_assert(tactics::grouped_min_tokens == tactics::persistent_max_tokens + 1);
+  static_assert(contracts::moe_expert_persistent_decode<sm90a>::max_tokens * moe::route_layout::slots <=
+                kernels::expert_unit_lister<sm90a, contracts::moe_expert_persistent_decode<sm90a>::gate_up::max_routes>::rows * 32);
+  for (int tokens = 17; tokens <= 32; ++tokens) {
+    CHECK(std::string(tactics::grouped_configuration<sm90a>(tokens)) == "mid_ring");
+    CHECK(std::string(tactics::grouped_configuration<gfx950>(tokens)) == "mid");
+    for (const auto& ids : {oracles::routed_ids(tokens, 1000 + tokens), skewed_ids(tokens, 3), std::vector<std::int32_t>(tokens * 9, 7)}) {
+      check_served_once<tactics::grouped_mid_ring<sm90a>>(tokens, ids);
+      check_served_once<tactics::grouped_mid<gfx950>>(tokens, ids);
+    }
+  }
 }
 
 TEST_CASE("split-K partials: FP16 rounding bit for bit against _Float16") {
