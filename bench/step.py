@@ -127,6 +127,9 @@ class Runner:
         d["handles_s"] = time.perf_counter() - t  # code-object load, JIT (cache), workspaces
         d["handle_bytes"] = free0 - torch.cuda.mem_get_info()[0]
         t = time.perf_counter()
+        d["glue"] = model.select_glue("cuda") if a.glue == "fused" else {"fused": False, "why": "--glue torch"}
+        d["glue_s"] = time.perf_counter() - t
+        t = time.perf_counter()
         self.dense_table = load_or_tune_dense(cfg, a)
         d["dense_tune_s"] = time.perf_counter() - t
         self.fp8_rows = model.fp8_rows_of(self.dense_table)
@@ -424,6 +427,8 @@ class Runner:
                 key = "framework GEMM"
             elif "memcpy" in low or "memset" in low:
                 key = "copies"
+            elif low.startswith(("attn_pre", "gate_mul")):
+                key = "framework glue (fused)"
             else:
                 key = "framework other"
             us = e.time_range.elapsed_us() / 3
@@ -502,6 +507,7 @@ def headline_child(a):
     cfg = plan.ModelConfig(layers=a.layers)
     t0 = time.perf_counter()
     ops.prepare()
+    glue = model.select_glue("cuda") if a.glue == "fused" else {"fused": False}
     table = load_or_tune_dense(cfg, a)
     w = model.Weights(cfg, "cuda", seed=a.seed, fp8_rows=model.fp8_rows_of(table))
     p = model.Pools(cfg, "cuda", requests=max(B for _, B in HEADLINE), kv_len=a.kv_len, seed=a.seed + 1)
@@ -517,7 +523,7 @@ def headline_child(a):
         out.append({"phase": phase, "batch": B, "netra_graph_us": us})
         p.restore(snap)
         del g
-    print(json.dumps({"layers": cfg.layers, "kv_len": a.kv_len, "seed": a.seed, "setup_s": setup_s,
+    print(json.dumps({"layers": cfg.layers, "kv_len": a.kv_len, "seed": a.seed, "setup_s": setup_s, "glue_fused": glue["fused"],
                       "dense_fp8_rows": {g: sorted(ms) for g, ms in w.fp8_rows.items()}, "buckets": out}))
 
 
@@ -570,6 +576,7 @@ def main():
     ap.add_argument("--dense", choices=("tuned", "bf16", "fp8"), default="tuned", help="the dense projections' path (tuned: per group and M)")
     ap.add_argument("--dense-table", default=None, help="JSON of model.tune_dense: read when it exists, else measured and written")
     ap.add_argument("--dense-seconds", type=float, default=40, help="time budget of the dense measurement")
+    ap.add_argument("--glue", choices=("fused", "torch"), default="fused", help="the attention glue (fused: where it agrees with torch's)")
     ap.add_argument("--out-dir", default=os.path.join(ROOT, "bench", "results"))
     ap.add_argument("--coverage", default=None, help="default: <out-dir>/step-coverage.md")
     a = ap.parse_args()

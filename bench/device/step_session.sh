@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One H200 session for the integrated step (issue 30), every part time-limited (about 265 s in all),
+# One H200 session for the integrated step (issue 30), every part time-limited (about 270 s in all),
 # logs and JSON to $OUT, in order of importance:
 #   0. the argmax GPU test (tests/gpu/test_argmax_gpu.cpp, rows up to the 768-row verify instance);
 #   1. the step's GPU tests (tests/python/test_step.py: the teacher-forced oracle of every op within
@@ -24,7 +24,7 @@ mkdir -p "$OUT"
 status=0
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 export NETRA_LIBRARY="$PWD/.carry-step/libnetra.so" PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}"
-export NETRA_CACHE_DIR=${NETRA_CACHE_DIR:-/tmp/netra-cache}
+export NETRA_CACHE_DIR=${NETRA_CACHE_DIR:-/tmp/netra-cache} LD_LIBRARY_PATH="$PWD/.carry-step${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 [ -f .carry-step/revision ] && export NETRA_GIT_REVISION="$(cat .carry-step/revision)"
 
 step() {  # step <name> <seconds> <command...>: runs it under timeout, log in $OUT/<name>.log
@@ -43,14 +43,14 @@ step() {  # step <name> <seconds> <command...>: runs it under timeout, log in $O
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv >"$OUT/gpu.txt" 2>&1 || true
 if [ -x .carry-step/test_argmax_gpu ]; then
   mkdir -p build-step && ln -sfn "$PWD/.carry-step/code_objects" build-step/code_objects
-  step argmax_gpu 20 .carry-step/test_argmax_gpu
+  step argmax_gpu 15 .carry-step/test_argmax_gpu
 fi
-step step_pytest 55 python3 -m pytest -q -rs -s -p no:cacheprovider tests/python/test_step.py
-step step_bench 122 python3 bench/step.py --layers 40 --kv-len 8192 --reps 10 --hash-replays 1000 \
-  --seconds 114 --reserve 6 --dense-table "$OUT/dense_table.json" --dense-seconds 25 --out-dir "$OUT"
+step step_pytest 50 python3 -m pytest -q -rs -s -p no:cacheprovider tests/python/test_step.py
+step step_bench 135 python3 bench/step.py --layers 40 --kv-len 8192 --reps 10 --hash-replays 1000 \
+  --seconds 127 --reserve 6 --dense-table "$OUT/dense_table.json" --dense-seconds 25 --out-dir "$OUT"
 fresh=()
 for i in 0 1 2; do
-  step "fresh_$i" 21 python3 bench/step.py --headline-child --layers 40 --kv-len 8192 --reps 20 --seed $((100 + i)) \
+  step "fresh_$i" 20 python3 bench/step.py --headline-child --layers 40 --kv-len 8192 --reps 20 --seed $((100 + i)) \
     --dense-table "$OUT/dense_table.json" --dense-seconds 8
   fresh+=("$OUT/fresh_$i.log")
 done

@@ -14,7 +14,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="netra-python-tests skipped: torch is not installed")
 import netra.torch_ops as ops  # noqa: E402  (conftest puts python/ on the path)
 from netra import gdn as _gdn  # noqa: E402
-from netra.step import model, oracle, plan  # noqa: E402
+from netra.step import glue, model, oracle, plan  # noqa: E402
 
 LOGIT_GUARD = 2.0 ** -4  # end to end at 4 layers (measured 0.02-0.03 on the H200): a guard, not a derived bound (docs/step.md)
 DECODE_OPS = {"rms_norm", "add_rms_norm", "gated_rms_norm", "attention_gqa8", "gdn_conv", "gdn_precompute", "gdn_m16", "moe_block", "argmax"}
@@ -25,6 +25,7 @@ FP8_GROUPS = ("gdn_in", "gdn_out", "attn_in", "attn_out")
 @pytest.fixture(scope="module")
 def world():
     ops.prepare()
+    model.select_glue("cuda")  # the fused attention glue where it agrees with torch's (test_fused_glue asserts it does)
     cfg = plan.TEST_CONFIG
     # the dense projections in FP8 at the decode bucket 4 (padded to 16 rows) and the verify bucket 4 (48 rows), BF16 elsewhere
     w = model.Weights(cfg, "cuda", seed=3, fp8_rows={g: {4, 48} for g in FP8_GROUPS})
@@ -248,3 +249,11 @@ def test_split_heads_moves_whole_blocks():
     full = model.dequantize(*qs).view(4, 2, 256, 256)
     assert torch.equal(model.dequantize(q, sq), full[:, 0].reshape(1024, 256))
     assert torch.equal(model.dequantize(gate, sg), full[:, 1].reshape(1024, 256))
+
+
+def test_fused_glue_is_selected_and_agrees(world):
+    """The Triton attention glue (q/k norms, RoPE, KV append; the output gate) agrees with the torch
+    glue at 1, 5 and 64 rows (netra.step.glue.select's checks) and is the one the step uses."""
+    c = glue.choice()
+    assert c["fused"], c["why"]
+    assert all(x["ok"] and x["other_slots_untouched"] for x in c["checks"]), c["checks"]

@@ -24,6 +24,7 @@ import torch
 import torch.nn.functional as F
 
 from netra import torch_ops as ops
+from netra.step import glue
 from netra.step.plan import DRAFT_TOKENS, ModelConfig
 
 FAMILIES = ("norm", "attention", "gdn", "moe", "argmax")
@@ -102,13 +103,17 @@ def quantize_tokens(x):
     return (xv / scale.unsqueeze(-1)).to(E4M3).view(m, k), scale
 
 
+def torch_quantize(x, rows):
+    """quantize_tokens of x padded with zero rows to `rows` (glue.quantize is the same in one kernel)."""
+    return quantize_tokens(F.pad(x, (0, 0, 0, rows - x.shape[0])) if rows > x.shape[0] else x)
+
+
 def fp8_blockwise_mm(x, wq, ws):
     """bf16 [M, N] = x [M, K] @ dequant(wq, ws)^T through torch._scaled_mm with 1 x 128 activation
     and 128 x 128 weight scales (cuBLAS block scaling on sm_90; scale_b as the transposed view, the
     layout the H200 admits); fewer than FP8_MIN_ROWS rows are padded with zero rows first."""
     m = x.shape[0]
-    xp = F.pad(x, (0, 0, 0, FP8_MIN_ROWS - m)) if m < FP8_MIN_ROWS else x
-    xq, xs = quantize_tokens(xp)
+    xq, xs = (glue.quantize if glue.fused() else torch_quantize)(x, max(m, FP8_MIN_ROWS))
     y = torch._scaled_mm(xq, wq.t(), scale_a=xs, scale_b=ws.t(), out_dtype=torch.bfloat16)
     return y[:m] if m < FP8_MIN_ROWS else y
 
@@ -412,6 +417,30 @@ def _kv_codes(x, scale):
     return (x / scale).clamp_(-448.0, 448.0).to(E4M3).view(torch.uint8)
 
 
+def torch_attn_pre(qk, v, w1, cos, sin, kb, vb, slots, ks, vs, eps):
+    """The attention layer's glue before netra's attention, in torch: the q and k heads of qk
+    [R, q heads + k heads, D] RMS-normed (w1 = 1 + w per head) and rotated, the k and v codes
+    appended to the pools at `slots`; returns q [R, q heads, D] (contiguous). glue.attn_pre is the
+    same in one kernel."""
+    kh = v.shape[1]
+    qk = _rope_(_head_norm(qk, w1, eps), cos, sin, cos.shape[-1])
+    kb.index_copy_(0, slots, _kv_codes(qk[:, -kh:], ks))
+    vb.index_copy_(0, slots, _kv_codes(v, vs))
+    return qk[:, :-kh].contiguous()
+
+
+def torch_gate_mul(o, gate):
+    """o * sigmoid(gate) in BF16 (torch's sigmoid: FP32, rounded), [R, heads * D]."""
+    return (o * torch.sigmoid(gate)).view(o.shape[0], -1)
+
+
+def select_glue(device):
+    """The attention glue: the fused Triton kernels where they agree with the torch glue on this
+    GPU (glue.select), else torch; returns the verdict."""
+    return glue.select(device, lambda qk, v, w1, cos, sin, kb, vb, slots, ks, vs, eps, o, gate: (
+        torch_attn_pre(qk, v, w1, cos, sin, kb, vb, slots, ks, vs, eps), torch_gate_mul(o, gate)), torch_quantize)
+
+
 class Step:
     """The decode / verify step over `weights` and `pools`; `backend[family]` is "netra" (the
     custom ops, netra serving every call its tactics admit) or "torch" (the framework path).
@@ -469,16 +498,19 @@ class Step:
         kb, vb, ks, vs = self.p.kv[i]
         heads, hd = cfg.q_heads, cfg.head_dim
         qk, gate, v = L["attn_in"](h)  # one GEMM: [q heads | k heads], the q heads' output gates, v
-        qk = _rope_(_head_norm(qk.view(R, heads + cfg.kv_heads, hd), L["qk_norm"], cfg.rms_eps), *self._rope_cs, cfg.rotary_dim)
-        q = qk[:, :heads].contiguous()
-        kb.index_copy_(0, b.append_slots, _kv_codes(qk[:, heads:], ks))
-        vb.index_copy_(0, b.append_slots, _kv_codes(v.view(R, cfg.kv_heads, hd), vs))
+        qk, gate, v = qk.view(R, heads + cfg.kv_heads, hd), gate.view(R, heads, hd), v.view(R, cfg.kv_heads, hd)
+        pre = (qk, v, L["qk_norm"], *self._rope_cs, kb, vb, b.append_slots, ks, vs, cfg.rms_eps)
+        if glue.fused():
+            q = torch.empty(R, heads, hd, dtype=torch.bfloat16, device=h.device)
+            glue.attn_pre(*pre[:5], q, *pre[5:])
+        else:
+            q = torch_attn_pre(*pre)
         o = torch.empty_like(q)
         # the slot table rides along: the op's capturable fallback reads it where netra declines
         self._dispatch("attention", "attention_gqa8", (q, kb, vb, b.qo_indptr, b.kv_indptr, b.kv_indices, ks, vs, o, None,
                                                        "verify" if T > 1 else "decode", T, 1, cfg.head_dim ** -0.5, b.kv_table, b.kv_lens),
                        (8,), torch.ops.netra.attention_gqa8, lambda *a: ops.fallback_attention_gqa8(*a[:10], *a[11:]))  # it takes no phase
-        return L["attn_out"]((o * torch.sigmoid(gate.view(R, heads, hd))).view(R, -1))[0]
+        return L["attn_out"](glue.gate_mul(o, gate) if glue.fused() else torch_gate_mul(o, gate))[0]
 
     def _gdn(self, i, L, h, b: Batch):
         cfg, R, T = self.cfg, h.shape[0], b.T
