@@ -9,8 +9,9 @@
 // Stage two. Grid (8 KV heads, 12, batch), 128 threads; workgroup (kv, t, b) owns extension token
 // t of request b for the 4 heads of KV head kv, thread d head-dim element d. The 4 (t + 1) scores
 // q_h . kext_j are FP32 sums in d order (one thread each, operands from LDS); each thread merges
-// its element's slices in slice order, scales o by v_scale and takes the extension block as one
-// online-softmax step (dsl/online_softmax.hpp): FP32 weights, l and o summed in j order.
+// its element's slices in slice order (the 4 heads' chains side by side, 8 slices' loads ahead),
+// scales o by v_scale and takes the extension block as one online-softmax step
+// (dsl/online_softmax.hpp): FP32 weights, l and o summed in j order.
 #pragma once
 #include "netra/contracts/attention/gqa4_extend.hpp"
 #include "netra/dsl/convert.hpp"
@@ -86,6 +87,7 @@ template <class Contract> struct attention_extend_stage_two {
   static constexpr u32 workgroup_size = Contract::head_dim;
   static constexpr bool programmatic_dependent_launch = false;
   static constexpr u32 G = Contract::group, D = Contract::head_dim, E = Contract::max_extend;
+  static constexpr u32 Ahead = 8;  // slices whose (m, l, o) are loaded before they are merged
 
   NETRA_HOST_DEVICE static constexpr launch_shape shape(u32 batch) { return {{Contract::kv_heads, E, batch}, workgroup_size, 0}; }
 
@@ -109,32 +111,56 @@ template <class Contract> struct attention_extend_stage_two {
     workgroup_barrier<target>();
     const float v_scale = *p.view.v_scale;
     const u32 pair = kv / 2, half = kv % 2;
+    // The prefix: the view's slices of rows (t, 4 half + j) of pair `pair`, element 128 half + d,
+    // each row's merged in slice order; the 4 rows' chains side by side, the loads of Ahead slices
+    // issued before their merges (a call's time at B = 1 is this chain's latency).
+    auto unit = [&](u32 sl, u32 j) {
+      return ((static_cast<u64>(b) * p.view.slices + sl) * view::kv_heads + pair) * view::rows + t * view::group + G * half + j;
+    };
+    softmax_stats m[G];
+    float o[G];
+    NETRA_UNROLL
     for (u32 j = 0; j < G; ++j) {
-      // The prefix: the view's slices of row (t, 4 half + j) of pair `pair`, element 128 half + d.
-      const u32 row = t * view::group + G * half + j;
-      auto unit = [&](u32 sl) { return ((static_cast<u64>(b) * p.view.slices + sl) * view::kv_heads + pair) * view::rows + row; };
-      softmax_stats m = {p.view.split_stats[unit(0) * 2], p.view.split_stats[unit(0) * 2 + 1]};
-      float o = p.view.split_o[unit(0) * view::head_dim + D * half + d];
-      for (u32 sl = 1; sl < p.view.slices; ++sl) {
-        const softmax_merge_factors f = softmax_merge(m, {p.view.split_stats[unit(sl) * 2], p.view.split_stats[unit(sl) * 2 + 1]});
-        o = softmax_merge_value(o, p.view.split_o[unit(sl) * view::head_dim + D * half + d], f);
-        m = f.merged;
-      }
-      o = mul_rn(o, v_scale);
+      const u64 at = unit(0, j);
+      m[j] = {p.view.split_stats[at * 2], p.view.split_stats[at * 2 + 1]}, o[j] = p.view.split_o[at * view::head_dim + D * half + d];
+    }
+    for (u32 first = 1; first < p.view.slices; first += Ahead) {
+      softmax_stats sm[Ahead][G] = {};
+      float so[Ahead][G] = {};
+      NETRA_UNROLL
+      for (u32 k = 0; k < Ahead; ++k)
+        NETRA_UNROLL
+        for (u32 j = 0; j < G; ++j)
+          if (first + k < p.view.slices) {
+            const u64 at = unit(first + k, j);
+            sm[k][j] = {p.view.split_stats[at * 2], p.view.split_stats[at * 2 + 1]}, so[k][j] = p.view.split_o[at * view::head_dim + D * half + d];
+          }
+      NETRA_UNROLL
+      for (u32 k = 0; k < Ahead; ++k)
+        NETRA_UNROLL
+        for (u32 j = 0; j < G; ++j)
+          if (first + k < p.view.slices) {
+            const softmax_merge_factors f = softmax_merge(m[j], sm[k][j]);
+            o[j] = softmax_merge_value(o[j], so[k][j], f);
+            m[j] = f.merged;
+          }
+    }
+    for (u32 j = 0; j < G; ++j) {
+      o[j] = mul_rn(o[j], v_scale);
       // The extension block: positions 0..t.
       float m_block = negative_infinity();
       for (u32 e = 0; e <= t; ++e) m_block = max_of(m_block, s[j][e]);
-      const float m_new = max_of(m.m, m_block);
+      const float m_new = max_of(m[j].m, m_block);
       float l_block = 0.0f, o_block = 0.0f;
       for (u32 e = 0; e <= t; ++e) {
         const float w = softmax_weight(s[j][e], m_new);
         l_block = add_rn(l_block, w);
         o_block = add_rn(o_block, mul_rn(w, f32_from_bf16(p.v_extend[(static_cast<u64>(r.first + e) * Contract::kv_heads + kv) * D + d])));
       }
-      const softmax_merge_factors f = softmax_merge(m, {m_new, l_block});
-      o = softmax_merge_value(o, o_block, f);
+      const softmax_merge_factors f = softmax_merge(m[j], {m_new, l_block});
+      const float out = softmax_merge_value(o[j], o_block, f);
       p.out[(static_cast<u64>(token) * Contract::q_heads + G * kv + j) * D + d] =
-          static_cast<u16>(pack_bf16x2<target>(softmax_finish(o, f.merged.l, 1.0f), 0.0f));
+          static_cast<u16>(pack_bf16x2<target>(softmax_finish(out, f.merged.l, 1.0f), 0.0f));
     }
   }
 };
