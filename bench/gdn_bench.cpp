@@ -250,6 +250,7 @@ template <class C, class Pre = void> void bench_core(std::size_t B, bool random_
                             (C::state_storage ? "bf16" : "fp32") + "\", \"value_block\": " + std::to_string(C::value_block) +
                             ", \"staging\": \"" + (C::staging ? "block" : "per_token") + "\", \"waves\": " + std::to_string(C::waves_per_workgroup) +
                             ", \"columns_per_lane\": " + std::to_string(C::columns_per_lane) + ", \"prefetch_ahead\": " + std::to_string(C::prefetch_ahead) +
+                            (C::persistent ? ", \"persistent\": " + std::to_string(C::persistent) : std::string()) +
                             (replay ? std::string(", \"accepted\": \"") + (random_lengths ? "random 0..T" : "T") + "\"" : std::string());
   if constexpr (same_v<Pre, void>) {
     const auto t = bench::time_eager_and_graph(stream, static_cast<int>(n), [&] {
@@ -280,10 +281,12 @@ template <class C, class Pre = void> void bench_core(std::size_t B, bool random_
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool conv_only = false;  // --conv-only: the conv records alone (B 64, 16, 1)
+  bool conv_only = false;   // --conv-only: the conv records alone (B 64, 16, 1)
+  bool cores_only = false;  // --cores-only: the K0 and replay records alone (K0 B 64, 16, 1; replay B 128, 64, 16, 1)
   for (int i = 1; i < argc; ++i) {
     if (i + 1 < argc && std::string(argv[i]) == "--dump") dump_dir = argv[i + 1];
     conv_only |= std::string(argv[i]) == "--conv-only";
+    cores_only |= std::string(argv[i]) == "--cores-only";
   }
   (void)device();
   drv().check(drv().cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
@@ -317,13 +320,24 @@ int main(int argc, char** argv) {
     bench_core<contracts::gdn_replay<sm90a, ss::fp32>>(B, random, "replay");
     bench_core<contracts::gdn_replay<sm90a, ss::bf16, 16, 1, 8, 2, 264>>(B, random, "replay");
     bench_core<contracts::gdn_replay<sm90a, ss::fp32, 16, 1, 8, 2, 264>>(B, random, "replay");
+    bench_core<contracts::gdn_replay<sm90a, ss::bf16, 16, 1, 8, 2, 0, 264>>(B, random, "replay");
+    bench_core<contracts::gdn_replay<sm90a, ss::fp32, 16, 1, 8, 2, 0, 264>>(B, random, "replay");
     if (B != 128) return;
     bench_core<contracts::gdn_replay<sm90a, ss::bf16, 8, 1, 4>>(B, random, "replay");
-    each(cd::replay_candidates<ss::bf16>{}, [&]<class C>() { if (C::prefetch_ahead != 264) bench_core<C>(B, random, "replay"); });
-    each(cd::replay_candidates<ss::fp32>{}, [&]<class C>() { if (C::prefetch_ahead != 264) bench_core<C>(B, random, "replay"); });
+    each(cd::replay_candidates<ss::bf16>{}, [&]<class C>() { if (C::prefetch_ahead != 264 && C::persistent == 0) bench_core<C>(B, random, "replay"); });
+    each(cd::replay_candidates<ss::fp32>{}, [&]<class C>() { if (C::prefetch_ahead != 264 && C::persistent == 0) bench_core<C>(B, random, "replay"); });
   };
   if (conv_only) {
     for (std::size_t B : {64, 16, 1}) conv(B);
+    return 0;
+  }
+  if (cores_only) {
+    k0(64);
+    replay(128, false);
+    replay(128, true);
+    k0(16);
+    k0(1);
+    for (std::size_t B : {64, 16, 1}) replay(B, false);
     return 0;
   }
   k0(64);

@@ -10,6 +10,9 @@
 //    state element per token the kernel's 4 FP32 operations (the decay mul, the k-dot fma, the
 //    update fma, the q-dot fma), with no memory traffic and independent chains (no latency floor).
 //  - the replay's FP32-issue floor: the same program with the replay's 3 operations (no q dot).
+//  - k0_read_then_issue: the FP32-issue program whose workgroups first read their FP32 state block
+//    (the plain grid's order: the read, then the arithmetic, two workgroups a SM) — what the
+//    memory and issue floors cost when a workgroup does them one after the other.
 //  - the conv's SiLU-issue floor: its per-output arithmetic on its grid, no memory (--conv-only
 //    runs the conv floors alone).
 //  - the copy bandwidth (a 2 GiB device-to-device copy, bytes read + written), for rooflines.
@@ -110,11 +113,24 @@ template <int Threads, int Columns, int StateBytes, bool Replay> void run_recurr
 /// element: s = a s (mul), p = fma(s, k, p) (the k dot), s = fma(k, u, s) (update), o = fma(s, q, o)
 /// (the q dot), with 4 independent partials per dot so no chain latency limits issue. a, u and the
 /// k, q values are run-time values (a parameter array), so nothing folds.
-template <int Threads, int E, int MinBlocks, bool Replay> __global__ void __launch_bounds__(Threads, MinBlocks) fp32_issue(const float* in, float* out) {
+/// Load: the state elements come from the workgroup's FP32 state block first (E / 4 16-byte loads a
+/// thread, all in flight, the kernel's read) — the state read, then the arithmetic, in one
+/// workgroup, as the kernel's plain grid runs them.
+template <int Threads, int E, int MinBlocks, bool Replay, bool Load = false>
+__global__ void __launch_bounds__(Threads, MinBlocks) fp32_issue(const float* in, float* out, const uint4* state = nullptr) {
   float s[E];
   const float seed = in[threadIdx.x % 32];
+  if constexpr (Load) {
+    const size_t base = ((static_cast<size_t>(blockIdx.z) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x) * Threads * (E / 4);
 #pragma unroll
-  for (int i = 0; i < E; ++i) s[i] = seed + static_cast<float>(i);
+    for (int i = 0; i < E / 4; ++i) {
+      const uint4 w = state[base + threadIdx.x + static_cast<size_t>(i) * Threads];
+      s[4 * i] = __uint_as_float(w.x), s[4 * i + 1] = __uint_as_float(w.y), s[4 * i + 2] = __uint_as_float(w.z), s[4 * i + 3] = __uint_as_float(w.w);
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < E; ++i) s[i] = seed + static_cast<float>(i);
+  }
   float kq[8];
 #pragma unroll
   for (int i = 0; i < 8; ++i) kq[i] = in[32 + i];
@@ -143,21 +159,30 @@ template <int Threads, int E, int MinBlocks, bool Replay> __global__ void __laun
   if (o == 1.2345f) out[blockIdx.x] = o;  // never true: keeps the work live
 }
 
-template <int Threads, int E, int MinBlocks, bool Replay = false> void run_fp32_issue(cudaStream_t stream, int B, int grid_x, const char* mapping) {
+/// Resident > 0: at most that many workgroups a SM (dynamic shared memory that only that many fit
+/// beside each other), the residency of the kernel whose registers the program does not need.
+template <int Threads, int E, int MinBlocks, bool Replay = false, bool Load = false, int Resident = 0>
+void run_fp32_issue(cudaStream_t stream, int B, int grid_x, const char* mapping) {
   buffer in(1024), out(1024);
+  const int smem = Resident > 0 ? 200 * 1024 / Resident : 0;
+  if (Resident > 0)
+    check(cudaFuncSetAttribute(fp32_issue<Threads, E, MinBlocks, Replay, Load>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "smem attribute");
+  const size_t state_bytes = Load ? static_cast<size_t>(B) * HV * V * K * 4 : 16;
+  const int sets = Load ? sets_for(static_cast<double>(state_bytes)) : 4;
+  buffer st(sets * state_bytes);
   std::vector<float> h(128);
   for (int i = 0; i < 128; ++i) h[i] = 0.5f + 0.001f * static_cast<float>(i);
   check(cudaMemcpy(in.p, h.data(), h.size() * 4, cudaMemcpyHostToDevice), "upload");
   const dim3 grid(grid_x, HV, B);
-  const int calls = 4;
-  const double us = floor_bench::graph_median_us(stream, calls, [&] {
-    for (int i = 0; i < calls; ++i) fp32_issue<Threads, E, MinBlocks, Replay><<<grid, Threads, 0, stream>>>(in.as<float>(), out.as<float>());
+  const double us = floor_bench::graph_median_us(stream, sets, [&] {
+    for (int i = 0; i < sets; ++i)
+      fp32_issue<Threads, E, MinBlocks, Replay, Load><<<grid, Threads, smem, stream>>>(in.as<float>(), out.as<float>(), st.as<uint4>(Load ? i * state_bytes : 0));
   });
   check(cudaGetLastError(), "fp32_issue");
   const double ops = static_cast<double>(B) * HV * V * K * T * (Replay ? 3 : 4);
   std::printf("{\"floor\": \"%s\", \"mapping\": \"%s\", \"batch\": %d, \"t\": %d, \"graph_us\": %.3f, \"fp32_ops\": %.0f, "
-              "\"fp32_ops_per_s\": %.4g}\n",
-              Replay ? "replay_fp32_issue" : "k0_fp32_issue", mapping, B, T, us, ops, ops / us * 1e6);
+              "\"fp32_ops_per_s\": %.4g, \"workgroups_per_sm\": %d}\n",
+              Replay ? "replay_fp32_issue" : Load ? "k0_read_then_issue" : "k0_fp32_issue", mapping, B, T, us, ops, ops / us * 1e6, Resident);
 }
 
 
@@ -294,6 +319,10 @@ int main(int argc, char** argv) {
     // per-token default (32 threads, 32 elements).
     run_fp32_issue<256, 64, 2>(stream, B, 1, "head: grid (1, 32, B), 256 threads, 64 elements a thread, cap 128 registers");
     run_fp32_issue<32, 32, 1>(stream, B, 16, "per_token: grid (16, 32, B), 32 threads, 32 elements a thread");
+    // The same at the whole-head kernel's residency (2 workgroups a SM; the program alone needs 84
+    // registers, 3 a SM), and with each workgroup reading its FP32 state block first.
+    run_fp32_issue<256, 64, 2, false, false, 2>(stream, B, 1, "head: grid (1, 32, B), 256 threads, 64 elements a thread, 2 workgroups a SM");
+    run_fp32_issue<256, 64, 2, false, true, 2>(stream, B, 1, "head: grid (1, 32, B), 256 threads, 64 elements a thread read from the FP32 state first, 2 workgroups a SM");
     run_recurrent_memory<256, 128, 4, false>(stream, B, "head: grid (1, 32, B), 256 threads");
     run_recurrent_memory<256, 128, 2, false>(stream, B, "head: grid (1, 32, B), 256 threads");
     run_recurrent_memory<32, 8, 4, false>(stream, B, "per_token: grid (16, 32, B), 32 threads");
