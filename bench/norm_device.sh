@@ -6,7 +6,8 @@
 # alternative mappings, each with its floor, and the torch peers). Built binaries come in
 # .carry-norm/ (test_norm_gpu, netra-bench-norm, norm-floor, and the norm cubins under objects/,
 # linked where the binaries look for them: build-norm/code_objects); logs and JSON go to $OUT
-# (default /tmp/norm-out). Step limits: NORM_TEST_S, NORM_FLOOR_S, NORM_BENCH_S.
+# (default /tmp/norm-out). Step limits: NORM_TEST_S, NORM_FLOOR_S, NORM_DRIVER_S, NORM_BENCH_S
+# (the defaults fit one 100 s device call).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 carry=.carry-norm
@@ -19,21 +20,27 @@ step() { echo "== $*"; "$@" || { echo "!! FAILED ($?): $*"; status=1; }; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv
 # The test, the memcheck and the peers' compile warm-up (bench/norm.py --warm-peers: torch's
 # on-disk caches) run together; nothing is timed until all three end.
-timeout "${NORM_TEST_S:-40}" python3 bench/norm.py --warm-peers > "$out/warm.txt" 2>&1 &
+timeout "${NORM_TEST_S:-22}" python3 bench/norm.py --warm-peers > "$out/warm.txt" 2>&1 &
 warm=$!
-NETRA_NORM_GPU_QUICK=1 timeout "${NORM_TEST_S:-40}" compute-sanitizer --tool memcheck --error-exitcode 9 "$carry/test_norm_gpu" \
+NETRA_NORM_GPU_QUICK=1 timeout "${NORM_TEST_S:-22}" compute-sanitizer --tool memcheck --error-exitcode 9 "$carry/test_norm_gpu" \
   > "$out/memcheck.txt" 2>&1 &
 memcheck=$!
-step timeout "${NORM_TEST_S:-40}" "$carry/test_norm_gpu" > "$out/gpu_tests.txt" 2>&1
+step timeout "${NORM_TEST_S:-22}" "$carry/test_norm_gpu" > "$out/gpu_tests.txt" 2>&1
 tail -n 6 "$out/gpu_tests.txt"
 wait "$memcheck"; rc=$?
 echo "== memcheck exit $rc"; [ "$rc" = 0 ] || status=1
 grep -E "ERROR SUMMARY|test cases|Device not supported" "$out/memcheck.txt" | tail -n 4
 wait "$warm"; echo "== warm-up exit $? ($(tail -n 1 "$out/warm.txt" | cut -c1-100))"
-step timeout "${NORM_FLOOR_S:-20}" python3 bench/norm_floor.py --program "$carry/norm-floor" --out "$out/norm_floor_h200.json" > "$out/floor.txt" 2>&1
-grep -E "add_rms_norm_fp8|gated_rms_norm_fp8" "$out/floor.txt" | grep -E "\b(16|64)\b" | cut -c1-150 | head -n 30
-step timeout "${NORM_BENCH_S:-118}" python3 bench/norm.py --netra-bench "$carry/netra-bench-norm" --out "$out/norm_h200.json" \
-  --floor "$out/norm_floor_h200.json" --driver-lines "$out/norm_driver.jsonl" > "$out/bench.txt" 2>&1
-grep -E '"tokens": (16|64)' "$out/norm_driver.jsonl" | grep -E "add_rms_norm_fp8|gated_rms_norm_fp8" | cut -c1-230
+# The floor program and the driver write their JSON lines to $out as they go (a step cut short by
+# its limit keeps what it measured); the scripts then record them.
+step timeout "${NORM_FLOOR_S:-14}" "$carry/norm-floor" > "$out/norm_floor.jsonl" 2> "$out/floor_err.txt"
+grep -E "gated_rms_norm_fp8|move_again" "$out/norm_floor.jsonl" | grep -E '"tokens": (16|64)' | cut -c1-150 | head -n 30
+mkdir -p /tmp/norm-dump
+step timeout "${NORM_DRIVER_S:-20}" "$carry/netra-bench-norm" --dump /tmp/norm-dump > "$out/norm_driver.jsonl" 2> "$out/driver_err.txt"
+grep -E '"tokens": (16|64)' "$out/norm_driver.jsonl" | grep -E "gated_rms_norm" | cut -c1-230
+step timeout "${NORM_BENCH_S:-34}" python3 bench/norm.py --driver-output "$out/norm_driver.jsonl" --dump /tmp/norm-dump --out "$out/norm_h200.json" \
+  --floor-lines "$out/norm_floor.jsonl" > "$out/bench.txt" 2>&1
 cut -c1-160 "$out/bench.txt" | tail -n 12
+# Last (the device call's limit may cut it; the lines above are the data): the floor file.
+step timeout 8 python3 bench/norm_floor.py --lines "$out/norm_floor.jsonl" --out "$out/norm_floor_h200.json" > "$out/floor.txt" 2>&1
 exit $status

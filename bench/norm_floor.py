@@ -8,8 +8,13 @@ script records each one's time per call beside the roofline of its bytes at the 
 copy bandwidth (bench/common.py), measured in the same run.
 
 usage: python3 bench/norm_floor.py --program build/tests/norm-floor --out bench/results/evidence/norm_floor_h200.json
+       python3 bench/norm_floor.py --lines FILE --out ...   (the program's JSON lines of a run made before)
 """
 from __future__ import annotations
+
+import argparse
+import json
+import sys
 
 import common
 
@@ -26,7 +31,16 @@ def dispatched(record: dict) -> bool:
 
 
 def main() -> None:
-    out_path, records, bandwidth = common.run_program()
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lines", help="the program's JSON lines of a run made before (read, not run again)")
+    a, _ = ap.parse_known_args()
+    if a.lines:
+        out_path = sys.argv[sys.argv.index("--out") + 1]
+        with open(a.lines) as f:
+            records = [json.loads(line) for line in f if line.startswith("{")]
+        bandwidth = common.copy_bandwidth()
+    else:
+        out_path, records, bandwidth = common.run_program()
     for r in records:
         r["roofline_us"] = r["bytes"] / bandwidth * 1e6
         r["over_roofline"] = r["graph_us"] / r["roofline_us"]

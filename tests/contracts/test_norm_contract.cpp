@@ -108,6 +108,30 @@ TEST_CASE("norm Split: a row over Split workgroups, a cluster for add_rms; Split
   CHECK(contracts::norm_prefill<sm90a, 1, 0, 1>::split == 1);
 }
 
+TEST_CASE("norm SlicesPerThread: a gated head over 16 / P threads; 0 keeps the names") {
+  using p2 = contracts::gated_rms_norm<sm90a, 1, 64, 4, 0, 2>;
+  using p4 = contracts::gated_rms_norm<sm90a, 0, 64, 8, 0, 4>;
+  using K2 = kernels::norm_kernel<p2>;
+  CHECK(instance_name<p2>() == "norm-sm90a-2-0-1-64-1-4-0-1-2");
+  CHECK(instance_name<contracts::gated_rms_norm<sm90a, 1, 64, 2>>() == "norm-sm90a-2-0-1-64-1-2-0");
+  CHECK(p2::threads_per_row == 8);
+  CHECK(p2::slices_per_thread == 2);
+  CHECK(p2::workgroup_size == 32);  // 4 heads per warp
+  CHECK(p2::group_threads == 8);
+  CHECK(p4::threads_per_row == 4);
+  CHECK(p4::workgroup_size == 32);
+  CHECK(contracts::norm_decode<sm90a, 0, 0, 1>::group_threads == 16);
+  // Thread j of a head holds chunks j and j + 8; the thread of chunk 0 stores the head's scale.
+  CHECK(K2::chunk_of(3, 1) == 11);
+  CHECK(K2::row_of(2, 9) == 9);
+  CHECK(K2::stores_scale(0, 0));
+  CHECK(!K2::stores_scale(0, 1));
+  CHECK(!K2::stores_scale(1, 0));
+  CHECK(K2::stores_scale(8, 0));  // head 1 of the workgroup
+  CHECK(K2::group_slots == 1);
+  CHECK(kernels::norm_kernel<contracts::norm_decode<sm90a, 0, 0, 1>>::group_slots == 4);
+}
+
 TEST_CASE("a valid call of each kind is admitted; out may be x itself when x is compact") {
   CHECK(rms_decode::admits(valid<rms_decode>(64)).admitted());
   CHECK(rms_prefill_fp8::admits(valid<rms_prefill_fp8>(8192)).admitted());

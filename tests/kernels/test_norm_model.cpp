@@ -103,20 +103,26 @@ template <class C> struct norm_model {
         pending.clear();
       }
       auto partner = [&](u32 t, u32 mask) { return (t / W) * W + ((t % W) ^ mask); };
-      for (u32 mask = 1; mask < C::half && mask < W; mask <<= 1) {
+      // The butterfly over slice q = j + T_r p: partner q ^ mask is lane j ^ mask (mask < T_r) or
+      // the thread's own slice p ^ (mask / T_r).
+      for (u32 mask = 1; mask < C::half; mask <<= 1) {
         auto next = part;
         for (u32 t = 0; t < T; ++t)
-          for (u32 p = 0; p < K::per_thread; ++p) next[t][p] = add_rn(part[t][p], part[partner(t, mask)][p]);
+          for (u32 p = 0; p < K::per_thread; ++p)
+            next[t][p] = mask < C::threads_per_row ? add_rn(part[t][p], part[partner(t, mask)][p])
+                                                   : add_rn(part[t][p], part[t][p ^ (mask / C::threads_per_row)]);
         part = next;
       }
       std::vector<float> sum(T);
       for (u32 t = 0; t < T; ++t) {
-        if constexpr (W > C::half && C::threads_per_row > C::half) sum[t] = add_rn(part[t][0], part[partner(t, C::half)][0]);
-        else if constexpr (K::per_thread == 2) sum[t] = add_rn(part[t][0], part[t][1]);
-        else if constexpr (C::waves_per_row == 2) {
+        if constexpr (C::slices == C::half) sum[t] = part[t][0];
+        else if constexpr (C::threads_per_row <= C::half) sum[t] = add_rn(part[t][0], part[t][C::half / C::threads_per_row]);
+        else if constexpr (W > C::half) sum[t] = add_rn(part[t][0], part[partner(t, C::half)][0]);
+        else {
+          static_assert(C::waves_per_row == 2);
           const u32 first = (t / C::threads_per_row) * C::threads_per_row;  // lane 0 of warp 0 and warp 1 of the row
           sum[t] = add_rn(part[first][0], part[first + W][0]);
-        } else sum[t] = part[t][0];
+        }
       }
       std::vector<std::array<std::array<u32, 4>, chunks>> y(T);
       for (u32 t = 0; t < T; ++t) {
@@ -132,10 +138,13 @@ template <class C> struct norm_model {
           mag[t][i] = 0;
           for (u32 e = 0; e < 4; ++e) mag[t][i] = std::max(mag[t][i], bf16x2_magnitude_max(y[t][i][e]));
         }
+      // The group's 16 chunks: partner chunk c ^ mask is lane j ^ mask's chunk i (mask < T_r) or,
+      // for a gated head over T_r < 16 threads (one slice per chunk), the thread's chunk i ^ (mask / T_r).
       for (u32 mask = 1; mask < 16; mask <<= 1) {
         auto next = mag;
         for (u32 t = 0; t < T; ++t)
-          for (u32 i = 0; i < chunks; ++i) next[t][i] = std::max(mag[t][i], mag[partner(t, mask)][i]);
+          for (u32 i = 0; i < chunks; ++i)
+            next[t][i] = std::max(mag[t][i], mask < C::threads_per_row ? mag[partner(t, mask)][i] : mag[t][i ^ (mask / C::threads_per_row)]);
         mag = next;
       }
       for (u32 t = 0; t < T; ++t) {
@@ -152,7 +161,7 @@ template <class C> struct norm_model {
               else b.out_bf16[at + 2 * e + h] = bits;
               b.writes[at + 2 * e + h] += 1;
             }
-          if (C::fp8_out && K::stores_scale(t)) {
+          if (C::fp8_out && K::stores_scale(t, i)) {
             const std::size_t g = static_cast<std::size_t>(row) * C::groups_per_row + K::chunk_of(t, i) / 16;
             b.scales[g] = quant.scale;
             b.scale_writes[g] += 1;

@@ -44,6 +44,9 @@
 //   Split 2 or 4 (rms, add_rms; one row per workgroup): a row's outputs over Split workgroups,
 //     each summing the whole row (the same bits); add_rms parts form a cluster so that no part
 //     writes r' before every part has read r.
+//   SlicesPerThread P (gated, S = 16): a head over 16 / P threads, thread j holding slices j and
+//     j + 16 / P ..; the butterfly's stages of masks >= 16 / P are adds inside the thread (the same
+//     bits: each stage adds the two partners, in either order); an E4M3 group is the head's threads.
 // The values are the same for every mapping; dispatch picks decode (rows <= 64: one row per
 // workgroup, the most SMs; add_rms FP8 where clusters exist: Split 2) or prefill instances
 // (wave64: 4 rows per workgroup; warp32: the two-warp mapping, its release point chosen at run
@@ -55,17 +58,23 @@
 
 namespace netra::contracts {
 
-/// The instance's fields as named (Split 1, the default, leaves the name as it was before Split).
-template <u32 Kind, u32 Weight, u32 Fp8Out, u32 MaxTokens, u32 WavesPerRow, u32 RowsPerWorkgroup, u32 Resident, u32 Split> struct norm_args {
+/// The instance's fields as named (Split 1 and SlicesPerThread 0, the defaults, leave the name as
+/// it was before those fields).
+template <u32 Kind, u32 Weight, u32 Fp8Out, u32 MaxTokens, u32 WavesPerRow, u32 RowsPerWorkgroup, u32 Resident, u32 Split, u32 SlicesPerThread>
+struct norm_args {
+  static constexpr i64 value[] = {Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident, Split, SlicesPerThread};
+};
+template <u32 Kind, u32 Weight, u32 Fp8Out, u32 MaxTokens, u32 WavesPerRow, u32 RowsPerWorkgroup, u32 Resident, u32 Split>
+struct norm_args<Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident, Split, 0> {
   static constexpr i64 value[] = {Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident, Split};
 };
 template <u32 Kind, u32 Weight, u32 Fp8Out, u32 MaxTokens, u32 WavesPerRow, u32 RowsPerWorkgroup, u32 Resident>
-struct norm_args<Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident, 1> {
+struct norm_args<Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident, 1, 0> {
   static constexpr i64 value[] = {Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident};
 };
 
 template <class Target, u32 Kind, u32 Weight, u32 Fp8Out, u32 MaxTokens, u32 WavesPerRow, u32 RowsPerWorkgroup, u32 Resident = 0,
-          u32 Split = 1, u32 WaveSize = Target::wave_size>
+          u32 Split = 1, u32 SlicesPerThread = 0, u32 WaveSize = Target::wave_size>
 struct norm {
   static_assert(is_built_target_v<Target> || is_audit_only_target_v<Target>,
                 "netra::contracts::norm: field Target is not supported; supported: netra::gfx950, netra::sm90a, netra::gfx942, "
@@ -101,7 +110,12 @@ struct norm {
   static_assert(WavesPerRow == 1 || (WavesPerRow == 2 && slices > WaveSize),
                 "netra::contracts::norm: field WavesPerRow must be 1, or 2 where a row has more slices than a wave has lanes "
                 "(warp32, N = 2048)");
-  static constexpr u32 threads_per_row = (slices < WaveSize ? slices : WaveSize) * WavesPerRow;
+  static_assert(SlicesPerThread == 0 || ((SlicesPerThread == 1 || SlicesPerThread == 2 || SlicesPerThread == 4) && Kind == 2),
+                "netra::contracts::norm: field SlicesPerThread must be 0 (as the wave gives), or 1, 2 or 4 for the gated norm "
+                "(16 / SlicesPerThread threads per head)");
+  /// SlicesPerThread 0: a row over min(S, W) * WavesPerRow threads; P (gated): over S / P threads,
+  /// each holding P slices (more values per thread, fewer threads and shuffles per head).
+  static constexpr u32 threads_per_row = SlicesPerThread > 0 ? slices / SlicesPerThread : (slices < WaveSize ? slices : WaveSize) * WavesPerRow;
   static constexpr u32 slices_per_thread = slices / threads_per_row;
   static constexpr u32 rows_per_workgroup = RowsPerWorkgroup;
   static constexpr u32 workgroup_size = RowsPerWorkgroup * threads_per_row;
@@ -111,6 +125,9 @@ struct norm {
                 "netra::contracts::norm: field RowsPerWorkgroup must make whole waves (RowsPerWorkgroup * threads per row a "
                 "multiple of the wave size)");
   static_assert(WaveSize % 16 == 0 && slices % 16 == 0, "netra::contracts::norm: an E4M3 group's 16 chunks lie in one wave");
+  /// Threads that share an E4M3 group (16 chunks): 16 consecutive threads, or a gated head's
+  /// S / P threads (each holding P of its chunks).
+  static constexpr u32 group_threads = threads_per_row < 16 ? threads_per_row : 16;
   static_assert(Resident <= 16 && (Resident == 0 || WavesPerRow == 1),
                 "netra::contracts::norm: field Resident must be 0, or 1 .. 16 with WavesPerRow 1 (a looping grid)");
   /// Resident 0: one row per thread group, grid ceil(rows / R). Resident > 0: grid
@@ -134,7 +151,8 @@ struct norm {
   static constexpr u32 release_at_start_max_tokens = 64;
   static constexpr u64 workspace_bytes = 0;
 
-  static constexpr const auto& template_args = norm_args<Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident, Split>::value;
+  static constexpr const auto& template_args =
+      norm_args<Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident, Split, SlicesPerThread>::value;
 
   /// Run-time admission: the first field that refuses, in this order.
   static decision admits(const norm_signature& s) {
@@ -238,8 +256,8 @@ using rms_norm = norm<Target, 0, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPer
 template <class Target, u32 Weight, u32 Fp8Out, u32 MaxTokens, u32 WavesPerRow, u32 RowsPerWorkgroup, u32 Resident = 0>
 using add_rms_norm = norm<Target, 1, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident>;
 /// RMSNorm(o) * SiLU(z) per head of 128, 32 heads per token, plain weight [128].
-template <class Target, u32 Fp8Out, u32 MaxTokens, u32 RowsPerWorkgroup, u32 Resident = 0>
-using gated_rms_norm = norm<Target, 2, 0, Fp8Out, MaxTokens, 1, RowsPerWorkgroup, Resident>;
+template <class Target, u32 Fp8Out, u32 MaxTokens, u32 RowsPerWorkgroup, u32 Resident = 0, u32 SlicesPerThread = 0>
+using gated_rms_norm = norm<Target, 2, 0, Fp8Out, MaxTokens, 1, RowsPerWorkgroup, Resident, 1, SlicesPerThread>;
 
 /// The decode mapping (up to 64 tokens): one row per workgroup, a whole wave64 or two warps per
 /// row of 2048; for the gated norm one wave of W / 16 heads per workgroup. add_rms with an FP8

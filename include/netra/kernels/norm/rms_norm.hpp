@@ -6,22 +6,21 @@
 // per row). Thread t of workgroup g owns row g R + t / T_r (row = token * heads + head) and, with
 // j = t % T_r, the slices q_p = j + T_r p (p < P = S / T_r), slice q holding chunks q + S k
 // (k < K): one 16-byte load of x (and of r, z) and of w per chunk, all issued before the first
-// use. Per slice one FMA chain over its 8 K values; the butterfly (xor masks 1 .. G/2) over each
-// slice register; P = 2 registers (warp32, one warp per row) are then added; with two warps per
-// row (WavesPerRow 2) lane 0 of each warp writes its butterfly to LDS [R][2], one barrier, and
-// every thread adds entry 0 and entry 1. Then y per value, and per chunk one 16-byte store of BF16
-// (or, FP8: the group amax over the 16 threads of the group, xor masks 1, 2, 4, 8, one scale per
-// group by dsl/block_quant.hpp, one 8-byte store of E4M3; thread j % 16 == 0 stores the scale).
+// use. Per slice one FMA chain over its 8 K values; the butterfly (xor masks 1 .. G/2) over slice
+// q: its lane bits by shuffles, its bits inside the thread (P > 1, masks >= T_r) by adds; S = 64:
+// R_0 + R_1 in the thread (warp32, one warp per row), across the wave (wave64) or through LDS
+// [R][2] and one barrier (two warps per row). Then y per value, one 16-byte BF16 store per chunk
+// (FP8: the group amax over the group's threads (16, or a gated head's T_r, each max over its P
+// chunks first), one scale per group by dsl/block_quant.hpp, one 8-byte E4M3 store per chunk; the
+// thread of the group's first chunk stores the scale).
 // add_rms stores r' (16 bytes per chunk) over r. Rows past the last (last workgroup) compute on
 // the last row and store nothing, so every lane takes part in the shuffles and the barrier.
 // Split > 1 (R = 1): grid rows x Split, workgroup g is part g % Split of row g / Split; every part
 // loads and sums the whole row and stores only its chunks (owns), r' included; add_rms: the parts
 // are a cluster (arrive after the sum's reads, wait, then r'). gated: silu(z) before the sum.
-// gfx950 (wave64): one wave per row of 2048 (one slice per lane) or 4 heads per wave (gated); no
-// LDS. sm90a (warp32): two warps per row (one slice per lane; dispatched at every size), or one
-// warp per row (two slices per lane); 2 heads per warp (gated). Programmatic dependent launch
-// (sm90a): weights and addresses before the wait; calls of at most release_at_start_max_tokens
-// tokens let their successor start at once, larger ones after their stores.
+// gfx950: a wave per row of 2048, 4 heads per wave (gated); no LDS. sm90a: two warps per row, or
+// one (P = 2); gated 2 heads per warp, or a head over 16 / P threads (SlicesPerThread P). PDL:
+// weights before the wait; calls of <= release_at_start_max_tokens tokens release at once.
 #pragma once
 #include "netra/contracts/norm/norm.hpp"
 #include "netra/dsl/block_quant.hpp"
@@ -55,8 +54,7 @@ template <class Contract> struct norm_kernel {
   static constexpr u32 waves_per_row = Contract::waves_per_row;
   static constexpr u32 split = Contract::split;
   static constexpr norm_kind kind = Contract::kind;
-  /// add_rms with Split > 1: the parts of a row form a cluster, and no part stores r' before
-  /// every part has read r (cluster barrier after the sum's reads, r' stored last).
+  /// add_rms with Split > 1: the parts of a row are a cluster; r' only after every part read r.
   static constexpr bool split_residual = kind == norm_kind::add_rms && split > 1;
   static constexpr u32 cluster_size = split_residual ? split : 1;
 
@@ -81,7 +79,6 @@ template <class Contract> struct norm_kernel {
   /// True when the workgroup's part (workgroup % Split) stores the thread's chunk i: every part
   /// loads and sums the whole row, part s stores k = i % K in [s K / Split, (s + 1) K / Split).
   NETRA_HOST_DEVICE static constexpr bool owns(u32 part, u32 i) { return (i % per_slice) / (per_slice / split) == part; }
-  /// Slice p of a thread.
   NETRA_HOST_DEVICE static constexpr u32 slice_of(u32 thread, u32 p) { return thread % threads_per_row + threads_per_row * p; }
   /// The thread's chunk i = p K + k: chunk q_p + S k of its row (values 8 chunk .. 8 chunk + 7).
   NETRA_HOST_DEVICE static constexpr u32 chunk_of(u32 thread, u32 i) { return slice_of(thread, i / per_slice) + slices * (i % per_slice); }
@@ -89,31 +86,40 @@ template <class Contract> struct norm_kernel {
   NETRA_HOST_DEVICE static constexpr i64 row_offset(u32 row, i64 stride) {
     return static_cast<i64>(row / Contract::heads) * stride + static_cast<i64>(row % Contract::heads) * Contract::n;
   }
-  /// True for the thread that stores the scale of its chunks' groups.
-  NETRA_HOST_DEVICE static constexpr bool stores_scale(u32 thread) { return thread % 16 == 0; }
+  /// True when the thread stores the scale of its chunk i's group: the group's first chunk.
+  NETRA_HOST_DEVICE static constexpr bool stores_scale(u32 thread, u32 i) { return chunk_of(thread, i) % 16 == 0; }
+  /// Chunk i's E4M3 group slot: one per chunk, or one for all (a gated head over < 16 threads).
+  static constexpr u32 group_threads = Contract::group_threads;
+  static constexpr u32 group_slots = group_threads < 16 ? 1 : chunks;
+  NETRA_HOST_DEVICE static constexpr u32 slot_of(u32 i) { return group_slots == 1 ? 0 : i; }
 
   static NETRA_DEVICE float lo_of(u32 w) { return bit_cast<float>(w << 16); }
   static NETRA_DEVICE float hi_of(u32 w) { return bit_cast<float>(w & 0xFFFF0000u); }
 
-  /// The row's sum of squares in the contract's order from this thread's slice partials.
+  /// The row's sum of squares in the contract's order from this thread's slice partials: the
+  /// butterfly stages of masks 1 .. G / 2 over slice q = j + T_r p (lane bits by shuffles, the
+  /// thread's own bits, masks >= T_r, by adds), then for S = 64 the stage of mask G (R_0 + R_1).
   static NETRA_DEVICE float row_sum(float (&part)[per_thread], u32 thread) {
 NETRA_UNROLL
-    for (u32 p = 0; p < per_thread; ++p) {
+    for (u32 mask = 1; mask < Contract::half; mask <<= 1) {
+      const u32 d = mask / threads_per_row;  // 0: a lane stage
 NETRA_UNROLL
-      for (u32 mask = 1; mask < Contract::half && mask < wave; mask <<= 1) part[p] = add_rn(part[p], xor_shuffle_f32<target>(part[p], mask));
+      for (u32 p = 0; p < per_thread; ++p) {
+        if (d == 0) part[p] = add_rn(part[p], xor_shuffle_f32<target>(part[p], mask));
+        else if ((p & d) == 0 && p + d < per_thread) part[p] = add_rn(part[p], part[p + d]);
+      }
     }
-    if constexpr (wave > Contract::half && threads_per_row > Contract::half) {  // wave64, S = 64: the last stage adds R_0 and R_1
+    if constexpr (slices == Contract::half) return part[0];
+    else if constexpr (threads_per_row <= Contract::half) {  // R_1 in the thread (warp32, one warp per row)
+      return add_rn(part[0], part[Contract::half / threads_per_row]);
+    } else if constexpr (wave > Contract::half) {  // wave64: the last stage across the wave's halves
       return add_rn(part[0], xor_shuffle_f32<target>(part[0], Contract::half));
-    } else if constexpr (per_thread == 2) {
-      return add_rn(part[0], part[1]);
-    } else if constexpr (waves_per_row == 2) {
+    } else {  // two warps per row: each warp's R through LDS
       NETRA_SHARED float halves[rows_per_workgroup][2];
       const u32 r = thread / threads_per_row, w = (thread % threads_per_row) / wave;
       if (lane_id<target>() == 0) halves[r][w] = part[0];
       workgroup_barrier<target>();
       return add_rn(halves[r][0], halves[r][1]);
-    } else {
-      return part[0];
     }
   }
 
@@ -121,20 +127,14 @@ NETRA_UNROLL
   struct row_inputs {
     u32x4 v[chunks], r[kind == norm_kind::add_rms ? chunks : 1], z[kind == norm_kind::gated ? chunks : 1];
   };
+  static NETRA_DEVICE void load_chunks(const u16* row_base, u32 thread, u32x4 (&into)[chunks]) {
+NETRA_UNROLL
+    for (u32 i = 0; i < chunks; ++i) into[i] = load_16B<target, cache_policy::streaming_early>(row_base + 8 * chunk_of(thread, i));
+  }
   static NETRA_DEVICE void load_row(const params& p, u32 thread, u32 row, row_inputs& in) {
-    const u16* x = p.x + row_offset(row, p.x_stride);
-NETRA_UNROLL
-    for (u32 i = 0; i < chunks; ++i) in.v[i] = load_16B<target, cache_policy::streaming_early>(x + 8 * chunk_of(thread, i));
-    if constexpr (kind == norm_kind::add_rms) {
-      const u16* r = p.residual + row_offset(row, p.residual_stride);
-NETRA_UNROLL
-      for (u32 i = 0; i < chunks; ++i) in.r[i] = load_16B<target, cache_policy::streaming_early>(r + 8 * chunk_of(thread, i));
-    }
-    if constexpr (kind == norm_kind::gated) {
-      const u16* g = p.gate + row_offset(row, p.gate_stride);
-NETRA_UNROLL
-      for (u32 i = 0; i < chunks; ++i) in.z[i] = load_16B<target, cache_policy::streaming_early>(g + 8 * chunk_of(thread, i));
-    }
+    load_chunks(p.x + row_offset(row, p.x_stride), thread, in.v);
+    if constexpr (kind == norm_kind::add_rms) load_chunks(p.residual + row_offset(row, p.residual_stride), thread, in.r);
+    if constexpr (kind == norm_kind::gated) load_chunks(p.gate + row_offset(row, p.gate_stride), thread, in.z);
   }
 
   static NETRA_DEVICE void run(const params& p) { run_part<0>(p, workgroup_id<target, 0>() % split); }
@@ -238,29 +238,29 @@ NETRA_UNROLL
         if (live && owns(Part, i)) store_16B<target>(out + 8 * chunk_of(thread, i), u32x4{y[i][0], y[i][1], y[i][2], y[i][3]});
     } else {
       u8* out = static_cast<u8*>(p.out) + out_offset;
-      u32 magnitude[chunks] = {};
+      u32 magnitude[group_slots] = {};
 NETRA_UNROLL
       for (u32 i = 0; i < chunks; ++i)
         if (owns(Part, i))
-          magnitude[i] = max_of(max_of(bf16x2_magnitude_max(y[i][0]), bf16x2_magnitude_max(y[i][1])),
-                              max_of(bf16x2_magnitude_max(y[i][2]), bf16x2_magnitude_max(y[i][3])));
+          magnitude[slot_of(i)] = max_of(magnitude[slot_of(i)], max_of(max_of(bf16x2_magnitude_max(y[i][0]), bf16x2_magnitude_max(y[i][1])),
+                                                                    max_of(bf16x2_magnitude_max(y[i][2]), bf16x2_magnitude_max(y[i][3]))));
 NETRA_UNROLL
-      for (u32 mask = 1; mask < 16; mask <<= 1) {
+      for (u32 mask = 1; mask < group_threads; mask <<= 1) {
 NETRA_UNROLL
-        for (u32 i = 0; i < chunks; ++i)
-          if (owns(Part, i)) magnitude[i] = max_of(magnitude[i], xor_shuffle_u32<target>(magnitude[i], mask));
+        for (u32 g = 0; g < group_slots; ++g)  // g = i where group_slots = chunks (Split 1 otherwise)
+          if (owns(Part, g)) magnitude[g] = max_of(magnitude[g], xor_shuffle_u32<target>(magnitude[g], mask));
       }
 NETRA_UNROLL
       for (u32 i = 0; i < chunks; ++i) {
         if (!owns(Part, i)) continue;
-        const e4m3_block_quantizer quant = e4m3_block_quantizer::of(magnitude[i]);
+        const e4m3_block_quantizer quant = e4m3_block_quantizer::of(magnitude[slot_of(i)]);  // one slot: the same, computed once
         u32 q[4];
 NETRA_UNROLL
         for (u32 e = 0; e < 4; ++e) q[e] = pack_e4m3x2<target>(quant.divider.quotient(lo_of(y[i][e])), quant.divider.quotient(hi_of(y[i][e])));
         const u32 c = chunk_of(thread, i);
         if (live) {
           store_8B<target>(out + 8 * c, q[0] | (q[1] << 16), q[2] | (q[3] << 16));
-          if (stores_scale(thread)) store_4B<target>(p.scales + static_cast<i64>(row) * Contract::groups_per_row + c / 16, bit_cast<u32>(quant.scale));
+          if (stores_scale(thread, i)) store_4B<target>(p.scales + static_cast<i64>(row) * Contract::groups_per_row + c / 16, bit_cast<u32>(quant.scale));
         }
       }
     }
@@ -286,9 +286,9 @@ NETRA_UNROLL
 
 /// The kernels of a norm contract instance, in launch order.
 template <class Target, u32 Kind, u32 Weight, u32 Fp8Out, u32 MaxTokens, u32 WavesPerRow, u32 RowsPerWorkgroup, u32 Resident, u32 Split,
-          u32 WaveSize>
-struct kernels_of<contracts::norm<Target, Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident, Split, WaveSize>> {
-  using contract = contracts::norm<Target, Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident, Split, WaveSize>;
+          u32 SlicesPerThread, u32 WaveSize>
+struct kernels_of<contracts::norm<Target, Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident, Split, SlicesPerThread, WaveSize>> {
+  using contract = contracts::norm<Target, Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident, Split, SlicesPerThread, WaveSize>;
   using type = type_list<norm_kernel<contract>>;
 };
 

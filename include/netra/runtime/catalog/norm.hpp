@@ -28,7 +28,15 @@ inline constexpr auto norm_alternatives = boost::hana::tuple_t<
     contracts::rms_norm<sm90a, 0, 0, 8192, 1, 4>, contracts::rms_norm<sm90a, 0, 1, 8192, 1, 4>,
     contracts::add_rms_norm<sm90a, 0, 0, 8192, 1, 4>, contracts::add_rms_norm<sm90a, 0, 1, 8192, 1, 4>,
     contracts::gated_rms_norm<sm90a, 0, 8192, 8>, contracts::gated_rms_norm<sm90a, 1, 8192, 8>>;
+/// sm90a gated candidates with more values per thread (SlicesPerThread 2: a head over 8 threads,
+/// 4 per warp; 4: over 4 threads), against the decode (1-2-0) and prefill (1-16-0) mappings.
+template <u32 Fp8Out>
+using gated_candidates = boost::hana::tuple<boost::hana::type<contracts::gated_rms_norm<sm90a, Fp8Out, 64, 4, 0, 2>>,
+                                            boost::hana::type<contracts::gated_rms_norm<sm90a, Fp8Out, 64, 8, 0, 2>>,
+                                            boost::hana::type<contracts::gated_rms_norm<sm90a, Fp8Out, 64, 8, 0, 4>>,
+                                            boost::hana::type<contracts::gated_rms_norm<sm90a, Fp8Out, 8192, 16, 0, 2>>>;
+inline constexpr auto norm_gated_candidates = boost::hana::flatten(boost::hana::make_tuple(gated_candidates<0>{}, gated_candidates<1>{}));
 
 inline constexpr auto norm =
-    boost::hana::flatten(boost::hana::make_tuple(norm_detail::of_target<gfx950>, norm_detail::of_target<sm90a>, norm_alternatives));
+    boost::hana::flatten(boost::hana::make_tuple(norm_detail::of_target<gfx950>, norm_detail::of_target<sm90a>, norm_alternatives, norm_gated_candidates));
 }  // namespace netra::catalog
