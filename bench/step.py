@@ -13,10 +13,12 @@ Per bucket (decode B in plan.DECODE_BUCKETS at KV length --kv-len, verify B in p
      reported, not bounded: docs/step.md) and graph-replayed;
   4. bytes floor (plan.step_bytes with the distinct experts the run's routes touched) / measured
      copy bandwidth, netra's ratio.
-Then: the teacher-forced oracle over all layers (--forced, per layer and op), per-family device time
-of the decode step (profiler) with the floor's part of each family, 1000 replays of one bucket with
-fixed inputs (one output), changing inputs == eager, single-family toggles with AB/BA alternation,
-the per-layer divergence trace. --headline-child: one fresh process timing the headline buckets
+Before the buckets: the attention glue's selection (model.select_glue) and the dense path's
+measured choice per group and row count (model.tune_dense, or --dense-table). After them:
+per-family device time and launches of the decode step (profiler) with the floor's part of each
+family, AB/BA and single-family toggles, 1000 replays of one bucket with fixed inputs (one output),
+changing inputs == eager, the teacher-forced oracle over all layers (--forced, per layer and op;
+the first before the buckets), the per-layer divergence trace. --headline-child: one fresh process timing the headline buckets
 (bench/device/step_session.sh runs three, --merge-fresh adds their median of medians). Every part
 runs inside the --seconds budget; a part that did not fit is recorded as skipped.
 
@@ -619,14 +621,14 @@ def main():
             err = attempt(f"{phase} B={B}", R.bucket, phase, B)
             if err is not None and "moe" in err.lower():  # still measure the bucket, the MoE on torch, and say so
                 attempt(f"{phase} B={B} with the moe family on torch", R.bucket, phase, B, ("moe",))
-    for phase, B in forced[1:]:
-        attempt(f"teacher-forced {phase} B={B}", R.teacher_forced, phase, B, need=20)
     for P in [int(x) for x in a.profile_buckets.split(",") if x]:
         attempt(f"profile B={P}", R.profile, P, need=15)
-    attempt("invariants", R.invariants, min(8, max(a.buckets)), a.hash_replays, need=20)
     for B in [int(x) for x in a.toggle_buckets.split(",") if x]:
         attempt(f"ABBA B={B}", R.abba, B, need=15)
         attempt(f"toggles B={B}", R.toggles, B, need=20)
+    attempt("invariants", R.invariants, min(8, max(a.buckets)), a.hash_replays, need=20)
+    for phase, B in forced[1:]:
+        attempt(f"teacher-forced {phase} B={B}", R.teacher_forced, phase, B, need=20)
     if a.divergence_bucket:
         attempt(f"divergence B={a.divergence_bucket}", R.divergence, a.divergence_bucket, need=20)
     write(R, a)
