@@ -499,6 +499,12 @@ def write(R, a):
                               workspace=R.workspace, coverage=R.coverage)
     meta = {"date": doc["environment"]["date"], "git_revision": doc["environment"]["git_revision"], "layers": R.cfg.layers, "kv_len": a.kv_len,
             "handle_bytes": R.doc["setup"].get("handle_bytes")}
+    glue = R.doc["setup"].get("glue", {})
+    meta["note"] = ("Framework path, per bucket (dense projections: `bf16`, or `fp8:` the groups multiplied block-scaled FP8 at that "
+                    "bucket's row count, as measured by model.tune_dense): " + ", ".join(
+                        f"{r['contract'].replace('step_', '')} {r['shape']['batch']}: {r.get('dense_path')}" for r in R.records) +
+                    f". Attention glue and activation quantization: {'fused Triton kernels' if glue.get('fused') else 'torch'} "
+                    f"({glue.get('why', 'not selected')}).")
     with open(a.coverage or os.path.join(a.out_dir, "step-coverage.md"), "w") as f:
         f.write(plan.coverage_markdown(R.coverage, R.workspace, meta, summaries) + "\n")
 
