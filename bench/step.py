@@ -63,17 +63,7 @@ class Clock:
         return self.end - time.time()
 
 
-def replay_us(graph, reps):
-    """Median µs per replay (events around each replay)."""
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    samples = []
-    for _ in range(reps):
-        start.record()
-        graph.replay()
-        end.record()
-        end.synchronize()
-        samples.append(start.elapsed_time(end) * 1000.0)
-    return statistics.median(samples), samples
+replay_us = model.replay_us
 
 
 def eager_us(fn, reps):

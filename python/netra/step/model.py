@@ -18,6 +18,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import math
+import statistics
 import time
 
 import torch
@@ -129,16 +130,22 @@ def _graph_us(fn, calls, reps=7):
     with torch.cuda.graph(g):
         fn()
     g.replay()
+    us, _ = replay_us(g, reps)
+    del g
+    return us / calls
+
+
+def replay_us(graph, reps):
+    """Median µs per replay of a CUDA graph (events around each replay), and the samples."""
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     samples = []
     for _ in range(reps):
         start.record()
-        g.replay()
+        graph.replay()
         end.record()
         end.synchronize()
-        samples.append(start.elapsed_time(end) * 1000.0 / calls)
-    del g
-    return sorted(samples)[len(samples) // 2]
+        samples.append(start.elapsed_time(end) * 1000.0)
+    return statistics.median(samples), samples
 
 
 def dense_group_shapes(cfg):
