@@ -45,9 +45,9 @@ if [ -x .carry-step/test_argmax_gpu ]; then
   mkdir -p build-step && ln -sfn "$PWD/.carry-step/code_objects" build-step/code_objects
   step argmax_gpu 15 .carry-step/test_argmax_gpu
 fi
-step step_pytest 50 python3 -m pytest -q -rs -s -p no:cacheprovider tests/python/test_step.py
-step step_bench 135 python3 bench/step.py --layers 40 --kv-len 8192 --reps 10 --hash-replays 1000 \
-  --seconds 127 --reserve 6 --dense-table "$OUT/dense_table.json" --dense-seconds 15 --out-dir "$OUT"
+step step_pytest 58 python3 -m pytest -q -rs -s -p no:cacheprovider tests/python/test_step.py
+step step_bench 130 python3 bench/step.py --layers 40 --kv-len 8192 --reps 10 --hash-replays 1000 \
+  --seconds 122 --reserve 6 --dense-table "$OUT/dense_table.json" --dense-seconds 15 --out-dir "$OUT"
 fresh=()
 for i in 0 1 2; do
   step "fresh_$i" 20 python3 bench/step.py --headline-child --layers 40 --kv-len 8192 --reps 20 --seed $((100 + i)) \
