@@ -453,7 +453,12 @@ def load_or_tune_dense(cfg, a):
         with open(a.dense_table) as f:
             table = json.load(f)
     else:
-        table = model.tune_dense(cfg, "cuda", seconds=a.dense_seconds, log=log)
+        try:
+            table = model.tune_dense(cfg, "cuda", seconds=a.dense_seconds, log=log)
+        except Exception as e:  # noqa: BLE001  (the step still runs, BF16 at every row count, and says why)
+            log(f"!! the dense measurement failed: {type(e).__name__}: {e}")
+            torch.cuda.synchronize()
+            table = {"error": {"0": {"chosen": "bf16", "error": f"{type(e).__name__}: {str(e)[:600]}"}}}
         if a.dense_table:
             with open(a.dense_table, "w") as f:
                 json.dump(table, f, indent=1)
