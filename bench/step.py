@@ -230,6 +230,7 @@ class Runner:
                              "exact on netra's logits; verify: the commit equals the accepted prefix's recurrence", peers, floor["total"], self.bw,
                              target_us=target,
                              bytes_parts=floor, ratio_to_floor=plan.ratio(r["netra_graph_us"], floor["total"] / self.bw * 1e6),
+                             floor_fp8_dense_us=plan.step_bytes(cfg, B, a.kv_len, phase, 1, experts)["total"] / self.bw * 1e6,
                              distinct_experts=experts, end_to_end=orc, verify_commit=commit, teacher_forced_prefix=tf["summary"],
                              dense_path=model.dense_label(self.fp8_rows, rows),
                              **{k: v for k, v in r.items() if k not in ("netra_graph_us", "netra_eager_us")})
