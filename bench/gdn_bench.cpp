@@ -250,7 +250,6 @@ template <class C, class Pre = void> void bench_core(std::size_t B, bool random_
                             (C::state_storage ? "bf16" : "fp32") + "\", \"value_block\": " + std::to_string(C::value_block) +
                             ", \"staging\": \"" + (C::staging ? "block" : "per_token") + "\", \"waves\": " + std::to_string(C::waves_per_workgroup) +
                             ", \"columns_per_lane\": " + std::to_string(C::columns_per_lane) + ", \"prefetch_ahead\": " + std::to_string(C::prefetch_ahead) +
-                            (C::persistent ? ", \"persistent\": " + std::to_string(C::persistent) : std::string()) +
                             (replay ? std::string(", \"accepted\": \"") + (random_lengths ? "random 0..T" : "T") + "\"" : std::string());
   if constexpr (same_v<Pre, void>) {
     const auto t = bench::time_eager_and_graph(stream, static_cast<int>(n), [&] {
@@ -320,12 +319,10 @@ int main(int argc, char** argv) {
     bench_core<contracts::gdn_replay<sm90a, ss::fp32>>(B, random, "replay");
     bench_core<contracts::gdn_replay<sm90a, ss::bf16, 16, 1, 8, 2, 264>>(B, random, "replay");
     bench_core<contracts::gdn_replay<sm90a, ss::fp32, 16, 1, 8, 2, 264>>(B, random, "replay");
-    bench_core<contracts::gdn_replay<sm90a, ss::bf16, 16, 1, 8, 2, 0, 264>>(B, random, "replay");
-    bench_core<contracts::gdn_replay<sm90a, ss::fp32, 16, 1, 8, 2, 0, 264>>(B, random, "replay");
     if (B != 128) return;
     bench_core<contracts::gdn_replay<sm90a, ss::bf16, 8, 1, 4>>(B, random, "replay");
-    each(cd::replay_candidates<ss::bf16>{}, [&]<class C>() { if (C::prefetch_ahead != 264 && C::persistent == 0) bench_core<C>(B, random, "replay"); });
-    each(cd::replay_candidates<ss::fp32>{}, [&]<class C>() { if (C::prefetch_ahead != 264 && C::persistent == 0) bench_core<C>(B, random, "replay"); });
+    each(cd::replay_candidates<ss::bf16>{}, [&]<class C>() { if (C::prefetch_ahead != 264) bench_core<C>(B, random, "replay"); });
+    each(cd::replay_candidates<ss::fp32>{}, [&]<class C>() { if (C::prefetch_ahead != 264) bench_core<C>(B, random, "replay"); });
   };
   if (conv_only) {
     for (std::size_t B : {64, 16, 1}) conv(B);

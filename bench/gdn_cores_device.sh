@@ -1,10 +1,10 @@
 #!/bin/bash
 # bench/gdn_cores_device.sh — one H200 call for the recurrent cores (issue 27: K0 verify and the
 # accepted-prefix replay), every step under its own time limit, logs and results under $OUT.
-# Correctness first, side by side: the kernel tests of every catalogued K0 mapping (the persistent
-# grids included) with the refusals and the protocol smoke of every schedule; the persistent
-# schedule's every-B and graph protocol; compute-sanitizer memcheck and racecheck of the small
-# persistent cases. Then the SASS of the K0 / replay cores (per-opcode counts of the token loop,
+# Correctness first, side by side: the kernel tests of every catalogued K0 mapping with the
+# refusals and the protocol smoke of every schedule; the shipped (whole-head prefetch) schedule's
+# every-B and graph protocol; compute-sanitizer memcheck of the refusals and the smoke, racecheck
+# of the M16 cases (staged LDS, small). Then the SASS of the K0 / replay cores (per-opcode counts of the token loop,
 # bench/gdn_sass.py), and one at a time the floors (bench/gdn_floor.cu), the driver's K0 and replay
 # records (--cores-only) and bench/gdn.py (rooflines, floors, the torch eager peer within a time
 # budget; torch.compile, 2538 us for K0 B 64 at 434d4cf, is left out to fit the call).
@@ -21,26 +21,27 @@ L="$OUT/gdn_logs.txt"  # at most 8 files come back: the small logs share one
 nvidia-smi -L > "$L" 2>&1
 G="$B/tests/test_gdn_gpu"
 START=$(date +%s)
+# (doctest filters split at commas: "?" stands for one)
 timeout "$T1" "$G" --duration=true -tc="K0*,refused*,protocol smoke*" > "$OUT/gdn_gpu_tests.txt" 2>&1 &
 P1=$!
-timeout "$T1" "$G" --duration=true -tc="protocol, persistent*" > /tmp/gdn_gpu_persistent.txt 2>&1 &
+timeout "$T1" "$G" --duration=true -tc="protocol? whole-head prefetch*" > /tmp/gdn_gpu_prefetch.txt 2>&1 &
 P2=$!
-timeout "$T1" compute-sanitizer --tool memcheck --error-exitcode 9 "$G" -tc="persistent cores*,refused*" > "$OUT/gdn_sanitizers.txt" 2>&1 &
+timeout "$T1" compute-sanitizer --tool memcheck --error-exitcode 9 "$G" -tc="refused*,protocol smoke*" > "$OUT/gdn_sanitizers.txt" 2>&1 &
 P3=$!
-timeout "$T1" compute-sanitizer --tool racecheck --error-exitcode 9 "$G" -tc="persistent cores, small*" > /tmp/gdn_racecheck.txt 2>&1 &
+timeout "$T1" compute-sanitizer --tool racecheck --error-exitcode 9 "$G" -tc="M16 core*" > /tmp/gdn_racecheck.txt 2>&1 &
 P4=$!
 {
   for f in "$B"/code_objects/gdn-recurrent-sm90a-0-64-12-*-16-1-*-2*.cubin "$B"/code_objects/gdn-replay-sm90a-2-128-12-1-16-1-8-2*.cubin; do
     timeout 10 cuobjdump --dump-sass "$f" > /tmp/gdn.sass 2>&1
     echo "== $(basename "$f")"
     timeout 10 python3 bench/gdn_sass.py /tmp/gdn.sass --elements 64
-    case "$f" in *0-64-12-0-16-1-8-2.cubin|*0-64-12-0-16-1-8-2-0-0-264.cubin) cp /tmp/gdn.sass "/tmp/$(basename "$f").sass" ;; esac
+    case "$f" in *0-64-12-0-16-1-8-2.cubin) cp /tmp/gdn.sass "/tmp/$(basename "$f").sass" ;; esac
   done
 } > "$OUT/gdn_sass.txt" 2>&1
 for p in $P1 $P2 $P3 $P4; do wait $p; echo "rc[$p]=$?" >> "$L"; done
 echo "== tests took $(( $(date +%s) - START )) s" >> "$L"
 { echo "== racecheck"; tail -n 12 /tmp/gdn_racecheck.txt; } >> "$OUT/gdn_sanitizers.txt"
-{ echo "== the persistent schedule's protocol"; cat /tmp/gdn_gpu_persistent.txt; } >> "$OUT/gdn_gpu_tests.txt"
+{ echo "== the whole-head prefetch schedule's protocol"; cat /tmp/gdn_gpu_prefetch.txt; } >> "$OUT/gdn_gpu_tests.txt"
 for s in /tmp/gdn-recurrent-*.sass; do { echo "== full SASS $(basename "$s")"; cat "$s"; } >> "$OUT/gdn_sass.txt"; done
 # ---- timing (serial)
 echo "== gdn-floor" >> "$L"

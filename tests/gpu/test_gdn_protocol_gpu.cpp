@@ -5,8 +5,8 @@
 // sentinel included) and rows that accepted nothing are unchanged byte for byte. Every batch
 // 1..128 eagerly, for FP32 and BF16 storage; then one captured graph per batch replayed with
 // inputs, slots and lengths changing before every replay (100 times at B = 128, FP32 state); the
-// same for the whole-head schedule (the shipped conv and K0 mappings), with the replay's L2
-// prefetch, and with K0 and the replay on persistent grids.
+// same for the whole-head schedule (the shipped conv and K0 mappings) and with the shipped replay
+// (the whole-head map with its L2 prefetch).
 #include <doctest/doctest.h>
 
 #include <numeric>
@@ -25,10 +25,10 @@ constexpr std::size_t max_rows = max_batch * T, pool_rows = 2400;
 
 /// A schedule: the mappings of the conv update (Staging, Threads, TokenGroups) and of the K0 and
 /// replay cores (ValueBlock, Staging, Waves, ColumnsPerLane).
-template <u32 ConvStaging, u32 ConvThreads, u32 ConvGroups, u32 Vb, u32 Staging, u32 Waves, u32 Columns, u32 Prefetch = 0, u32 Persistent = 0> struct schedule {
+template <u32 ConvStaging, u32 ConvThreads, u32 ConvGroups, u32 Vb, u32 Staging, u32 Waves, u32 Columns, u32 Prefetch = 0> struct schedule {
   using conv = contracts::gdn_conv<sm90a, 64, T, gdn::conv_layout::channel_major, gdn::conv_writes::windows, ConvStaging, ConvThreads, ConvGroups>;
-  template <u32 Storage> using k0 = contracts::gdn_k0<sm90a, Storage, Vb, Staging, Waves, Columns, 0, 0, Persistent>;
-  template <u32 Storage> using replay = contracts::gdn_replay<sm90a, Storage, Vb, Staging, Waves, Columns, Prefetch, Persistent>;
+  template <u32 Storage> using k0 = contracts::gdn_k0<sm90a, Storage, Vb, Staging, Waves, Columns>;
+  template <u32 Storage> using replay = contracts::gdn_replay<sm90a, Storage, Vb, Staging, Waves, Columns, Prefetch>;
 };
 using per_token_schedule = schedule<0, 256, 1, 8, 0, 1, 1>;
 using staged_schedule = schedule<0, 256, 1, 8, 1, 4, 1>;
@@ -37,8 +37,6 @@ using staged_schedule = schedule<0, 256, 1, 8, 1, 4, 1>;
 using head_schedule = schedule<1, 256, 2, 16, 1, 8, 2>;
 /// The same with the replay's L2 prefetch of the workgroup 264 later in launch order (the shipped replay).
 using prefetch_schedule = schedule<1, 256, 2, 16, 1, 8, 2, 264>;
-/// K0 and the replay on persistent grids of 264 workgroups (the next item's state in LDS under this one's tokens).
-using persistent_schedule = schedule<1, 256, 2, 16, 1, 8, 2, 0, 264>;
 
 template <u32 Storage, class Schedule = per_token_schedule> struct protocol {
   using elem = conditional_t<Storage == gdn::state_storage::fp32, float, std::uint16_t>;
@@ -227,8 +225,6 @@ TEST_CASE("protocol smoke: B 1, 3 and 70, FP32 and BF16 storage, every schedule"
   protocol<gdn::state_storage::bf16, head_schedule> hb;
   protocol<gdn::state_storage::fp32, prefetch_schedule> pf;
   protocol<gdn::state_storage::bf16, prefetch_schedule> pb;
-  protocol<gdn::state_storage::fp32, persistent_schedule> qf;
-  protocol<gdn::state_storage::bf16, persistent_schedule> qb;
   for (const std::size_t B : {std::size_t{1}, std::size_t{3}, std::size_t{70}}) {
     f.prepare(B), f.launch(B, nullptr), f.check(B, B < 4, "smoke fp32");
     b.prepare(B), b.launch(B, nullptr), b.check(B, B < 4, "smoke bf16");
@@ -237,8 +233,6 @@ TEST_CASE("protocol smoke: B 1, 3 and 70, FP32 and BF16 storage, every schedule"
     hb.prepare(B), hb.launch(B, nullptr), hb.check(B, B < 4, "smoke bf16 whole-head");
     pf.prepare(B), pf.launch(B, nullptr), pf.check(B, B < 4, "smoke fp32 whole-head, prefetch 264");
     pb.prepare(B), pb.launch(B, nullptr), pb.check(B, B < 4, "smoke bf16 whole-head, prefetch 264");
-    qf.prepare(B), qf.launch(B, nullptr), qf.check(B, B < 4, "smoke fp32 whole-head, persistent 264");
-    qb.prepare(B), qb.launch(B, nullptr), qb.check(B, B < 4, "smoke bf16 whole-head, persistent 264");
   }
 }
 
@@ -260,14 +254,4 @@ TEST_CASE("protocol, whole-head prefetch schedule: every B in 1..128 eagerly (BF
 TEST_CASE("protocol, whole-head prefetch schedule: one captured graph replayed 100 times at B = 128 (BF16 state; 5 times at B = 1, 37, 64, FP32)") {
   graph_buckets<gdn::state_storage::bf16, prefetch_schedule>({128}, 100);
   graph_buckets<gdn::state_storage::fp32, prefetch_schedule>({1, 37, 64}, 5);
-}
-TEST_CASE("protocol, persistent schedule: every B in 1..128 eagerly, one captured graph replayed 100 times at B = 128 (BF16; FP32 5 times at B = 1, 37, 64)") {
-  eager_every_batch<gdn::state_storage::bf16, persistent_schedule>();
-  eager_every_batch<gdn::state_storage::fp32, persistent_schedule>();
-  graph_buckets<gdn::state_storage::bf16, persistent_schedule>({128}, 100);
-  graph_buckets<gdn::state_storage::fp32, persistent_schedule>({1, 37, 64}, 5);
-}
-TEST_CASE("persistent cores, protocol smoke: B 3 and 17 on the persistent schedule, BF16 state (the sanitizers' case)") {
-  protocol<gdn::state_storage::bf16, persistent_schedule> p;
-  for (const std::size_t B : {std::size_t{3}, std::size_t{17}}) p.prepare(B), p.launch(B, nullptr), p.check(B, true, "persistent smoke bf16");
 }

@@ -3,7 +3,6 @@
 // precompute's head map, composed with modelled cross-lane shuffles, equal the oracles bit for bit.
 #include <doctest/doctest.h>
 
-#include <algorithm>
 #include <cstring>
 #include <random>
 #include <set>
@@ -207,35 +206,4 @@ TEST_CASE("the precompute's head map covers the 32 head slots and the 32 v heads
     for (u32 g = 0; g < kernel::groups_per_workgroup; ++g) slots.insert(kernel::head_slot(x, g));
   CHECK(slots.size() == 32);
   CHECK(*slots.rbegin() == 31);
-}
-
-TEST_CASE_TEMPLATE("a persistent core's workgroups walk every item once, and its LDS state slots hold each thread's state once (no bank conflict)", C,
-                   contracts::gdn_k0<sm90a, 0, 16, 1, 8, 2, 0, 0, 264>, contracts::gdn_k0<sm90a, 1, 16, 1, 4, 2, 0, 0, 528>,
-                   contracts::gdn_replay<sm90a, 1, 16, 1, 8, 2, 0, 264>) {
-  using core = kernels::gdn_recurrent_core<C>;
-  constexpr u32 blocks_x = ref::V / core::columns;
-  for (const u32 B : {1u, 5u, 17u, 64u, 128u}) {
-    if (B > C::max_batch) continue;
-    const u32 items = blocks_x * ref::HV * B, grid = core::shape(B).grid[0];
-    CHECK(grid == std::min(items, C::persistent));
-    CHECK(core::shape(B).dynamic_lds_bytes == C::state_buffer_bytes);
-    std::vector<int> hits(items, 0);
-    for (u32 g = 0; g < grid; ++g)
-      for (u32 n = g; n < items; n += grid) {
-        const auto it = kernels::gdn_pipeline::item(n, blocks_x);
-        REQUIRE(it.x < blocks_x);
-        REQUIRE(it.hv < ref::HV);
-        REQUIRE(it.b < B);
-        ++hits[(it.b * ref::HV + it.hv) * blocks_x + it.x];
-      }
-    for (int h : hits) REQUIRE(h == 1);
-  }
-  // Vector v of thread t at (v Threads + t) 16: each of the buffer's 16-byte slots once; a wave's
-  // 32 lanes read 32 consecutive slots for each v.
-  constexpr u32 per_thread = core::cpl * core::groups_per_lane * kernels::gdn_state_io::vectors<C::state_storage>;
-  CHECK(per_thread * core::workgroup_size * 16 == C::state_buffer_bytes);
-  std::vector<int> slots(C::state_buffer_bytes / 16, 0);
-  for (u32 t = 0; t < core::workgroup_size; ++t)
-    for (u32 v = 0; v < per_thread; ++v) ++slots[v * core::workgroup_size + t];
-  for (int h : slots) REQUIRE(h == 1);
 }

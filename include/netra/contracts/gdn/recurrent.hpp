@@ -23,12 +23,7 @@
 // asks for the L2 prefetch of the state block and token inputs of workgroup n + P (a hint: no
 // result depends on it; no-op on targets without an L2 prefetch); FusedDots (outputs only): the
 // q dot of token t computed in the same pass over the state as the decay and k dot of token t + 1
-// (one chain's latency per token instead of two); Persistent (W, 0 or a workgroup count, about
-// the resident workgroups; sm90a, Staging block, no PrefetchAhead): a grid of min(W, items)
-// workgroups, workgroup g walking the items (x, hv, b) g, g + W, ... of the plain grid's order,
-// each thread's part of the state block of its next item copied into LDS (asynchronous 16-byte
-// copies) while the current item's tokens run — the state read overlaps the arithmetic instead of
-// preceding it. Comparison: bitwise.
+// (one chain's latency per token instead of two). Comparison: bitwise.
 #pragma once
 #include "netra/contracts/gdn/admission.hpp"
 
@@ -79,21 +74,11 @@ template <u32 Commit, u32 MaxBatch, u32 Tokens, u32 StateStorage, u32 ValueBlock
 struct gdn_recurrent_all_args<Commit, MaxBatch, Tokens, StateStorage, ValueBlock, Staging, Waves, Columns, Prefetch, 0> {
   static constexpr const auto& value = gdn_recurrent_prefetch_args<Commit, MaxBatch, Tokens, StateStorage, ValueBlock, Staging, Waves, Columns, Prefetch>::value;
 };
-/// With a persistent grid every mapping field appears.
-template <u32 Commit, u32 MaxBatch, u32 Tokens, u32 StateStorage, u32 ValueBlock, u32 Staging, u32 Waves, u32 Columns, u32 Prefetch, u32 Fused,
-          u32 Persistent>
-struct gdn_recurrent_persistent_args {
-  static constexpr i64 value[] = {Commit, MaxBatch, Tokens, StateStorage, ValueBlock, Staging, Waves, Columns, Prefetch, Fused, Persistent};
-};
-template <u32 Commit, u32 MaxBatch, u32 Tokens, u32 StateStorage, u32 ValueBlock, u32 Staging, u32 Waves, u32 Columns, u32 Prefetch, u32 Fused>
-struct gdn_recurrent_persistent_args<Commit, MaxBatch, Tokens, StateStorage, ValueBlock, Staging, Waves, Columns, Prefetch, Fused, 0> {
-  static constexpr const auto& value = gdn_recurrent_all_args<Commit, MaxBatch, Tokens, StateStorage, ValueBlock, Staging, Waves, Columns, Prefetch, Fused>::value;
-};
 
 
 template <class Target, u32 Commit, u32 MaxBatch, u32 Tokens, u32 StateStorage, u32 ValueBlock = gdn_default_value_block<Target>,
           u32 Staging = gdn::token_staging::per_token, u32 WavesPerWorkgroup = 1, u32 ColumnsPerLane = 1, u32 PrefetchAhead = 0,
-          u32 FusedDots = 0, u32 Persistent = 0, u32 WaveSize = Target::wave_size>
+          u32 FusedDots = 0, u32 WaveSize = Target::wave_size>
 struct gdn_recurrent {
   static_assert(is_built_target_v<Target>,
                 "netra::contracts::gdn_recurrent: field Target is not supported; supported: netra::gfx950, netra::sm90a");
@@ -118,13 +103,6 @@ struct gdn_recurrent {
                 "netra::contracts::gdn_recurrent: field FusedDots must be 0, or 1 with outputs (Commit none or final)");
   static_assert(Staging == gdn::token_staging::block || WavesPerWorkgroup == 1,
                 "netra::contracts::gdn_recurrent: field WavesPerWorkgroup must be 1 with Staging 0 (per_token): waves share only staged tokens");
-  static_assert(Persistent <= 4096, "netra::contracts::gdn_recurrent: field Persistent must be in [0, 4096] workgroups");
-  // gfx950's 16-byte LDS copies (dsl/async_copy.hpp) complete before they return: the next state
-  // block would be read before the current item's tokens, not under them.
-  static_assert(Persistent == 0 || same_v<Target, sm90a>,
-                "netra::contracts::gdn_recurrent: field Persistent must be 0 on this target (no asynchronous LDS copy: sm90a only)");
-  static_assert(Persistent == 0 || (Staging == gdn::token_staging::block && PrefetchAhead == 0),
-                "netra::contracts::gdn_recurrent: field Persistent needs Staging 1 (block) and PrefetchAhead 0");
 
   using target = Target;
   // The replay's code object also holds the conv commit kernel: its own instantiation header.
@@ -140,20 +118,16 @@ struct gdn_recurrent {
   static constexpr u32 columns_per_lane = ColumnsPerLane;
   static constexpr u32 prefetch_ahead = PrefetchAhead;
   static constexpr bool fused_dots = FusedDots == 1;
-  static constexpr u32 persistent = Persistent;
   static constexpr u32 wave_size = WaveSize;
   static constexpr bool writes_outputs = Commit != gdn::state_commit::accepted_prefix;
   static constexpr u64 workspace_bytes = 0;
   static constexpr u64 state_bytes_per_slot = u64{gdn::state_elements} * gdn::state_bytes_per_element(StateStorage);
   static constexpr const auto& template_args =
-      gdn_recurrent_persistent_args<Commit, MaxBatch, Tokens, StateStorage, ValueBlock, Staging, WavesPerWorkgroup, ColumnsPerLane, PrefetchAhead, FusedDots,
-                                    Persistent>::value;
+      gdn_recurrent_all_args<Commit, MaxBatch, Tokens, StateStorage, ValueBlock, Staging, WavesPerWorkgroup, ColumnsPerLane, PrefetchAhead, FusedDots>::value;
   /// State registers per lane (FP32): the wave's 128 x Vb block over its lanes.
   static constexpr u32 state_registers = gdn::key_dim * ValueBlock / WaveSize;
   /// LDS of the staged token block (kernels/gdn/recurrent.hpp's stage): k, q, v, decay, beta.
   static constexpr u32 stage_bytes = Tokens * (2 * gdn::key_dim + ValueBlock * WavesPerWorkgroup + 2) * 4;
-  /// Persistent: the LDS (dynamic) that holds the workgroup's next state block, as stored.
-  static constexpr u32 state_buffer_bytes = Persistent == 0 ? 0u : gdn::key_dim * ValueBlock * WavesPerWorkgroup * gdn::state_bytes_per_element(StateStorage);
 
   static decision admits(const gdn_recurrent_signature& s) {
     constexpr i64 D = gdn::channels, H = gdn::heads_qk, HV = gdn::heads_v, K = gdn::key_dim, V = gdn::value_dim;
@@ -197,10 +171,8 @@ struct gdn_recurrent {
   /// workgroups of 8 warps per processor), except at MaxBatch 1, whose grid fills one workgroup per
   /// processor at most (255); 128 state registers: 255.
   static constexpr u32 register_cap = state_registers <= 64 && MaxBatch > 1 ? 128 : 255;
-  /// The staged block (and the state buffer) plus 1 KiB (sm90a's reserved shared memory), in whole KiB.
-  static constexpr u32 lds_budget = Staging == gdn::token_staging::block && stage_bytes + state_buffer_bytes > 19456
-                                        ? (stage_bytes + state_buffer_bytes + 2047) / 1024 * 1024
-                                        : 20480;
+  /// The staged block plus 1 KiB (sm90a's reserved shared memory), in whole KiB.
+  static constexpr u32 lds_budget = Staging == gdn::token_staging::block && stage_bytes > 19456 ? (stage_bytes + 2047) / 1024 * 1024 : 20480;
 
   static constexpr resource_budget budget() {
     if constexpr (same_v<Target, gfx950>) {
@@ -228,13 +200,12 @@ struct gdn_recurrent {
 /// The article's contracts: K0 verify (B 1..64, T 12, nothing committed), M16 (B 1, T 16,
 /// committed), replay (B 1..128, T 12, accepted prefix committed).
 template <class Target, u32 StateStorage, u32 ValueBlock = gdn_default_value_block<Target>, u32 Staging = 0, u32 Waves = 1, u32 Columns = 1, u32 Prefetch = 0,
-          u32 Fused = 0, u32 Persistent = 0>
-using gdn_k0 = gdn_recurrent<Target, gdn::state_commit::none, 64, 12, StateStorage, ValueBlock, Staging, Waves, Columns, Prefetch, Fused, Persistent>;
+          u32 Fused = 0>
+using gdn_k0 = gdn_recurrent<Target, gdn::state_commit::none, 64, 12, StateStorage, ValueBlock, Staging, Waves, Columns, Prefetch, Fused>;
 template <class Target, u32 StateStorage, u32 ValueBlock = gdn_default_value_block<Target>, u32 Staging = 0, u32 Waves = 1, u32 Columns = 1, u32 Fused = 0>
 using gdn_m16 = gdn_recurrent<Target, gdn::state_commit::final, 1, 16, StateStorage, ValueBlock, Staging, Waves, Columns, 0, Fused>;
-template <class Target, u32 StateStorage, u32 ValueBlock = gdn_default_value_block<Target>, u32 Staging = 0, u32 Waves = 1, u32 Columns = 1, u32 Prefetch = 0,
-          u32 Persistent = 0>
-using gdn_replay = gdn_recurrent<Target, gdn::state_commit::accepted_prefix, 128, 12, StateStorage, ValueBlock, Staging, Waves, Columns, Prefetch, 0, Persistent>;
+template <class Target, u32 StateStorage, u32 ValueBlock = gdn_default_value_block<Target>, u32 Staging = 0, u32 Waves = 1, u32 Columns = 1, u32 Prefetch = 0>
+using gdn_replay = gdn_recurrent<Target, gdn::state_commit::accepted_prefix, 128, 12, StateStorage, ValueBlock, Staging, Waves, Columns, Prefetch>;
 
 }  // namespace contracts
 }  // namespace netra

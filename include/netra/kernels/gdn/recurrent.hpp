@@ -3,13 +3,13 @@
 //
 // Grid (V / (Vb P), 32, B), P = WavesPerWorkgroup; workgroup = P waves. Workgroup (x, hv, b)
 // owns value columns Vb P x .. Vb P x + Vb P - 1 of v head hv of request b for the whole token
-// block (an item); wave w owns the Vb of them starting at Vb (P x + w), and its state block
-// (128 x Vb) stays in registers from the first token to the last (128 Vb / wave FP32 registers
-// per lane). Persistent W: a grid of min(W, items) workgroups, workgroup g taking items g, g + W,
-// ... in the plain grid's order, the next item's state copied into LDS by each thread while this
-// item's tokens run (kernels/gdn/state_pipeline.hpp), its token rows asked into L2.
-// Token inputs (field Staging, kernels/gdn/recurrent_inputs.hpp): per token from global memory, or
-// the head's token block staged in LDS first (one staging for P waves).
+// block; wave w owns the Vb of them starting at Vb (P x + w), and its state block (128 x Vb)
+// stays in registers from the first token to the last (128 Vb / wave FP32 registers per lane).
+// Token inputs (field Staging): per_token: in the token loop each lane loads k and q of its rows
+// (16-byte loads; the Vb lanes of a row group read the same addresses), decay, beta and its v;
+// block: the workgroup first copies the head's whole token block (k, q (not for the replay) of
+// head hv / 2 for all T tokens, its columns' v, decay, beta) into LDS, one workgroup barrier, and the
+// token loop reads only LDS — no global latency between tokens, one staging for P waves.
 // With N = Vb / C column lanes (C = ColumnsPerLane), lane l owns the C adjacent columns
 // Vb (P x + w) + C (l % N) + c, c < C, and the row groups r = G (l / N) .. G (l / N) + G - 1
 // (rows [32 r, 32 r + 32)), L = wave / N lanes per column, G = 4 / L groups per lane
@@ -22,21 +22,20 @@
 // other global store (the audit test checks the code objects). Commit final / accepted_prefix:
 // the state block is stored once, after the last token. FusedDots: token t - 1's q dot runs in
 // token t's decay pass over the state (kernels/gdn/dot_tree.hpp), its outputs stored then, the
-// last token's after the loop. PrefetchAhead P: first, thread 0 asks for the L2 prefetch of the
-// state block of workgroup n + P of the launch order (kernels/gdn/prefetch_ahead.hpp) and threads
-// 1..T for its token rows, where that workgroup reads anything.
+// last token's after the loop. PrefetchAhead P: first, thread 0 asks
+// for the L2 prefetch of the state block of workgroup n + P of the launch order (kernels/gdn/
+// prefetch_ahead.hpp) and threads 1..T for its token rows, where that workgroup reads anything.
 #pragma once
 #include "netra/contracts/gdn/recurrent.hpp"
 #include "netra/dsl/entry.hpp"
 #include "netra/dsl/ids.hpp"
 #include "netra/dsl/math.hpp"
+#include "netra/dsl/prefetch.hpp"
 #include "netra/dsl/workgroup_barrier.hpp"
 #include "netra/kernels/gdn/conv_commit.hpp"
 #include "netra/kernels/gdn/dot_tree.hpp"
 #include "netra/kernels/gdn/prefetch_ahead.hpp"
-#include "netra/kernels/gdn/recurrent_inputs.hpp"
 #include "netra/kernels/gdn/state_io.hpp"
-#include "netra/kernels/gdn/state_pipeline.hpp"
 #include "netra/kernels/gdn/token_loop.hpp"
 
 namespace netra::kernels {
@@ -63,17 +62,31 @@ template <class Contract> struct gdn_recurrent_core {
   static constexpr u32 tokens = Contract::tokens;
   static constexpr u32 columns = vb * waves;  // per workgroup
   static constexpr bool staged = Contract::staging == gdn::token_staging::block;
-  using params = gdn_recurrent_params;
-  using inputs = gdn_token_inputs<Contract, dot>;
-  using stage = typename inputs::stage;
-  using tokens_in = typename inputs::reader;
 
-  /// Persistent: the state buffer (dynamic LDS, above 48 KiB allowed at load).
-  static constexpr u32 dynamic_lds_bytes = Contract::state_buffer_bytes;
-  NETRA_HOST_DEVICE static constexpr launch_shape shape(u32 batch) {
-    if constexpr (Contract::persistent > 0) return {{gdn_pipeline::workgroups(Contract::persistent, gdn::value_dim / columns * gdn::heads_v * batch), 1, 1}, workgroup_size, dynamic_lds_bytes};
-    else return {{gdn::value_dim / columns, gdn::heads_v, batch}, workgroup_size, 0};
-  }
+  /// The token block of one workgroup in LDS.
+  struct stage {
+    alignas(16) float kq[2][tokens][gdn::key_dim];  // [0]: k, [1]: q of head hv / 2
+    float v[tokens][columns];
+    float decay[tokens];
+    float beta[tokens];
+  };
+
+  struct params {
+    const float* q;
+    const float* k;
+    const u16* v;
+    i64 v_row_stride;
+    const float* decay;
+    const float* beta;
+    void* state;
+    const i32* slots;
+    u16* out;
+    const i32* accepted;
+    i32 state_slots;
+    u32 batch;
+  };
+
+  NETRA_HOST_DEVICE static constexpr launch_shape shape(u32 batch) { return {{gdn::value_dim / columns, gdn::heads_v, batch}, workgroup_size, 0}; }
   /// Value column c (0 .. C-1) that lane `lane` of wave `w` of workgroup x owns.
   NETRA_HOST_DEVICE static constexpr u32 column(u32 workgroup_x, u32 w, u32 lane, u32 c = 0) {
     return (workgroup_x * waves + w) * vb + (lane % column_lanes) * cpl + c;
@@ -81,96 +94,111 @@ template <class Contract> struct gdn_recurrent_core {
   /// Row group m (0 .. G-1) of lane `lane`: rows [32 r, 32 r + 32).
   NETRA_HOST_DEVICE static constexpr u32 row_group(u32 lane, u32 m) { return (lane / column_lanes) * groups_per_lane + m; }
 
-  /// The L2 prefetch of what workgroup n + P of the launch order reads (nothing for a workgroup that commits nothing).
-  static NETRA_DEVICE void prefetch_later(const params& p, u32 x, u32 hv, u32 b) {
-    const auto n = gdn_prefetch::ahead(x, hv, b, blocks_x, gdn::heads_v, p.batch, Contract::prefetch_ahead);
-    if (n.valid) inputs::prefetch(p, n.x, n.y, n.z, state_of(p, slot_of(p, n.z), n.y, n.x * columns), columns * column_bytes);
-  }
-  static NETRA_DEVICE void run(const params& p) {
-    if constexpr (Contract::persistent == 0) {
-      const gdn_pipeline::item3 n{workgroup_id<target, 0>(), workgroup_id<target, 1>(), workgroup_id<target, 2>()};
-      if constexpr (Contract::prefetch_ahead > 0) prefetch_later(p, n.x, n.hv, n.b);
-      item(p, n, {});
-    } else {
-      NETRA_DYNAMIC_SHARED_BYTES(lds);
-      const u32 items = blocks_x * gdn::heads_v * p.batch, step = gdn_pipeline::workgroups(Contract::persistent, items);
-      const pipe buf{lds, thread_id<target>()};
-      u32 n = workgroup_id<target, 0>();
-      copy_state(p, buf, gdn_pipeline::item(n, blocks_x));
-      for (; n < items; n += step) item(p, gdn_pipeline::item(n, blocks_x), buf, n + step < items, gdn_pipeline::item(n + step, blocks_x));
+  /// Where the token loop reads token t's inputs: global memory (per_token) or the staged block.
+  struct tokens_in {
+    const params& p;
+    const stage* sh;
+    u64 row0;
+    u32 hv, head, j, local;
+    NETRA_DEVICE float decay(u32 t) const { return staged ? sh->decay[t] : p.decay[(row0 + t) * gdn::heads_v + hv]; }
+    NETRA_DEVICE float beta(u32 t) const { return staged ? sh->beta[t] : p.beta[(row0 + t) * gdn::heads_v + hv]; }
+    /// v of this lane's column c at token t.
+    NETRA_DEVICE float v(u32 t, u32 c) const {
+      if constexpr (staged) return sh->v[t][local + c];
+      else return f32_from_bf16(p.v[(row0 + t) * p.v_row_stride + gdn::v_offset + hv * gdn::value_dim + j + c]);
     }
-  }
-
- private:
-  using pipe = gdn_pipeline::buffer<target, workgroup_size>;
-  static constexpr u32 blocks_x = gdn::value_dim / columns;
-  static constexpr u64 column_bytes = u64{gdn::key_dim} * gdn::state_bytes_per_element(Contract::state_storage);
-  static constexpr u32 vectors = gdn_state_io::vectors<Contract::state_storage>;
-  /// The resolved slot of request b: the requested one, or the sentinel (the pool's last).
-  static NETRA_DEVICE u64 slot_of(const params& p, u32 b) {
-    const i32 requested = p.slots[b];
-    return static_cast<u32>(requested) < static_cast<u32>(p.state_slots - 1) ? static_cast<u32>(requested) : static_cast<u32>(p.state_slots - 1);
-  }
-  /// Column j of v head hv in slot `slot` of the pool.
-  static NETRA_DEVICE char* state_of(const params& p, u64 slot, u32 hv, u32 j) {
-    return static_cast<char*>(p.state) + ((slot * gdn::heads_v + hv) * gdn::value_dim + j) * column_bytes;
-  }
-  /// Row group m of the lane's column c, from column j's base.
-  static NETRA_DEVICE u64 group_offset(u32 lane, u32 c, u32 m) { return c * column_bytes + row_group(lane, m) * rows * gdn::state_bytes_per_element(Contract::state_storage); }
-  /// Persistent: this thread's state vectors of item n into its LDS slots.
-  static NETRA_DEVICE void copy_state(const params& p, const pipe& buf, gdn_pipeline::item3 n) {
-    const u32 lane = lane_id<target>();
-    const char* base = state_of(p, slot_of(p, n.b), n.hv, column(n.x, waves == 1 ? 0u : wave_id<target>(), lane));
-    NETRA_UNROLL
-    for (u32 c = 0; c < cpl; ++c)
-      NETRA_UNROLL
-      for (u32 m = 0; m < groups_per_lane; ++m)
+    /// Rows [32 r, 32 r + 32) of k (Which 0) or q (Which 1) of token t.
+    template <u32 Which> NETRA_DEVICE void rows_of(u32 t, u32 r, float (&x)[rows]) const {
+      if constexpr (staged) {
+        const float* src = &sh->kq[Which][t][r * gdn_recurrent_core::rows];
         NETRA_UNROLL
-        for (u32 e = 0; e < vectors; ++e) buf.copy((c * groups_per_lane + m) * vectors + e, base + group_offset(lane, c, m) + 16 * e);
-    buf.commit();
-  }
-
-  /// One workgroup's work: the tokens of columns x of v head hv of request b. Persistent: the
-  /// state from `buf`, and the copy of item `next` (if `more`) once the token block is staged.
-  static NETRA_DEVICE void item(const params& p, gdn_pipeline::item3 n, [[maybe_unused]] const pipe& buf, [[maybe_unused]] bool more = false,
-                                [[maybe_unused]] gdn_pipeline::item3 next = {}) {
-    constexpr bool persistent = Contract::persistent > 0;
-    const u32 lane = lane_id<target>();
-    const u32 x = n.x, hv = n.hv, b = n.b;
-    const u32 j = column(x, waves == 1 ? 0u : wave_id<target>(), lane);  // the lane's first column
-    const bool real = static_cast<u32>(p.slots[b]) < static_cast<u32>(p.state_slots - 1);
-    char* const column_base = state_of(p, slot_of(p, b), hv, j);
-    u32 count = tokens;
-    if constexpr (persistent) buf.wait();
-    if constexpr (commit == gdn::state_commit::accepted_prefix) {
-      count = static_cast<u32>(p.accepted[b]);
-      if (!real || count == 0 || count > tokens) {  // nothing to commit (uniform over the workgroup)
-        if constexpr (persistent)
-          if (more) copy_state(p, buf, next);
-        return;
+        for (u32 v = 0; v < gdn_recurrent_core::rows / 4; ++v) {
+          const u32x4 w = *reinterpret_cast<const u32x4*>(src + 4 * v);  // 16-byte LDS reads
+          x[4 * v] = bit_cast<float>(w.x), x[4 * v + 1] = bit_cast<float>(w.y);
+          x[4 * v + 2] = bit_cast<float>(w.z), x[4 * v + 3] = bit_cast<float>(w.w);
+        }
+      } else {
+        dot::load_rows((Which ? p.q : p.k) + ((row0 + t) * gdn::heads_qk + head) * gdn::key_dim + r * gdn_recurrent_core::rows, x);
       }
     }
+  };
 
+  /// Copies the head's token block into `sh` (every thread of the workgroup), then the barrier.
+  static NETRA_DEVICE void stage_block(const params& p, stage& sh, u64 row0, u32 x, u32 hv, u32 head) {
+    const u32 thread = thread_id<target>();
+    constexpr u32 kq_vectors = (Contract::writes_outputs ? 2 : 1) * tokens * gdn::key_dim / 4;  // the replay reads no q
+    for (u32 e = thread; e < kq_vectors; e += workgroup_size) {
+      const u32 which = e / (tokens * gdn::key_dim / 4), t = (e / (gdn::key_dim / 4)) % tokens, c = e % (gdn::key_dim / 4);
+      const u32x4 w = load_16B<target>((which ? p.q : p.k) + ((row0 + t) * gdn::heads_qk + head) * gdn::key_dim + 4 * c);
+      float* dst = &sh.kq[which][t][4 * c];
+      dst[0] = bit_cast<float>(w.x), dst[1] = bit_cast<float>(w.y), dst[2] = bit_cast<float>(w.z), dst[3] = bit_cast<float>(w.w);
+    }
+    for (u32 e = thread; e < tokens * columns; e += workgroup_size) {
+      const u32 t = e / columns, c = e % columns;
+      sh.v[t][c] = f32_from_bf16(p.v[(row0 + t) * p.v_row_stride + gdn::v_offset + hv * gdn::value_dim + x * columns + c]);
+    }
+    if (thread < tokens) {
+      sh.decay[thread] = p.decay[(row0 + thread) * gdn::heads_v + hv];
+      sh.beta[thread] = p.beta[(row0 + thread) * gdn::heads_v + hv];
+    }
+    workgroup_barrier<target>();
+  }
+
+  /// The L2 prefetch of what workgroup n + P of the launch order reads (nothing for a workgroup that commits nothing).
+  static NETRA_DEVICE void prefetch_later(const params& p, u32 x, u32 hv, u32 b) {
+    const auto n = gdn_prefetch::ahead(x, hv, b, gdn::value_dim / columns, gdn::heads_v, p.batch, Contract::prefetch_ahead);
+    if (!n.valid) return;
+    const i32 s = p.slots[n.z];
+    if (static_cast<u32>(s) >= static_cast<u32>(p.state_slots - 1)) return;
+    if constexpr (commit == gdn::state_commit::accepted_prefix)
+      if (const u32 c = static_cast<u32>(p.accepted[n.z]); c == 0 || c > tokens) return;
+    constexpr u32 bytes = gdn::state_bytes_per_element(Contract::state_storage);
+    const u32 thread = thread_id<target>();
+    if (thread == 0) {
+      const u64 column0 = (u64{static_cast<u32>(s)} * gdn::heads_v + n.y) * gdn::value_dim + n.x * columns;
+      prefetch_l2<target>(static_cast<const char*>(p.state) + column0 * gdn::key_dim * bytes, columns * gdn::key_dim * bytes);
+    } else if (thread <= tokens) {
+      const u64 row = u64{n.z} * tokens + thread - 1, kq = (row * gdn::heads_qk + n.y / 2) * gdn::key_dim;
+      prefetch_l2<target>(p.k + kq, gdn::key_dim * 4);
+      if constexpr (Contract::writes_outputs) prefetch_l2<target>(p.q + kq, gdn::key_dim * 4);
+      prefetch_l2<target>(p.v + row * p.v_row_stride + gdn::v_offset + n.y * gdn::value_dim + n.x * columns, columns * 2);
+    }
+  }
+
+  static NETRA_DEVICE void run(const params& p) {
+    const u32 lane = lane_id<target>();
+    const u32 x = workgroup_id<target, 0>();
+    const u32 hv = workgroup_id<target, 1>();
+    const u32 b = workgroup_id<target, 2>();
+    if constexpr (Contract::prefetch_ahead > 0) prefetch_later(p, x, hv, b);
+    const u32 j = column(x, waves == 1 ? 0u : wave_id<target>(), lane);  // the lane's first column
+    const i32 requested = p.slots[b];
+    const bool real = static_cast<u32>(requested) < static_cast<u32>(p.state_slots - 1);
+    const u64 slot = real ? static_cast<u32>(requested) : static_cast<u32>(p.state_slots - 1);
+    u32 count = tokens;
+    if constexpr (commit == gdn::state_commit::accepted_prefix) {
+      count = static_cast<u32>(p.accepted[b]);
+      if (!real || count == 0 || count > tokens) return;  // nothing to commit (uniform over the workgroup)
+    }
+
+    constexpr u32 bytes = gdn::state_bytes_per_element(Contract::state_storage);
+    char* const column_base = static_cast<char*>(p.state) + ((slot * gdn::heads_v + hv) * gdn::value_dim + j) * gdn::key_dim * bytes;
+    constexpr u64 column_bytes = u64{gdn::key_dim} * bytes;
     float s[cpl][groups_per_lane][rows];
     NETRA_UNROLL
     for (u32 c = 0; c < cpl; ++c)
       NETRA_UNROLL
-      for (u32 m = 0; m < groups_per_lane; ++m) {
-        if constexpr (persistent) gdn_state_io::unpack<Contract::state_storage>([&](u32 e) { return buf.read((c * groups_per_lane + m) * vectors + e); }, s[c][m]);
-        else gdn_state_io::load<target, Contract::state_storage>(column_base + group_offset(lane, c, m), s[c][m]);
-      }
+      for (u32 m = 0; m < groups_per_lane; ++m)
+        gdn_state_io::load<target, Contract::state_storage>(column_base + c * column_bytes + row_group(lane, m) * rows * bytes, s[c][m]);
 
     const u32 head = hv / (gdn::heads_v / gdn::heads_qk);
     const u64 row0 = u64{b} * tokens;
     const stage* sh = nullptr;
     if constexpr (staged) {
       NETRA_SHARED stage block;
-      if constexpr (persistent) workgroup_barrier<target>();  // the previous item's token loop is done with the block
-      inputs::stage_block(p, block, row0, x, hv, head);
+      stage_block(p, block, row0, x, hv, head);
       sh = &block;
     }
-    if constexpr (persistent)
-      if (more) copy_state(p, buf, next), inputs::prefetch(p, next.x, next.hv, next.b, nullptr);  // after the barrier that follows every thread's reads
     const tokens_in in{p, sh, row0, hv, head, j, j - x * columns};
 
     [[maybe_unused]] float pq[cpl][groups_per_lane];  // FusedDots: the q-dot partials of the previous token
@@ -210,10 +238,12 @@ template <class Contract> struct gdn_recurrent_core {
       NETRA_UNROLL
       for (u32 c = 0; c < cpl; ++c)
         NETRA_UNROLL
-        for (u32 m = 0; m < groups_per_lane; ++m) gdn_state_io::store<target, Contract::state_storage>(column_base + group_offset(lane, c, m), s[c][m]);
+        for (u32 m = 0; m < groups_per_lane; ++m)
+          gdn_state_io::store<target, Contract::state_storage>(column_base + c * column_bytes + row_group(lane, m) * rows * bytes, s[c][m]);
     }
   }
 
+ private:
   /// Token t's q dot over the state after its update, then its outputs.
   static NETRA_DEVICE void q_dot_and_output(const params& p, const tokens_in& in, const float (&s)[cpl][groups_per_lane][rows], u32 t, u64 row0, u32 hv,
                                             u32 j, u32 lane) {
@@ -245,9 +275,9 @@ template <class Contract> struct gdn_recurrent_core {
 };
 
 template <class Target, u32 Commit, u32 MaxBatch, u32 Tokens, u32 StateStorage, u32 ValueBlock, u32 Staging, u32 Waves, u32 Columns, u32 Prefetch,
-          u32 Fused, u32 Persistent, u32 WaveSize>
-struct kernels_of<contracts::gdn_recurrent<Target, Commit, MaxBatch, Tokens, StateStorage, ValueBlock, Staging, Waves, Columns, Prefetch, Fused, Persistent, WaveSize>> {
-  using contract = contracts::gdn_recurrent<Target, Commit, MaxBatch, Tokens, StateStorage, ValueBlock, Staging, Waves, Columns, Prefetch, Fused, Persistent, WaveSize>;
+          u32 Fused, u32 WaveSize>
+struct kernels_of<contracts::gdn_recurrent<Target, Commit, MaxBatch, Tokens, StateStorage, ValueBlock, Staging, Waves, Columns, Prefetch, Fused, WaveSize>> {
+  using contract = contracts::gdn_recurrent<Target, Commit, MaxBatch, Tokens, StateStorage, ValueBlock, Staging, Waves, Columns, Prefetch, Fused, WaveSize>;
   using type = conditional_t<Commit == gdn::state_commit::accepted_prefix, type_list<gdn_recurrent_core<contract>, gdn_conv_commit<contract>>,
                              type_list<gdn_recurrent_core<contract>>>;
 };

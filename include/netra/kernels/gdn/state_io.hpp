@@ -1,8 +1,7 @@
 // netra/kernels/gdn/state_io.hpp — one row group of a recurrent state column (32 consecutive key
 // indices, contiguous in the [slots, 32, V, K] pool) between memory and FP32 registers.
-// FP32 storage: 8 x 16 B; BF16 storage: 4 x 16 B, widened exactly on load (from global memory, or
-// from the vectors a persistent core staged in LDS), rounded to nearest even (NaN -> 0x7FFF,
-// dsl/convert.hpp) on store — the only rounding storage adds.
+// FP32 storage: 8 x 16 B; BF16 storage: 4 x 16 B, widened exactly on load, rounded to nearest
+// even (NaN -> 0x7FFF, dsl/convert.hpp) on store — the only rounding storage adds.
 #pragma once
 #include "netra/contracts/gdn/model.hpp"
 #include "netra/dsl/convert.hpp"
@@ -11,15 +10,11 @@
 namespace netra::kernels::gdn_state_io {
 inline constexpr u32 rows = 32;
 
-/// 16-byte vectors of one stored row group: FP32 8, BF16 4.
-template <u32 Storage> inline constexpr u32 vectors = rows * gdn::state_bytes_per_element(Storage) / 16;
-
-/// The row group from its stored 16-byte vectors `vector(v)`, v < vectors<Storage>.
-template <u32 Storage, class Vectors> NETRA_DEVICE void unpack(const Vectors& vector, float (&s)[rows]) {
+template <class Target, u32 Storage> NETRA_DEVICE void load(const void* base, float (&s)[rows]) {
   if constexpr (Storage == gdn::state_storage::fp32) {
     NETRA_UNROLL
     for (u32 v = 0; v < rows / 4; ++v) {
-      const u32x4 w = vector(v);
+      const u32x4 w = load_16B<Target>(static_cast<const float*>(base) + 4 * v);
       s[4 * v] = bit_cast<float>(w.x);
       s[4 * v + 1] = bit_cast<float>(w.y);
       s[4 * v + 2] = bit_cast<float>(w.z);
@@ -28,15 +23,11 @@ template <u32 Storage, class Vectors> NETRA_DEVICE void unpack(const Vectors& ve
   } else {
     NETRA_UNROLL
     for (u32 v = 0; v < rows / 8; ++v) {
-      const u32x4 w = vector(v);
+      const u32x4 w = load_16B<Target>(static_cast<const u16*>(base) + 8 * v);
       NETRA_UNROLL
       for (u32 e = 0; e < 8; ++e) s[8 * v + e] = bit_cast<float>(e % 2 ? w[static_cast<int>(e / 2)] & 0xFFFF0000u : w[static_cast<int>(e / 2)] << 16);
     }
   }
-}
-
-template <class Target, u32 Storage> NETRA_DEVICE void load(const void* base, float (&s)[rows]) {
-  unpack<Storage>([&](u32 v) { return load_16B<Target>(static_cast<const u8*>(base) + 16 * v); }, s);
 }
 
 template <class Target, u32 Storage> NETRA_DEVICE void store(void* base, const float (&s)[rows]) {

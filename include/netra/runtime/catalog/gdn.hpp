@@ -38,23 +38,15 @@ template <u32 Writes>
 using conv_candidates =
     conditional_t<Writes == cw::windows, boost::hana::tuple<boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 1, 256, 2>>>,
                   boost::hana::tuple<boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 2, 256, 3, 3>>>>;
-/// K0 also: the whole-head map with the L2 prefetch of the workgroup 264 later (PrefetchAhead), and
-/// persistent grids (Persistent: the next item's state copied into LDS under the current item's
-/// tokens) of whole heads (264 workgroups, 2 a SM) and half heads (528, 4 a SM).
 template <u32 S>
-using k0_candidates = boost::hana::tuple<boost::hana::type<contracts::gdn_k0<sm90a, S, 16, 1, 8, 2>>, boost::hana::type<contracts::gdn_k0<sm90a, S, 16, 1, 4, 2>>,
-                                         boost::hana::type<contracts::gdn_k0<sm90a, S, 16, 1, 8, 2, 264>>,
-                                         boost::hana::type<contracts::gdn_k0<sm90a, S, 16, 1, 8, 2, 0, 0, 264>>,
-                                         boost::hana::type<contracts::gdn_k0<sm90a, S, 16, 1, 4, 2, 0, 0, 528>>>;
+using k0_candidates = boost::hana::tuple<boost::hana::type<contracts::gdn_k0<sm90a, S, 16, 1, 8, 2>>, boost::hana::type<contracts::gdn_k0<sm90a, S, 16, 1, 4, 2>>>;
 /// M16 with FusedDots (token t's q dot in token t + 1's decay pass) on the staged 8-column map.
 template <u32 S>
 using m16_candidates = boost::hana::tuple<boost::hana::type<contracts::gdn_m16<sm90a, S, 16, 1, 2, 2>>, boost::hana::type<contracts::gdn_m16<sm90a, S, 8, 1, 4, 1, 1>>>;
-/// The whole-head replay, with PrefetchAhead 264 (two resident workgroups on each of the H200's
-/// 132 processors: the state block and token rows of the workgroup one resident wave later), and
-/// on a persistent grid of 264 workgroups (the next item's state in LDS under this one's tokens).
+/// The whole-head replay, and with PrefetchAhead 264 (two resident workgroups on each of the H200's
+/// 132 processors: the state block and token rows of the workgroup one resident wave later).
 template <u32 S>
-using replay_candidates = boost::hana::tuple<boost::hana::type<contracts::gdn_replay<sm90a, S, 16, 1, 8, 2>>, boost::hana::type<contracts::gdn_replay<sm90a, S, 16, 1, 8, 2, 264>>,
-                                             boost::hana::type<contracts::gdn_replay<sm90a, S, 16, 1, 8, 2, 0, 264>>>;
+using replay_candidates = boost::hana::tuple<boost::hana::type<contracts::gdn_replay<sm90a, S, 16, 1, 8, 2>>, boost::hana::type<contracts::gdn_replay<sm90a, S, 16, 1, 8, 2, 264>>>;
 }  // namespace gdn_detail
 
 inline constexpr auto gdn = boost::hana::flatten(boost::hana::make_tuple(
