@@ -44,10 +44,14 @@ class Args(ctypes.Structure):  # kernels/attention/extend.hpp: attention_extend_
                [("q_tokens", ctypes.c_int64)]
 
 
+BATCHED_SLICES = 16  # kernels/attention/extend.hpp: attention_extend_stage_two::batched_slices (the launch path's choice)
+
+
 class Instance:
-    """The pair view's cubin: stage zero, the GQA8 stage one over the view, stage two."""
+    """The pair view's cubin: stage zero, the GQA8 stage one over the view, stage two (batched from 16 slices on)."""
     NAME = NAME
-    SYMBOLS = (("zero", b"netra_attention_extend_stage_zero"), ("one", b"netra_attention_gqa8_stage_one"), ("two", b"netra_attention_extend_stage_two"))
+    SYMBOLS = (("zero", b"netra_attention_extend_stage_zero"), ("one", b"netra_attention_gqa8_stage_one"), ("two", b"netra_attention_extend_stage_two"),
+               ("two_batched", b"netra_attention_extend_stage_two_batched"))
     STAGE_ONE_LDS = {"one": LDS}
 
     def __init__(self, objects: str):
@@ -78,25 +82,25 @@ class Instance:
         st = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
         check(cuda.cuLaunchKernel(self.f["zero"], E, c.batch, 1, 256, 1, 1, 0, st, pa, None), "launch zero")
         check(cuda.cuLaunchKernel(self.f["one"], slices, 4, c.batch, 384, 1, 1, LDS, st, pv, None), "launch one")
-        check(cuda.cuLaunchKernel(self.f["two"], HKV, E, c.batch, D, 1, 1, 0, st, pa, None), "launch two")
+        self.stage_two(c, slices, st, pa)
+
+    def stage_two(self, c: "Case", slices: int, st, pa) -> None:
+        check(cuda.cuLaunchKernel(self.f["two_batched" if slices >= BATCHED_SLICES else "two"], HKV, E, c.batch, D, 1, 1, 0, st, pa, None),
+              "launch two")
 
 
 class Native(Instance):
-    """The native 48-row plan (contracts::attention_gqa4_extend_native) over `heads` KV heads per workgroup:
-    its stage one (or its floor: the same grid, copies, look-ups and workspace writes without the math)
-    and the same stage two."""
+    """The native 48-row plan (contracts::attention_gqa4_extend_native): its stage one (or its floor: the
+    same grid, copies, look-ups and workspace writes without the math) and the same stage two."""
+    NAME = "attention-gqa4-extend-native-sm90a-1-6-64-128"
+    LDS, THREADS = 6 * 64 * 128 + 4 * 64 * 8, 96  # attention_gqa4_extend_native::lds_bytes, workgroup_size
     SYMBOLS = (("one", b"netra_attention_extend_native_stage_one"), ("floor", b"netra_attention_extend_native_floor"),
-               ("two", b"netra_attention_extend_stage_two"))
+               ("two", b"netra_attention_extend_stage_two"), ("two_batched", b"netra_attention_extend_stage_two_batched"))
+    STAGE_ONE_LDS = {"one": LDS, "floor": LDS}
 
-    def __init__(self, objects: str, heads: int):
-        self.heads = heads
-        self.NAME = f"attention-gqa4-extend-native-sm90a-1-6-64-128-{heads}"
-        self.LDS, self.THREADS = 6 * 64 * 128 * heads + 4 * 64 * 8, 96 * heads  # attention_gqa4_extend_native::lds_bytes, workgroup_size
-        self.STAGE_ONE_LDS = {"one": self.LDS, "floor": self.LDS}
-        super().__init__(objects)
-
-    def slices_for(self, batch: int, processors: int) -> int:  # attention_gqa4_extend_native::slices_for
-        return min(max(2, self.heads * processors // (batch * 4)), max(2, CAP // batch))
+    @staticmethod
+    def slices_for(batch: int, processors: int) -> int:  # attention_gqa4_extend_native::slices_for: the pair view's, at most 16
+        return min(16, Instance.slices_for(batch, processors))
 
     def launch(self, c: "Case", s: int, slices: int, floor: bool = False) -> None:
         ws = self.workspace.data_ptr()
@@ -107,9 +111,9 @@ class Native(Instance):
                  c.q_tokens)
         pa = (ctypes.c_void_p * 1)(ctypes.cast(ctypes.pointer(a), ctypes.c_void_p))
         st = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
-        check(cuda.cuLaunchKernel(self.f["floor" if floor else "one"], slices, HKV // self.heads, c.batch, self.THREADS, 1, 1, self.LDS, st, pa, None),
+        check(cuda.cuLaunchKernel(self.f["floor" if floor else "one"], slices, HKV, c.batch, self.THREADS, 1, 1, self.LDS, st, pa, None),
               "launch native one")
-        check(cuda.cuLaunchKernel(self.f["two"], HKV, E, c.batch, D, 1, 1, 0, st, pa, None), "launch two")
+        self.stage_two(c, slices, st, pa)
 
 
 class Case:
@@ -209,7 +213,7 @@ def sdpa_peers(c: Case, dense: list, check_requests: list[int]) -> list[dict]:
     return peers
 
 
-def bench_shape(insts: list[Instance], batch: int, prefix: int, seed: int, bw: float, target_fraction: float | None) -> dict:
+def bench_shape(insts: tuple[Instance, Native], batch: int, prefix: int, seed: int, bw: float, target_fraction: float | None) -> dict:
     probe = Case(batch, prefix, 1, seed)
     sets = min(common.rotation(probe.bytes()), 64)
     del probe
@@ -217,7 +221,7 @@ def bench_shape(insts: list[Instance], batch: int, prefix: int, seed: int, bw: f
     processors = torch.cuda.get_device_properties(0).multi_processor_count
     check_requests = sorted({0, batch - 1})
     timed = {}
-    for inst in insts:  # the pair view, then the native plan over 1, 2, 4 KV heads per workgroup; each checked before it counts
+    for inst in insts:  # the pair view, then the native plan; each checked before it counts
         slices = inst.slices_for(batch, processors)
         calls = [lambda s=s, inst=inst, slices=slices: inst.launch(c, s, slices) for s in range(sets)]
         for x in c.out:
@@ -228,28 +232,17 @@ def bench_shape(insts: list[Instance], batch: int, prefix: int, seed: int, bw: f
         again = c.out[0].clone()
         calls[0]()
         repeatable = bool(torch.equal(again.view(torch.int16), c.out[0].view(torch.int16)))
-        timed[inst.NAME] = (inst, slices, cmp, repeatable, again, common.bench_graph(calls, reps=15), common.bench_eager(calls, reps=15))
-    view = timed[NAME]
-    natives = [t for t in timed.values() if isinstance(t[0], Native)]
-    # Every native plan at the pair view's slice count (results depend on the slices): the same bits over 1, 2, 4 KV heads
-    # per workgroup (heads_same_bits), and the pair view's (same_bits).
-    native_bits = []
-    for t in natives:
-        t[0].launch(c, 0, view[1])
-        torch.cuda.synchronize()
-        native_bits.append(c.out[0].clone().view(torch.int16))
-    heads_same_bits = all(bool(torch.equal(native_bits[0], x)) for x in native_bits[1:])
-    same_bits = all(bool(torch.equal(view[4].view(torch.int16), x)) for x in native_bits)
-    del native_bits
-    floors = {t[0].heads: common.bench_graph([lambda s=s, t=t: t[0].launch(c, s, t[1], floor=True) for s in range(sets)], reps=15)["median_us"]
-              for t in natives}
-    best = min(timed.values(), key=lambda t: t[5]["median_us"])
-    fastest_native = min(natives, key=lambda t: t[5]["median_us"])
-    sweep = {fastest_native[1]: fastest_native[5]["median_us"]}  # the fastest native mapping at other slice counts (slices_for's choice checked)
-    for alt in sorted({max(2, fastest_native[1] // 2), min(CAP // batch, 2 * fastest_native[1])} - {fastest_native[1]}):
-        sweep[alt] = common.bench_graph([lambda s=s, alt=alt: fastest_native[0].launch(c, s, alt) for s in range(sets)], reps=15)["median_us"]
-    inst, slices, cmp, repeatable, _, g, e = best
-    floor = floors[inst.heads if isinstance(inst, Native) else 1]
+        timed[type(inst).__name__] = (inst, slices, cmp, repeatable, again, common.bench_graph(calls, reps=15), common.bench_eager(calls, reps=15))
+    native, native_slices = timed["Native"][0], timed["Native"][1]
+    native.launch(c, 0, timed["Instance"][1])  # the native plan at the pair view's slice count: the same bits (results depend on the slices)
+    torch.cuda.synchronize()
+    same_bits = bool(torch.equal(timed["Instance"][4].view(torch.int16), c.out[0].view(torch.int16)))
+    floor = common.bench_graph([lambda s=s: native.launch(c, s, native_slices, floor=True) for s in range(sets)], reps=15)["median_us"]
+    view_g = timed["Instance"][5]["median_us"]
+    sweep = {native_slices: timed["Native"][5]["median_us"]}  # the native plan at other slice counts (slices_for's choice checked)
+    for alt in sorted({max(2, native_slices // 2), min(CAP // batch, 2 * native_slices)} - {native_slices}):
+        sweep[alt] = common.bench_graph([lambda s=s, alt=alt: native.launch(c, s, alt) for s in range(sets)], reps=15)["median_us"]
+    inst, slices, cmp, repeatable, _, g, e = min(timed.values(), key=lambda t: t[5]["median_us"])
     cmp = dict(cmp, beyond_bound=max(t[2]["beyond_bound"] for t in timed.values()))
     repeatable = all(t[3] for t in timed.values())
     dense = [c.dense(s) for s in range(min(sets, 2))]
@@ -257,24 +250,18 @@ def bench_shape(insts: list[Instance], batch: int, prefix: int, seed: int, bw: f
     peers = sdpa_peers(c, dense, check_requests)
     del dense
     roofline = c.bytes() / bw * 1e6
-    by_heads = {str(t[0].heads): t for t in natives}
-    fastest_heads = fastest_native[0].heads
 
     def line(rec: dict) -> str:
-        return (f"{inst.NAME} B={batch} P={prefix} slices {slices}: graph {g['median_us']:.2f} us eager {e['median_us']:.2f} | pair view "
-                f"{view[5]['median_us']:.2f} | native by heads {rec['native_heads_graph_us']} slices {rec['native_heads_slices']} | floors by "
-                f"heads {floors} | heads {fastest_heads} by slices {sweep} | same bits over heads {heads_same_bits}, as the pair view {same_bits} | roofline {roofline:.2f} "
+        return (f"{inst.NAME} B={batch} P={prefix} slices {slices}: graph {g['median_us']:.2f} us eager {e['median_us']:.2f} | pair view {view_g:.2f} "
+                f"| native floor {floor:.2f} | native by slices {sweep} | same bits {same_bits} | roofline {roofline:.2f} "
                 f"({roofline / g['median_us']:.1%}) | {cmp} | best peer {rec['best_peer']} {rec['best_peer_graph_us']} | copy {copy_us}")
     return shape_record("gqa4_extend", inst.NAME, {"batch": batch, "kv_len": prefix, "tq": E}, g, e, "contracts/attention/gqa4_extend.hpp",
-                        check_requests, line, correct=cmp["beyond_bound"] == 0 and repeatable and heads_same_bits, peers=peers, bytes_moved=c.bytes(), copy_bandwidth=bw,
-                        target_us=roofline / target_fraction if target_fraction else None, floor_us=floor, slices=slices, input_sets=sets,
-                        pair_view_graph_us=view[5]["median_us"], native_graph_us=by_heads["1"][5]["median_us"], native_slices=by_heads["1"][1],
-                        native_heads_graph_us={k: t[5]["median_us"] for k, t in by_heads.items()},
-                        native_heads_slices={k: t[1] for k, t in by_heads.items()},
-                        native_heads_floor_us={str(k): v for k, v in floors.items()},
-                        native_slices_sweep_heads=fastest_heads, native_slices_graph_us={str(k): v for k, v in sorted(sweep.items())},
-                        native_equals_pair_view_bits=same_bits, native_heads_same_bits=heads_same_bits, fraction_of_floor=floor / g["median_us"],
-                        repeatable_bits=repeatable, dequant_copy_graph_us=copy_us, fraction_of_roofline=roofline / g["median_us"], **cmp)
+                        check_requests, line, correct=cmp["beyond_bound"] == 0 and repeatable and same_bits, peers=peers, bytes_moved=c.bytes(),
+                        copy_bandwidth=bw, target_us=roofline / target_fraction if target_fraction else None, floor_us=floor, slices=slices,
+                        input_sets=sets, pair_view_graph_us=view_g, native_graph_us=timed["Native"][5]["median_us"], native_slices=native_slices,
+                        native_slices_graph_us={str(k): v for k, v in sorted(sweep.items())}, native_equals_pair_view_bits=same_bits,
+                        fraction_of_floor=floor / g["median_us"], repeatable_bits=repeatable, dequant_copy_graph_us=copy_us,
+                        fraction_of_roofline=roofline / g["median_us"], **cmp)
 
 
 def main() -> None:
@@ -286,7 +273,7 @@ def main() -> None:
     began = time.monotonic()
     torch.zeros(1, device="cuda")
     bw = common.copy_bandwidth()
-    insts = [Instance(a.objects)] + [Native(a.objects, h) for h in (1, 2, 4)]
+    insts = (Instance(a.objects), Native(a.objects))
     records = []
     plan = [(64, 4096, 0.85), (1, 4096, None), (16, 4096, None), (64, 1024, None), (16, 1024, None), (1, 1024, None)]
     for i, (batch, prefix, target) in enumerate(plan):
@@ -296,9 +283,8 @@ def main() -> None:
         records.append(bench_shape(insts, batch, prefix, 2600 + batch + prefix, bw, target))
         torch.cuda.empty_cache()  # the shape's inputs went with bench_shape
         method = ("GQA4 extend (bench/attention_extend.py): CUDA graph replay and eager bursts over input sets rotated past L2, median of 15 "
-                  "(peers 10); the pair view's three kernels and the native plan's two per call over 1, 2 and 4 KV heads per workgroup, the "
-                  "fastest recorded (all checked, bits compared at the pair view's slices); floor_us = the recorded plan's grid's floor (its stage "
-                  "one without the math, then stage two; native_heads_floor_us: each native grid's); SDPA peers read a dense BF16 copy of prefix + extension, timed separately "
+                  "(peers 10); the pair view's three kernels and the native plan's two per call (stage two batched from 16 slices on), the faster "
+                  "recorded (both checked, bits compared); floor_us = the native grid's floor (its stage one without the math, then stage two); SDPA peers read a dense BF16 copy of prefix + extension, timed separately "
                   "(dequant_copy_graph_us); target_us = roofline / 0.85 at B=64, P=4096")
         shapes = {(r["shape"]["batch"], r["shape"]["kv_len"]) for r in records}  # the shapes this run measured replace theirs; the others stay
         common.merge_family(a.out, "attention", records,

@@ -57,7 +57,5 @@ netra_add_compile_fail_test(negative_attention_extend_page_size negative/attenti
   "netra::contracts::attention_gqa4_extend: field PageSize must be 1 or 16")
 netra_add_compile_fail_test(negative_attention_extend_split_capacity negative/attention_extend_split_capacity.cpp
   "netra::contracts::attention_gqa4_extend: field SplitCapacity must be in \\[2 MaxBatch, 1024\\]")
-netra_add_compile_fail_test(negative_attention_extend_heads negative/attention_extend_heads.cpp
-  "netra::contracts::attention_gqa4_extend_native: field Heads must be 1, 2 or 4 \\(gfx950: 1 or 2\\)")
 netra_add_host_test(test_attention_gqa8_pair_plan kernels/test_attention_gqa8_pair_plan.cpp)
 target_compile_options(test_attention_gqa8_pair_plan PRIVATE -O2)

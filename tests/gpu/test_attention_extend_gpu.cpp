@@ -4,14 +4,12 @@
 // not multiples of 64, equal scores, a spike, +-448, subnormal codes, tiny and huge scales, page
 // size 16), with the NaN that fills every unindexed slot never reaching an output and the rows of
 // refused extents left untouched; masked (out-of-pool) indices never read; bitwise identical
-// across runs; refused calls launch nothing and write nothing. The native plan runs over 1, 2 and 4 KV
-// heads per workgroup (the same bits).
+// across runs; refused calls launch nothing and write nothing.
 #include <doctest/doctest.h>
 
 #include <cstring>
 #include <map>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "gpu/attention_gpu_common.hpp"
@@ -27,12 +25,8 @@ using extend = contracts::attention_gqa4_extend_served<sm90a>;
 using extend16 = contracts::attention_gqa4_extend<sm90a, 16, 1, 6, 64, 128>;
 using native = contracts::attention_gqa4_extend_native<sm90a, 1, 6, 64, 128>;  // the 48-row plan: the same order, the same oracle
 using native16 = contracts::attention_gqa4_extend_native<sm90a, 16, 6, 64, 128>;
-using native2 = contracts::attention_gqa4_extend_native<sm90a, 1, 6, 64, 128, 2>;  // 2 and 4 KV heads per workgroup: the same bits
-using native4 = contracts::attention_gqa4_extend_native<sm90a, 1, 6, 64, 128, 4>;
 TYPE_TO_STRING_AS("pair view", extend);
 TYPE_TO_STRING_AS("native", native);
-TYPE_TO_STRING_AS("native2", native2);
-TYPE_TO_STRING_AS("native4", native4);
 
 namespace {
 template <class C> const handle<C>& h() {
@@ -94,24 +88,10 @@ template <class C> void bounded(const extend_shape& shape, std::uint32_t seed, c
   CHECK(s.nan == 0);
   CHECK(s.untouched_bad == 0);
 }
-/// netra's order of case `seed` at `slices`, computed once for every plan.
-const std::vector<std::uint16_t>& order_of(const extend_case& c, std::uint32_t seed, i64 slices) {
-  static std::map<std::pair<std::uint32_t, i64>, std::vector<std::uint16_t>> done;
-  auto it = done.find({seed, slices});
-  if (it == done.end()) it = done.emplace(std::pair{seed, slices}, netra_order<plan>(c, static_cast<int>(slices))).first;
-  return it->second;
-}
-/// KV heads per stage-one workgroup (the pair view: 1 pair).
-template <class C> constexpr u32 heads_of() {
-  if constexpr (requires { C::heads; })
-    return C::heads;
-  else
-    return 1;
-}
 template <class C> void bitwise(const extend_shape& shape, std::uint32_t seed, i64 slices) {
   const extend_case c = make_case(shape, seed);
   const auto got = run<C>(c, slices);
-  const auto& want = order_of(c, seed, slices);
+  const auto want = netra_order<plan>(c, static_cast<int>(slices));
   std::size_t differ = 0, checked = 0;
   for (int b = 0; b < c.batch; ++b)  // the outputs of the requests the call writes
     if (writable(c, b))
@@ -123,11 +103,11 @@ template <class C> void bitwise(const extend_shape& shape, std::uint32_t seed, i
 }
 }  // namespace
 
-TEST_CASE_TEMPLATE("extend: bitwise equal to netra's order on exact inputs (split 2 and more, page size 1 and 16)", P, extend, native, native2, native4) {
+TEST_CASE_TEMPLATE("extend: bitwise equal to netra's order on exact inputs (split 2 and more, page size 1 and 16)", P, extend, native) {
   using C16 = conditional_t<P::native, native16, extend16>;
   const extend_shape s{1, {0, 1, 63, 64, 65, 300, 1000}, {1, 12, 7, 12, 3, 12, 9}, 0.37f, 0.8f, extend_fill::bitwise, 0};
   for (i64 slices : {2, 3, 16}) bitwise<P>(s, 1, slices);
-  if constexpr (heads_of<P>() == 1) bitwise<C16>({16, {0, 1, 17, 300}, {12, 2, 12, 5}, 0.5f, 2.0f, extend_fill::bitwise, 0}, 2, 4);
+  bitwise<C16>({16, {0, 1, 17, 300}, {12, 2, 12, 5}, 0.5f, 2.0f, extend_fill::bitwise, 0}, 2, 4);
   bitwise<P>({1, std::vector<std::int64_t>(8, 600), std::vector<int>(8, 12), 1.0f, 1.0f, extend_fill::bitwise, 0}, 3, 2);  // full 48-row tiles
 }
 
@@ -139,20 +119,7 @@ TEST_CASE("extend: the native plan and the pair view give the same bits (random 
   }
 }
 
-TEST_CASE("extend: the native plan over 1, 2 and 4 KV heads per workgroup gives the same bits (random and adversarial inputs, ragged, B = 64)") {
-  const extend_case r = make_case({1, {0, 1, 63, 700, 4099, 64, 129}, {12, 1, 5, 12, 12, 8, 3}, 0.9f, 1.1f, extend_fill::random, 3}, 6);
-  const extend_case sat = make_case({1, {129, 700}, {12, 12}, 1.0f / 64, 1.0f, extend_fill::saturated, 0}, 7);
-  const extend_case b64 = make_case({1, std::vector<std::int64_t>(64, 300), std::vector<int>(64, 12), 1.0f, 1.0f, extend_fill::random, 0}, 8);
-  for (const extend_case* c : {&r, &sat, &b64})
-    for (i64 slices : {2, 5}) {
-      const auto one = run<native>(*c, slices), two = run<native2>(*c, slices), four = run<native4>(*c, slices);
-      MESSAGE("Heads 1 / 2 / 4, batch ", c->batch, ", slices ", slices);
-      CHECK(std::memcmp(one.data(), two.data(), one.size() * 2) == 0);
-      CHECK(std::memcmp(one.data(), four.data(), one.size() * 2) == 0);
-    }
-}
-
-TEST_CASE_TEMPLATE("extend: within the contract's bound on random and adversarial calls; NaN of unindexed slots never leaks", P, extend, native, native2, native4) {
+TEST_CASE_TEMPLATE("extend: within the contract's bound on random and adversarial calls; NaN of unindexed slots never leaks", P, extend, native) {
   using C16 = conditional_t<P::native, native16, extend16>;
   bounded<P>({1, {0, 1, 63, 64, 65, 127, 1000, 4099}, {12, 1, 12, 5, 12, 2, 12, 12}, 0.8f, 1.3f, extend_fill::random, 0}, 11, "ragged");
   bounded<P>({1, std::vector<std::int64_t>(64, 257), std::vector<int>(64, 12), 1.0f, 1.0f, extend_fill::random, 0}, 12, "B = 64, P = 257");
@@ -163,11 +130,11 @@ TEST_CASE_TEMPLATE("extend: within the contract's bound on random and adversaria
   bounded<P>({1, {129, 700}, {12, 12}, 1.0f, 1.0f, extend_fill::subnormal, 0}, 17, "subnormal E4M3 codes");
   bounded<P>({1, {100, 333}, {12, 3}, 1e-6f, 1e-6f, extend_fill::random, 0}, 18, "scales << 1");
   bounded<P>({1, {100, 333}, {12, 3}, 40.0f, 1e4f, extend_fill::random, 0}, 19, "scales >> 1");
-  if constexpr (heads_of<P>() == 1) bounded<C16>({16, {0, 1, 17, 200, 5000}, {12, 12, 3, 1, 12}, 1.0f, 1.0f, extend_fill::random, 0}, 20, "page size 16");
+  bounded<C16>({16, {0, 1, 17, 200, 5000}, {12, 12, 3, 1, 12}, 1.0f, 1.0f, extend_fill::random, 0}, 20, "page size 16");
   bounded<P>({1, {150, 900, 64}, {12, 12, 12}, 1.0f, 1.0f, extend_fill::random, 3}, 21, "every 3rd index outside the pool");
 }
 
-TEST_CASE_TEMPLATE("extend: a request whose extent is outside [1, 12] is left untouched", P, extend, native, native2, native4) {
+TEST_CASE_TEMPLATE("extend: a request whose extent is outside [1, 12] is left untouched", P, extend, native) {
   extend_case c = make_case({1, {200, 200, 200}, {12, 12, 12}, 1.0f, 1.0f, extend_fill::random, 0}, 31);
   c.qo_indptr = {0, 12, 12, 36};  // request 1 empty, request 2 claims 24 tokens
   const gqa8_expected e = reference(c);
@@ -178,13 +145,13 @@ TEST_CASE_TEMPLATE("extend: a request whose extent is outside [1, 12] is left un
   CHECK(s.untouched_bad == 0);
 }
 
-TEST_CASE_TEMPLATE("extend: the same input gives the same bits on every run (no atomics in the result path)", P, extend, native, native2, native4) {
+TEST_CASE_TEMPLATE("extend: the same input gives the same bits on every run (no atomics in the result path)", P, extend, native) {
   const extend_case c = make_case({1, {3000, 17, 64, 1000}, {12, 3, 12, 7}, 1.0f, 1.0f, extend_fill::random, 0}, 41);
   const auto a = run<P>(c, 8), b = run<P>(c, 8);
   CHECK(std::memcmp(a.data(), b.data(), a.size() * 2) == 0);
 }
 
-TEST_CASE_TEMPLATE("extend: a refused call names the field, launches nothing and writes nothing", P, extend, native, native2, native4) {
+TEST_CASE_TEMPLATE("extend: a refused call names the field, launches nothing and writes nothing", P, extend, native) {
   const extend_case c = make_case({1, {100, 100}, {12, 5}, 1.0f, 1.0f, extend_fill::random, 0}, 51);
   device_case d(c);
   const auto refused = testing::refusal_check([](const attention_extend_call& a, i64 slices) { attention_extend(h<P>(), nullptr, a, slices); });

@@ -5,12 +5,13 @@
 // read, score and output is owned once; each row's score items meet the pair view's
 // (dsl/attention_fragment.hpp) in the same order and each QK k-step pairs the same head-dim
 // elements (the bitwise argument of contracts::attention_gqa4_extend_native); the LDS staging
-// swizzle is a bijection per row.
+// swizzle is a bijection per row; the native slice count and the batched stage two's threshold.
 #include <doctest/doctest.h>
 
 #include <cstdint>
 #include <random>
 #include <set>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -232,67 +233,15 @@ TEST_CASE("native extend staging: the swizzle is a bijection of each staged row'
   }
 }
 
-namespace {
-/// A piece's copy covers each (position, 16 bytes of the group's Heads x 128) once, position-major
-/// (a thread block's consecutive chunks are consecutive pool bytes), each into its own LDS slot:
-/// head at / 8's sub-piece at the swizzled slot the math reads; the waves own each (KV head of the
-/// group, wave of that head) once, and the grid's groups each KV head once.
-template <class C> void check_heads_mapping() {
-  using one = kernels::attention_extend_native_stage_one<C>;
-  constexpr unsigned chunks = C::piece_bytes / 16, slot_chunks = C::heads * 8;
-  std::set<unsigned> lds;
-  for (unsigned c = 0; c < chunks; ++c) {
-    const auto x = one::chunk_of(c);
-    CHECK(x.pos == c / slot_chunks);
-    CHECK(x.at == c % slot_chunks);
-    CHECK(x.lds % 16 == 0);
-    CHECK(x.lds < C::piece_bytes);
-    CHECK(x.lds == (x.at / 8) * C::head_piece_bytes + 16 * kernels::extend_staged_chunk(x.pos, x.at % 8));
-    lds.insert(x.lds);
-  }
-  CHECK(lds.size() == chunks);
-  CHECK(C::piece_bytes == C::heads * 64 * 128);
-  std::set<std::pair<unsigned, unsigned>> places;
-  for (unsigned w = 0; w < C::waves; ++w) {
-    const fragment_element e = one::wave_of(w);
-    CHECK(e.row < C::heads);
-    CHECK(e.col * C::wave_rows < 48);
-    places.insert({e.row, e.col});
-  }
-  CHECK(places.size() == C::waves);
-  CHECK(C::waves * C::wave_rows == C::heads * 48);
-  CHECK(C::workgroup_size == C::waves * C::target::wave_size);
-  const launch_shape s = one::shape(3, 5);
-  CHECK(s.grid[1] * C::heads == 8);
-  std::set<unsigned> heads;
-  for (unsigned y = 0; y < s.grid[1]; ++y)
-    for (unsigned w = 0; w < C::waves; ++w) heads.insert(C::heads * y + one::wave_of(w).row);
-  CHECK(heads.size() == 8);
-  CHECK(*heads.rbegin() == 7);
-}
-}  // namespace
-
-TEST_CASE("native extend, Heads KV heads per workgroup: copy chunks, LDS slots and wave ownership (sm90a 1, 2, 4; gfx950 1, 2)") {
-  check_heads_mapping<contracts::attention_gqa4_extend_native<sm90a, 1, 6, 64, 128>>();
-  check_heads_mapping<contracts::attention_gqa4_extend_native<sm90a, 1, 6, 64, 128, 2>>();
-  check_heads_mapping<contracts::attention_gqa4_extend_native<sm90a, 1, 6, 64, 128, 4>>();
-  check_heads_mapping<contracts::attention_gqa4_extend_native<gfx950, 1, 6, 64, 128>>();
-  check_heads_mapping<contracts::attention_gqa4_extend_native<gfx950, 1, 6, 64, 128, 2>>();
-  using four = contracts::attention_gqa4_extend_native<sm90a, 1, 6, 64, 128, 4>;
-  CHECK(four::workgroup_size == 384);
-  CHECK(four::lds_bytes == 6 * 4 * 8192 + 4 * 512);
-  CHECK(contracts::attention_gqa4_extend_native<gfx950, 1, 6, 64, 128, 2>::workgroup_size == 512);
-}
-
-TEST_CASE("native extend slices: Heads 1 keeps the pair view's count, Heads 2 and 4 the same workgroups per call, capped by SplitCapacity") {
-  using h1 = contracts::attention_gqa4_extend_native<sm90a, 1, 6, 64, 128>;
-  using h2 = contracts::attention_gqa4_extend_native<sm90a, 1, 6, 64, 128, 2>;
-  using h4 = contracts::attention_gqa4_extend_native<sm90a, 1, 6, 64, 128, 4>;
-  for (unsigned b : {1u, 2u, 16u, 33u, 64u}) CHECK(h1::slices_for(b, 132) == contracts::attention_gqa4_extend_served<sm90a>::slices_for(b, 132));
-  CHECK(h1::slices_for(1, 132) == 33);
-  CHECK(h2::slices_for(1, 132) == 66);
-  CHECK(h4::slices_for(1, 132) == 128);  // 132 wanted, SplitCapacity 128
-  CHECK(h4::slices_for(16, 132) == 8);
-  CHECK(h2::slices_for(64, 132) == 2);
-  CHECK(h4::slices_for(64, 132) == 2);
+TEST_CASE("native extend slices: the pair view's count capped at 16 (B = 1 measured faster at 16 than 33), the batched stage two from 16 slices on") {
+  using native = contracts::attention_gqa4_extend_native<sm90a, 1, 6, 64, 128>;
+  using view = contracts::attention_gqa4_extend_served<sm90a>;
+  CHECK(view::slices_for(1, 132) == 33);
+  CHECK(native::slices_for(1, 132) == 16);
+  CHECK(native::slices_for(1, 256) == 16);
+  for (u32 b = 2; b <= 64; ++b) CHECK(native::slices_for(b, 132) == view::slices_for(b, 132));
+  CHECK(native::slices_for(16, 132) == 2);
+  CHECK(kernels::attention_extend_stage_two<native>::batched_slices == 16);
+  CHECK(std::string_view(kernels::attention_extend_stage_two<native, true>::symbol) == "netra_attention_extend_stage_two_batched");
+  CHECK(std::string_view(kernels::attention_extend_stage_two<native>::symbol) == "netra_attention_extend_stage_two");
 }

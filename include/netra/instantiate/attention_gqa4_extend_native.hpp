@@ -1,13 +1,15 @@
 // netra/instantiate/attention_gqa4_extend_native.hpp — entry points of one
-// attention_gqa4_extend_native contract instance: the native stage one, stage two, and the
-// mapping's floor (stage one without the math). A generated translation unit includes this
-// header and writes NETRA_INSTANTIATE(<contract>).
+// attention_gqa4_extend_native contract instance: the native stage one, stage two and its batched
+// form, and the mapping's floor (stage one without the math). A generated translation unit
+// includes this header and writes NETRA_INSTANTIATE(<contract>).
 #pragma once
 #include "netra/kernels/attention/extend_native.hpp"
 
 #define NETRA_INSTANTIATE(...)                                                                                                          \
   using netra_contract = __VA_ARGS__;                                                                                                   \
+  using netra_two_batched = ::netra::kernels::attention_extend_stage_two<netra_contract, true>;                                          \
   using netra_floor = ::netra::kernels::attention_extend_native_stage_one<netra_contract, false>;                                      \
   NETRA_ENTRY_MIN_WORKGROUPS(netra_attention_extend_native_stage_one, ::netra::kernels::attention_extend_native_stage_one<netra_contract>) \
   NETRA_ENTRY(netra_attention_extend_stage_two, ::netra::kernels::attention_extend_stage_two<netra_contract>)                           \
-  NETRA_ENTRY_MIN_WORKGROUPS(netra_attention_extend_native_floor, netra_floor)
+  NETRA_ENTRY_MIN_WORKGROUPS(netra_attention_extend_native_floor, netra_floor)                                                         \
+  NETRA_ENTRY(netra_attention_extend_stage_two_batched, netra_two_batched)

@@ -146,56 +146,44 @@ struct attention_gqa4_extend {
   };
 };
 
-/// The native plan of the same call, semantics, workspace and order: stage one's workgroup covers
-/// Heads consecutive KV heads (kv0 = Heads * grid y .. kv0 + Heads - 1) of a (slice, request), each
-/// with its 48 query rows (4 heads x 12 tokens, row 4 t + j = head 4 kv + j of token t), over the
-/// [slots, 8, 128] pool itself (no pair view, no stage zero): a staged piece is the Heads x 128
-/// contiguous bytes of each of 64 slots. Each KV head's 48 / wave_rows waves own its rows and every
-/// block of the slice (BlockWarps 1), so each row's (m, l, o) is the pair view's bit for bit
-/// whatever Heads is (kernels/attention/extend_native.hpp says why) and stage two is the same. A
-/// wave owns wave_rows rows: sm90a one m16n8k16 M-tile (16 rows, 3 warps per KV head); gfx950 12
-/// of a 16x16 MFMA's 16 columns (3 tokens x 4 heads, 4 waves per KV head).
-/// Heads per target: sm90a 1, 2, 4 (3 Heads warps at <= 168 registers: 12 warps per SM, 4 / Heads
-/// workgroups; 8 heads' 24 warps would need <= 85 registers, below the tile's accumulators);
-/// gfx950 1 (the 256 threads) and 2 (512 threads, one workgroup per CU: its 6-stage ring
-/// of 16 KiB pieces; 4 heads' 16 waves would need <= 128 VGPRs per lane, the plan takes 160).
-template <class Target, u32 PageSize, u32 Stages, u32 MaxBatch, u32 SplitCapacity, u32 Heads = 1>
+/// The native plan of the same call, semantics, workspace and order: stage one's workgroup is a
+/// KV head's 48 query rows (4 heads x 12 tokens, row 4 t + j = head 4 kv + j of token t) over the
+/// [slots, 8, 128] pool itself (no pair view, no stage zero); its waves each own 48 / wave_rows
+/// rows and every block of the slice (BlockWarps 1), so each row's (m, l, o) is the pair view's bit
+/// for bit (kernels/attention/extend_native.hpp says why) and stage two is the same. A wave owns
+/// wave_rows rows: sm90a one m16n8k16 M-tile (16 rows, 3 warps, 96 threads); gfx950 12 of a 16x16
+/// MFMA's 16 columns (3 tokens x 4 heads, 4 waves, 256 threads).
+template <class Target, u32 PageSize, u32 Stages, u32 MaxBatch, u32 SplitCapacity>
 struct attention_gqa4_extend_native : attention_gqa4_extend<Target, PageSize, 1, Stages, MaxBatch, SplitCapacity> {
   using base = attention_gqa4_extend<Target, PageSize, 1, Stages, MaxBatch, SplitCapacity>;
-  static_assert(Heads == 1 || Heads == 2 || (Heads == 4 && !same_v<Target, gfx950>),
-                "netra::contracts::attention_gqa4_extend_native: field Heads must be 1, 2 or 4 (gfx950: 1 or 2)");
   static constexpr const char* family = "attention_gqa4_extend_native";
   static constexpr const char* template_name = "netra::contracts::attention_gqa4_extend_native";
-  static constexpr i64 template_args[] = {PageSize, Stages, MaxBatch, SplitCapacity, Heads};
+  static constexpr i64 template_args[] = {PageSize, Stages, MaxBatch, SplitCapacity};
   static constexpr bool native = true;
-  static constexpr u32 heads = Heads, head_groups = base::kv_heads / Heads;
   static constexpr u32 rows = base::group * base::max_extend, block = 64, wave_rows = same_v<Target, sm90a> ? 16 : 12;
-  static constexpr u32 head_waves = rows / wave_rows, waves = Heads * head_waves, workgroup_size = waves * Target::wave_size;
-  static constexpr u32 head_piece_bytes = block * base::head_dim, piece_bytes = Heads * head_piece_bytes, ring_bytes = Stages * piece_bytes;
+  static constexpr u32 waves = rows / wave_rows, workgroup_size = waves * Target::wave_size;
+  static constexpr u32 piece_bytes = block * base::head_dim, ring_bytes = Stages * piece_bytes;
   static constexpr u32 table_rounds = Stages / 2 + 1, table_bytes = table_rounds * block * 8;
   static constexpr u32 lds_bytes = ring_bytes + table_bytes;
-  static_assert(workgroup_size <= Target::max_workgroup_size, "netra::contracts::attention_gqa4_extend_native: Heads x 48 rows exceed the workgroup size limit");
   static_assert(lds_bytes <= Target::lds_bytes_per_workgroup, "netra::contracts::attention_gqa4_extend_native: the staging ring exceeds the target's LDS");
   NETRA_HOST_DEVICE static constexpr u32 chunk_for(u32 length, u32 slices) { return base::pair_view::chunk_for(length, slices); }
-  /// Slices per request: Heads = 1 the pair view's (at least 2, processors / (4 batch): 2
-  /// workgroups per processor over the 8 KV heads), the best count measured on the H200 at B = 1
-  /// and 64 and at B = 16, P = 1024 (bench/results/attention_h200.json, native_slices_graph_us;
-  /// B = 16, P = 4096 prefers 4); Heads = 2, 4: Heads times that, the same workgroups per call
-  /// (8 / Heads per slice and request), so one wave of them fills every processor.
-  NETRA_HOST_DEVICE static constexpr u32 slices_for(u32 batch, u32 processors) {
-    const u32 want = max_of(2u, Heads * processors / max_of(1u, batch * base::pair_view::kv_heads));
-    return min_of(want, max_of(2u, SplitCapacity / max_of(1u, batch)));
-  }
+  /// Slices per request: the pair view's (at least 2, processors / (4 batch): 2 workgroups per
+  /// processor over the 8 KV heads), the best count measured on the H200 at B = 64 and at B = 16,
+  /// P = 1024 (bench/results/attention_h200.json, native_slices_graph_us; B = 16, P = 4096 prefers
+  /// 4), and at most 16: at B = 1, 16 slices measured faster than 33 and 66 (58.3 / 65.8 / 98.9 us
+  /// at P = 4096, 39.4 / 52.5 / 87.2 at 1024: the per-slice costs, not the filled GPU, set that time;
+  /// lab/attention/data/attention_extend_heads_h200.json).
+  NETRA_HOST_DEVICE static constexpr u32 slices_for(u32 batch, u32 processors) { return min_of(16u, base::slices_for(batch, processors)); }
   static constexpr resource_budget budget() {
     resource_budget b;
     if constexpr (same_v<Target, gfx950>) {
-      b.max_vgprs = 168;  // Heads 1: 3 waves per SIMD, the 3 workgroups of 256 threads that the CU's LDS holds; Heads 2: 2
+      b.max_vgprs = 168;  // 3 waves per SIMD: the 3 workgroups of 256 threads that the CU's LDS holds
       b.max_agprs = 0;
       b.max_sgprs = 102;
       b.max_lds_bytes = lds_bytes;
       b.max_code_bytes = 65536;
     } else if constexpr (same_v<Target, sm90a>) {
-      b.max_registers = 168;  // 12 warps per SM (4 / Heads workgroups) share the 64 Ki registers
+      b.max_registers = 168;  // 4 workgroups (12 warps) per SM share the 64 Ki registers
       b.max_lds_bytes = lds_bytes + 1024;  // sm_90 reserves 1 KiB per block
       b.max_code_bytes = 196608;
     } else {

@@ -9,9 +9,9 @@
 // Stage two. Grid (8 KV heads, 12, batch), 128 threads; workgroup (kv, t, b) owns extension token
 // t of request b for the 4 heads of KV head kv, thread d head-dim element d. The 4 (t + 1) scores
 // q_h . kext_j are FP32 sums in d order (one thread each, operands from LDS); each thread merges
-// its element's slices in slice order (the 4 heads' chains side by side, 8 slices' loads ahead),
-// scales o by v_scale and takes the extension block as one online-softmax step
-// (dsl/online_softmax.hpp): FP32 weights, l and o summed in j order.
+// its element's slices in slice order (from 16 slices on the batched kernel: the 4 heads' merges
+// side by side, 8 slices' loads ahead), scales o by v_scale and takes the extension block as one
+// online-softmax step (dsl/online_softmax.hpp): FP32 weights, l and o summed in j order.
 #pragma once
 #include "netra/contracts/attention/gqa4_extend.hpp"
 #include "netra/dsl/convert.hpp"
@@ -79,46 +79,25 @@ template <class Contract> struct attention_extend_stage_zero {
   }
 };
 
-template <class Contract> struct attention_extend_stage_two {
+/// Batched: the 4 rows' slice merges side by side, the (m, l, o) of Ahead slices loaded before
+/// they merge (launched for >= batched_slices slices: B = 1's call is this chain's latency);
+/// otherwise one row and one slice at a time (31 registers on sm90a against 127: more
+/// workgroups per SM where the batch, not the chain, sets the time). The same order either way.
+template <class Contract, bool Batched = false> struct attention_extend_stage_two {
   using target = typename Contract::target;
   using view = typename Contract::pair_view;
   using params = attention_extend_args;
-  static constexpr const char* symbol = "netra_attention_extend_stage_two";
+  static constexpr const char* symbol = Batched ? "netra_attention_extend_stage_two_batched" : "netra_attention_extend_stage_two";
   static constexpr u32 workgroup_size = Contract::head_dim;
   static constexpr bool programmatic_dependent_launch = false;
-  static constexpr u32 G = Contract::group, D = Contract::head_dim, E = Contract::max_extend;
-  static constexpr u32 Ahead = 8;  // slices whose (m, l, o) are loaded before they are merged
+  static constexpr u32 G = Contract::group, D = Contract::head_dim, E = Contract::max_extend, Ahead = 8;
+  static constexpr u32 batched_slices = 16;
 
   NETRA_HOST_DEVICE static constexpr launch_shape shape(u32 batch) { return {{Contract::kv_heads, E, batch}, workgroup_size, 0}; }
 
-  static NETRA_DEVICE void run(const params& p) {
-    NETRA_SHARED float q[G][D];
-    NETRA_SHARED float k[E][D];
-    NETRA_SHARED float s[G][E];
-    const u32 kv = workgroup_id<target, 0>(), t = workgroup_id<target, 1>(), b = workgroup_id<target, 2>(), d = thread_id<target>();
-    const extend_request r = extend_request::read(p, b, E);
-    if (!r.writable || t >= r.count) return;  // uniform over the workgroup
-    const i64 token = r.first + t;
-    for (u32 j = 0; j < G; ++j) q[j][d] = f32_from_bf16(p.q[(static_cast<u64>(token) * Contract::q_heads + G * kv + j) * D + d]);
-    for (u32 j = 0; j <= t; ++j) k[j][d] = f32_from_bf16(p.k_extend[(static_cast<u64>(r.first + j) * Contract::kv_heads + kv) * D + d]);
-    workgroup_barrier<target>();
-    if (d < G * (t + 1)) {
-      const u32 j = d / (t + 1), e = d % (t + 1);
-      float acc = 0.0f;
-      for (u32 i = 0; i < D; ++i) acc = add_rn(acc, mul_rn(q[j][i], k[e][i]));
-      s[j][e] = mul_rn(acc, Contract::softmax_scale);
-    }
-    workgroup_barrier<target>();
-    const float v_scale = *p.view.v_scale;
-    const u32 pair = kv / 2, half = kv % 2;
-    // The prefix: the view's slices of rows (t, 4 half + j) of pair `pair`, element 128 half + d,
-    // each row's merged in slice order; the 4 rows' chains side by side, the loads of Ahead slices
-    // issued before their merges (a call's time at B = 1 is this chain's latency).
-    auto unit = [&](u32 sl, u32 j) {
-      return ((static_cast<u64>(b) * p.view.slices + sl) * view::kv_heads + pair) * view::rows + t * view::group + G * half + j;
-    };
-    softmax_stats m[G];
-    float o[G];
+  /// m[j], o[j]: the merged prefix state of row (t, 4 half + j), element 128 half + d, in slice order.
+  template <class Unit>
+  static NETRA_DEVICE void merge_batched(softmax_stats (&m)[G], float (&o)[G], const params& p, Unit unit, u32 half, u32 d) {
     NETRA_UNROLL
     for (u32 j = 0; j < G; ++j) {
       const u64 at = unit(0, j);
@@ -145,22 +124,64 @@ template <class Contract> struct attention_extend_stage_two {
             m[j] = f.merged;
           }
     }
+  }
+
+  static NETRA_DEVICE void run(const params& p) {
+    NETRA_SHARED float q[G][D];
+    NETRA_SHARED float k[E][D];
+    NETRA_SHARED float s[G][E];
+    const u32 kv = workgroup_id<target, 0>(), t = workgroup_id<target, 1>(), b = workgroup_id<target, 2>(), d = thread_id<target>();
+    const extend_request r = extend_request::read(p, b, E);
+    if (!r.writable || t >= r.count) return;  // uniform over the workgroup
+    const i64 token = r.first + t;
+    for (u32 j = 0; j < G; ++j) q[j][d] = f32_from_bf16(p.q[(static_cast<u64>(token) * Contract::q_heads + G * kv + j) * D + d]);
+    for (u32 j = 0; j <= t; ++j) k[j][d] = f32_from_bf16(p.k_extend[(static_cast<u64>(r.first + j) * Contract::kv_heads + kv) * D + d]);
+    workgroup_barrier<target>();
+    if (d < G * (t + 1)) {
+      const u32 j = d / (t + 1), e = d % (t + 1);
+      float acc = 0.0f;
+      for (u32 i = 0; i < D; ++i) acc = add_rn(acc, mul_rn(q[j][i], k[e][i]));
+      s[j][e] = mul_rn(acc, Contract::softmax_scale);
+    }
+    workgroup_barrier<target>();
+    const float v_scale = *p.view.v_scale;
+    const u32 pair = kv / 2, half = kv % 2;
+    // The prefix: the view's slices of row (t, 4 half + j) of pair `pair`, element 128 half + d.
+    auto unit = [&](u32 sl, u32 j) {
+      return ((static_cast<u64>(b) * p.view.slices + sl) * view::kv_heads + pair) * view::rows + t * view::group + G * half + j;
+    };
+    [[maybe_unused]] softmax_stats merged[G];
+    [[maybe_unused]] float merged_o[G];
+    if constexpr (Batched) merge_batched(merged, merged_o, p, unit, half, d);
     for (u32 j = 0; j < G; ++j) {
-      o[j] = mul_rn(o[j], v_scale);
+      softmax_stats m;
+      float o;
+      if constexpr (Batched) {
+        m = merged[j], o = merged_o[j];
+      } else {
+        m = {p.view.split_stats[unit(0, j) * 2], p.view.split_stats[unit(0, j) * 2 + 1]};
+        o = p.view.split_o[unit(0, j) * view::head_dim + D * half + d];
+        for (u32 sl = 1; sl < p.view.slices; ++sl) {
+          const softmax_merge_factors f = softmax_merge(m, {p.view.split_stats[unit(sl, j) * 2], p.view.split_stats[unit(sl, j) * 2 + 1]});
+          o = softmax_merge_value(o, p.view.split_o[unit(sl, j) * view::head_dim + D * half + d], f);
+          m = f.merged;
+        }
+      }
+      o = mul_rn(o, v_scale);
       // The extension block: positions 0..t.
       float m_block = negative_infinity();
       for (u32 e = 0; e <= t; ++e) m_block = max_of(m_block, s[j][e]);
-      const float m_new = max_of(m[j].m, m_block);
+      const float m_new = max_of(m.m, m_block);
       float l_block = 0.0f, o_block = 0.0f;
       for (u32 e = 0; e <= t; ++e) {
         const float w = softmax_weight(s[j][e], m_new);
         l_block = add_rn(l_block, w);
         o_block = add_rn(o_block, mul_rn(w, f32_from_bf16(p.v_extend[(static_cast<u64>(r.first + e) * Contract::kv_heads + kv) * D + d])));
       }
-      const softmax_merge_factors f = softmax_merge(m[j], {m_new, l_block});
-      const float out = softmax_merge_value(o[j], o_block, f);
+      const softmax_merge_factors f = softmax_merge(m, {m_new, l_block});
+      o = softmax_merge_value(o, o_block, f);
       p.out[(static_cast<u64>(token) * Contract::q_heads + G * kv + j) * D + d] =
-          static_cast<u16>(pack_bf16x2<target>(softmax_finish(out, f.merged.l, 1.0f), 0.0f));
+          static_cast<u16>(pack_bf16x2<target>(softmax_finish(o, f.merged.l, 1.0f), 0.0f));
     }
   }
 };
@@ -169,7 +190,7 @@ template <class Target, u32 PageSize, u32 BlockWarps, u32 Stages, u32 MaxBatch, 
 struct kernels_of<contracts::attention_gqa4_extend<Target, PageSize, BlockWarps, Stages, MaxBatch, SplitCapacity>> {
   using contract = contracts::attention_gqa4_extend<Target, PageSize, BlockWarps, Stages, MaxBatch, SplitCapacity>;
   using type = type_list<attention_extend_stage_zero<contract>, attention_gqa8_stage_one<typename contract::pair_view>,
-                         attention_extend_stage_two<contract>>;
+                         attention_extend_stage_two<contract>, attention_extend_stage_two<contract, true>>;
 };
 
 }  // namespace netra::kernels

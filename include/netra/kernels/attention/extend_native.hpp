@@ -1,17 +1,14 @@
 // netra/kernels/attention/extend_native.hpp — stage one of contracts::attention_gqa4_extend_native:
-// one workgroup per (slice, group of Heads KV heads, request) computes the slice's online softmax
-// for each of its KV heads' 48 query rows (row 4t + j: head 4 kv + j of extension token t; tokens
-// >= E_b are zero rows, never written), reading the FP8 prefix K/V of the [slots, 8, 128] pool in
-// place.
+// one workgroup per (slice, KV head, request) computes the slice's online softmax for the KV
+// head's 48 query rows (row 4t + j: head 4 kv + j of extension token t; tokens >= E_b are zero
+// rows, never written), reading the FP8 prefix K/V of the [slots, 8, 128] pool in place.
 //
-// Grid (slices, 8 / Heads, batch); Heads x 48 / plan::rows waves (sm90a 3 x 16 rows per KV head,
-// 96 Heads threads; gfx950 4 x 12 rows, 256 Heads threads); wave w serves KV head
-// kv = Heads y + w / head_waves and owns its rows plan::rows (w % head_waves) .. + plan::rows - 1
-// and every block of 64 positions of the slice, so no wave merge is needed. The slice
-// streams through an LDS ring of Stages pieces (piece n: K (n even) or V (n odd) of block n / 2:
-// for each of the 64 positions the Heads x 128 contiguous bytes of the group's heads, staged as
-// Heads sub-pieces of 64 x 128 bytes; every thread copying 16-byte chunks at the slot ids of an
-// LDS table filled a round ahead, their index loads issued two iterations before); iteration n waits for its piece,
+// Grid (slices, 8, batch); 48 / plan::rows waves (sm90a 3 x 16 rows, 96 threads; gfx950 4 x 12
+// rows, 256 threads); wave w owns rows plan::rows w .. + plan::rows - 1 and every block of 64
+// positions of the slice, so no wave merge is needed. The slice
+// streams through an LDS ring of Stages pieces (piece n: K (n even) or V (n odd) of block n / 2,
+// 64 x 128 bytes, every thread copying 16-byte chunks at the slot ids of an LDS table filled a
+// round ahead, their index loads issued two iterations before); iteration n waits for its piece,
 // passes one barrier and issues piece n + Stages - 1 into the slot freed by iteration n - 1; each
 // warp whose rows hold a token widens the chunks it reads once (extend_plan.hpp) and computes:
 // K piece: scores x (k_scale * c), masked to -inf, block max, BF16 weights and the online-softmax
@@ -42,27 +39,13 @@ template <class Contract, bool Math = true> struct attention_extend_native_stage
   static constexpr const char* symbol = Math ? "netra_attention_extend_native_stage_one" : "netra_attention_extend_native_floor";
   static constexpr u32 workgroup_size = Contract::workgroup_size, dynamic_lds_bytes = Contract::lds_bytes;
   static constexpr bool programmatic_dependent_launch = false, prefers_max_lds = true;  // 4 workgroups per SM
-  static constexpr u32 min_workgroups_per_processor = 4 / Contract::heads;  // sm90a: 12 warps per SM, <= 168 registers
+  static constexpr u32 min_workgroups_per_processor = 4;  // 12 warps per SM: <= 168 registers
   static constexpr u32 S = Contract::stages, T = Contract::table_rounds, B = Contract::block, D = Contract::head_dim, G = Contract::group;
-  static constexpr u32 H = Contract::heads, slot_chunks = H * D / 16;  // 16-byte chunks of a position's Heads x 128 bytes
   static constexpr u32 chunks = Contract::piece_bytes / 16, copies_per_thread = ceil_div(chunks, workgroup_size);
   static constexpr u32 lookups_per_thread = ceil_div(B, workgroup_size);
   static_assert(plan::rows == Contract::wave_rows && plan::head_dim == D && plan::block == B, "netra::kernels::attention_extend_native_stage_one: the plan's tile is not the contract's");
 
-  /// Chunk c of a piece's copy: its position, the 16 bytes at 16 at of that position's Heads x 128
-  /// contiguous pool bytes (KV head kv0 + at / 8), and its byte offset in the staged piece (head
-  /// at / 8's 64 x 128-byte sub-piece, swizzled).
-  struct piece_chunk {
-    u32 pos, at, lds;
-  };
-  NETRA_HOST_DEVICE static constexpr piece_chunk chunk_of(u32 c) {
-    const u32 pos = c / slot_chunks, at = c % slot_chunks;
-    return {pos, at, (at / 8) * Contract::head_piece_bytes + 16 * extend_staged_chunk(pos, at % 8)};
-  }
-  /// Wave w's KV head in the group (row) and its place among that head's waves (col).
-  NETRA_HOST_DEVICE static constexpr fragment_element wave_of(u32 w) { return {w / Contract::head_waves, w % Contract::head_waves}; }
-
-  NETRA_HOST_DEVICE static constexpr launch_shape shape(u32 batch, u32 slices) { return {{slices, Contract::head_groups, batch}, workgroup_size, dynamic_lds_bytes}; }
+  NETRA_HOST_DEVICE static constexpr launch_shape shape(u32 batch, u32 slices) { return {{slices, Contract::kv_heads, batch}, workgroup_size, dynamic_lds_bytes}; }
 
   struct slice {
     request r;
@@ -97,7 +80,7 @@ template <class Contract, bool Math = true> struct attention_extend_native_stage
     }
   };
 
-  static NETRA_DEVICE void issue(const attention_gqa8_args& p, const slice& v, u32 kv0, u32 n, u8* ring, const i64* table) {
+  static NETRA_DEVICE void issue(const attention_gqa8_args& p, const slice& v, u32 kv, u32 n, u8* ring, const i64* table) {
     if (n < 2 * v.blocks) {
       const u8* pool = n % 2 ? p.v_buffer : p.k_buffer;
       const i64* ids = table + ((n / 2) % T) * B;
@@ -105,10 +88,10 @@ template <class Contract, bool Math = true> struct attention_extend_native_stage
       for (u32 k = 0; k < copies_per_thread; ++k) {
         const u32 c = thread_id<target>() + k * workgroup_size;
         if (chunks % workgroup_size == 0 || c < chunks) {
-          const piece_chunk x = chunk_of(c);
-          const i64 id = ids[x.pos];
-          const u8* src = pool + (static_cast<u64>(id < 0 ? 0 : id) * Contract::kv_heads + kv0) * D + 16 * x.at;
-          copy_16B_to_lds<target>(ring + (n % S) * Contract::piece_bytes + x.lds, src, id >= 0);
+          const u32 pos = c / 8, chunk = c % 8;
+          const i64 id = ids[pos];
+          const u8* src = pool + (static_cast<u64>(id < 0 ? 0 : id) * Contract::kv_heads + kv) * D + 16 * chunk;
+          copy_16B_to_lds<target>(ring + (n % S) * Contract::piece_bytes + 16 * extend_staged_chunk(pos, chunk), src, id >= 0);
         }
       }
     }
@@ -120,9 +103,8 @@ template <class Contract, bool Math = true> struct attention_extend_native_stage
     u8* ring = lds;
     i64* table = reinterpret_cast<i64*>(lds + Contract::ring_bytes);
     const attention_gqa8_args& p = a.view;
-    const u32 sl = workgroup_id<target, 0>(), kv0 = H * workgroup_id<target, 1>(), b = workgroup_id<target, 2>();
-    const fragment_element place = wave_of(wave_id<target>());
-    const u32 head = place.row, warp = place.col, kv = kv0 + head, lane = lane_id<target>();
+    const u32 sl = workgroup_id<target, 0>(), kv = workgroup_id<target, 1>(), b = workgroup_id<target, 2>();
+    const u32 warp = wave_id<target>(), lane = lane_id<target>();
     const extend_request e = extend_request::read(a, b, Contract::max_extend);
     if (!e.writable) return;  // uniform over the workgroup
     slice v;
@@ -168,17 +150,17 @@ template <class Contract, bool Math = true> struct attention_extend_native_stage
       for (u32 i = 0; i < sizeof(qa) / 4; ++i) fold ^= reinterpret_cast<const u32*>(&qa)[i];
       o[0] = bit_cast<float>(fold);
     }
-    for (u32 n = 0; n + 1 < S; ++n) issue(p, v, kv0, n, ring, table);
+    for (u32 n = 0; n + 1 < S; ++n) issue(p, v, kv, n, ring, table);
     for (u32 n = 0; n < 2 * v.blocks; ++n) {
       wait_lds_copies<target, S - 2>();
       workgroup_barrier<target>();
-      issue(p, v, kv0, n + S - 1, ring, table);
+      issue(p, v, kv, n + S - 1, ring, table);
       if ((n + S) % 2 == 0 && (n + S) / 2 >= T) {  // round (n + S) / 2 was started two iterations ago
         lookups.finish(p, v, table);
         lookups.start(p, v, (n + S) / 2 + 1);
       }
       if (!busy) continue;
-      const u8* piece = ring + (n % S) * Contract::piece_bytes + head * Contract::head_piece_bytes;
+      const u8* piece = ring + (n % S) * Contract::piece_bytes;
       auto at = [piece](fragment_element f) { return piece + 16 * extend_staged_chunk(f.row, f.col / 16) + f.col % 16; };
       auto widen = [](u32 word) { return e4m3x4_to_bf16x4<target>(word); };
       if (n % 2 == 0) {
@@ -235,10 +217,11 @@ template <class Contract, bool Math = true> struct attention_extend_native_stage
   }
 };
 
-template <class Target, u32 PageSize, u32 Stages, u32 MaxBatch, u32 SplitCapacity, u32 Heads>
-struct kernels_of<contracts::attention_gqa4_extend_native<Target, PageSize, Stages, MaxBatch, SplitCapacity, Heads>> {
-  using contract = contracts::attention_gqa4_extend_native<Target, PageSize, Stages, MaxBatch, SplitCapacity, Heads>;
-  using type = type_list<attention_extend_native_stage_one<contract>, attention_extend_stage_two<contract>, attention_extend_native_stage_one<contract, false>>;
+template <class Target, u32 PageSize, u32 Stages, u32 MaxBatch, u32 SplitCapacity>
+struct kernels_of<contracts::attention_gqa4_extend_native<Target, PageSize, Stages, MaxBatch, SplitCapacity>> {
+  using contract = contracts::attention_gqa4_extend_native<Target, PageSize, Stages, MaxBatch, SplitCapacity>;
+  using type = type_list<attention_extend_native_stage_one<contract>, attention_extend_stage_two<contract>, attention_extend_native_stage_one<contract, false>,
+                         attention_extend_stage_two<contract, true>>;
 };
 
 }  // namespace netra::kernels
