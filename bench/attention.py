@@ -48,12 +48,15 @@ class Instance:
     def __init__(self, objects: str, phase: int, tq: int, page: int, bw: int, stages: int, max_batch: int = 64, cap: int = 128):
         self.name = f"attention-gqa8-sm90a-{phase}-{tq}-{page}-{bw}-{stages}-{max_batch}-{cap}"
         self.tq, self.bw, self.stages, self.cap = tq, bw, stages, cap
-        waves = tq * bw
+        tokens_per_wave = 2 if tq % 2 == 0 else 1  # attention_gqa8::tokens_per_wave
+        waves = tq // tokens_per_wave * bw
         self.threads = 32 * waves
-        ring, epilogue = stages * bw * BLOCK * D, waves * 8 * D * 4
+        ring, epilogue = stages * bw * BLOCK * D, waves * 8 * tokens_per_wave * D * 4
         table = (2 * waves if stages == 0 else max(2, -(-stages // 2)) + 1) * (1 if stages == 0 else bw) * BLOCK * 8
-        self.lds = max(ring, epilogue) + 8 * tq * D * 2 + table + waves * 8 * 8
-        self.lds += bw * BLOCK * D * 2 if tq > 1 else 0  # attention_gqa8::wide_bytes (sm90a: the verify block widened once)
+        self.lds = max(ring, epilogue) + 8 * tq * D * 2 + table + waves * 8 * tokens_per_wave * 8
+        wide, lds_max = bw * BLOCK * D * 2, 227 * 1024  # attention_gqa8::wide_buffers (sm90a: verify widens each block once)
+        buffers = 0 if tq == 1 or self.lds + wide > lds_max else 2 if stages >= 3 and self.lds + 2 * wide <= lds_max else 1
+        self.lds += buffers * wide
         self.per_sm = max(1, min((227 * 1024 + 1024) // (self.lds + 1024), 65536 // (256 * self.threads)))  # workgroups_per_processor (sm90a)
         rows = 8 * tq
         self.split_o_bytes = cap * HKV * rows * D * 4
@@ -71,14 +74,14 @@ class Instance:
         want = min(fill * self.per_sm, max(fill, 32))
         return 1 if want == 1 else min(want, max(1, self.cap // batch))
 
-    def launch(self, c: "Case", s: int, slices: int) -> None:
+    def launch(self, c: "Case", s: int, slices: int, stage_two: bool = True) -> None:
         a = Args(c.q[s].data_ptr(), c.out[s].data_ptr(), c.k[s].data_ptr(), c.v[s].data_ptr(), c.qo.data_ptr(), c.kv_indptr.data_ptr(),
                  c.kv_indices[s].data_ptr(), c.kv_indptr.data_ptr(), c.scales.data_ptr(), c.scales.data_ptr() + 4,
                  self.workspace.data_ptr(), self.workspace.data_ptr() + self.split_o_bytes, c.q_tokens, c.slots, c.kv_indices[s].numel(), slices)
         params = (ctypes.c_void_p * 1)(ctypes.cast(ctypes.pointer(a), ctypes.c_void_p))
         stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
         check(cuda.cuLaunchKernel(self.one, slices, HKV, c.batch, self.threads, 1, 1, self.lds, stream, params, None), "launch one")
-        if slices > 1:
+        if slices > 1 and stage_two:
             check(cuda.cuLaunchKernel(self.two, HKV * 8 * self.tq, c.batch, 1, D, 1, 1, 0, stream, params, None), "launch two")
 
 
@@ -216,12 +219,13 @@ def dequant_copy_us(c: Case, dense: list) -> float:
 
 
 def bench_shape(inst: Instance, lengths: list[int], tq: int, contract: str, target_us, seed: int, bw: float, peers_on: bool = True,
-                floor_us: float | None = None) -> dict:
+                floor_us: float | None = None, slices: int | None = None) -> dict:
     probe = Case(lengths, tq, 1, seed)
     sets = min(common.rotation(probe.bytes()), 64)
     del probe
     c = Case(lengths, tq, sets, seed)
-    slices = inst.slices_for(c.batch, torch.cuda.get_device_properties(0).multi_processor_count)
+    if slices is None:
+        slices = inst.slices_for(c.batch, torch.cuda.get_device_properties(0).multi_processor_count)
     calls = [lambda s=s: inst.launch(c, s, slices) for s in range(sets)]
     for x in c.out:
         x.fill_(float("nan"))
@@ -235,6 +239,9 @@ def bench_shape(inst: Instance, lengths: list[int], tq: int, contract: str, targ
     repeatable = bool(torch.equal(again.view(torch.int16), c.out[0].view(torch.int16)))
     g = common.bench_graph(calls, reps=15)
     e = common.bench_eager(calls, reps=15)
+    one_us = None  # stage one alone (split calls): where the time goes between the stages
+    if slices > 1:
+        one_us = common.bench_graph([lambda s=s: inst.launch(c, s, slices, stage_two=False) for s in range(sets)], reps=15)["median_us"]
     peers, copy_us = [], None
     if peers_on:
         nd = min(sets, 2)
@@ -250,8 +257,10 @@ def bench_shape(inst: Instance, lengths: list[int], tq: int, contract: str, targ
                         comparison="bounded (contracts/attention/gqa8_paged.hpp): |err| <= 2^-8 |ref| + V_inf (rho + (L/4 + 256) 2^-24 + 2^-20) "
                                    "against the FP64 dequantized math, requests " + str(check_requests),
                         peers=peers, bytes_moved=c.bytes(), copy_bandwidth=bw, target_us=target_us, floor_us=floor_us,
-                        slices=slices, input_sets=sets, repeatable_bits=repeatable, dequant_copy_graph_us=copy_us, **cmp)
-    print(f"{inst.name} {shape} slices {slices}: graph {g['median_us']:.2f} us eager {e['median_us']:.2f} | roofline {rec['roofline_us']:.2f} "
+                        slices=slices, input_sets=sets, repeatable_bits=repeatable, dequant_copy_graph_us=copy_us,
+                        stage_one_graph_us=one_us, **cmp)
+    print(f"{inst.name} {shape} slices {slices}: graph {g['median_us']:.2f} us eager {e['median_us']:.2f} stage one {one_us} "
+          f"| roofline {rec['roofline_us']:.2f} "
           f"| {cmp} | best peer {rec['best_peer']} {rec['best_peer_graph_us']} | copy {copy_us}", flush=True)
     del c
     torch.cuda.empty_cache()
@@ -264,7 +273,15 @@ def main() -> None:
     ap.add_argument("--out", required=True)
     ap.add_argument("--budget-s", type=float, default=130.0, help="start no new shape after this many seconds")
     ap.add_argument("--floors", help="bench/attention_floor.py's evidence file: each shape's floor under netra's grid")
+    ap.add_argument("--profile-verify", action="store_true", help="only launch the served verify at prefix 49152 four times (for ncu)")
     a = ap.parse_args()
+    if a.profile_verify:
+        inst, c = Instance(a.objects, 2, 12, 1, 1, 6), Case([49152 + 12], 12, 1, 5)
+        slices = inst.slices_for(1, torch.cuda.get_device_properties(0).multi_processor_count)
+        for _ in range(4):
+            inst.launch(c, 0, slices)
+        torch.cuda.synchronize()
+        return
     began = time.monotonic()
     torch.zeros(1, device="cuda")
     bw = common.copy_bandwidth()
@@ -272,15 +289,17 @@ def main() -> None:
     # 1 x 8) measured 1.5-6x slower at every batch (the results of d8b5ff4, docs/kernels/attention.md).
     candidates = [Instance(a.objects, 0, 1, 1, bw_, st, cap=cap) for bw_, st, cap in ((2, 0, 512), (4, 0, 256), (1, 0, 512), (4, 3, 128))]
     wide = Instance(a.objects, 0, 1, 1, 2, 0, max_batch=128, cap=512)  # contracts/attention/gqa8_decode_wide.hpp: batches 65..128
-    verify = Instance(a.objects, 2, 12, 1, 1, 6)
-    records, mapping = [], []
+    verify = Instance(a.objects, 2, 12, 1, 1, 6)  # served: two tokens per wave, each piece widened one ahead (two wide buffers)
+    verify_in_place = Instance(a.objects, 2, 12, 1, 1, 8)  # the same with one wide buffer: widened in place between two barriers
+    records, mapping, sweep = [], [], []
     method = ("CUDA graph replay and eager bursts of calls over input sets rotated past L2 (>= 3x L2), median of 15 (peers 10); "
               "torch SDPA peers read a dense BF16 copy of the gathered, dequantized cache, timed separately (dequant_copy_graph_us); "
-              "every sm90a decode mapping is timed on B in {1, 16, 64} x L = 8192 first (mapping_comparison), and each decode "
-              "record is the mapping that was fastest at its batch")
+              "verification first (stage_one_graph_us: stage one alone, split calls), then slice counts other than slices_for's "
+              "(slice_sweep), then every sm90a decode mapping timed on B in {1, 64, 8} x L = 8192 (mapping_comparison), and each "
+              "decode record is the mapping that was fastest at its batch")
 
     def save() -> None:
-        common.write_family(a.out, "attention", records, bw, method=method, mapping_comparison=mapping,
+        common.write_family(a.out, "attention", records, bw, method=method, mapping_comparison=mapping, slice_sweep=sweep,
                             floors_under_netra_grids=[{"shape": k[0], "mapping": k[1], "stream_graph_us": v} for k, v in floors.items()])
 
     floors = {}
@@ -292,8 +311,29 @@ def main() -> None:
     def keep_mapping(r: dict) -> None:
         mapping.append({k: r[k] for k in ("instance", "shape", "netra_graph_us", "netra_eager_us", "correct", "slices")})
 
+    def measure(lengths, tq, contract, target, floor_key, seed, inst) -> None:
+        label = f"{'verify' if tq > 1 else 'decode'} {inst.bw}x{inst.stages}"  # the floor program's names of netra's grids
+        records.append(bench_shape(inst, lengths, tq, contract, target, seed, bw, floor_us=floors.get((floor_key, label))))
+        save()
+
+    # Verification first (the served two-token verify), then the slice counts around slices_for's
+    # (verify; decode B = 1, where each mapping's chunk rounding bounds the useful slices).
+    measure([49152 + 12], 12, "split_verify_gqa8", 20.0, "verify Tq=12 L=49152", 102, verify)
+    measure([8192 + 12], 12, "split_verify_gqa8", None, "verify Tq=12 L=8192", 105, verify)
+    keep_mapping(bench_shape(verify_in_place, [49152 + 12], 12, "split_verify_gqa8", None, 102, bw, peers_on=False))
+    save()
+    sweep_plan = [(verify, [49152 + 12], 12, n) for n in (33, 44, 132)]
+    sweep_plan += [(candidates[0], [8192], 1, n) for n in (16, 32, 48)] + [(candidates[1], [8192], 1, n) for n in (16, 32)]
+    sweep_plan += [(candidates[2], [8192], 1, n) for n in (128,)]
+    for inst, lengths, tq, n in sweep_plan:
+        if time.monotonic() - began > a.budget_s / 3:
+            break
+        r = bench_shape(inst, lengths, tq, "split_verify_gqa8" if tq > 1 else "gqa8_decode", None, 700 + n, bw, peers_on=False, slices=n)
+        sweep.append({k: r[k] for k in ("instance", "shape", "netra_graph_us", "stage_one_graph_us", "correct", "slices")})
+        save()
+
     best = {}  # batch -> the fastest correct decode mapping at L = 8192
-    for b in (64, 1, 8):
+    for b in (1, 64, 8):
         times = []
         for inst in candidates:
             if time.monotonic() - began > a.budget_s / 2:
@@ -312,20 +352,15 @@ def main() -> None:
 
     g = torch.Generator().manual_seed(7)
     mixed = [int(x) for x in torch.randint(256, 16384, (64,), generator=g)]
-    plan = [([8192] * 64, 1, "gqa8_decode", 140.0, "decode B=64 L=8192"), ([8192], 1, "gqa8_decode", 6.0, "decode B=1 L=8192"),
-            ([49152 + 12], 12, "split_verify_gqa8", 20.0, "verify Tq=12 L=49152"), ([8192] * 8, 1, "gqa8_decode", None, "decode B=8 L=8192"),
-            ([8192] * 128, 1, "gqa8_decode", None, "decode B=128 L=8192"), ([8192 + 12], 12, "split_verify_gqa8", None, "verify Tq=12 L=8192"),
+    plan = [([8192], 1, "gqa8_decode", 6.0, "decode B=1 L=8192"), ([8192] * 64, 1, "gqa8_decode", 140.0, "decode B=64 L=8192"),
+            ([8192] * 8, 1, "gqa8_decode", None, "decode B=8 L=8192"), ([8192] * 128, 1, "gqa8_decode", None, "decode B=128 L=8192"),
             ([8192] * 16, 1, "gqa8_decode", None, "decode B=16 L=8192"), (mixed, 1, "gqa8_decode", None, None)]
     plan += [([L] * b, 1, "gqa8_decode", None, None) for b in (1, 16, 64) for L in (1024, 8192, 32768) if L != 8192]
     for i, (lengths, tq, contract, target, floor_key) in enumerate(plan):
         if time.monotonic() - began > a.budget_s:
             print(f"budget reached: {len(plan) - i} shapes not run", flush=True)
             break
-        inst = verify if tq > 1 else decode_for(len(lengths))
-        label = f"{'verify' if tq > 1 else 'decode'} {inst.bw}x{inst.stages}"  # the floor program's names of netra's grids
-        r = bench_shape(inst, lengths, tq, contract, target, 100 + i, bw, floor_us=floors.get((floor_key, label)))
-        records.append(r)
-        save()
+        measure(lengths, tq, contract, target, floor_key, 100 + i, decode_for(len(lengths)))
     save()
 
 

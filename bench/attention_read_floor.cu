@@ -18,6 +18,7 @@
 // netra's grids take their slice count from the contract's slices_for on this device's SM count.
 // Before measuring, the program checks the device widening against e4m3x4_to_bf16x4_reference on
 // all 65,536 byte pairs in both halves of a word (exit 3 on a difference).
+// NETRA_FLOOR_ONLY=<prefix> measures only the shapes whose name starts with it.
 // Inputs rotate past the L2 (sets covering 3x its size); a burst of calls is captured once into a
 // graph and replayed, median of 30 (bench/cuda_graph_timing.cuh). One JSON object per line.
 #include <cuda_runtime.h>
@@ -29,6 +30,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <numeric>
 #include <random>
 #include <string_view>
@@ -246,7 +249,8 @@ int main() {
   check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0), "L2 size");
   check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "SM count");
   if (check_widening() != 0) return 3;
-  // netra's grids: (slices_for(batch, SMs), 2, batch) x 32 * BlockWarps threads (verify: 12 waves),
+  // netra's grids: (slices_for(batch, SMs), 2, batch) x 32 * BlockWarps threads (verify: 6 waves of two
+  // tokens; the 384-thread alternative at its slices is the 12-wave one-token grid it replaced),
   // chunks rounded to 64 * BlockWarps; the decode mappings 2 x 0 (served), 4 x 0, 1 x 0 (Stages 0,
   // 4 / 2 / 9 workgroups per SM), 4 x 3 (one per SM); verify 1 x 6. Alternatives: one 512-thread
   // workgroup per (KV head, request) at B = 64; at B = 1 and in verify, one sequence over every SM
@@ -267,14 +271,17 @@ int main() {
       {"decode B=1 L=8192", "alternative", 1, 8192, 1, 512, sms / 2, 64},
       {"decode B=1 L=8192", "alternative", 1, 8192, 1, 256, 16, 64},
       {"decode B=16 L=8192", "decode 2x0", 16, 8192, 1, 64, netra_slices<0, 1, 2, 0, 64, 512>(16, sms), 128},
-      {"verify Tq=12 L=49152", "verify 1x6", 1, 49152 + 12, 12, 384, netra_slices<2, 12, 1, 6, 64, 128>(1, sms), 64},
+      {"verify Tq=12 L=49152", "verify 1x6", 1, 49152 + 12, 12, 192, netra_slices<2, 12, 1, 6, 64, 128>(1, sms), 64},
+      {"verify Tq=12 L=49152", "alternative", 1, 49152 + 12, 12, 384, netra_slices<2, 12, 1, 6, 64, 128>(1, sms), 64},
       {"verify Tq=12 L=49152", "alternative", 1, 49152 + 12, 12, 384, 2 * sms, 64},
       {"verify Tq=12 L=49152", "alternative", 1, 49152 + 12, 12, 128, sms / 2, 64},
       {"verify Tq=12 L=49152", "alternative", 1, 49152 + 12, 12, 512, sms / 2, 64},
-      {"verify Tq=12 L=8192", "verify 1x6", 1, 8192 + 12, 12, 384, netra_slices<2, 12, 1, 6, 64, 128>(1, sms), 64},
+      {"verify Tq=12 L=8192", "verify 1x6", 1, 8192 + 12, 12, 192, netra_slices<2, 12, 1, 6, 64, 128>(1, sms), 64},
   };
   measure(configs[0], "stream", 0, l2, false);  // warm-up, not reported
+  const char* only = std::getenv("NETRA_FLOOR_ONLY");  // optional: the shapes whose name starts with it
   for (const config& c : configs) {
+    if (only != nullptr && std::string_view(c.shape).substr(0, std::strlen(only)) != only) continue;
     measure(c, "stream", 0, l2);
     if (c.mapping[0] == 'a' || c.batch == 8 || c.batch == 128 || c.threads < 64) continue;
     measure(c, "widen", c.tq, l2);

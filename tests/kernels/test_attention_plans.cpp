@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/attention_block_data.hpp"
 #include "models/matrix_bf16.hpp"
 #include "netra/dsl/attention_fragment.hpp"
 
@@ -21,34 +22,10 @@ using namespace netra;
 namespace {
 constexpr unsigned kRows = 8, kPos = 64, kDim = 256;
 
-struct block_data {
-  std::vector<std::uint16_t> q;   // [8][256] bf16
-  std::vector<std::uint8_t> k, v;  // [64][256] e4m3
-  std::vector<std::uint16_t> p;   // [8][64] bf16
-};
-block_data random_block(std::uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> n(0.0f, 2.0f);
-  block_data b;
-  for (unsigned i = 0; i < kRows * kDim; ++i) b.q.push_back(bf16_from_f32_reference(n(rng)));
-  for (unsigned i = 0; i < kPos * kDim; ++i) {
-    b.k.push_back(e4m3_from_f32_reference(n(rng)));
-    b.v.push_back(e4m3_from_f32_reference(n(rng)));
-  }
-  std::uniform_real_distribution<float> u(0.0f, 1.0f);
-  for (unsigned i = 0; i < kRows * kPos; ++i) b.p.push_back(bf16_from_f32_reference(u(rng)));
-  return b;
-}
-double qk_exact(const block_data& b, unsigned row, unsigned pos) {
-  double s = 0;
-  for (unsigned d = 0; d < kDim; ++d) s += static_cast<double>(f32_from_bf16(b.q[row * kDim + d])) * f32_from_e4m3(b.k[pos * kDim + d]);
-  return s;
-}
-double pv_exact(const block_data& b, unsigned row, unsigned d) {
-  double s = 0;
-  for (unsigned pos = 0; pos < kPos; ++pos) s += static_cast<double>(f32_from_bf16(b.p[row * kPos + pos])) * f32_from_e4m3(b.v[pos * kDim + d]);
-  return s;
-}
+using block_data = testing::attention_block<kRows>;
+block_data random_block(std::uint32_t seed) { return block_data::random(seed); }
+double qk_exact(const block_data& b, unsigned row, unsigned pos) { return b.qk_exact(row, pos); }
+double pv_exact(const block_data& b, unsigned row, unsigned d) { return b.pv_exact(row, d); }
 u32x4 chunk_of(const std::vector<std::uint8_t>& m, fragment_element pc) {
   std::uint32_t w[4] = {};
   for (unsigned i = 0; i < 16; ++i) w[i / 4] |= static_cast<std::uint32_t>(m[pc.row * kDim + 16 * pc.col + i]) << (8 * (i % 4));

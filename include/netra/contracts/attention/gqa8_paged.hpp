@@ -29,7 +29,10 @@
 // sequence fills the device); results depend on (batch, slices) and are reproducible: no atomics.
 // Staging is a mapping choice that changes no bit: Stages >= 2 streams K/V through an LDS ring of
 // Stages pieces; Stages = 0 (decode) has each wave load its own blocks' K/V into registers; with
-// Tq > 1 (verify) the workgroup widens each staged block to BF16 once for its Tq waves (widen_once).
+// Tq > 1 (verify) the workgroup widens each staged block to BF16 once for its waves (widen_once),
+// one piece ahead of the waves where the LDS holds two widened pieces (wide_buffers = 2).
+// With Tq even a wave's matrix tile holds two tokens (tokens_per_wave = 2: Tq / 2 * BlockWarps
+// waves of 16 real rows), which changes no bit: each row keeps its lanes, items and order.
 //
 // Comparison policy (bounded; derived in docs/kernels/attention.md): with w_p the exact weights,
 // V_inf = v_scale * max_p |v_p| over the row's visible positions and Delta the score error bound
@@ -113,20 +116,28 @@ struct attention_gqa8 {
   static constexpr u32 tq = Tq, page_size = PageSize, block_warps = BlockWarps, stages = Stages, max_batch = MaxBatch;
   static constexpr u32 split_capacity = SplitCapacity;
   static constexpr u32 rows = group * Tq;  // query rows per (request, KV head)
-  static constexpr u32 waves = Tq * BlockWarps;
+  /// Query tokens of one wave's matrix tile: 2 when Tq is even (verify: 16 real rows, no QK
+  /// padding; kernels/attention/gqa8_wave_plan.hpp), else 1 (8 real rows of 16).
+  static constexpr u32 tokens_per_wave = Tq % 2 == 0 ? 2 : 1;
+  static constexpr u32 wave_rows = group * tokens_per_wave;
+  static constexpr u32 waves = Tq / tokens_per_wave * BlockWarps;
   static constexpr u32 workgroup_size = waves * Target::wave_size;
-  static_assert(workgroup_size <= Target::max_workgroup_size, "netra::contracts::attention_gqa8: Tq * BlockWarps waves exceed the workgroup size limit");
+  static_assert(workgroup_size <= Target::max_workgroup_size, "netra::contracts::attention_gqa8: Tq / tokens_per_wave * BlockWarps waves exceed the workgroup size limit");
   static constexpr u32 piece_bytes = BlockWarps * block * head_dim;  // one K or V stage: BlockWarps blocks
   static constexpr u32 ring_bytes = Stages * piece_bytes;
-  static constexpr u32 epilogue_bytes = waves * group * head_dim * 4;  // every wave's o
+  static constexpr u32 epilogue_bytes = waves * wave_rows * head_dim * 4;  // every wave's o
   static constexpr u32 q_bytes = rows * head_dim * 2;                  // the workgroup's queries (BF16)
   static constexpr u32 table_rounds = max_of(2u, ceil_div(Stages, 2u)) + 1;  // slot ids looked up one round ahead
   static constexpr u32 table_bytes = (Stages == 0 ? 2 * waves : table_rounds * BlockWarps) * block * 8;  // Stages 0: two blocks per wave
-  static constexpr u32 stats_bytes = waves * group * 8;                // every wave's (m, l) per row
+  static constexpr u32 stats_bytes = waves * wave_rows * 8;            // every wave's (m, l) per row
   /// Tq > 1 waves read each block: the workgroup widens it to BF16 once, where the LDS holds that.
   static constexpr u32 staged_bytes = max_of(ring_bytes, epilogue_bytes) + q_bytes + table_bytes + stats_bytes;
-  static constexpr bool widen_once = Tq > 1 && staged_bytes + BlockWarps * block * head_dim * 2 <= Target::lds_bytes_per_workgroup;
-  static constexpr u32 wide_bytes = widen_once ? BlockWarps * block * head_dim * 2 : 0;
+  static constexpr u32 wide_piece_bytes = BlockWarps * block * head_dim * 2;  // one piece widened to BF16
+  static constexpr bool widen_once = Tq > 1 && staged_bytes + wide_piece_bytes <= Target::lds_bytes_per_workgroup;
+  /// widen_once with two widened pieces where the LDS holds them (and Stages >= 3): the workgroup
+  /// widens piece n + 1 while its waves compute piece n, one barrier per piece.
+  static constexpr u32 wide_buffers = !widen_once ? 0 : Stages >= 3 && staged_bytes + 2 * wide_piece_bytes <= Target::lds_bytes_per_workgroup ? 2 : 1;
+  static constexpr u32 wide_bytes = wide_buffers * wide_piece_bytes;
   static constexpr u32 lds_bytes = staged_bytes + wide_bytes;
   static_assert(lds_bytes <= Target::lds_bytes_per_workgroup, "netra::contracts::attention_gqa8: the staging ring exceeds the target's LDS");
 
@@ -164,20 +175,11 @@ struct attention_gqa8 {
     if (s.target != Target::id) return refuse("target", Target::name, s.target);
     if (s.phase != phase) return refuse_named("phase", attention_phase_name(phase), static_cast<i64>(s.phase), attention_phase_name(s.phase));
     if (s.tq != Tq) return refuse("tq", "== Tq of the contract", s.tq);
-    if (s.page_size != PageSize) return refuse("page_size", "== PageSize of the contract", s.page_size);
-    if (s.softmax_scale != softmax_scale) return refuse("softmax_scale", "== 1/16 (in millionths)", static_cast<i64>(s.softmax_scale * 1e6f));
-    if (const decision d = require_tensor(s.q, {"q", dtype::bf16, 3, {-1, q_heads, head_dim}, "[tokens, 16, 256]", layout::compact, 16}, s.device);
+    if (const decision d = require_paged_queries<PageSize>(s, {q_heads, head_dim, MaxBatch, Tq, softmax_scale, "== 1/16 (in millionths)", "[tokens, 16, 256]",
+                                                               "[tokens of q, 16, 256]", "at least batch * Tq tokens (and at most 2^31)"});
         !d.admitted())
-      return d;
-    if (const decision d = require_tensor(s.qo_indptr, {"qo_indptr", dtype::i64, 1, {-1}, "[batch + 1]", layout::compact, 8}, s.device); !d.admitted())
       return d;
     const i64 batch = s.batch();
-    if (batch < 1 || batch > MaxBatch) return refuse("batch", "in [1, MaxBatch] (qo_indptr has batch + 1 entries)", batch);
-    if (s.q_tokens() < batch * Tq || s.q_tokens() > (i64{1} << 31)) return refuse("q", "at least batch * Tq tokens (and at most 2^31)", s.q_tokens());
-    if (const decision d = require_tensor(s.out, {"out", dtype::bf16, 3, {s.q_tokens(), q_heads, head_dim}, "[tokens of q, 16, 256]", layout::compact, 16},
-                                          s.device);
-        !d.admitted())
-      return d;
     if (const decision d = require_paged_cache<PageSize, Format>(s, batch, kv_heads, head_dim, "[slots, 2, 256]", "[slots of k_buffer, 2, 256]");
         !d.admitted())
       return d;
@@ -190,16 +192,16 @@ struct attention_gqa8 {
   static constexpr resource_budget budget() {
     if constexpr (same_v<Target, gfx950>) {
       // .vgpr_count counts AGPRs too. Decode (query columns 8..15 of every tile are padding): 239
-      // VGPRs, against the article's hand-written 148. Verify (12 waves, 170 VGPRs each at
-      // one workgroup per CU) spills: a 2-token wave (query columns 8..15 hold a second token)
-      // would fit; it is not built, so its budget admits the spill it has.
+      // VGPRs, against the article's hand-written 148. Verify with two tokens per wave (columns
+      // 8..15 hold the second token): Tq / 2 waves, at most 2 per SIMD at one workgroup per CU,
+      // 256 VGPRs each (252 when the budget was set; the 12-wave one-token verify spilled 87).
       resource_budget b;
-      b.max_vgprs = Tq == 1 ? 288 : 170;
+      b.max_vgprs = Tq == 1 ? 288 : (tokens_per_wave == 2 && waves <= 8 ? 256 : 170);
       b.max_agprs = 32;
       b.max_sgprs = 102;
       b.max_lds_bytes = lds_bytes;
-      b.max_scratch_bytes = Tq == 1 ? 0 : 384;
-      b.max_spills = Tq == 1 ? 0 : 128;
+      b.max_scratch_bytes = Tq == 1 || tokens_per_wave == 2 ? 0 : 384;
+      b.max_spills = Tq == 1 || tokens_per_wave == 2 ? 0 : 128;
       b.max_code_bytes = 65536;
       return b;
     } else if constexpr (same_v<Target, gfx942>) {

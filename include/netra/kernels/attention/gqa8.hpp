@@ -13,7 +13,7 @@ namespace netra::kernels {
 /// registers (gqa8_stage_one_direct.hpp, its loads through L1: no preference for LDS over L1).
 template <class Contract> struct attention_gqa8_stage_one {
   using staging = conditional_t<Contract::stages == 0, attention_gqa8_direct_staging<Contract>, attention_gqa8_ring_staging<Contract>>;
-  using plan = attention_plan_of<typename Contract::target>;
+  using plan = typename attention_gqa8_wave<Contract>::plan;
   using params = attention_gqa8_args;
   static constexpr const char* symbol = "netra_attention_gqa8_stage_one";
   static constexpr u32 workgroup_size = Contract::workgroup_size;
@@ -21,7 +21,7 @@ template <class Contract> struct attention_gqa8_stage_one {
   static constexpr bool programmatic_dependent_launch = false;
   static constexpr bool prefers_max_lds = Contract::stages != 0;
   static constexpr u32 min_workgroups_per_processor = 1;
-  static_assert(plan::rows == Contract::group && plan::head_dim == Contract::head_dim && plan::block == Contract::block,
+  static_assert(plan::rows == Contract::group * gqa8_tokens_per_wave<Contract>() && plan::head_dim == Contract::head_dim && plan::block == Contract::block,
                 "netra::kernels::attention_gqa8_stage_one: the plan's tile is not the contract's");
 
   NETRA_HOST_DEVICE static constexpr launch_shape shape(u32 batch, u32 slices) {

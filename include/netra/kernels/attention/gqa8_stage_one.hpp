@@ -4,9 +4,10 @@
 // rows that share the KV head (the KV group, not the query head, is the unit of reuse: every K/V
 // byte the workgroup loads serves 8 heads, and in verify 8 heads x Tq tokens).
 //
-// Grid (slices, 2, batch); Tq * BlockWarps waves; wave (tg, bw) = (wave / BlockWarps, wave %
-// BlockWarps) owns query token tg (its 8 heads are the plan's 8 rows) and the slice's blocks bw,
-// bw + BlockWarps, ... (blocks of 64 positions). The slice streams through an LDS ring of Stages
+// Grid (slices, 2, batch); Tq / T * BlockWarps waves (T = Contract::tokens_per_wave); wave (tg, bw)
+// = (wave / BlockWarps, wave % BlockWarps) owns query tokens T tg .. T tg + T - 1 (their 8 heads
+// each are the plan's rows, gqa8_wave_plan.hpp) and the slice's blocks bw, bw + BlockWarps, ...
+// (blocks of 64 positions). The slice streams through an LDS ring of Stages
 // pieces; piece n is the K (n even) or V (n odd) of round n / 2, i.e. the blocks round *
 // BlockWarps + 0 .. BlockWarps - 1, every thread copying 16-byte chunks (dsl/async_copy.hpp,
 // masked positions zero-filled and never read) at the slot ids of an LDS table that the threads
@@ -25,6 +26,12 @@
 
 namespace netra::kernels {
 
+/// Widened pieces a contract's LDS holds (0 for a contract that does not widen: the GQA4 extend's pair view).
+template <class Contract> constexpr u32 gqa8_wide_buffers() {
+  if constexpr (requires { Contract::wide_buffers; }) return Contract::wide_buffers;
+  else return 0;
+}
+
 template <class Contract> struct attention_gqa8_ring_staging {
   using wave_ops = attention_gqa8_wave<Contract>;
   using target = typename wave_ops::target;
@@ -34,6 +41,8 @@ template <class Contract> struct attention_gqa8_ring_staging {
   static constexpr u32 workgroup_size = Contract::workgroup_size;
   static constexpr u32 BW = Contract::block_warps, S = Contract::stages, block_bytes = 64 * 256;
   static constexpr bool widen_once = requires { requires Contract::widen_once; };
+  static constexpr u32 wide_buffers = gqa8_wide_buffers<Contract>();
+  static constexpr u32 wide_piece = BW * block_bytes / 4;  // u64 words of one widened piece
   static constexpr u32 chunks_per_piece = BW * block_bytes / 16;
   static constexpr u32 copies_per_thread = ceil_div(chunks_per_piece, workgroup_size);
 
@@ -45,7 +54,7 @@ template <class Contract> struct attention_gqa8_ring_staging {
     u16* q;         // [Tq][8][256] BF16
     i64* table;     // [table_rounds][BlockWarps * 64] slot ids (-1: masked)
     float* stats;   // [waves][8][2]
-    u64* wide;      // widen_once: [BlockWarps][64 x 4 x 16] BF16 x 4 (wide_slot), the piece widened
+    u64* wide;      // widen_once: [wide_buffers][BlockWarps][64 x 4 x 16] BF16 x 4 (wide_slot), pieces widened
   };
 
   /// The thread's look-ups of one round: its positions i = thread + k * workgroup_size of the
@@ -105,9 +114,10 @@ template <class Contract> struct attention_gqa8_ring_staging {
     commit_lds_copies<target>();
   }
 
-  /// widen_once: the workgroup widens piece n (after the barrier that ends every wave's use of the
-  /// last one) into l.wide, then a barrier.
+  /// widen_once: the workgroup widens piece n into wide buffer n % wide_buffers (after the barrier
+  /// that ends every wave's use of the piece that buffer held); the caller passes the next barrier.
   static NETRA_DEVICE void widen_piece(const lds_layout& l, u32 n) {
+    u64* wide = l.wide + (n % wide_buffers) * wide_piece;
     const u8* whole = l.ring + (n % S) * Contract::piece_bytes;
     const bool is_v = n % 2 == 1;
     for (u32 c = thread_id<target>(); c < BW * block_bytes / 16; c += workgroup_size) {
@@ -116,10 +126,9 @@ template <class Contract> struct attention_gqa8_ring_staging {
       NETRA_UNROLL
       for (u32 i = 0; i < 4; ++i) {
         const bf16x4 b = e4m3x4_to_bf16x4<target>(x[static_cast<int>(i)]);
-        l.wide[bl * block_bytes / 4 + wide_slot(is_v, pos, chunk, i)] = static_cast<u64>(b.lo) | static_cast<u64>(b.hi) << 32;
+        wide[bl * block_bytes / 4 + wide_slot(is_v, pos, chunk, i)] = static_cast<u64>(b.lo) | static_cast<u64>(b.hi) << 32;
       }
     }
-    workgroup_barrier<target>();
   }
 
   static NETRA_DEVICE void run(const params& p) {
@@ -139,7 +148,9 @@ template <class Contract> struct attention_gqa8_ring_staging {
     if (!v.r.writable) return;  // uniform over the workgroup
     v.rounds = ceil_div(v.blocks, BW);
     v.pieces = 2 * v.rounds;
-    const i64 visible_end = Contract::visible_end(v.r.length, tg);  // causal limit of token tg
+    i64 visible_end[plan::tokens];  // causal limit of each of the wave's tokens
+    NETRA_UNROLL
+    for (u32 k = 0; k < plan::tokens; ++k) visible_end[k] = Contract::visible_end(v.r.length, plan::tokens * tg + k);
     const float score_scale = mul_rn(*p.k_scale, Contract::softmax_scale), v_scale = *p.v_scale;
 
     // The workgroup's queries into LDS, and the first rounds' slots.
@@ -158,9 +169,15 @@ template <class Contract> struct attention_gqa8_ring_staging {
     };
 
     for (u32 n = 0; n + 1 < S; ++n) issue(p, v, kv_head, n, l);
+    if constexpr (wide_buffers == 2) {  // piece 0 widened before the loop
+      wait_lds_copies<target, S - 2>();
+      workgroup_barrier<target>();
+      if (v.pieces > 0) widen_piece(l, 0);
+    }
     typename wave_ops::state w;
     for (u32 n = 0; n < v.pieces; ++n) {
-      wait_lds_copies<target, S - 2>();
+      // Pieces n (and, widening ahead, n + 1) are in LDS; every wave is done with piece n - 1.
+      wait_lds_copies<target, wide_buffers == 2 ? S - 3 : S - 2>();
       workgroup_barrier<target>();
       issue(p, v, kv_head, n + S - 1, l);
       if ((n + S) % 2 == 0 && (n + S) / 2 >= prologue_rounds) {  // round (n + S) / 2 was started two iterations ago
@@ -169,8 +186,13 @@ template <class Contract> struct attention_gqa8_ring_staging {
       }
       const u8* piece = l.ring + (n % S) * Contract::piece_bytes + bw * block_bytes;
       const u32 blk = (n / 2) * BW + bw;
-      if constexpr (widen_once) widen_piece(l, n);
-      const u64* wide = l.wide + bw * block_bytes / 4;
+      if constexpr (wide_buffers == 2) {
+        if (n + 1 < v.pieces) widen_piece(l, n + 1);
+      } else if constexpr (wide_buffers == 1) {
+        widen_piece(l, n);
+        workgroup_barrier<target>();
+      }
+      const u64* wide = l.wide + (wide_buffers == 2 ? n % 2 : 0) * wide_piece + bw * block_bytes / 4;
       auto reader = [&](bool is_v) {
         return [&, is_v](u32 j) {
           const fragment_element e = is_v ? plan::v_read(lane, j) : plan::k_read(lane, j);
@@ -194,7 +216,7 @@ template <class Contract> struct attention_gqa8_ring_staging {
         plan::qk(s, read_q, reader(false));
         const i64* ids = l.table + ((n / 2) % Contract::table_rounds) * BW * 64 + bw * 64;
         wave_ops::block_step(w, s, score_scale, [&](u32, fragment_element e) {
-          return e.row < plan::rows && ids[e.col] >= 0 && v.start + 64 * static_cast<i64>(blk) + e.col < visible_end;
+          return e.row < plan::rows && ids[e.col] >= 0 && v.start + 64 * static_cast<i64>(blk) + e.col < visible_end[e.row / Contract::group];
         });
       } else {
         wave_ops::rescale(w);

@@ -1,12 +1,13 @@
 // netra/kernels/attention/gqa8_wave.hpp — what one wave of contracts::attention_gqa8's stage one
 // does with its state, shared by both stagings (gqa8_stage_one.hpp: K/V through an LDS ring;
 // gqa8_stage_one_direct.hpp: K/V loaded into registers): the slice a workgroup owns, its queries
-// into LDS, and
-//   block_step  the online-softmax step of one block's scores (netra's order, dsl/online_softmax.hpp):
-//               mask (keep(i) false -> -inf), x score_scale, block max over the plan's two row
-//               butterflies, BF16 weights P (pair words, the P V operand), l = l alpha + the block's
-//               weight sum (lane items in order, then the butterflies), alpha per o row slot;
-//   finish      every wave's (m, l, o) into LDS (rows x 256 FP32 per wave, then (m, l) per row);
+// into LDS, and, over the wave's plan (gqa8_wave_plan.hpp: 1 or 2 query tokens per wave),
+//   block_step  the online-softmax step of one block's scores per score row slot (netra's order,
+//               dsl/online_softmax.hpp): mask (keep(i) false -> -inf), x score_scale, block max
+//               over the plan's two row butterflies, BF16 weights P (pair words, the P V operand),
+//               l = l alpha + the block's weight sum (lane items in order, then the butterflies),
+//               alpha per o row slot;
+//   finish      every wave's (m, l, o) into LDS (plan rows x 256 FP32 per wave, then (m, l) per row);
 //               thread e of the workgroup merges the BlockWarps states of its (row, d) elements in
 //               wave order and writes BF16 out (slices = 1) or the slice's (m, l, o) to the workspace.
 #pragma once
@@ -17,12 +18,14 @@
 #include "netra/dsl/wave_reduce.hpp"
 #include "netra/dsl/workgroup_barrier.hpp"
 #include "netra/kernels/attention/gqa8_geometry.hpp"
+#include "netra/kernels/attention/gqa8_wave_plan.hpp"
 
 namespace netra::kernels {
 
 template <class Contract> struct attention_gqa8_wave {
   using target = typename Contract::target;
-  using plan = attention_plan_of<target>;
+  using plan = gqa8_wave_plan_of<target, gqa8_tokens_per_wave<Contract>()>;
+  static constexpr u32 R = plan::score_row_slots;
 
   /// The positions [start, end) of workgroup (slice, request b): chunk_for's slice of L_b.
   struct slice {
@@ -42,45 +45,57 @@ template <class Contract> struct attention_gqa8_wave {
   /// The workgroup's queries into LDS q [Tq][8][256] BF16 (token t, head kv_head * 8 + r).
   static NETRA_DEVICE void load_queries(const attention_gqa8_args& p, const attention_gqa8_request<Contract>& r, u32 kv_head, u16* q) {
     for (u32 c = thread_id<target>(); c < Contract::q_bytes / 16; c += Contract::workgroup_size) {
-      const u32 row = c / 32, t = row / plan::rows, rr = row % plan::rows;
+      const u32 row = c / 32, t = row / Contract::group, rr = row % Contract::group;
       const u16* src = p.q + (static_cast<u64>(r.first_token + t) * Contract::q_heads + kv_head * Contract::group + rr) * Contract::head_dim + 8 * (c % 32);
       *reinterpret_cast<u32x4*>(q + 8 * c) = load_16B<target>(src);
     }
   }
 
   struct state {
-    softmax_stats st = softmax_empty();
+    softmax_stats st[R];
     float o[plan::o_items] = {};
     u32 pb[plan::scores / 2] = {};
     float alpha_rows[plan::o_row_slots] = {};
+    NETRA_DEVICE state() {
+      NETRA_UNROLL
+      for (u32 k = 0; k < R; ++k) st[k] = softmax_empty();
+    }
   };
 
   template <class Keep> static NETRA_DEVICE void block_step(state& w, float (&s)[plan::scores], float score_scale, Keep keep) {
     const u32 lane = lane_id<target>();
-    float m_block = negative_infinity();
+    float alpha[R];
     NETRA_UNROLL
-    for (u32 i = 0; i < plan::scores; ++i) {
-      s[i] = keep(i, plan::score_of(lane, i)) ? mul_rn(s[i], score_scale) : negative_infinity();
-      m_block = max_of(m_block, s[i]);
+    for (u32 k = 0; k < R; ++k) {
+      float m_block = negative_infinity();
+      NETRA_UNROLL
+      for (u32 i = 0; i < plan::scores; ++i)
+        if (plan::score_row_slot(i) == k) {
+          s[i] = keep(i, plan::score_of(lane, i)) ? mul_rn(s[i], score_scale) : negative_infinity();
+          m_block = max_of(m_block, s[i]);
+        }
+      m_block = max_of(m_block, xor_shuffle_f32<target>(m_block, plan::row_mask(0)));
+      m_block = max_of(m_block, xor_shuffle_f32<target>(m_block, plan::row_mask(1)));
+      const float m_new = max_of(w.st[k].m, m_block);
+      float l_block = 0.0f;
+      NETRA_UNROLL
+      for (u32 j = 0; j < plan::scores / 2; ++j)
+        if (plan::score_row_slot(2 * j) == k) {
+          w.pb[j] = pack_bf16x2<target>(softmax_weight(s[2 * j], m_new), softmax_weight(s[2 * j + 1], m_new));
+          l_block = add_rn(l_block, f32_from_bf16(static_cast<u16>(w.pb[j])));
+          l_block = add_rn(l_block, f32_from_bf16(static_cast<u16>(w.pb[j] >> 16)));
+        }
+      l_block = add_rn(l_block, xor_shuffle_f32<target>(l_block, plan::row_mask(0)));
+      l_block = add_rn(l_block, xor_shuffle_f32<target>(l_block, plan::row_mask(1)));
+      const softmax_merge_factors f = softmax_merge(w.st[k], {m_new, l_block});
+      w.st[k] = f.merged;
+      alpha[k] = f.alpha;
     }
-    m_block = max_of(m_block, xor_shuffle_f32<target>(m_block, plan::row_mask(0)));
-    m_block = max_of(m_block, xor_shuffle_f32<target>(m_block, plan::row_mask(1)));
-    const float m_new = max_of(w.st.m, m_block);
-    float l_block = 0.0f;
-    NETRA_UNROLL
-    for (u32 k = 0; k < plan::scores / 2; ++k) {
-      w.pb[k] = pack_bf16x2<target>(softmax_weight(s[2 * k], m_new), softmax_weight(s[2 * k + 1], m_new));
-      l_block = add_rn(l_block, f32_from_bf16(static_cast<u16>(w.pb[k])));
-      l_block = add_rn(l_block, f32_from_bf16(static_cast<u16>(w.pb[k] >> 16)));
-    }
-    l_block = add_rn(l_block, xor_shuffle_f32<target>(l_block, plan::row_mask(0)));
-    l_block = add_rn(l_block, xor_shuffle_f32<target>(l_block, plan::row_mask(1)));
-    const softmax_merge_factors f = softmax_merge(w.st, {m_new, l_block});
-    w.st = f.merged;
     NETRA_UNROLL
     for (u32 k = 0; k < plan::o_row_slots; ++k)
-      w.alpha_rows[k] = plan::o_rows_are_score_rows ? f.alpha
-                                                    : bit_cast<float>(wave_broadcast<target>(bit_cast<u32>(f.alpha), plan::stats_lane(plan::o_row(lane, k))));
+      w.alpha_rows[k] = plan::o_rows_are_score_rows
+                            ? alpha[0]
+                            : bit_cast<float>(wave_broadcast<target>(bit_cast<u32>(alpha[plan::o_row_score_slot(k)]), plan::stats_lane(plan::o_row(lane, k))));
   }
   /// o = o * alpha (before the block's P V).
   static NETRA_DEVICE void rescale(state& w) {
@@ -88,8 +103,9 @@ template <class Contract> struct attention_gqa8_wave {
     for (u32 i = 0; i < plan::o_items; ++i) w.o[i] = mul_rn(w.o[i], w.alpha_rows[plan::o_row_slot(i)]);
   }
 
-  /// After a workgroup barrier that ends every wave's use of `epilogue` (waves x rows x 256 FP32)
-  /// and `stats` (waves x rows x 2). Wave `wave` holds query token wave / BlockWarps.
+  /// After a workgroup barrier that ends every wave's use of `epilogue` (waves x plan rows x 256
+  /// FP32) and `stats` (waves x plan rows x 2). Wave `wave` holds the plan::tokens query tokens
+  /// from plan::tokens * (wave / BlockWarps).
   static NETRA_DEVICE void finish(const attention_gqa8_args& p, const attention_gqa8_request<Contract>& r, u32 b, u32 slice, u32 kv_head,
                                   float* epilogue, float* stats, const state& w, float v_scale) {
     constexpr u32 BW = Contract::block_warps;
@@ -99,15 +115,21 @@ template <class Contract> struct attention_gqa8_wave {
       const fragment_element e = plan::o_of(lane, i);
       if (e.row < plan::rows) epilogue[(wave * plan::rows + e.row) * Contract::head_dim + e.col] = w.o[i];
     }
-    const u32 my_row = plan::score_of(lane, 0).row;
-    if (my_row < plan::rows && plan::stats_lane(my_row) == lane) {
-      stats[(wave * plan::rows + my_row) * 2] = w.st.m;
-      stats[(wave * plan::rows + my_row) * 2 + 1] = w.st.l;
+    NETRA_UNROLL
+    for (u32 k = 0; k < R; ++k) {  // the first item of each score row slot names the slot's row
+      u32 first = 0;
+      while (plan::score_row_slot(first) != k) ++first;
+      const u32 my_row = plan::score_of(lane, first).row;
+      if (my_row < plan::rows && plan::stats_lane(my_row) == lane) {
+        stats[(wave * plan::rows + my_row) * 2] = w.st[k].m;
+        stats[(wave * plan::rows + my_row) * 2 + 1] = w.st[k].l;
+      }
     }
     workgroup_barrier<target>();
+    // Workgroup row 8 t + h (token t, head h of the KV group) is row rr of wave group row / plan::rows.
     for (u32 e = thread_id<target>(); e < Contract::rows * Contract::head_dim; e += Contract::workgroup_size) {
-      const u32 row = e / Contract::head_dim, d = e % Contract::head_dim, t = row / plan::rows, rr = row % plan::rows;
-      const u32 w0 = t * BW;
+      const u32 row = e / Contract::head_dim, d = e % Contract::head_dim, rr = row % plan::rows;
+      const u32 t = row / Contract::group, hr = row % Contract::group, w0 = row / plan::rows * BW;
       softmax_stats m = {stats[(w0 * plan::rows + rr) * 2], stats[(w0 * plan::rows + rr) * 2 + 1]};
       float acc = epilogue[(w0 * plan::rows + rr) * Contract::head_dim + d];
       for (u32 k = w0 + 1; k < w0 + BW; ++k) {
@@ -116,7 +138,7 @@ template <class Contract> struct attention_gqa8_wave {
         m = f.merged;
       }
       if (p.slices == 1) {
-        const u64 at = (static_cast<u64>(r.first_token + t) * Contract::q_heads + kv_head * Contract::group + rr) * Contract::head_dim + d;
+        const u64 at = (static_cast<u64>(r.first_token + t) * Contract::q_heads + kv_head * Contract::group + hr) * Contract::head_dim + d;
         p.out[at] = static_cast<u16>(pack_bf16x2<target>(softmax_finish(acc, m.l, v_scale), 0.0f));
       } else {
         const u64 unit = (static_cast<u64>(b) * p.slices + slice) * Contract::kv_heads + kv_head;
