@@ -1,60 +1,81 @@
 #!/bin/bash
 # bench/gdn_device.sh — issue 27's device call in one script, every step under its own time limit,
-# logs and results under $OUT. Correctness first: four test processes side by side (their GPU
-# work is small; the host oracles and pool copies are the cost): the kernel tests of every
-# catalogued mapping with the protocol smoke; the default schedule's every-B and graph cases;
-# the prefetching whole-head schedule's every-B and graph cases; the one-token decode (every B and
-# its captured graphs); compute-sanitizer memcheck of the smoke (every schedule, the new kernels
-# included) and the refusals. Then, one at a time, the floors (bench/gdn_floor.cu), the benchmark
-# driver (every mapping candidate at the target shapes) and bench/gdn.py (rooflines, floors, torch
-# peers within a time budget).
+# logs and results under $OUT. Correctness first, test processes side by side (their GPU work is
+# small; the host oracles and pool copies are the cost): the kernel tests of every catalogued
+# mapping with the protocol smoke; the default schedule's every-B and graph cases; the prefetching
+# whole-head schedule's every-B and graph cases; the one-token decode (every B and its captured
+# graphs); compute-sanitizer memcheck of the smoke (every schedule) and the refusals. Then the
+# per-opcode SASS counts of the replay, K0 and conv loops (bench/gdn_sass.py), and one at a time the
+# floors (bench/gdn_floor.cu), the benchmark driver (every mapping candidate at the target shapes)
+# and bench/gdn.py (rooflines, floors, torch peers within a time budget).
+# GDN_SCOPE=cores: the recurrent cores alone — the kernel tests of K0 (every catalogued mapping),
+# the refusals and the smoke, the whole-head prefetch schedule's protocol, memcheck of the smoke and
+# the refusals, racecheck of the M16 cases, the K0 / replay SASS counts with the whole-head K0's
+# full SASS, the floors, the driver's K0 and replay records (--cores-only) and the torch eager peer
+# (no torch.compile: 2538 us for K0 B 64 at 434d4cf).
 #   carry: .carry-gdn (bin/: test_gdn_gpu test_gdn_decode_gpu netra-bench-gdn gdn-floor;
 #          code_objects/: the sm90a gdn cubins), copied to build-gdn/ here.
-#   usage: OUT=... NETRA_GIT_REVISION=<commit> bash bench/gdn_device.sh [tests-s driver-s peers-s]
+#   usage: OUT=... NETRA_GIT_REVISION=<commit> [GDN_SCOPE=cores] bash bench/gdn_device.sh [tests-s driver-s peers-s]
 set -u
 B=build-gdn
 T1=${1:-75} T2=${2:-65} T3=${3:-15}
+CORES=0
+[ "${GDN_SCOPE:-all}" = cores ] && CORES=1
 export PYTHONUNBUFFERED=1
 mkdir -p "$B/tests" "$B/code_objects"
 cp .carry-gdn/bin/* "$B/tests/" && cp .carry-gdn/code_objects/* "$B/code_objects/"
-L="$OUT/gdn_logs.txt"  # at most 8 files come back: the small logs share one
+L="$OUT/gdn_logs.txt"  # at most 8 files come back: the logs share gdn_logs, gdn_gpu_tests and gdn_sanitizers
 nvidia-smi -L > "$L" 2>&1
 G="$B/tests/test_gdn_gpu"
-# ---- correctness (parallel processes, each under its limit)
+# ---- correctness (parallel processes, each under its limit; doctest filters split at commas: "?" stands for one)
 START=$(date +%s)
-timeout "$T1" "$G" --duration=true -tc="conv update*,precompute*,K0*,M16*,refused*,protocol smoke*" > "$OUT/gdn_gpu_tests.txt" 2>&1 &
-P1=$!
-timeout "$T1" "$G" --duration=true -tc="protocol: verify*,protocol in one*" > "$OUT/gdn_gpu_protocol.txt" 2>&1 &
-P5=$!
-timeout "$T1" "$G" --duration=true -tc="protocol? whole-head prefetch*" > "$OUT/gdn_gpu_prefetch.txt" 2>&1 &
-P2=$!
-timeout "$T1" "$B/tests/test_gdn_decode_gpu" --duration=true > "$OUT/gdn_decode.txt" 2>&1 &
-P3=$!
-timeout "$T1" compute-sanitizer --tool memcheck --error-exitcode 9 "$G" -tc="refused*,protocol smoke*" > "$OUT/gdn_memcheck.txt" 2>&1 &
-P4=$!
-{
-  for f in "$B"/code_objects/gdn-replay-sm90a-*.cubin "$B"/code_objects/gdn-conv-sm90a-64-12-0-*-1-256-*.cubin; do
-    sass=$(timeout 10 cuobjdump --dump-sass "$f" 2>/dev/null)
-    echo "$(basename "$f") FFMA=$(grep -c ' FFMA ' <<< "$sass") FMUL=$(grep -c ' FMUL ' <<< "$sass") FADD=$(grep -c ' FADD ' <<< "$sass") \
-SHFL=$(grep -c 'SHFL' <<< "$sass") LDS=$(grep -c ' LDS' <<< "$sass") STG=$(grep -c ' STG' <<< "$sass") MUFU=$(grep -c 'MUFU' <<< "$sass") \
-CALL=$(grep -c 'CALL' <<< "$sass") UBLKPF=$(grep -c 'UBLKPF\|CCTL' <<< "$sass") ALL=$(grep -cE '^ +/\*[0-9a-f]{4}\*/' <<< "$sass") LDL_STL=$(grep -c ' [LS][DT]L' <<< "$sass")"
-  done
-} > "$OUT/sass.tmp" 2>&1
-for p in $P1 $P5 $P2 $P3 $P4; do wait $p; echo "rc[$p]=$?" >> "$L"; done
+PIDS=""
+run() {  # run LOG COMMAND...: in the background under the limit
+  local log=$1
+  shift
+  timeout "$T1" "$@" > "$log" 2>&1 &
+  PIDS="$PIDS $!"
+}
+if [ $CORES = 1 ]; then
+  run "$OUT/gdn_gpu_tests.txt" "$G" --duration=true -tc="K0*,refused*,protocol smoke*"
+  run /tmp/gdn_racecheck.txt compute-sanitizer --tool racecheck --error-exitcode 9 "$G" -tc="M16 core*"
+  SASS="$B/code_objects/gdn-recurrent-sm90a-0-64-12-*-16-1-*-2.cubin $B/code_objects/gdn-replay-sm90a-2-128-12-1-16-1-8-2*.cubin"
+else
+  run "$OUT/gdn_gpu_tests.txt" "$G" --duration=true -tc="conv update*,precompute*,K0*,M16*,refused*,protocol smoke*"
+  run /tmp/gdn_gpu_protocol.txt "$G" --duration=true -tc="protocol: verify*,protocol in one*"
+  run /tmp/gdn_decode.txt "$B/tests/test_gdn_decode_gpu" --duration=true
+  SASS="$B/code_objects/gdn-replay-sm90a-*.cubin $B/code_objects/gdn-conv-sm90a-64-12-0-*-1-256-*.cubin"
+fi
+run /tmp/gdn_gpu_prefetch.txt "$G" --duration=true -tc="protocol? whole-head prefetch*"
+run "$OUT/gdn_sanitizers.txt" compute-sanitizer --tool memcheck --error-exitcode 9 "$G" -tc="refused*,protocol smoke*"
+for f in $SASS; do
+  timeout 10 cuobjdump --dump-sass "$f" > /tmp/gdn.sass 2>&1
+  echo "== $(basename "$f")"
+  timeout 10 python3 bench/gdn_sass.py /tmp/gdn.sass --elements 64
+  case "$f" in *0-64-12-0-16-1-8-2.cubin) cp /tmp/gdn.sass /tmp/gdn_k0_head.sass ;; esac
+done > "$OUT/gdn_sass.txt" 2>&1
+for p in $PIDS; do wait "$p"; echo "rc[$p]=$?" >> "$L"; done
 echo "== tests took $(( $(date +%s) - START )) s" >> "$L"
-{ echo "== sass"; cat "$OUT/sass.tmp"; } >> "$L"; rm -f "$OUT/sass.tmp"
+for f in /tmp/gdn_gpu_protocol.txt /tmp/gdn_gpu_prefetch.txt /tmp/gdn_decode.txt; do
+  [ -f "$f" ] && { echo "== $(basename "$f")"; cat "$f"; } >> "$OUT/gdn_gpu_tests.txt"
+done
+[ -f /tmp/gdn_racecheck.txt ] && { echo "== racecheck"; tail -n 12 /tmp/gdn_racecheck.txt; } >> "$OUT/gdn_sanitizers.txt"
+[ -f /tmp/gdn_k0_head.sass ] && { echo "== full SASS of the whole-head K0 (FP32 state)"; cat /tmp/gdn_k0_head.sass; } >> "$OUT/gdn_sass.txt"
 # ---- timing (serial)
 echo "== gdn-floor" >> "$L"
-timeout 25 "$B/tests/gdn-floor" > "$OUT/gdn_floor.jsonl" 2>> "$L"
+timeout 30 "$B/tests/gdn-floor" > "$OUT/gdn_floor.jsonl" 2>> "$L"
 echo "rc=$?" >> "$L"
 mkdir -p /tmp/gdn-dump
-echo "== netra-bench-gdn" >> "$L"
-timeout "$T2" "$B/tests/netra-bench-gdn" --dump /tmp/gdn-dump > "$OUT/gdn_bench.jsonl" 2>> "$L"
+DRIVER=""
+[ $CORES = 1 ] && DRIVER=--cores-only
+echo "== netra-bench-gdn $DRIVER" >> "$L"
+timeout "$T2" "$B/tests/netra-bench-gdn" $DRIVER --dump /tmp/gdn-dump > "$OUT/gdn_bench.jsonl" 2>> "$L"
 echo "rc=$?" >> "$L"
 echo "== bench/gdn.py" >> "$L"
 timeout $((T3 + 30)) python3 bench/gdn.py --netra-bench "$B/tests/netra-bench-gdn" --records "$OUT/gdn_bench.jsonl" --dump /tmp/gdn-dump \
-  --floors "$OUT/gdn_floor.jsonl" --floor-out "$OUT/gdn_floor_h200.json" --out "$OUT/gdn_h200.json" --compile-peers 1 --peer-seconds "$T3" \
-  >> "$L" 2>&1
+  --floors "$OUT/gdn_floor.jsonl" --floor-out "$OUT/gdn_floor_h200.json" --out "$OUT/gdn_h200.json" --compile-peers $((1 - CORES)) \
+  --peer-seconds "$T3" >> "$L" 2>&1
 echo "rc=$?" >> "$L"
-for f in gdn_gpu_tests.txt gdn_gpu_protocol.txt gdn_gpu_prefetch.txt gdn_decode.txt gdn_memcheck.txt; do [ -f "$OUT/$f" ] && echo "== $f" && tail -n 4 "$OUT/$f"; done
+grep -E "^== |test cases:|Status" "$OUT/gdn_gpu_tests.txt"
+grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/gdn_sanitizers.txt"
 grep -E "^== |^rc" "$L"
