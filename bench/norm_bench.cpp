@@ -4,7 +4,7 @@
 // as netra's: the decode instance for tokens <= 64, the prefill instance above. Each shape's first
 // input set is checked bitwise against the oracle (tests/oracles/norm.hpp) in the same process.
 // Prints one JSON object per (operation, fp8_out, tokens) on stdout; "diagnostic" lines time the
-// alternative mappings of catalog::norm_alternatives and norm_gated_candidates (and the prefill
+// alternative mappings of catalog::norm_alternatives and norm_gated_alternatives (and the prefill
 // instances at 64 tokens).
 //
 // --dump DIR also writes, for bench/norm.py's check of the torch peers, each shape's first input
@@ -217,12 +217,8 @@ void bench_alternatives(const options& o, CUstream stream) {
     bench_alternative<C>(o, stream, {512});  // at 8192 tokens measured slower at cde6c96 and e13c138 (lab/norm)
   });
 }
-void bench_gated_candidates(const options& o, CUstream stream) {  // SlicesPerThread 2 / 4
-  boost::hana::for_each(catalog::norm_gated_candidates, [&](auto type) {
-    using C = typename decltype(type)::type;
-    if constexpr (C::max_tokens <= 64) bench_alternative<C>(o, stream, {1, 16, 64});
-    else bench_alternative<C>(o, stream, {64, 512, 8192});
-  });
+void bench_gated_alternatives(const options& o, CUstream stream) {  // SlicesPerThread 2
+  boost::hana::for_each(catalog::norm_gated_alternatives, [&](auto type) { bench_alternative<typename decltype(type)::type>(o, stream, {64, 512, 8192}); });
 }
 
 }  // namespace
@@ -241,7 +237,7 @@ int main(int argc, char** argv) {
   // The order of bench/norm.py (a run cut short by its time limit keeps the first).
   bench_operation<2, 1>(o, stream, "gated_rms_norm_fp8");
   bench_operation<2, 0>(o, stream, "gated_rms_norm");
-  bench_gated_candidates(o, stream);
+  bench_gated_alternatives(o, stream);
   bench_operation<1, 1>(o, stream, "add_rms_norm_fp8");
   bench_operation<1, 0>(o, stream, "add_rms_norm");
   bench_operation<0, 1>(o, stream, "rms_norm_fp8");

@@ -29,7 +29,7 @@ netra_add_compile_fail_test(negative_norm_split negative/norm_split.cpp
 netra_add_compile_fail_test(negative_norm_split_clusters negative/norm_split_clusters.cpp
   "netra::contracts::norm: field Split > 1 for add_rms needs workgroup clusters")
 netra_add_compile_fail_test(negative_norm_slices_per_thread negative/norm_slices_per_thread.cpp
-  "netra::contracts::norm: field SlicesPerThread must be 0 \\(as the wave gives\\), or 1, 2 or 4 for the gated norm")
+  "netra::contracts::norm: field SlicesPerThread must be 0 \\(as the wave gives\\), or 2 or 4 for the gated norm")
 
 netra_add_gpu_test(test_norm_gpu gpu/test_norm_gpu.cpp)
 

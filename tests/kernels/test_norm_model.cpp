@@ -244,3 +244,13 @@ TEST_CASE("the norm kernel's decomposition equals the oracle bitwise for every c
   MESSAGE(instances, " instances");
   CHECK(instances == static_cast<long>(boost::hana::length(catalog::norm)));
 }
+
+TEST_CASE("the gated mappings over 8 and 4 threads per head (SlicesPerThread 2, 4) equal the oracle bitwise") {
+  boost::hana::for_each(boost::hana::tuple_t<contracts::gated_rms_norm<sm90a, 0, 64, 4, 0, 2>, contracts::gated_rms_norm<sm90a, 1, 64, 4, 0, 2>,
+                                             contracts::gated_rms_norm<sm90a, 0, 64, 8, 0, 4>, contracts::gated_rms_norm<sm90a, 1, 64, 8, 0, 4>,
+                                             contracts::gated_rms_norm<gfx950, 1, 64, 8, 0, 2>>,
+                        [](auto type) {
+                          using C = typename decltype(type)::type;
+                          for (u32 tokens : {1u, 3u, 11u}) check<C>(tokens, tokens == 3 ? 8 : 0, tokens * 7 + 2);
+                        });
+}

@@ -110,8 +110,8 @@ struct norm {
   static_assert(WavesPerRow == 1 || (WavesPerRow == 2 && slices > WaveSize),
                 "netra::contracts::norm: field WavesPerRow must be 1, or 2 where a row has more slices than a wave has lanes "
                 "(warp32, N = 2048)");
-  static_assert(SlicesPerThread == 0 || ((SlicesPerThread == 1 || SlicesPerThread == 2 || SlicesPerThread == 4) && Kind == 2),
-                "netra::contracts::norm: field SlicesPerThread must be 0 (as the wave gives), or 1, 2 or 4 for the gated norm "
+  static_assert(SlicesPerThread == 0 || ((SlicesPerThread == 2 || SlicesPerThread == 4) && Kind == 2),
+                "netra::contracts::norm: field SlicesPerThread must be 0 (as the wave gives), or 2 or 4 for the gated norm "
                 "(16 / SlicesPerThread threads per head)");
   /// SlicesPerThread 0: a row over min(S, W) * WavesPerRow threads; P (gated): over S / P threads,
   /// each holding P slices (more values per thread, fewer threads and shuffles per head).

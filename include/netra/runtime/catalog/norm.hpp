@@ -28,15 +28,12 @@ inline constexpr auto norm_alternatives = boost::hana::tuple_t<
     contracts::rms_norm<sm90a, 0, 0, 8192, 1, 4>, contracts::rms_norm<sm90a, 0, 1, 8192, 1, 4>,
     contracts::add_rms_norm<sm90a, 0, 0, 8192, 1, 4>, contracts::add_rms_norm<sm90a, 0, 1, 8192, 1, 4>,
     contracts::gated_rms_norm<sm90a, 0, 8192, 8>, contracts::gated_rms_norm<sm90a, 1, 8192, 8>>;
-/// sm90a gated candidates with more values per thread (SlicesPerThread 2: a head over 8 threads,
-/// 4 per warp; 4: over 4 threads), against the decode (1-2-0) and prefill (1-16-0) mappings.
-template <u32 Fp8Out>
-using gated_candidates = boost::hana::tuple<boost::hana::type<contracts::gated_rms_norm<sm90a, Fp8Out, 64, 4, 0, 2>>,
-                                            boost::hana::type<contracts::gated_rms_norm<sm90a, Fp8Out, 64, 8, 0, 2>>,
-                                            boost::hana::type<contracts::gated_rms_norm<sm90a, Fp8Out, 64, 8, 0, 4>>,
-                                            boost::hana::type<contracts::gated_rms_norm<sm90a, Fp8Out, 8192, 16, 0, 2>>>;
-inline constexpr auto norm_gated_candidates = boost::hana::flatten(boost::hana::make_tuple(gated_candidates<0>{}, gated_candidates<1>{}));
+/// The sm90a gated norm with 16 heads per block over 8 threads each (SlicesPerThread 2: 16 values
+/// per thread): faster than the dispatched prefill mapping at 8192 tokens at 3394855, slower at
+/// 512 (BF16); at decode sizes P 2 and 4 lost everywhere (lab/norm/README.md).
+inline constexpr auto norm_gated_alternatives =
+    boost::hana::tuple_t<contracts::gated_rms_norm<sm90a, 0, 8192, 16, 0, 2>, contracts::gated_rms_norm<sm90a, 1, 8192, 16, 0, 2>>;
 
 inline constexpr auto norm =
-    boost::hana::flatten(boost::hana::make_tuple(norm_detail::of_target<gfx950>, norm_detail::of_target<sm90a>, norm_alternatives, norm_gated_candidates));
+    boost::hana::flatten(boost::hana::make_tuple(norm_detail::of_target<gfx950>, norm_detail::of_target<sm90a>, norm_alternatives, norm_gated_alternatives));
 }  // namespace netra::catalog
