@@ -8,7 +8,7 @@
 # linked where the binaries look for them: build-norm/code_objects); logs and JSON go to $OUT
 # (default /tmp/norm-out). Step limits: NORM_TEST_S, NORM_WARM_S, NORM_FLOOR_S, NORM_DRIVER_S,
 # NORM_BENCH_S (the defaults need a device call of about 180 s: at 3394855 a 100 s call cut the
-# driver after 20 s and 41 of its 56 lines, and the peers after 34 s and 12 of 30 records).
+# driver after 20 s and 41 of its 66 lines, and the peers after 34 s and 12 of 30 records).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 carry=.carry-norm
@@ -42,7 +42,7 @@ grep -E "ERROR SUMMARY|test cases|calls checked|Device not supported" "$scratch/
 wait "$warm"; echo "== warm-up exit $?"; tail -n 3 "$scratch/warm.txt"
 step timeout "${NORM_FLOOR_S:-16}" "$carry/norm-floor" > "$out/norm_floor.jsonl"
 step timeout "${NORM_DRIVER_S:-50}" "$carry/netra-bench-norm" --dump /tmp/norm-dump > "$out/norm_driver.jsonl"
-step timeout "${NORM_BENCH_S:-50}" python3 bench/norm.py --driver-output "$out/norm_driver.jsonl" --dump /tmp/norm-dump --out "$out/norm_h200.json" \
+step timeout "${NORM_BENCH_S:-60}" python3 bench/norm.py --driver-output "$out/norm_driver.jsonl" --dump /tmp/norm-dump --out "$out/norm_h200.json" \
   --floor-lines "$out/norm_floor.jsonl"
 step timeout 10 python3 bench/norm_floor.py --lines "$out/norm_floor.jsonl" --out "$out/norm_floor_h200.json"
 exit $status
