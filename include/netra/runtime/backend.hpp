@@ -240,7 +240,7 @@ class module {
   /// Resolves `symbol`. `max_shared_memory`: (CUDA) the kernel prefers the SM's largest shared
   /// memory carve-out over L1 (its residency is bound by shared memory; the driver's default
   /// choice may leave fewer workgroups per SM). `dynamic_lds_bytes`: (CUDA) the dynamic shared
-  /// memory its launches ask for, allowed past the 48 KiB default. Both ignored on HIP (LDS is
+  /// memory its launches ask for, allowed past the 48 KiB default (static + dynamic). Both ignored on HIP (LDS is
   /// not carved out of a cache; the launch's size is enough). `cluster_size` > 1: (CUDA) the
   /// non-portable size is allowed past 8, and a device that cannot hold one cluster of
   /// `workgroup_size`-thread workgroups is refused here (status::not_supported), not at a launch;
@@ -256,8 +256,12 @@ class module {
       d.check(d.cuModuleGetFunction(&fn, static_cast<CUmodule>(handle_), symbol), symbol);
       if (max_shared_memory)
         d.check(d.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, CU_SHAREDMEM_CARVEOUT_MAX_SHARED), symbol);
-      if (dynamic_lds_bytes > 48u * 1024u)
-        d.check(d.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(dynamic_lds_bytes)), symbol);
+      if (dynamic_lds_bytes > 0) {  // the opt-in is needed once static + dynamic pass 48 KiB
+        int static_bytes = 0;
+        d.check(d.cuFuncGetAttribute(&static_bytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn), symbol);
+        if (static_cast<u64>(static_bytes) + dynamic_lds_bytes > 48u * 1024u)
+          d.check(d.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(dynamic_lds_bytes)), symbol);
+      }
       if (cluster_size > 8) d.check(d.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1), symbol);
       if (cluster_size > 1) require_one_cluster(fn, symbol, cluster_size, workgroup_size, dynamic_lds_bytes);
       f.handle = fn;

@@ -29,8 +29,8 @@ template <class C> using gdn_replay_strict = strict<C, gdn_replay_domain<C>>;
 
 /// sm90a mappings chosen by measurement (bench/results/gdn_h200.json, H200, graph-replayed), each
 /// ahead of the default it replaces, which still serves what it refuses (an output view aligned to
-/// 2 bytes only, for the K0 map's 4-byte stores). K0: whole-head workgroups of 8 warps, 2 columns
-/// per lane (B 64: 138.5 / 115.3 us FP32 / BF16 state, default 221.7 / 239.3); M16: the staged
+/// 2 bytes only, for the K0 map's 4-byte stores). K0: half-head workgroups of 4 warps, 2 columns
+/// per lane (B 64: 137.0 / 112.9 us FP32 / BF16 state; whole heads 138.3 / 115.7, default 221.2 / 239.6); M16: the staged
 /// 8-column blocks of 4 warps with FusedDots (FP32 10.2 us, BF16 8.4; default 21.1 / 23.0); conv
 /// (channel-major): with windows 6 preloaded tokens per thread (B 64: 25.5 us, default 29.7),
 /// without windows 4 tokens a thread, the next token's x in flight, 3 workgroups a SM (B 64 21.9 us,
@@ -38,7 +38,7 @@ template <class C> using gdn_replay_strict = strict<C, gdn_replay_domain<C>>;
 /// the L2 prefetch of the next resident wave (B 128, every request accepting T: BF16 217.9 us, FP32
 /// 348.9; default 259.8 / 356.9), the every-B and graph protocol run on the GPU for both storages.
 namespace measured {
-template <u32 S> using k0_head = contracts::gdn_k0<sm90a, S, 16, gdn::token_staging::block, 8, 2>;
+template <u32 S> using k0 = contracts::gdn_k0<sm90a, S, 16, gdn::token_staging::block, 4, 2>;
 template <u32 S> using m16 = contracts::gdn_m16<sm90a, S, 8, gdn::token_staging::block, 4, 1, 1>;
 template <u32 Writes>
 using conv = conditional_t<Writes == gdn::conv_writes::windows,
@@ -60,7 +60,7 @@ inline constexpr auto gdn_precompute = boost::hana::tuple_t<contracts::gdn_preco
                                                             contracts::gdn_decode_precompute<gfx950>, contracts::gdn_decode_precompute<sm90a>>;
 inline constexpr auto gdn_verify =
     boost::hana::tuple_t<contracts::gdn_k0<gfx950, gdn::state_storage::fp32>, contracts::gdn_k0<gfx950, gdn::state_storage::bf16>,
-                         measured::k0_head<gdn::state_storage::fp32>, measured::k0_head<gdn::state_storage::bf16>,
+                         measured::k0<gdn::state_storage::fp32>, measured::k0<gdn::state_storage::bf16>,
                          contracts::gdn_k0<sm90a, gdn::state_storage::fp32>, contracts::gdn_k0<sm90a, gdn::state_storage::bf16>>;
 inline constexpr auto gdn_m16 = boost::hana::tuple_t<contracts::gdn_m16<gfx950, gdn::state_storage::fp32>, contracts::gdn_m16<gfx950, gdn::state_storage::bf16>,
                                                      measured::m16<gdn::state_storage::fp32>, measured::m16<gdn::state_storage::bf16>,
