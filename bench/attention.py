@@ -54,9 +54,7 @@ class Instance:
         ring, epilogue = stages * bw * BLOCK * D, waves * 8 * tokens_per_wave * D * 4
         table = (2 * waves if stages == 0 else max(2, -(-stages // 2)) + 1) * (1 if stages == 0 else bw) * BLOCK * 8
         self.lds = max(ring, epilogue) + 8 * tq * D * 2 + table + waves * 8 * tokens_per_wave * 8
-        wide, lds_max = bw * BLOCK * D * 2, 227 * 1024  # attention_gqa8::wide_buffers (sm90a: verify widens each block once)
-        buffers = 0 if tq == 1 or self.lds + wide > lds_max else 2 if stages >= 3 and self.lds + 2 * wide <= lds_max else 1
-        self.lds += buffers * wide
+        self.lds += bw * BLOCK * D * 2 if tq > 1 else 0  # attention_gqa8::wide_bytes (sm90a: the verify block widened once)
         self.per_sm = max(1, min((227 * 1024 + 1024) // (self.lds + 1024), 65536 // (256 * self.threads)))  # workgroups_per_processor (sm90a)
         rows = 8 * tq
         self.split_o_bytes = cap * HKV * rows * D * 4
@@ -276,7 +274,7 @@ def main() -> None:
     ap.add_argument("--profile-verify", action="store_true", help="only launch the served verify at prefix 49152 four times (for ncu)")
     a = ap.parse_args()
     if a.profile_verify:
-        inst, c = Instance(a.objects, 2, 12, 1, 1, 6), Case([49152 + 12], 12, 1, 5)
+        inst, c = Instance(a.objects, 2, 12, 1, 1, 8), Case([49152 + 12], 12, 1, 5)
         slices = inst.slices_for(1, torch.cuda.get_device_properties(0).multi_processor_count)
         for _ in range(4):
             inst.launch(c, 0, slices)
@@ -289,8 +287,7 @@ def main() -> None:
     # 1 x 8) measured 1.5-6x slower at every batch (the results of d8b5ff4, docs/kernels/attention.md).
     candidates = [Instance(a.objects, 0, 1, 1, bw_, st, cap=cap) for bw_, st, cap in ((2, 0, 512), (4, 0, 256), (1, 0, 512), (4, 3, 128))]
     wide = Instance(a.objects, 0, 1, 1, 2, 0, max_batch=128, cap=512)  # contracts/attention/gqa8_decode_wide.hpp: batches 65..128
-    verify = Instance(a.objects, 2, 12, 1, 1, 6)  # served: two tokens per wave, each piece widened one ahead (two wide buffers)
-    verify_in_place = Instance(a.objects, 2, 12, 1, 1, 8)  # the same with one wide buffer: widened in place between two barriers
+    verify = Instance(a.objects, 2, 12, 1, 1, 8)  # served (sm90a): two tokens per wave, 8 stages
     records, mapping, sweep = [], [], []
     method = ("CUDA graph replay and eager bursts of calls over input sets rotated past L2 (>= 3x L2), median of 15 (peers 10); "
               "torch SDPA peers read a dense BF16 copy of the gathered, dequantized cache, timed separately (dequant_copy_graph_us); "
@@ -320,9 +317,7 @@ def main() -> None:
     # (verify; decode B = 1, where each mapping's chunk rounding bounds the useful slices).
     measure([49152 + 12], 12, "split_verify_gqa8", 20.0, "verify Tq=12 L=49152", 102, verify)
     measure([8192 + 12], 12, "split_verify_gqa8", None, "verify Tq=12 L=8192", 105, verify)
-    keep_mapping(bench_shape(verify_in_place, [49152 + 12], 12, "split_verify_gqa8", None, 102, bw, peers_on=False))
-    save()
-    sweep_plan = [(verify, [49152 + 12], 12, n) for n in (33, 44, 132)]
+    sweep_plan = [(verify, [49152 + 12], 12, n) for n in (33, 44, 128)]  # at most SplitCapacity / batch = 128
     sweep_plan += [(candidates[0], [8192], 1, n) for n in (16, 32, 48)] + [(candidates[1], [8192], 1, n) for n in (16, 32)]
     sweep_plan += [(candidates[2], [8192], 1, n) for n in (128,)]
     for inst, lengths, tq, n in sweep_plan:

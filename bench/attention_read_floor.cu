@@ -238,7 +238,7 @@ int check_widening() {
   return differ;
 }
 
-/// The slices netra's decode mapping BlockWarps x Stages (verify: Tq 12, 1 x 6) takes on `sms` SMs.
+/// The slices netra's decode mapping BlockWarps x Stages (verify: Tq 12, 1 x 8) takes on `sms` SMs.
 template <u32 Phase, u32 Tq, u32 BW, u32 Stages, u32 MaxBatch, u32 Cap> int netra_slices(int batch, int sms) {
   return static_cast<int>(netra::contracts::attention_gqa8<netra::sm90a, Phase, Tq, 1, BW, Stages, MaxBatch, Cap>::slices_for(
       static_cast<u32>(batch), static_cast<u32>(sms)));
@@ -252,7 +252,7 @@ int main() {
   // netra's grids: (slices_for(batch, SMs), 2, batch) x 32 * BlockWarps threads (verify: 6 waves of two
   // tokens; the 384-thread alternative at its slices is the 12-wave one-token grid it replaced),
   // chunks rounded to 64 * BlockWarps; the decode mappings 2 x 0 (served), 4 x 0, 1 x 0 (Stages 0,
-  // 4 / 2 / 9 workgroups per SM), 4 x 3 (one per SM); verify 1 x 6. Alternatives: one 512-thread
+  // 4 / 2 / 9 workgroups per SM), 4 x 3 (one per SM); verify 1 x 8. Alternatives: one 512-thread
   // workgroup per (KV head, request) at B = 64; at B = 1 and in verify, one sequence over every SM
   // with several workgroups each.
   const config configs[] = {
@@ -271,12 +271,12 @@ int main() {
       {"decode B=1 L=8192", "alternative", 1, 8192, 1, 512, sms / 2, 64},
       {"decode B=1 L=8192", "alternative", 1, 8192, 1, 256, 16, 64},
       {"decode B=16 L=8192", "decode 2x0", 16, 8192, 1, 64, netra_slices<0, 1, 2, 0, 64, 512>(16, sms), 128},
-      {"verify Tq=12 L=49152", "verify 1x6", 1, 49152 + 12, 12, 192, netra_slices<2, 12, 1, 6, 64, 128>(1, sms), 64},
-      {"verify Tq=12 L=49152", "alternative", 1, 49152 + 12, 12, 384, netra_slices<2, 12, 1, 6, 64, 128>(1, sms), 64},
+      {"verify Tq=12 L=49152", "verify 1x8", 1, 49152 + 12, 12, 192, netra_slices<2, 12, 1, 8, 64, 128>(1, sms), 64},
+      {"verify Tq=12 L=49152", "alternative", 1, 49152 + 12, 12, 384, netra_slices<2, 12, 1, 8, 64, 128>(1, sms), 64},
       {"verify Tq=12 L=49152", "alternative", 1, 49152 + 12, 12, 384, 2 * sms, 64},
       {"verify Tq=12 L=49152", "alternative", 1, 49152 + 12, 12, 128, sms / 2, 64},
       {"verify Tq=12 L=49152", "alternative", 1, 49152 + 12, 12, 512, sms / 2, 64},
-      {"verify Tq=12 L=8192", "verify 1x6", 1, 8192 + 12, 12, 192, netra_slices<2, 12, 1, 6, 64, 128>(1, sms), 64},
+      {"verify Tq=12 L=8192", "verify 1x8", 1, 8192 + 12, 12, 192, netra_slices<2, 12, 1, 8, 64, 128>(1, sms), 64},
   };
   measure(configs[0], "stream", 0, l2, false);  // warm-up, not reported
   const char* only = std::getenv("NETRA_FLOOR_ONLY");  // optional: the shapes whose name starts with it

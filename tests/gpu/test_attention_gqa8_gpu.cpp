@@ -30,8 +30,7 @@ using decode_1x2 = contracts::attention_gqa8<sm90a, 0, 1, 1, 1, 2, 64, 512>;
 using direct_1 = contracts::attention_gqa8<sm90a, 0, 1, 1, 1, 0, 64, 512>;  // Stages 0: no LDS ring
 using decode_4x3 = contracts::attention_gqa8<sm90a, 0, 1, 1, 4, 3, 64, 128>;  // served before Stages 0 (direct 2 x 0 is `decode`)
 using direct_4 = contracts::attention_gqa8<sm90a, 0, 1, 1, 4, 0, 64, 256>;
-using verify_8 = contracts::attention_gqa8<sm90a, 2, 12, 1, 1, 8, 64, 128>;  // one wide buffer (the served verify widens a piece ahead)
-static_assert(verify::wide_buffers == 2 && verify_8::wide_buffers == 1 && verify::tokens_per_wave == 2);
+static_assert(verify::tokens_per_wave == 2 && verify::waves == 6 && verify::stages == 8);  // the served verify: two tokens a wave
 
 namespace {
 template <class C> const handle<C>& h() {
@@ -115,8 +114,6 @@ TEST_CASE("bitwise equal to netra's association order on exact inputs (every map
   bitwise<decode16>({1, 16, {0, 1, 17, 300, 999}, 0.5f, 2.0f, gqa8_fill::bitwise, 0}, 5, 5);
   bitwise<verify>({12, 1, {12, 13, 200, 700}, 0.3f, 1.0f, gqa8_fill::bitwise, 0}, 6, 1);
   bitwise<verify>({12, 1, {200, 1500}, 0.3f, 1.0f, gqa8_fill::bitwise, 0}, 7, 8);
-  bitwise<verify_8>({12, 1, {12, 13, 200, 700}, 0.3f, 1.0f, gqa8_fill::bitwise, 0}, 8, 1);
-  bitwise<verify_8>({12, 1, {200, 1500}, 0.3f, 1.0f, gqa8_fill::bitwise, 0}, 9, 8);
 }
 
 TEST_CASE("within the contract's bound on random and adversarial decode calls; NaN of unindexed slots never leaks") {
@@ -149,7 +146,6 @@ TEST_CASE("split-sequence verification (Tq = 12) within the bound, causal inside
   bounded<verify>({12, 1, {5}, 0.9f, 1.1f, gqa8_fill::random, 0}, 32, "a request shorter than Tq");
   bounded<verify>({12, 1, {8204}, 1.0f, 1.0f, gqa8_fill::random, 0}, 33, "prefix 8192 + 12 (split)");
   bounded<verify>({12, 1, {8204}, 1.0f, 1.0f, gqa8_fill::spike, 0}, 34, "prefix 8192 + 12, a spike");
-  bounded<verify_8>({12, 1, {12, 13, 140, 1000}, 0.9f, 1.1f, gqa8_fill::random, 0}, 35, "one wide buffer, ragged prefixes");
 }
 
 TEST_CASE("an index outside the pool is masked on the device: never read, weight 0") {

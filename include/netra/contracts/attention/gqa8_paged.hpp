@@ -29,8 +29,7 @@
 // sequence fills the device); results depend on (batch, slices) and are reproducible: no atomics.
 // Staging is a mapping choice that changes no bit: Stages >= 2 streams K/V through an LDS ring of
 // Stages pieces; Stages = 0 (decode) has each wave load its own blocks' K/V into registers; with
-// Tq > 1 (verify) the workgroup widens each staged block to BF16 once for its waves (widen_once),
-// one piece ahead of the waves where the LDS holds two widened pieces (wide_buffers = 2).
+// Tq > 1 (verify) the workgroup widens each staged block to BF16 once for its waves (widen_once).
 // With Tq even a wave's matrix tile holds two tokens (tokens_per_wave = 2: Tq / 2 * BlockWarps
 // waves of 16 real rows), which changes no bit: each row keeps its lanes, items and order.
 //
@@ -132,12 +131,8 @@ struct attention_gqa8 {
   static constexpr u32 stats_bytes = waves * wave_rows * 8;            // every wave's (m, l) per row
   /// Tq > 1 waves read each block: the workgroup widens it to BF16 once, where the LDS holds that.
   static constexpr u32 staged_bytes = max_of(ring_bytes, epilogue_bytes) + q_bytes + table_bytes + stats_bytes;
-  static constexpr u32 wide_piece_bytes = BlockWarps * block * head_dim * 2;  // one piece widened to BF16
-  static constexpr bool widen_once = Tq > 1 && staged_bytes + wide_piece_bytes <= Target::lds_bytes_per_workgroup;
-  /// widen_once with two widened pieces where the LDS holds them (and Stages >= 3): the workgroup
-  /// widens piece n + 1 while its waves compute piece n, one barrier per piece.
-  static constexpr u32 wide_buffers = !widen_once ? 0 : Stages >= 3 && staged_bytes + 2 * wide_piece_bytes <= Target::lds_bytes_per_workgroup ? 2 : 1;
-  static constexpr u32 wide_bytes = wide_buffers * wide_piece_bytes;
+  static constexpr bool widen_once = Tq > 1 && staged_bytes + BlockWarps * block * head_dim * 2 <= Target::lds_bytes_per_workgroup;
+  static constexpr u32 wide_bytes = widen_once ? BlockWarps * block * head_dim * 2 : 0;
   static constexpr u32 lds_bytes = staged_bytes + wide_bytes;
   static_assert(lds_bytes <= Target::lds_bytes_per_workgroup, "netra::contracts::attention_gqa8: the staging ring exceeds the target's LDS");
 
@@ -234,9 +229,12 @@ struct attention_gqa8 {
 /// The served instances (mapping fields per target; docs/kernels/attention.md says why).
 /// sm90a decode: 2 waves, Stages 0 (no LDS ring; 4 workgroups per SM): the fastest at B = 1 and within
 /// 0.1 % of the fastest at B = 16 and 64 (bench/results/attention_h200.json, mapping_comparison).
+/// Verify: 6 waves of two tokens; sm90a 8 stages (the LDS holds them; the 6-stage ring with each piece
+/// widened a piece ahead measured 2 % slower, lab row attention_verify_widen_ahead), gfx950 6 (LDS).
 template <class Target>
 using attention_gqa8_decode = conditional_t<same_v<Target, sm90a>, attention_gqa8<Target, 0, 1, 1, 2, 0, 64, 512>, attention_gqa8<Target, 0, 1, 1, 2, 2, 64, 128>>;
-template <class Target> using attention_gqa8_verify = attention_gqa8<Target, 2, 12, 1, 1, 6, 64, 128>;
+template <class Target>
+using attention_gqa8_verify = attention_gqa8<Target, 2, 12, 1, 1, same_v<Target, sm90a> ? 8 : 6, 64, 128>;
 
 }  // namespace contracts
 }  // namespace netra

@@ -26,12 +26,6 @@
 
 namespace netra::kernels {
 
-/// Widened pieces a contract's LDS holds (0 for a contract that does not widen: the GQA4 extend's pair view).
-template <class Contract> constexpr u32 gqa8_wide_buffers() {
-  if constexpr (requires { Contract::wide_buffers; }) return Contract::wide_buffers;
-  else return 0;
-}
-
 template <class Contract> struct attention_gqa8_ring_staging {
   using wave_ops = attention_gqa8_wave<Contract>;
   using target = typename wave_ops::target;
@@ -41,8 +35,6 @@ template <class Contract> struct attention_gqa8_ring_staging {
   static constexpr u32 workgroup_size = Contract::workgroup_size;
   static constexpr u32 BW = Contract::block_warps, S = Contract::stages, block_bytes = 64 * 256;
   static constexpr bool widen_once = requires { requires Contract::widen_once; };
-  static constexpr u32 wide_buffers = gqa8_wide_buffers<Contract>();
-  static constexpr u32 wide_piece = BW * block_bytes / 4;  // u64 words of one widened piece
   static constexpr u32 chunks_per_piece = BW * block_bytes / 16;
   static constexpr u32 copies_per_thread = ceil_div(chunks_per_piece, workgroup_size);
 
@@ -54,7 +46,7 @@ template <class Contract> struct attention_gqa8_ring_staging {
     u16* q;         // [Tq][8][256] BF16
     i64* table;     // [table_rounds][BlockWarps * 64] slot ids (-1: masked)
     float* stats;   // [waves][8][2]
-    u64* wide;      // widen_once: [wide_buffers][BlockWarps][64 x 4 x 16] BF16 x 4 (wide_slot), pieces widened
+    u64* wide;      // widen_once: [BlockWarps][64 x 4 x 16] BF16 x 4 (wide_slot), the piece widened
   };
 
   /// The thread's look-ups of one round: its positions i = thread + k * workgroup_size of the
@@ -114,10 +106,9 @@ template <class Contract> struct attention_gqa8_ring_staging {
     commit_lds_copies<target>();
   }
 
-  /// widen_once: the workgroup widens piece n into wide buffer n % wide_buffers (after the barrier
-  /// that ends every wave's use of the piece that buffer held); the caller passes the next barrier.
+  /// widen_once: the workgroup widens piece n (after the barrier that ends every wave's use of the
+  /// last one) into l.wide, then a barrier.
   static NETRA_DEVICE void widen_piece(const lds_layout& l, u32 n) {
-    u64* wide = l.wide + (n % wide_buffers) * wide_piece;
     const u8* whole = l.ring + (n % S) * Contract::piece_bytes;
     const bool is_v = n % 2 == 1;
     for (u32 c = thread_id<target>(); c < BW * block_bytes / 16; c += workgroup_size) {
@@ -126,9 +117,10 @@ template <class Contract> struct attention_gqa8_ring_staging {
       NETRA_UNROLL
       for (u32 i = 0; i < 4; ++i) {
         const bf16x4 b = e4m3x4_to_bf16x4<target>(x[static_cast<int>(i)]);
-        wide[bl * block_bytes / 4 + wide_slot(is_v, pos, chunk, i)] = static_cast<u64>(b.lo) | static_cast<u64>(b.hi) << 32;
+        l.wide[bl * block_bytes / 4 + wide_slot(is_v, pos, chunk, i)] = static_cast<u64>(b.lo) | static_cast<u64>(b.hi) << 32;
       }
     }
+    workgroup_barrier<target>();
   }
 
   static NETRA_DEVICE void run(const params& p) {
@@ -169,15 +161,9 @@ template <class Contract> struct attention_gqa8_ring_staging {
     };
 
     for (u32 n = 0; n + 1 < S; ++n) issue(p, v, kv_head, n, l);
-    if constexpr (wide_buffers == 2) {  // piece 0 widened before the loop
-      wait_lds_copies<target, S - 2>();
-      workgroup_barrier<target>();
-      if (v.pieces > 0) widen_piece(l, 0);
-    }
     typename wave_ops::state w;
     for (u32 n = 0; n < v.pieces; ++n) {
-      // Pieces n (and, widening ahead, n + 1) are in LDS; every wave is done with piece n - 1.
-      wait_lds_copies<target, wide_buffers == 2 ? S - 3 : S - 2>();
+      wait_lds_copies<target, S - 2>();
       workgroup_barrier<target>();
       issue(p, v, kv_head, n + S - 1, l);
       if ((n + S) % 2 == 0 && (n + S) / 2 >= prologue_rounds) {  // round (n + S) / 2 was started two iterations ago
@@ -186,13 +172,8 @@ template <class Contract> struct attention_gqa8_ring_staging {
       }
       const u8* piece = l.ring + (n % S) * Contract::piece_bytes + bw * block_bytes;
       const u32 blk = (n / 2) * BW + bw;
-      if constexpr (wide_buffers == 2) {
-        if (n + 1 < v.pieces) widen_piece(l, n + 1);
-      } else if constexpr (wide_buffers == 1) {
-        widen_piece(l, n);
-        workgroup_barrier<target>();
-      }
-      const u64* wide = l.wide + (wide_buffers == 2 ? n % 2 : 0) * wide_piece + bw * block_bytes / 4;
+      if constexpr (widen_once) widen_piece(l, n);
+      const u64* wide = l.wide + bw * block_bytes / 4;
       auto reader = [&](bool is_v) {
         return [&, is_v](u32 j) {
           const fragment_element e = is_v ? plan::v_read(lane, j) : plan::k_read(lane, j);

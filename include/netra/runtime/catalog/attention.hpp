@@ -19,7 +19,6 @@ inline constexpr auto attention =
                          contracts::attention_gqa8<sm90a, 0, 1, 1, 2, 2, 64, 256>, contracts::attention_gqa8<sm90a, 0, 1, 1, 1, 2, 64, 512>,
                          contracts::attention_gqa8<sm90a, 0, 1, 1, 1, 0, 64, 512>, contracts::attention_gqa8<sm90a, 0, 1, 1, 4, 0, 64, 256>,
                          contracts::attention_gqa8<sm90a, 0, 1, 1, 4, 3, 64, 128>,
-                         contracts::attention_gqa8<sm90a, 2, 12, 1, 1, 8, 64, 128>,  // verify widening in place (one wide buffer), beside the served one ahead
                          contracts::attention_gqa4_extend_served<gfx950>, contracts::attention_gqa4_extend_served<sm90a>,
                          contracts::attention_gqa4_extend<sm90a, 16, 1, 6, 64, 128>,
                          contracts::attention_gqa4_extend_native<gfx950, 1, 6, 64, 128>, contracts::attention_gqa4_extend_native<sm90a, 1, 6, 64, 128>,
