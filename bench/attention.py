@@ -25,21 +25,11 @@ import torch
 
 sys.path.insert(0, __file__.rsplit("/bench/", 1)[0])
 from bench import common  # noqa: E402
+from bench.attention_common import Gqa8Args as Args, bound, check, compare as compare_rows  # noqa: E402
 
 HQ, HKV, D, BLOCK = 16, 2, 256, 64
 FP8 = torch.float8_e4m3fn
 cuda = ctypes.CDLL("libcuda.so.1")
-
-
-def check(r: int, what: str) -> None:
-    if r != 0:
-        raise RuntimeError(f"{what}: CUresult {r}")
-
-
-class Args(ctypes.Structure):  # kernels/attention/gqa8_geometry.hpp: attention_gqa8_args
-    _fields_ = [(n, ctypes.c_void_p) for n in ("q", "out", "k", "v", "qo", "kv_indptr", "kv_indices", "last", "k_scale", "v_scale",
-                                                 "split_o", "split_stats")] + \
-               [("q_tokens", ctypes.c_int64), ("slots", ctypes.c_int64), ("count", ctypes.c_int64), ("slices", ctypes.c_uint32)]
 
 
 class Instance:
@@ -140,25 +130,13 @@ def reference(c: Case, s: int, b: int) -> tuple[torch.Tensor, torch.Tensor]:
     s_ = (dots * scale).masked_fill(~visible, -math.inf)
     w = torch.softmax(s_, dim=-1)
     out = torch.einsum("thgn,nhd->thgd", w, v)
-    delta = (scale * absdots * 2.0 ** -15 + (dots * scale).abs() * 2.0 ** -24).masked_fill(~visible, 0).amax(-1, keepdim=True)
-    u = 2.0 ** -9 + 2.0 ** -22
-    rho = torch.exp(2 * delta) * (1 + u) / (1 - u) - 1
     vinf = v.abs().amax(0).view(1, HKV, 1, D)  # over all positions: >= the visible ones
-    bound = out.abs() * 2.0 ** -8 + vinf * (rho + (n / 4 + 256) * 2.0 ** -24 + 2.0 ** -20)
-    return out.reshape(c.tq, HQ, D), bound.reshape(c.tq, HQ, D)
+    limit = bound(out, dots, absdots, scale, visible, vinf, n, 2.0 ** -24)
+    return out.reshape(c.tq, HQ, D), limit.reshape(c.tq, HQ, D)
 
 
 def compare(c: Case, got: torch.Tensor, s: int, requests: list[int]) -> dict:
-    beyond, max_err, dot, nr, ng = 0, 0.0, 0.0, 0.0, 0.0
-    for b in requests:
-        ref, bound = reference(c, s, b)
-        g = got[b * c.tq:(b + 1) * c.tq].to(torch.float64)
-        err = (g - ref).abs()
-        beyond += int((~(err <= bound)).sum())
-        max_err = max(max_err, float(err.max()))
-        dot += float((g * ref).sum()); nr += float((ref * ref).sum()); ng += float((g * g).sum())
-    return {"beyond_bound": beyond, "max_abs_err": max_err, "cosine": dot / math.sqrt(nr * ng) if nr and ng else None,
-            "checked_requests": len(requests)}
+    return compare_rows(lambda b: reference(c, s, b), got, c.tq, requests)
 
 
 def sdpa_peers(c: Case, dense: list[tuple[torch.Tensor, torch.Tensor]], check_requests: list[int]) -> list[dict]:
