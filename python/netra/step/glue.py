@@ -17,7 +17,6 @@ Mapping: attn_pre grid (rows, q heads + 2 k heads + 2 v heads), one program per 
 256 values, 2 warps; gate_mul grid (rows, 4096 / 1024); quant grid (padded rows, K / 128), one
 program per 128-value group, 1 warp.
 """
-from __future__ import annotations
 
 import torch
 
@@ -33,12 +32,15 @@ def choice() -> dict:
     return dict(_choice)
 
 
-def _build():
+try:  # the kernels are module-level functions: Triton resolves the names they use in the module's globals
     import triton
     import triton.language as tl
+except ImportError:  # no Triton: select() keeps the torch glue
+    triton = tl = None
 
+if triton is not None:
     @triton.jit
-    def attn_pre(qk, qk_row, v, v_row, w, cos, sin, q_out, kb, vb, slots, k_scale, v_scale, eps,
+    def _attn_pre(qk, qk_row, v, v_row, w, cos, sin, q_out, kb, vb, slots, k_scale, v_scale, eps,
                  QH: tl.constexpr, KH: tl.constexpr, D: tl.constexpr, RD: tl.constexpr):
         r = tl.program_id(0)
         h = tl.program_id(1)
@@ -71,7 +73,7 @@ def _build():
             tl.store(vb + (slot * KH + (h - QH - KH)) * D + i, t.to(tl.float8e4nv).to(tl.uint8, bitcast=True))
 
     @triton.jit
-    def gate_mul(o, gate, g_row, out, N: tl.constexpr, BLOCK: tl.constexpr):
+    def _gate_mul(o, gate, g_row, out, N: tl.constexpr, BLOCK: tl.constexpr):
         r = tl.program_id(0)
         c = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
         g = tl.load(gate + r * g_row + c).to(tl.float32)
@@ -79,7 +81,7 @@ def _build():
         tl.store(out + r * N + c, (tl.load(o + r * N + c).to(tl.float32) * sg).to(tl.bfloat16))
 
     @triton.jit
-    def quant(x, x_row, q, s, M, M_PAD, K: tl.constexpr):
+    def _quant(x, x_row, q, s, M, M_PAD, K: tl.constexpr):
         r = tl.program_id(0)
         g = tl.program_id(1)
         i = g * 128 + tl.arange(0, 128)
@@ -89,7 +91,11 @@ def _build():
         tl.store(q + r * K + i, t.to(tl.float8e4nv))
         tl.store(s + g * M_PAD + r, scale)
 
-    _kernels.update(attn_pre=attn_pre, gate_mul=gate_mul, quant=quant)
+
+def _build():
+    if triton is None:
+        raise RuntimeError("Triton is not installed")
+    _kernels.update(attn_pre=_attn_pre, gate_mul=_gate_mul, quant=_quant)
 
 
 def attn_pre(qk, v, w1, cos, sin, q_out, kb, vb, slots, k_scale, v_scale, eps):
