@@ -51,7 +51,7 @@ class Instance:
     """The pair view's cubin: stage zero, the GQA8 stage one over the view, stage two (batched from 16 slices on)."""
     NAME = NAME
     SYMBOLS = (("zero", b"netra_attention_extend_stage_zero"), ("one", b"netra_attention_gqa8_stage_one"), ("two", b"netra_attention_extend_stage_two"),
-               ("two_batched", b"netra_attention_extend_stage_two_batched"))
+               ("two_batched", b"netra_attention_extend_stage_two_batched"), ("two_wide", b"netra_attention_extend_stage_two_wide"))
     STAGE_ONE_LDS = {"one": LDS}
 
     def __init__(self, objects: str):
@@ -84,9 +84,10 @@ class Instance:
         check(cuda.cuLaunchKernel(self.f["one"], slices, 4, c.batch, 384, 1, 1, LDS, st, pv, None), "launch one")
         self.stage_two(c, slices, st, pa)
 
-    def stage_two(self, c: "Case", slices: int, st, pa) -> None:
-        check(cuda.cuLaunchKernel(self.f["two_batched" if slices >= BATCHED_SLICES else "two"], HKV, E, c.batch, D, 1, 1, 0, st, pa, None),
-              "launch two")
+    def stage_two(self, c: "Case", slices: int, st, pa, form: str | None = None) -> None:
+        """Stage two in `form` (two, two_batched, two_wide; None: the launch path's choice by slices)."""
+        form = form or ("two_batched" if slices >= BATCHED_SLICES else "two")
+        check(cuda.cuLaunchKernel(self.f[form], HKV, E, c.batch, 4 * D if form == "two_wide" else D, 1, 1, 0, st, pa, None), "launch two")
 
 
 class Native(Instance):
@@ -95,14 +96,15 @@ class Native(Instance):
     NAME = "attention-gqa4-extend-native-sm90a-1-6-64-128"
     LDS, THREADS = 6 * 64 * 128 + 4 * 64 * 8, 96  # attention_gqa4_extend_native::lds_bytes, workgroup_size
     SYMBOLS = (("one", b"netra_attention_extend_native_stage_one"), ("floor", b"netra_attention_extend_native_floor"),
-               ("two", b"netra_attention_extend_stage_two"), ("two_batched", b"netra_attention_extend_stage_two_batched"))
+               ("two", b"netra_attention_extend_stage_two"), ("two_batched", b"netra_attention_extend_stage_two_batched"),
+               ("two_wide", b"netra_attention_extend_stage_two_wide"))
     STAGE_ONE_LDS = {"one": LDS, "floor": LDS}
 
     @staticmethod
     def slices_for(batch: int, processors: int) -> int:  # attention_gqa4_extend_native::slices_for: the pair view's, at most 16
         return min(16, Instance.slices_for(batch, processors))
 
-    def launch(self, c: "Case", s: int, slices: int, floor: bool = False) -> None:
+    def launch(self, c: "Case", s: int, slices: int, floor: bool = False, form: str | None = None, one: bool = True) -> None:
         ws = self.workspace.data_ptr()
         view = View(c.q[s].data_ptr(), None, c.k[s].data_ptr(), c.v[s].data_ptr(), c.qo.data_ptr(), c.kv_indptr.data_ptr(),
                     c.kv_indices[s].data_ptr(), c.kv_indptr.data_ptr(), c.scales.data_ptr(), c.scales.data_ptr() + 4, ws + Q_PAD + QO_PAD,
@@ -111,9 +113,10 @@ class Native(Instance):
                  c.q_tokens)
         pa = (ctypes.c_void_p * 1)(ctypes.cast(ctypes.pointer(a), ctypes.c_void_p))
         st = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
-        check(cuda.cuLaunchKernel(self.f["floor" if floor else "one"], slices, HKV, c.batch, self.THREADS, 1, 1, self.LDS, st, pa, None),
-              "launch native one")
-        self.stage_two(c, slices, st, pa)
+        if one:
+            check(cuda.cuLaunchKernel(self.f["floor" if floor else "one"], slices, HKV, c.batch, self.THREADS, 1, 1, self.LDS, st, pa, None),
+                  "launch native one")
+        self.stage_two(c, slices, st, pa, form)
 
 
 class Case:
@@ -234,6 +237,7 @@ def bench_shape(insts: tuple[Instance, Native], batch: int, prefix: int, seed: i
         repeatable = bool(torch.equal(again.view(torch.int16), c.out[0].view(torch.int16)))
         timed[type(inst).__name__] = (inst, slices, cmp, repeatable, again, common.bench_graph(calls, reps=15), common.bench_eager(calls, reps=15))
     native, native_slices = timed["Native"][0], timed["Native"][1]
+    c.out[0].fill_(float("nan"))
     native.launch(c, 0, timed["Instance"][1])  # the native plan at the pair view's slice count: the same bits (results depend on the slices)
     torch.cuda.synchronize()
     same_bits = bool(torch.equal(timed["Instance"][4].view(torch.int16), c.out[0].view(torch.int16)))
@@ -242,6 +246,18 @@ def bench_shape(insts: tuple[Instance, Native], batch: int, prefix: int, seed: i
     sweep = {native_slices: timed["Native"][5]["median_us"]}  # the native plan at other slice counts (slices_for's choice checked)
     for alt in sorted({max(2, native_slices // 2), min(CAP // batch, 2 * native_slices)} - {native_slices}):
         sweep[alt] = common.bench_graph([lambda s=s, alt=alt: native.launch(c, s, alt) for s in range(sets)], reps=15)["median_us"]
+    # Stage two alone (the served form, the wide candidate) over the workspace of the native plan's last call, and the
+    # native plan with the wide form: its bits must be the served form's.
+    native.launch(c, 0, native_slices)
+    torch.cuda.synchronize()
+    served_bits = c.out[0].clone().view(torch.int16)
+    c.out[0].fill_(float("nan"))  # the wide form must write every output itself
+    native.launch(c, 0, native_slices, form="two_wide")
+    torch.cuda.synchronize()
+    wide_same_bits = bool(torch.equal(served_bits, c.out[0].view(torch.int16)))
+    stage_two_us = {f: common.bench_graph([lambda s=s, f=f: native.launch(c, s, native_slices, form=f, one=False) for s in range(sets)],
+                                          reps=15)["median_us"] for f in (None, "two_wide")}
+    wide_us = common.bench_graph([lambda s=s: native.launch(c, s, native_slices, form="two_wide") for s in range(sets)], reps=15)["median_us"]
     inst, slices, cmp, repeatable, _, g, e = min(timed.values(), key=lambda t: t[5]["median_us"])
     cmp = dict(cmp, beyond_bound=max(t[2]["beyond_bound"] for t in timed.values()))
     repeatable = all(t[3] for t in timed.values())
@@ -253,14 +269,16 @@ def bench_shape(insts: tuple[Instance, Native], batch: int, prefix: int, seed: i
 
     def line(rec: dict) -> str:
         return (f"{inst.NAME} B={batch} P={prefix} slices {slices}: graph {g['median_us']:.2f} us eager {e['median_us']:.2f} | pair view {view_g:.2f} "
-                f"| native floor {floor:.2f} | native by slices {sweep} | same bits {same_bits} | roofline {roofline:.2f} "
+                f"| native floor {floor:.2f} | native by slices {sweep} | same bits {same_bits} | stage two alone {stage_two_us[None]:.2f}, wide "
+                f"{stage_two_us['two_wide']:.2f}; native with the wide form {wide_us:.2f} (same bits {wide_same_bits}) | roofline {roofline:.2f} "
                 f"({roofline / g['median_us']:.1%}) | {cmp} | best peer {rec['best_peer']} {rec['best_peer_graph_us']} | copy {copy_us}")
     return shape_record("gqa4_extend", inst.NAME, {"batch": batch, "kv_len": prefix, "tq": E}, g, e, "contracts/attention/gqa4_extend.hpp",
                         check_requests, line, correct=cmp["beyond_bound"] == 0 and repeatable and same_bits, peers=peers, bytes_moved=c.bytes(),
                         copy_bandwidth=bw, target_us=roofline / target_fraction if target_fraction else None, floor_us=floor, slices=slices,
                         input_sets=sets, pair_view_graph_us=view_g, native_graph_us=timed["Native"][5]["median_us"], native_slices=native_slices,
                         native_slices_graph_us={str(k): v for k, v in sorted(sweep.items())}, native_equals_pair_view_bits=same_bits,
-                        fraction_of_floor=floor / g["median_us"], repeatable_bits=repeatable, dequant_copy_graph_us=copy_us,
+                        stage_two_graph_us=stage_two_us[None], stage_two_wide_graph_us=stage_two_us["two_wide"], native_wide_graph_us=wide_us,
+                        stage_two_wide_same_bits=wide_same_bits, fraction_of_floor=floor / g["median_us"], repeatable_bits=repeatable, dequant_copy_graph_us=copy_us,
                         fraction_of_roofline=roofline / g["median_us"], **cmp)
 
 
@@ -284,7 +302,9 @@ def main() -> None:
         torch.cuda.empty_cache()  # the shape's inputs went with bench_shape
         method = ("GQA4 extend (bench/attention_extend.py): CUDA graph replay and eager bursts over input sets rotated past L2, median of 15 "
                   "(peers 10); the pair view's three kernels and the native plan's two per call (stage two batched from 16 slices on), the faster "
-                  "recorded (both checked, bits compared); floor_us = the native grid's floor (its stage one without the math, then stage two); SDPA peers read a dense BF16 copy of prefix + extension, timed separately "
+                  "recorded (both checked, bits compared); floor_us = the native grid's floor (its stage one without the math, then stage two); stage_two_graph_us / "
+                  "stage_two_wide_graph_us: stage two alone (the served form / the 512-thread wide form, not served) over the native plan's "
+                  "workspace, native_wide_graph_us the native plan with the wide form (bits checked against the served); SDPA peers read a dense BF16 copy of prefix + extension, timed separately "
                   "(dequant_copy_graph_us); target_us = roofline / 0.85 at B=64, P=4096")
         shapes = {(r["shape"]["batch"], r["shape"]["kv_len"]) for r in records}  # the shapes this run measured replace theirs; the others stay
         common.merge_family(a.out, "attention", records,

@@ -6,8 +6,10 @@
 
 #define NETRA_INSTANTIATE(...)                                                                                                        \
   using netra_contract = __VA_ARGS__;                                                                                                 \
-  using netra_two_batched = ::netra::kernels::attention_extend_stage_two<netra_contract, true>;                                        \
+  using netra_two_batched = ::netra::kernels::attention_extend_stage_two<netra_contract, ::netra::kernels::extend_stage_two_form::batched>; \
+  using netra_two_wide = ::netra::kernels::attention_extend_stage_two<netra_contract, ::netra::kernels::extend_stage_two_form::wide>;   \
   NETRA_ENTRY(netra_attention_extend_stage_zero, ::netra::kernels::attention_extend_stage_zero<netra_contract>)                       \
   NETRA_ENTRY_MIN_WORKGROUPS(netra_attention_gqa8_stage_one, ::netra::kernels::attention_gqa8_stage_one<netra_contract::pair_view>) \
   NETRA_ENTRY(netra_attention_extend_stage_two, ::netra::kernels::attention_extend_stage_two<netra_contract>)                           \
-  NETRA_ENTRY(netra_attention_extend_stage_two_batched, netra_two_batched)
+  NETRA_ENTRY(netra_attention_extend_stage_two_batched, netra_two_batched)                                                              \
+  NETRA_ENTRY(netra_attention_extend_stage_two_wide, netra_two_wide)

@@ -6,11 +6,11 @@
 // Stage zero. Grid (12, batch), 256 threads; workgroup (t, b) writes the view's token 12 b + t:
 // 32 heads x 256 BF16, head h's half (h % 8) / 4 its query (token qo_indptr[b] + t when t < E_b),
 // everything else 0; thread 0 writes the view's qo_indptr entry b + 1 = 12 (b + 1) (and entry 0).
-// Stage two. Grid (8 KV heads, 12, batch), 128 threads; workgroup (kv, t, b) owns extension token
-// t of request b for the 4 heads of KV head kv, thread d head-dim element d. The 4 (t + 1) scores
-// q_h . kext_j are FP32 sums in d order (one thread each, operands from LDS); each thread merges
-// its element's slices in slice order (from 16 slices on the batched kernel: the 4 heads' merges
-// side by side, 8 slices' loads ahead), scales o by v_scale and takes the extension block as one
+// Stage two. Grid (8 KV heads, 12, batch), 128 threads (the wide form 512: thread (j, d)); workgroup
+// (kv, t, b) owns extension token t of request b for the 4 heads of KV head kv, thread d head-dim
+// element d. The 4 (t + 1) scores q_h . kext_j are FP32 sums in d order (one thread each, operands
+// from LDS); each thread merges its element's slices in slice order (the forms below differ only
+// in how many loads are in flight), scales o by v_scale and takes the extension block as one
 // online-softmax step (dsl/online_softmax.hpp): FP32 weights, l and o summed in j order.
 #pragma once
 #include "netra/contracts/attention/gqa4_extend.hpp"
@@ -79,45 +79,52 @@ template <class Contract> struct attention_extend_stage_zero {
   }
 };
 
-/// Batched: the 4 rows' slice merges side by side, the (m, l, o) of Ahead slices loaded before
-/// they merge (launched for >= batched_slices slices: B = 1's call is this chain's latency);
-/// otherwise one row and one slice at a time (31 registers on sm90a against 127: more
-/// workgroups per SM where the batch, not the chain, sets the time). The same order either way.
-template <class Contract, bool Batched = false> struct attention_extend_stage_two {
+/// Stage two's forms (the same order and bits in each): sequential, 128 threads, thread d merges
+/// its 4 rows one after another, one slice's (m, l, o) load at a time (31 registers on sm90a);
+/// batched, 128 threads, the 4 rows side by side, the loads of Ahead slices issued before they
+/// merge (127 registers; launched from batched_slices slices on: B = 1's call is that chain's
+/// latency, while where the batch sets the time the sequential form's occupancy wins); wide, 512
+/// threads, thread (j, d) owns row j's element d, Ahead slices' loads ahead and the extension's V
+/// loads issued before its sums (not launched by dispatch: timed by bench/attention_extend.py).
+enum class extend_stage_two_form : u32 { sequential, batched, wide };
+
+template <class Contract, extend_stage_two_form Form = extend_stage_two_form::sequential> struct attention_extend_stage_two {
   using target = typename Contract::target;
   using view = typename Contract::pair_view;
   using params = attention_extend_args;
-  static constexpr const char* symbol = Batched ? "netra_attention_extend_stage_two_batched" : "netra_attention_extend_stage_two";
-  static constexpr u32 workgroup_size = Contract::head_dim;
-  static constexpr bool programmatic_dependent_launch = false;
+  static constexpr bool batched = Form == extend_stage_two_form::batched, wide = Form == extend_stage_two_form::wide;
+  static constexpr const char* symbol =
+      batched ? "netra_attention_extend_stage_two_batched" : wide ? "netra_attention_extend_stage_two_wide" : "netra_attention_extend_stage_two";
   static constexpr u32 G = Contract::group, D = Contract::head_dim, E = Contract::max_extend, Ahead = 8;
+  static constexpr u32 workgroup_size = wide ? G * D : D, rows = wide ? 1 : G;  // rows: the thread's merge chains
+  static constexpr bool programmatic_dependent_launch = false;
   static constexpr u32 batched_slices = 16;
 
   NETRA_HOST_DEVICE static constexpr launch_shape shape(u32 batch) { return {{Contract::kv_heads, E, batch}, workgroup_size, 0}; }
 
-  /// m[j], o[j]: the merged prefix state of row (t, 4 half + j), element 128 half + d, in slice order.
+  /// m[c], o[c]: the merged prefix state of row (t, 4 half + j0 + c), element 128 half + d, in slice order.
   template <class Unit>
-  static NETRA_DEVICE void merge_batched(softmax_stats (&m)[G], float (&o)[G], const params& p, Unit unit, u32 half, u32 d) {
+  static NETRA_DEVICE void merge_ahead(softmax_stats (&m)[rows], float (&o)[rows], const params& p, Unit unit, u32 half, u32 d, u32 j0) {
     NETRA_UNROLL
-    for (u32 j = 0; j < G; ++j) {
-      const u64 at = unit(0, j);
+    for (u32 j = 0; j < rows; ++j) {
+      const u64 at = unit(0, j0 + j);
       m[j] = {p.view.split_stats[at * 2], p.view.split_stats[at * 2 + 1]}, o[j] = p.view.split_o[at * view::head_dim + D * half + d];
     }
     for (u32 first = 1; first < p.view.slices; first += Ahead) {
-      softmax_stats sm[Ahead][G] = {};
-      float so[Ahead][G] = {};
+      softmax_stats sm[Ahead][rows] = {};
+      float so[Ahead][rows] = {};
       NETRA_UNROLL
       for (u32 k = 0; k < Ahead; ++k)
         NETRA_UNROLL
-        for (u32 j = 0; j < G; ++j)
+        for (u32 j = 0; j < rows; ++j)
           if (first + k < p.view.slices) {
-            const u64 at = unit(first + k, j);
+            const u64 at = unit(first + k, j0 + j);
             sm[k][j] = {p.view.split_stats[at * 2], p.view.split_stats[at * 2 + 1]}, so[k][j] = p.view.split_o[at * view::head_dim + D * half + d];
           }
       NETRA_UNROLL
       for (u32 k = 0; k < Ahead; ++k)
         NETRA_UNROLL
-        for (u32 j = 0; j < G; ++j)
+        for (u32 j = 0; j < rows; ++j)
           if (first + k < p.view.slices) {
             const softmax_merge_factors f = softmax_merge(m[j], sm[k][j]);
             o[j] = softmax_merge_value(o[j], so[k][j], f);
@@ -130,15 +137,23 @@ template <class Contract, bool Batched = false> struct attention_extend_stage_tw
     NETRA_SHARED float q[G][D];
     NETRA_SHARED float k[E][D];
     NETRA_SHARED float s[G][E];
-    const u32 kv = workgroup_id<target, 0>(), t = workgroup_id<target, 1>(), b = workgroup_id<target, 2>(), d = thread_id<target>();
+    const u32 kv = workgroup_id<target, 0>(), t = workgroup_id<target, 1>(), b = workgroup_id<target, 2>(), tid = thread_id<target>();
+    const u32 d = wide ? tid % D : tid, jw = wide ? tid / D : 0;  // wide: the thread's row jw
     const extend_request r = extend_request::read(p, b, E);
     if (!r.writable || t >= r.count) return;  // uniform over the workgroup
     const i64 token = r.first + t;
-    for (u32 j = 0; j < G; ++j) q[j][d] = f32_from_bf16(p.q[(static_cast<u64>(token) * Contract::q_heads + G * kv + j) * D + d]);
-    for (u32 j = 0; j <= t; ++j) k[j][d] = f32_from_bf16(p.k_extend[(static_cast<u64>(r.first + j) * Contract::kv_heads + kv) * D + d]);
+    auto v_ext = [&](u32 e) { return f32_from_bf16(p.v_extend[(static_cast<u64>(r.first + e) * Contract::kv_heads + kv) * D + d]); };
+    if constexpr (wide) {
+      q[jw][d] = f32_from_bf16(p.q[(static_cast<u64>(token) * Contract::q_heads + G * kv + jw) * D + d]);
+      for (u32 i = tid; i < (t + 1) * D; i += workgroup_size)
+        k[i / D][i % D] = f32_from_bf16(p.k_extend[(static_cast<u64>(r.first + i / D) * Contract::kv_heads + kv) * D + i % D]);
+    } else {
+      for (u32 j = 0; j < G; ++j) q[j][d] = f32_from_bf16(p.q[(static_cast<u64>(token) * Contract::q_heads + G * kv + j) * D + d]);
+      for (u32 j = 0; j <= t; ++j) k[j][d] = f32_from_bf16(p.k_extend[(static_cast<u64>(r.first + j) * Contract::kv_heads + kv) * D + d]);
+    }
     workgroup_barrier<target>();
-    if (d < G * (t + 1)) {
-      const u32 j = d / (t + 1), e = d % (t + 1);
+    if (tid < G * (t + 1)) {
+      const u32 j = tid / (t + 1), e = tid % (t + 1);
       float acc = 0.0f;
       for (u32 i = 0; i < D; ++i) acc = add_rn(acc, mul_rn(q[j][i], k[e][i]));
       s[j][e] = mul_rn(acc, Contract::softmax_scale);
@@ -150,14 +165,19 @@ template <class Contract, bool Batched = false> struct attention_extend_stage_tw
     auto unit = [&](u32 sl, u32 j) {
       return ((static_cast<u64>(b) * p.view.slices + sl) * view::kv_heads + pair) * view::rows + t * view::group + G * half + j;
     };
-    [[maybe_unused]] softmax_stats merged[G];
-    [[maybe_unused]] float merged_o[G];
-    if constexpr (Batched) merge_batched(merged, merged_o, p, unit, half, d);
-    for (u32 j = 0; j < G; ++j) {
+    [[maybe_unused]] softmax_stats merged[rows];
+    [[maybe_unused]] float merged_o[rows], v[E];
+    if constexpr (batched || wide) merge_ahead(merged, merged_o, p, unit, half, d, jw);
+    if constexpr (wide) {
+      NETRA_UNROLL
+      for (u32 e = 0; e < E; ++e)
+        if (e <= t) v[e] = v_ext(e);
+    }
+    for (u32 j = jw; j < jw + rows; ++j) {
       softmax_stats m;
       float o;
-      if constexpr (Batched) {
-        m = merged[j], o = merged_o[j];
+      if constexpr (batched || wide) {
+        m = merged[j - jw], o = merged_o[j - jw];
       } else {
         m = {p.view.split_stats[unit(0, j) * 2], p.view.split_stats[unit(0, j) * 2 + 1]};
         o = p.view.split_o[unit(0, j) * view::head_dim + D * half + d];
@@ -173,10 +193,17 @@ template <class Contract, bool Batched = false> struct attention_extend_stage_tw
       for (u32 e = 0; e <= t; ++e) m_block = max_of(m_block, s[j][e]);
       const float m_new = max_of(m.m, m_block);
       float l_block = 0.0f, o_block = 0.0f;
-      for (u32 e = 0; e <= t; ++e) {
+      auto weigh = [&](u32 e, float value) {
         const float w = softmax_weight(s[j][e], m_new);
         l_block = add_rn(l_block, w);
-        o_block = add_rn(o_block, mul_rn(w, f32_from_bf16(p.v_extend[(static_cast<u64>(r.first + e) * Contract::kv_heads + kv) * D + d])));
+        o_block = add_rn(o_block, mul_rn(w, value));
+      };
+      if constexpr (wide) {
+        NETRA_UNROLL
+        for (u32 e = 0; e < E; ++e)
+          if (e <= t) weigh(e, v[e]);
+      } else {
+        for (u32 e = 0; e <= t; ++e) weigh(e, v_ext(e));
       }
       const softmax_merge_factors f = softmax_merge(m, {m_new, l_block});
       o = softmax_merge_value(o, o_block, f);
@@ -190,7 +217,8 @@ template <class Target, u32 PageSize, u32 BlockWarps, u32 Stages, u32 MaxBatch, 
 struct kernels_of<contracts::attention_gqa4_extend<Target, PageSize, BlockWarps, Stages, MaxBatch, SplitCapacity>> {
   using contract = contracts::attention_gqa4_extend<Target, PageSize, BlockWarps, Stages, MaxBatch, SplitCapacity>;
   using type = type_list<attention_extend_stage_zero<contract>, attention_gqa8_stage_one<typename contract::pair_view>,
-                         attention_extend_stage_two<contract>, attention_extend_stage_two<contract, true>>;
+                         attention_extend_stage_two<contract>, attention_extend_stage_two<contract, extend_stage_two_form::batched>,
+                         attention_extend_stage_two<contract, extend_stage_two_form::wide>>;
 };
 
 }  // namespace netra::kernels

@@ -221,7 +221,7 @@ template <class Target, u32 PageSize, u32 Stages, u32 MaxBatch, u32 SplitCapacit
 struct kernels_of<contracts::attention_gqa4_extend_native<Target, PageSize, Stages, MaxBatch, SplitCapacity>> {
   using contract = contracts::attention_gqa4_extend_native<Target, PageSize, Stages, MaxBatch, SplitCapacity>;
   using type = type_list<attention_extend_native_stage_one<contract>, attention_extend_stage_two<contract>, attention_extend_native_stage_one<contract, false>,
-                         attention_extend_stage_two<contract, true>>;
+                         attention_extend_stage_two<contract, extend_stage_two_form::batched>, attention_extend_stage_two<contract, extend_stage_two_form::wide>>;
 };
 
 }  // namespace netra::kernels

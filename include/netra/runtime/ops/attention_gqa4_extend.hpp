@@ -63,7 +63,7 @@ template <class Contract> void launch_attention_extend(const handle<Contract>& h
     h.template launch<one>(stream, a.view, one::shape(batch, static_cast<u32>(s.slices)));
   }
   if (s.slices >= two::batched_slices) {
-    using batched = kernels::attention_extend_stage_two<Contract, true>;
+    using batched = kernels::attention_extend_stage_two<Contract, kernels::extend_stage_two_form::batched>;
     h.template launch<batched>(stream, a, batched::shape(batch));
   } else {
     h.template launch<two>(stream, a, two::shape(batch));
