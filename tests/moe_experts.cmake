@@ -59,8 +59,6 @@ netra_add_compile_fail_test(negative_moe_gate_up_staging_target negative/moe_gat
   "netra::contracts::moe_expert_gate_up: field Staging 1 \\(lds_bulk_copy\\) needs the target's bulk copy")
 netra_add_compile_fail_test(negative_moe_persistent_max_tokens negative/moe_persistent_max_tokens.cpp
   "netra::contracts::moe_expert_persistent: field MaxTokens must be in \\[1, 16\\]")
-netra_add_compile_fail_test(negative_moe_persistent_stages negative/moe_persistent_stages.cpp
-  "netra::contracts::moe_expert_persistent: field Stages must be in \\[1, 3\\], and 1 without the target's bulk copy")
 netra_add_compile_fail_test(negative_moe_down_staging negative/moe_down_staging.cpp
   "netra::contracts::moe_expert_down: field Staging must be 0 \\(registers\\) or 1 \\(lds_bulk_copy\\)")
 netra_add_compile_fail_test(negative_moe_down_input negative/moe_down_input.cpp
@@ -114,31 +112,4 @@ if(NETRA_CLANG AND NETRA_LLVM_OBJDUMP AND Python3_FOUND)
                    --expect v_mfma_scale_f32_16x16x128_f8f6f4=2 --expect v_mfma_f32_16x16x128_f8f6f4=1
                    ${CMAKE_CURRENT_SOURCE_DIR}/tools/mfma_scale_zero.hip)
   set_tests_properties(gfx950_mfma_literal_scale_zero PROPERTIES LABELS audit)
-endif()
-
-# The persistent experts against the chain in the block, and the persistent kernel alone at each
-# sm90a Stages (1, 2, 3 compiled here for the benchmark; 3 is also the catalog's): bench/moe_persistent.py
-# runs it on the GPU.
-if(CUDAToolkit_FOUND AND TARGET netra_runtime AND NETRA_NVCC)
-  set(_netra_persistent_variants)
-  foreach(stages 1 2 3)
-    set(_src ${CMAKE_CURRENT_BINARY_DIR}/moe_persistent_variants/stages-${stages}.cu)
-    set(_cubin ${CMAKE_CURRENT_BINARY_DIR}/moe_persistent_variants/stages-${stages}.cubin)
-    file(CONFIGURE OUTPUT ${_src} CONTENT "#include <netra/instantiate/moe_experts_persistent.hpp>
-NETRA_INSTANTIATE(netra::contracts::moe_expert_persistent<netra::sm90a, 16, ${stages}>)
-")
-    add_custom_command(OUTPUT ${_cubin}
-      COMMAND ${NETRA_NVCC} -std=c++20 -O3 -cubin -gencode=arch=compute_90a,code=sm_90a -I${PROJECT_SOURCE_DIR}/include -MD -MF ${_cubin}.d
-              ${_src} -o ${_cubin}
-      DEPENDS ${_src} DEPFILE ${_cubin}.d COMMENT "netra: persistent experts, Stages ${stages} (benchmark variant)" VERBATIM)
-    list(APPEND _netra_persistent_variants ${_cubin})
-  endforeach()
-  add_custom_target(netra_moe_persistent_variants DEPENDS ${_netra_persistent_variants})
-  add_executable(netra-bench-moe-persistent ${PROJECT_SOURCE_DIR}/bench/moe_persistent_bench.cpp)
-  add_dependencies(netra-bench-moe-persistent netra_moe_persistent_variants)
-  target_compile_definitions(netra-bench-moe-persistent PRIVATE NETRA_PERSISTENT_VARIANT_DIR="${CMAKE_CURRENT_BINARY_DIR}/moe_persistent_variants")
-  find_package(Threads REQUIRED)
-  target_link_libraries(netra-bench-moe-persistent PRIVATE netra::runtime Boost::headers Threads::Threads ${CMAKE_DL_LIBS})
-  target_include_directories(netra-bench-moe-persistent PRIVATE ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR} ${CUDAToolkit_INCLUDE_DIRS})
-  target_compile_options(netra-bench-moe-persistent PRIVATE ${NETRA_TEST_WARNINGS} -O2)
 endif()

@@ -2,13 +2,11 @@
 // facts and admission (each stage contract's refusal comes through, the workspace is required),
 // and its item protocol modelled step by step (kernels/moe/experts_persistent.hpp: one claim
 // counter, per-unit arrivals with act_quant on the 64th, down items that wait for their unit,
-// per-group arrivals with the route sum on the last; each workgroup holding Contract::stages
-// claimed items, served in claim order) under random interleavings of workgroups: every item
-// served once, every group summed once after all its items, nothing waits forever — for any
-// number of resident workgroups and items held (a down item runs only once its unit is ready).
+// per-group arrivals with the route sum on the last) under random interleavings of workgroups:
+// every item served once, every group summed once after all its items, nothing waits forever —
+// for any number of resident workgroups (a down item runs only once its unit is ready).
 #include "kernels/moe_experts_model.hpp"
 
-#include <deque>
 #include <random>
 #include <string>
 
@@ -22,8 +20,7 @@ using P = contracts::moe_expert_persistent_decode<sm90a>;
 using W = P::workspace;
 
 /// One modelled run of the protocol over the call's unit list with `workgroups` workgroups
-/// scheduled at random, each holding `held` claimed items (its first `held` claims interleaved with
-/// the others', then one claim per served item; a waiting workgroup makes no progress). Returns the number of steps, or
+/// scheduled at random (a waiting workgroup makes no progress). Returns the number of steps, or
 /// -1 when every live workgroup waits (a deadlock).
 struct protocol {
   std::vector<oracles::expert_unit> units;
@@ -44,32 +41,30 @@ struct protocol {
     summed.assign(W::tile_groups, 0);
   }
 
-  long run(unsigned workgroups, unsigned held, std::uint64_t seed) {
+  long run(unsigned workgroups, std::uint64_t seed) {
     struct wg {
-      std::deque<std::uint32_t> held;  // claim order; the front is served next
+      std::uint32_t item;
       bool done = false;
     };
-    std::vector<wg> g(workgroups);  // the first claims of the workgroups interleave
-    for (unsigned i = 0; i < held; ++i)
-      for (wg& w : g) w.held.push_back(claims++);
+    std::vector<wg> g;
+    for (unsigned i = 0; i < workgroups; ++i) g.push_back({claims++});
     std::mt19937_64 rng(seed);
     for (long step = 0;; ++step) {
       std::vector<unsigned> live, ready;
       for (unsigned i = 0; i < workgroups; ++i) {
         if (g[i].done) continue;
         live.push_back(i);
-        if (can_run(g[i].held.front())) ready.push_back(i);
+        if (can_run(g[i].item)) ready.push_back(i);
       }
       if (live.empty()) return step;
       if (ready.empty()) return -1;
       wg& w = g[ready[rng() % ready.size()]];
-      if (w.held.front() >= items) {
+      if (w.item >= items) {
         w.done = true;
         continue;
       }
-      serve(w.held.front());
-      w.held.pop_front();
-      w.held.push_back(claims++);
+      serve(w.item);
+      w.item = claims++;
     }
   }
   bool can_run(std::uint32_t item) const {
@@ -91,32 +86,25 @@ struct protocol {
 };
 
 void check_protocol(const std::vector<std::int32_t>& ids) {
-  for (unsigned held : {1u, P::stages, 4u})
-    for (unsigned workgroups : {1u, 3u, 64u, 264u}) {
-      protocol p(ids);
-      INFO("workgroups ", workgroups, ", held ", held, ", units ", p.units.size(), ", valid ", p.valid);
-      CHECK(p.run(workgroups, held, 7 + workgroups + 1000 * held) >= 0);
-      for (auto s : p.served) CHECK(s == 1);
-      for (auto s : p.summed) CHECK(s == 1);
-      CHECK(p.units.size() <= P::max_routes);
-    }
+  for (unsigned workgroups : {1u, 3u, 64u, 264u}) {
+    protocol p(ids);
+    INFO("workgroups ", workgroups, ", units ", p.units.size(), ", valid ", p.valid);
+    CHECK(p.run(workgroups, 7 + workgroups) >= 0);
+    for (auto s : p.served) CHECK(s == 1);
+    for (auto s : p.summed) CHECK(s == 1);
+    CHECK(p.units.size() <= P::max_routes);
+  }
 }
 
 }  // namespace
 
 TEST_CASE("persistent experts: contract facts, instance, kernels, workspace layout") {
   CHECK(std::string(P::family) == "moe_experts_persistent");
-  CHECK(instance_name<P>() == "moe-experts-persistent-sm90a-16-3");
-  CHECK(instance_name<contracts::moe_expert_persistent_decode<gfx950>>() == "moe-experts-persistent-gfx950-16-1");
+  CHECK(instance_name<P>() == "moe-experts-persistent-sm90a-16");
   static_assert(std::is_same_v<kernels::kernels_of<P>::type, type_list<kernels::moe_expert_persistent_kernel<P>>>);
   static_assert(P::workgroup_size == 128 && contracts::moe_expert_persistent_decode<gfx950>::workgroup_size == 256);
   static_assert(W::counter_words * 4 <= W::partials_offset && P::workspace_bytes == 4096 + 4ull * 128 * 144 * 16);
   static_assert(P::act_quant::workgroup_size == P::workgroup_size, "act_quant's rows fill the workgroup");
-  // sm90a: 3 staged items of 32 KiB in dynamic LDS; gfx950: one item, register staging
-  using K = kernels::moe_expert_persistent_kernel<P>;
-  static_assert(P::stages == 3 && K::staged && K::dynamic_lds_bytes == 3 * 32768 && K::shape(16).dynamic_lds_bytes == K::dynamic_lds_bytes);
-  using K950 = kernels::moe_expert_persistent_kernel<contracts::moe_expert_persistent_decode<gfx950>>;
-  static_assert(K950::stages == 1 && !K950::staged && K950::dynamic_lds_bytes == 0);
 }
 
 TEST_CASE("persistent experts: admission checks every stage's tensors and the workspace") {

@@ -19,17 +19,13 @@
 //
 // Work items, claimed in increasing order from one counter (one atomic per item): first the
 // gate_up items (unit j, tile x) for every unit of the call (expert_unit_list.hpp numbering),
-// then the down items (valid unit k, tile group g: 4 row tiles of 16 W2 rows, one per wave).
-// Every item's weights are one contiguous 32 KiB (16 W13 rows, or 64 W2 rows). A workgroup holds
-// Stages items at once (sm90a: by default 3, each staged into its own 32 KiB of LDS by one bulk
-// copy as soon as it is claimed; gfx950: 1, registers) and serves them in claim order. A gate_up
-// item, when done, counts an arrival on its unit; the 64th arrival's workgroup runs act_quant
-// over the unit's routes and counts one more (the unit is ready at 65). A down item's weights
-// are in flight before it waits until its unit is ready. A workgroup's held items come after the
-// one it serves, and an item waits only on earlier ones, so the earliest unfinished item is always
-// being served by a running workgroup: no workgroup waits forever whatever the grid's residency.
-// A down item's per-route partials go to the workspace; the (valid units)-th arrival on a tile
-// group sums its rows.
+// then the down items (valid unit k, tile group g: 4 row tiles of 16 W2 rows, one per wave). A
+// gate_up item, when done, counts an arrival on its unit; the 64th arrival's workgroup runs
+// act_quant over the unit's routes and counts one more (the unit is ready at 65). A down item
+// puts its weights in flight, then waits until its unit is ready. Every item a waiting item
+// depends on was claimed earlier by a running workgroup that never waits on a later one, so no
+// workgroup waits forever whatever the grid's residency. A down item's per-route partials go to
+// the workspace; the 4 * (valid units)-th arrival on a tile group sums its rows.
 // Workspace (the handle's, zero-filled before the first call, left zero by every call: the last
 // workgroup to finish zeroes every counter): words claims, finished, one arrival counter per
 // unit, one per tile group; then the partials FP32 [128 tiles][9 MaxTokens routes][16 rows].
@@ -67,18 +63,12 @@ template <u32 MaxRoutes> struct persistent_workspace {
 
 namespace contracts {
 
-/// The persistent kernel's default held items: 3 staged items with the target's bulk copy, else 1.
-template <class Target> inline constexpr u32 persistent_default_stages = Target::has_bulk_copy ? 3 : 1;
-
-template <class Target, u32 MaxTokens = 16, u32 Stages = persistent_default_stages<Target>, u32 WaveSize = Target::wave_size>
-struct moe_expert_persistent {
+template <class Target, u32 MaxTokens = 16, u32 WaveSize = Target::wave_size> struct moe_expert_persistent {
   static_assert(is_built_target_v<Target>,
                 "netra::contracts::moe_expert_persistent: field Target is not supported; supported: netra::gfx950, netra::sm90a");
   static_assert(WaveSize == Target::wave_size,
                 "netra::contracts::moe_expert_persistent: field WaveSize must equal the target's wave size (gfx950: 64; sm90a: 32)");
   static_assert(MaxTokens >= 1 && MaxTokens <= 16, "netra::contracts::moe_expert_persistent: field MaxTokens must be in [1, 16]");
-  static_assert(Stages >= 1 && Stages <= 3 && (Stages == 1 || Target::has_bulk_copy),
-                "netra::contracts::moe_expert_persistent: field Stages must be in [1, 3], and 1 without the target's bulk copy");
 
   using target = Target;
   using weights = moe::expert_weights;
@@ -95,19 +85,14 @@ struct moe_expert_persistent {
   static constexpr u32 max_tokens = MaxTokens;
   static constexpr u32 max_routes = MaxTokens * moe::route_layout::slots;
   static constexpr u32 wave_size = WaveSize;
-  /// 2 workgroups per SM / CU (sm90a: gate_up's and down's pieces side by side take ~244
-  /// registers; at 3 per SM ptxas spills); the grid: every workgroup resident, 264 = 132 SMs x 2
-  /// (sm90a), 512 = 256 CUs x 2 (gfx950). Completion does not depend on it (see the file comment).
+  /// 2 workgroups per SM / CU (sm90a: 244 registers, gate_up's and down's pieces side by side;
+  /// at 3 per SM ptxas spills); the grid: every workgroup resident, 264 = 132 SMs x 2 (sm90a),
+  /// 512 = 256 CUs x 2 (gfx950). Completion does not depend on it (see the file comment).
   static constexpr u32 min_workgroups_per_processor = 2;
-  /// Items a workgroup holds at once (Stages): with the bulk copy each staged in its own 32 KiB of
-  /// dynamic LDS (3: 2 x ~106 KiB per SM, 6 items per SM in flight or being served); gfx950 1
-  /// (register staging).
-  static constexpr u32 stages = Stages;
-  static constexpr u32 item_bytes = 32768;
   static constexpr u32 grid = same_v<Target, sm90a> ? 264 : 512;
   using workspace = moe::persistent_workspace<max_routes>;
   static constexpr u64 workspace_bytes = workspace::bytes;
-  static constexpr i64 template_args[] = {MaxTokens, Stages};
+  static constexpr i64 template_args[] = {MaxTokens};
 
   /// Each tensor as the stage contract that reads or writes it admits it (gate_up: hidden, ids,
   /// w13, s13, gate_up; act_quant: gate_up, act, act_scales; down: act, act_scales, ids,
@@ -134,7 +119,7 @@ struct moe_expert_persistent {
     } else {
       resource_budget b;
       b.max_registers = 65536 / (min_workgroups_per_processor * workgroup_size) / 8 * 8;  // 256
-      b.max_lds_bytes = stages * item_bytes + 11264;  // the staged items + the epilogue's 4.1 KiB, the unit list's 5.3 KiB, the SM's 1 KiB
+      b.max_lds_bytes = 45056;  // gate_up's 36,944 (32 KiB staged rows) + the unit list (5.3 KiB) + the SM's 1 KiB per block
       b.max_code_bytes = 98304;
       return b;
     }

@@ -92,11 +92,6 @@ template <class Contract> struct down_compute : down_layout<Contract> {
         }
       }
     }
-    load_scales(p, un, row0);
-  }
-
-  /// Every lane loads the unit's 4 W2 block scales of the tile's rows.
-  static NETRA_DEVICE void load_scales(const params& p, unit& un, u32 row0) {
     const float* srow =
         p.s2 + static_cast<u64>(un.expert) * (weights::w2_scale_rows * weights::w2_scale_cols) + (row0 / weights::block) * weights::w2_scale_cols;
     NETRA_UNROLL

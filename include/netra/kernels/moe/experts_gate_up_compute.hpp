@@ -21,7 +21,7 @@ template <class Contract> struct gate_up_compute : gate_up_layout<Contract> {
   using typename base::target, typename base::F, typename base::S, typename base::weights, typename base::params, typename base::shared_state;
   using base::wave, base::k_split, base::tile_rows, base::blocks_per_wave, base::k_per_wave, base::chunk_columns, base::weights_in_lds;
   using base::pass_values, base::pass_lanes, base::pass_words, base::pass_loads, base::pass_masks;
-  using base::lane_column, base::load_weights, base::stage_weights, base::weight_row_stride;
+  using base::lane_column, base::load_weights, base::stage_weights;
 
   /// The lane's B words of instruction tile n for the wave's 4 blocks (zeros for unused columns)
   /// and sx, the blocks' scales of its column. One column at a time (so few columns cost little):
@@ -118,19 +118,6 @@ template <class Contract> struct gate_up_compute : gate_up_layout<Contract> {
     return u;
   }
 
-  /// A tile's rows staged in LDS (weights_in_lds): the 16 rows x 2048 K and the phase of their
-  /// copy barrier that says they landed.
-  struct staged_rows {
-    const u8* weight;
-    lds_copy_barrier* ready;
-    u32 parity;
-  };
-
-  /// W13 row `row0` of `expert`, K 0 (16 rows x 2048 K of a tile are 32 KiB, contiguous).
-  static NETRA_DEVICE const u8* tile_rows_of(const params& p, i32 expert, u32 row0) {
-    return p.w13 + static_cast<u64>(expert) * weights::w13_expert_bytes + static_cast<u64>(row0) * weights::hidden;
-  }
-
   /// Serves one unit of a valid expert for the tile's rows [row0, row0 + 16): its weight bytes in
   /// flight first (`use`: stage_weights), then per instruction tile the columns' quantization and
   /// the block products, the wave partials through LDS, the BF16 stores.
@@ -138,22 +125,15 @@ template <class Contract> struct gate_up_compute : gate_up_layout<Contract> {
   /// (stage_first_rows).
   static NETRA_DEVICE void serve(const params& p, shared_state& sh, const moe_experts::route_scan<F::tiles>& scan, u32 row0, u32 w, u32 lane,
                                  u32 thread, u32 use, bool staged = false) {
-    if constexpr (weights_in_lds) {
-      if (!staged) stage_weights(sh, tile_rows_of(p, scan.expert, row0), thread, use);  // uniform
-    }
-    serve_staged(p, sh, staged_rows{&sh.weight[0][0], &sh.weight_ready, use & 1u}, scan, row0, w, lane, thread);
-  }
-
-  /// serve with the tile's rows already in flight into `rows` (weights_in_lds; with register
-  /// staging it loads them itself). `sh` holds the wave partials and the column routes
-  /// (shared_state, or the persistent kernel's epilogue_state).
-  template <class Epilogue>
-  static NETRA_DEVICE void serve_staged(const params& p, Epilogue& sh, const staged_rows& rows, const moe_experts::route_scan<F::tiles>& scan,
-                                        u32 row0, u32 w, u32 lane, u32 thread) {
     const i32 expert = scan.expert;
     // All weight bytes of this wave's K range in flight, before anything else.
+    const u8* tile_rows_k0 = p.w13 + static_cast<u64>(expert) * weights::w13_expert_bytes + static_cast<u64>(row0) * weights::hidden;
     u32x4 wt[weights_in_lds ? 1 : blocks_per_wave][F::weight_pieces];
-    if constexpr (!weights_in_lds) load_weights(tile_rows_of(p, expert, row0) + w * k_per_wave, lane, wt);
+    if constexpr (weights_in_lds) {
+      if (!staged) stage_weights(sh, tile_rows_k0, thread, use);  // uniform
+    } else {
+      load_weights(tile_rows_k0 + w * k_per_wave, lane, wt);
+    }
     // The wave's 4 block scales (they arrive with the weights): lane l holds block l % 4's, the
     // block loop takes it from lane b (one register instead of four).
     const float* srow = p.s13 + static_cast<u64>(expert) * (weights::w13_scale_rows * weights::w13_scale_cols) +
@@ -168,7 +148,7 @@ template <class Contract> struct gate_up_compute : gate_up_layout<Contract> {
       u32 q[blocks_per_wave][F::act_pieces][4];
       float sx[blocks_per_wave];
       quantize_tile(p, scan, columns, w, lane, n, q, sx);
-      if constexpr (weights_in_lds) bulk_copy_ops<target>::wait(*rows.ready, rows.parity);
+      if constexpr (weights_in_lds) bulk_copy_ops<target>::wait(sh.weight_ready, use & 1u);
       float acc[S::d_items];
       NETRA_UNROLL
       for (u32 i = 0; i < S::d_items; ++i) acc[i] = 0.0f;
@@ -177,7 +157,7 @@ template <class Contract> struct gate_up_compute : gate_up_layout<Contract> {
         for (u32 v = 0; v < F::weight_pieces; ++v) {
           if constexpr (weights_in_lds) {
             const fragment::piece pc = F::weight_piece(lane, v);
-            wb[v] = *reinterpret_cast<const u32x4*>(rows.weight + pc.index * weight_row_stride + w * k_per_wave + b * weights::block + pc.k);
+            wb[v] = *reinterpret_cast<const u32x4*>(&sh.weight[pc.index][w * k_per_wave + b * weights::block + pc.k]);
           } else {
             wb[v] = wt[b][v];
           }

@@ -84,11 +84,6 @@ template <class Contract> struct gate_up_layout {
     lds_copy_barrier weight_ready;                     // the tile's copies landed (weights_in_lds)
     u32 column_route[chunk_columns];
   };
-  /// The epilogue's LDS alone (the persistent kernel, whose staged rows live apart): serve_staged's.
-  struct epilogue_state {
-    float partial[k_split][chunk_columns][tile_rows];
-    u32 column_route[chunk_columns];
-  };
   /// resident: the call's unit list in LDS (expert: 0xFFFF for an invalid id; columns; column
   /// routes), its unit count and the next item the workgroup claimed (about 2.7 KiB more).
   struct resident_state {
