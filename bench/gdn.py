@@ -1,5 +1,5 @@
 """Gated delta net benchmark on the GPU (issue 27): netra's conv update, precompute, K0 verify,
-M16 and accepted-prefix replay (timed and checked against the host oracle by the C++ driver
+M16, accepted-prefix replay and the one-token decode core (timed and checked against the host oracle by the C++ driver
 `netra-bench-gdn`, same run) against torch implementations of the same math, eager and
 torch.compile, each eager and graph-replayed with inputs rotated past the L2 (bench/common.py).
 
@@ -87,7 +87,7 @@ def exactness(dump):
                 m, e = compare(got, load(dump, name, torch.float32, shape))
                 mm, ee = mm + m, max(ee, e)
             res["precompute"] = (mm, ee, "q, k, decay, beta, B = 64")
-        for contract, B, T in (("k0", 64, 12), ("m16", 1, 16), ("replay", 128, 12)):
+        for contract, B, T in (("k0", 64, 12), ("m16", 1, 16), ("replay", 128, 12), ("decode", 64, 1)):
             for sd, tdt in (("fp32", torch.float32), ("bf16", torch.bfloat16)):
                 p = f"{contract}_{sd}"
                 if not os.path.exists(os.path.join(dump, p + "_q.bin")):
@@ -104,10 +104,11 @@ def exactness(dump):
                 else:
                     out, S = recurrent_torch(*args, T)
                     m, e = compare(out, load(dump, p + "_out.bin", torch.bfloat16, (R, HV, V)))
-                    if contract == "m16":
+                    committed = contract in ("m16", "decode")
+                    if committed:
                         m2, e2 = compare(S, after)
                         m, e = m + m2, max(e, e2)
-                    res[p] = (m, e, f"outputs{' and state' if contract == 'm16' else ''}, B = {B}")
+                    res[p] = (m, e, f"outputs{' and state' if committed else ''}, B = {B}")
     return res
 
 
@@ -200,8 +201,9 @@ def main():
         key = c if c in ("conv", "precompute") else ("m16" if c.startswith("m16") else c) + "_" + s.get("state_dtype", "fp32")
         mism, err, what = exact.get(key, (None, None, None))
         big = (c == "k0" and s["batch"] == 64) or (c == "conv" and s["batch"] == 64 and s.get("layout") == "channel_major") or \
-              (c == "replay" and s["batch"] == 128 and s.get("accepted") == "T") or c == "m16" or (c == "precompute" and s["batch"] == 64)
-        timed = c not in ("m16_precompute_core",) and (c != "replay" or s.get("accepted") == "T") and (c not in ("k0", "m16", "replay") or (s.get("value_block") == 8 and s.get("staging") == "per_token")) and \
+              (c == "replay" and s["batch"] == 128 and s.get("accepted") == "T") or c == "m16" or (c == "precompute" and s["batch"] == 64) or \
+              (c == "decode" and s["batch"] in (64, 128))
+        timed = c not in ("m16_precompute_core",) and (c != "replay" or s.get("accepted") == "T") and (c not in ("k0", "m16", "replay", "decode") or (s.get("value_block") == 8 and s.get("staging") == "per_token")) and \
             (c != "conv" or s.get("layout") == "channel_major") and (big or s["batch"] == 1 or c in ("conv", "precompute"))
         first = (c == "k0" and s["batch"] == 64 and s.get("state_dtype") == "fp32") or (c == "conv" and s["batch"] == 64 and s.get("windows"))
         compiled = a.compile_peers >= 2 and big or a.compile_peers == 1 and first and big

@@ -1,6 +1,7 @@
 // bench/gdn_bench.cpp — netra's gdn kernels timed on the GPU (sm90a cubins from the build): conv
 // update (with / without windows), precompute, K0 verify (FP32 / BF16 state), M16 (and
 // precompute + M16 as one burst), replay (every request accepting T tokens, and random lengths),
+// the one-token decode core (B 1, 16, 64, 128; --decode-only: those records alone),
 // each for the default mapping and every mapping candidate of the catalog (catalog/gdn.hpp). Eager and graph-replayed bursts over input sets rotated past 3x the L2
 // (bench/gpu_timing.hpp). Each record is checked in this process against the host oracle on its
 // first input set (sampled requests, every head). One JSON line per record on stdout; with
@@ -235,7 +236,8 @@ template <class C, class Pre = void> void bench_core(std::size_t B, bool random_
       if (!replay)
         for (std::size_t t = 0; t < T; ++t) ok &= std::memcmp(oe.data() + ((b * T + t) * HV + hv) * V, og.data() + ((b * T + t) * HV + hv) * V, V * 2) == 0;
     }
-  if (!dump_dir.empty() && ((std::string(contract) == "k0" && B == 64) || std::string(contract) == "m16" || (replay && B == 128 && !random_lengths))) {
+  if (!dump_dir.empty() && ((std::string(contract) == "k0" && B == 64) || std::string(contract) == "m16" || (replay && B == 128 && !random_lengths) ||
+                            (std::string(contract) == "decode" && B == 64 && C::staging == gdn::token_staging::per_token))) {
     const std::string p = std::string(contract) + (C::state_storage ? "_bf16" : "_fp32");
     dump(p + "_q.bin", qh), dump(p + "_k.bin", kh), dump(p + "_y.bin", yh), dump(p + "_decay.bin", dh), dump(p + "_beta.bin", bh);
     dump(p + "_state.bin", std::vector<elem>(ph.begin(), ph.begin() + static_cast<std::ptrdiff_t>(B * ref::state_slot)));
@@ -282,10 +284,12 @@ template <class C, class Pre = void> void bench_core(std::size_t B, bool random_
 int main(int argc, char** argv) {
   bool conv_only = false;   // --conv-only: the conv records alone (B 64, 16, 1)
   bool cores_only = false;  // --cores-only: the K0 and replay records alone (K0 B 64, 16, 1; replay B 128, 64, 16, 1)
+  bool decode_only = false;  // --decode-only: the decode core records alone
   for (int i = 1; i < argc; ++i) {
     if (i + 1 < argc && std::string(argv[i]) == "--dump") dump_dir = argv[i + 1];
     conv_only |= std::string(argv[i]) == "--conv-only";
     cores_only |= std::string(argv[i]) == "--cores-only";
+    decode_only |= std::string(argv[i]) == "--decode-only";
   }
   (void)device();
   drv().check(drv().cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
@@ -324,6 +328,17 @@ int main(int argc, char** argv) {
     each(cd::replay_candidates<ss::bf16>{}, [&]<class C>() { if (C::prefetch_ahead != 264) bench_core<C>(B, random, "replay"); });
     each(cd::replay_candidates<ss::fp32>{}, [&]<class C>() { if (C::prefetch_ahead != 264) bench_core<C>(B, random, "replay"); });
   };
+  // The decode core (T 1, Commit final): the default map and every candidate, both storages.
+  auto decode = [&](std::size_t B) {
+    bench_core<contracts::gdn_decode_core<sm90a, ss::fp32>>(B, false, "decode");
+    bench_core<contracts::gdn_decode_core<sm90a, ss::bf16>>(B, false, "decode");
+    each(cd::decode_candidates<ss::fp32>{}, [&]<class C>() { bench_core<C>(B, false, "decode"); });
+    each(cd::decode_candidates<ss::bf16>{}, [&]<class C>() { bench_core<C>(B, false, "decode"); });
+  };
+  if (decode_only) {
+    for (std::size_t B : {64, 128, 16, 1}) decode(B);
+    return 0;
+  }
   if (conv_only) {
     for (std::size_t B : {64, 16, 1}) conv(B);
     return 0;
@@ -359,5 +374,6 @@ int main(int argc, char** argv) {
   conv(1);
   for (std::size_t B : {64, 16, 1}) replay(B, false);
   for (std::size_t B : {64, 16, 1}) replay(B, true);
+  for (std::size_t B : {64, 128, 16, 1}) decode(B);
   return 0;
 }

@@ -13,19 +13,46 @@
 # the refusals, racecheck of the M16 cases, the K0 / replay SASS counts with the whole-head K0's
 # full SASS, the floors, the driver's K0 and replay records (--cores-only) and the torch eager peer
 # (no torch.compile: 2538 us for K0 B 64 at 434d4cf).
+# GDN_SCOPE=decode: the one-token decode core alone — test_gdn_decode_gpu (the mapping candidates'
+# protocol beside the default's every-B and graph cases), the driver's decode records
+# (--decode-only) and bench/gdn.py's torch eager peer of the default map (no floors run).
 #   carry: .carry-gdn (bin/: test_gdn_gpu test_gdn_decode_gpu netra-bench-gdn gdn-floor;
-#          code_objects/: the sm90a gdn cubins), copied to build-gdn/ here.
-#   usage: OUT=... NETRA_GIT_REVISION=<commit> [GDN_SCOPE=cores] bash bench/gdn_device.sh [tests-s driver-s peers-s]
+#          code_objects/: the sm90a gdn cubins), copied to build-gdn/ here; GDN_CARRY and
+#          GDN_BUILD name others (the decode scope needs only test_gdn_decode_gpu, netra-bench-gdn
+#          and the T 1 cubins).
+#   usage: OUT=... NETRA_GIT_REVISION=<commit> [GDN_SCOPE=cores|decode] bash bench/gdn_device.sh [tests-s driver-s peers-s]
 set -u
-B=build-gdn
+B=${GDN_BUILD:-build-gdn}
 T1=${1:-75} T2=${2:-65} T3=${3:-15}
 CORES=0
 [ "${GDN_SCOPE:-all}" = cores ] && CORES=1
 export PYTHONUNBUFFERED=1
 mkdir -p "$B/tests" "$B/code_objects"
-cp .carry-gdn/bin/* "$B/tests/" && cp .carry-gdn/code_objects/* "$B/code_objects/"
+CARRY=${GDN_CARRY:-.carry-gdn}
+cp "$CARRY"/bin/* "$B/tests/" && cp "$CARRY"/code_objects/* "$B/code_objects/"
 L="$OUT/gdn_logs.txt"  # at most 8 files come back: the logs share gdn_logs, gdn_gpu_tests and gdn_sanitizers
 nvidia-smi -L > "$L" 2>&1
+if [ "${GDN_SCOPE:-all}" = decode ]; then
+  D="$B/tests/test_gdn_decode_gpu"
+  timeout "$T1" "$D" --duration=true -tc="*candidate*" > "$OUT/gdn_gpu_tests.txt" 2>&1 &
+  P1=$!
+  timeout "$T1" "$D" --duration=true -tce="*candidate*" > /tmp/gdn_decode_default.txt 2>&1 &
+  P2=$!
+  wait $P1; echo "rc[candidates]=$?" >> "$L"
+  wait $P2; echo "rc[default]=$?" >> "$L"
+  { echo "== the default map"; cat /tmp/gdn_decode_default.txt; } >> "$OUT/gdn_gpu_tests.txt"
+  mkdir -p /tmp/gdn-dump
+  echo "== netra-bench-gdn --decode-only" >> "$L"
+  timeout "$T2" "$B/tests/netra-bench-gdn" --decode-only --dump /tmp/gdn-dump > "$OUT/gdn_decode_bench.jsonl" 2>> "$L"
+  echo "rc=$?" >> "$L"
+  echo "== bench/gdn.py" >> "$L"
+  timeout $((T3 + 30)) python3 bench/gdn.py --netra-bench "$B/tests/netra-bench-gdn" --records "$OUT/gdn_decode_bench.jsonl" --dump /tmp/gdn-dump \
+    --out "$OUT/gdn_decode_h200.json" --compile-peers 0 --peer-seconds "$T3" >> "$L" 2>&1
+  echo "rc=$?" >> "$L"
+  grep -E "^== |test cases:|Status" "$OUT/gdn_gpu_tests.txt"
+  grep -E "^== |^rc" "$L"
+  exit 0
+fi
 G="$B/tests/test_gdn_gpu"
 # ---- correctness (parallel processes, each under its limit; doctest filters split at commas: "?" stands for one)
 START=$(date +%s)

@@ -5,8 +5,10 @@
 // request (one step of the host recurrence from the slot's stored state, FP32 or BF16 storage)
 // and its conv history; padded rows (the sentinel, -1, an index past the pool) and slots no real
 // row names are unchanged byte for byte. Each step's pools are the next step's old state, so a
-// slot sees a sequence of decode steps. Then one captured graph per bucket, replayed with inputs
-// and slots changing before every replay.
+// slot sees a sequence of decode steps (from B 4 on, at least one padded row a step). Then one
+// captured graph per bucket, replayed with inputs and slots changing before every replay. Every
+// mapping candidate of the decode core (catalog/gdn.hpp decode_candidates) runs the same protocol at
+// B 1, 5, 64 and 128 (every head checked) and in a graph bucket.
 #include <doctest/doctest.h>
 
 #include <numeric>
@@ -14,6 +16,7 @@
 
 #include "gpu/test_gdn_common.hpp"
 #include "netra/contracts/gdn/decode.hpp"
+#include "netra/runtime/catalog/gdn.hpp"
 
 using namespace netra;
 using namespace netra::testing::gdn;
@@ -25,13 +28,13 @@ constexpr std::size_t D = ref::D, HV = ref::HV, H = ref::H, K = ref::K, V = ref:
 constexpr std::size_t max_batch = 128, capacity = 130;  // slots 0..128 real, 129 the sentinel
 constexpr std::size_t pool_rows = 1024;
 
-template <u32 Storage, u32 Layout> struct decode_step {
+template <u32 Storage, u32 Layout, class Core = contracts::gdn_decode_core<sm90a, Storage>> struct decode_step {
   using elem = conditional_t<Storage == gdn::state_storage::fp32, float, std::uint16_t>;
   static constexpr dtype sd = Storage == gdn::state_storage::fp32 ? dtype::f32 : dtype::bf16;
   static constexpr bool channel_major = Layout == gdn::conv_layout::channel_major;
   using conv_c = contracts::gdn_decode_conv<sm90a, Layout>;
   using pre_c = contracts::gdn_decode_precompute<sm90a>;
-  using core_c = contracts::gdn_decode_core<sm90a, Storage>;
+  using core_c = Core;
 
   std::mt19937 rng{Storage * 100u + Layout * 10u + 3u};
   std::vector<std::uint16_t> x_pool = bf16_values(pool_rows * D, 71 + Storage, 1.5f, false), ab_pool = bf16_values(pool_rows * 2 * HV, 72, 3.0f, false);
@@ -66,11 +69,13 @@ template <u32 Storage, u32 Layout> struct decode_step {
     std::iota(perm.begin(), perm.end(), 0);
     std::shuffle(perm.begin(), perm.end(), rng);
     slot_host.assign(perm.begin(), perm.begin() + static_cast<std::ptrdiff_t>(B));
+    bool padded = false;
     for (std::size_t b = 3; b < B; ++b)
       if (rng() % 6 == 0) {  // a padded row: the sentinel or an invalid index
         const std::int32_t pads[] = {static_cast<std::int32_t>(capacity - 1), -1, 1 << 20};
-        slot_host[b] = pads[rng() % 3];
+        slot_host[b] = pads[rng() % 3], padded = true;
       }
+    if (B >= 4 && !padded) slot_host[B - 1] = static_cast<std::int32_t>(capacity - 1);
     slot.upload(slot_host);
     out.fill_bytes(0xAB), y.fill_bytes(0xCD);
   }
@@ -190,4 +195,22 @@ TEST_CASE("gdn decode in captured graphs: the step's buckets replayed with chang
   graph_buckets<gdn::state_storage::fp32, gdn::conv_layout::channel_major>({1, 2, 4, 8, 16, 32, 64, 80, 96, 112, 128}, 3);
   graph_buckets<gdn::state_storage::fp32, gdn::conv_layout::channel_major>({128}, 30);
   graph_buckets<gdn::state_storage::bf16, gdn::conv_layout::channel_major>({1, 64, 128}, 5);
+}
+
+TEST_CASE("gdn decode, every mapping candidate of the core: B 1, 5, 64, 128 eager (every head) and a graph bucket, FP32 and BF16 state") {
+  auto each = [](auto candidates) {
+    boost::hana::for_each(candidates, [](auto c) {
+      using C = typename decltype(c)::type;
+      decode_step<C::state_storage, C::state_storage == gdn::state_storage::fp32 ? gdn::conv_layout::channel_major : gdn::conv_layout::tap_major, C> p;
+      for (std::size_t B : {1, 5, 64, 128}) {
+        p.prepare(B);
+        p.launch(B, nullptr);
+        p.check(B, true, "eager candidate");
+      }
+      replay_in_graphs(p, {128, 5}, 3);
+      MESSAGE(instance_name<C>(), ": ", p.steps, " decode steps, ", p.checked_heads, " (request, head) states checked");
+    });
+  };
+  each(catalog::gdn_detail::decode_candidates<gdn::state_storage::fp32>{});
+  each(catalog::gdn_detail::decode_candidates<gdn::state_storage::bf16>{});
 }

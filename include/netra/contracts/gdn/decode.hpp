@@ -19,6 +19,10 @@ inline constexpr u32 gdn_decode_max_batch = 128;
 template <class Target, u32 Layout>
 using gdn_decode_conv = gdn_conv<Target, gdn_decode_max_batch, 1, Layout, gdn::conv_writes::final_state>;
 template <class Target> using gdn_decode_precompute = gdn_precompute<Target, gdn_decode_max_batch, 1>;
-template <class Target, u32 StateStorage>
-using gdn_decode_core = gdn_recurrent<Target, gdn::state_commit::final, gdn_decode_max_batch, 1, StateStorage>;
+/// The core with the recurrent contract's mapping fields (the same bits for every choice; the
+/// defaults are the per-token default map).
+template <class Target, u32 StateStorage, u32 ValueBlock = gdn_default_value_block<Target>, u32 Staging = gdn::token_staging::per_token, u32 Waves = 1,
+          u32 Columns = 1, u32 Prefetch = 0>
+using gdn_decode_core =
+    gdn_recurrent<Target, gdn::state_commit::final, gdn_decode_max_batch, 1, StateStorage, ValueBlock, Staging, Waves, Columns, Prefetch>;
 }  // namespace netra::contracts

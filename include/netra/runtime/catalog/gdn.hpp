@@ -8,6 +8,7 @@
 #include <boost/hana.hpp>
 
 #include "netra/contracts/gdn/conv.hpp"
+#include "netra/contracts/gdn/decode.hpp"
 #include "netra/contracts/gdn/precompute.hpp"
 #include "netra/contracts/gdn/recurrent.hpp"
 
@@ -47,6 +48,15 @@ using m16_candidates = boost::hana::tuple<boost::hana::type<contracts::gdn_m16<s
 /// 132 processors: the state block and token rows of the workgroup one resident wave later).
 template <u32 S>
 using replay_candidates = boost::hana::tuple<boost::hana::type<contracts::gdn_replay<sm90a, S, 16, 1, 8, 2>>, boost::hana::type<contracts::gdn_replay<sm90a, S, 16, 1, 8, 2, 264>>>;
+/// The one-token decode core (contracts/gdn/decode.hpp, B 1..128; its default map is in
+/// catalog/decode_step.hpp), (ValueBlock, Staging, Waves, Columns, Prefetch): half heads of 4 warps
+/// with 2 columns a lane (16, 1, 4, 2), 8-column blocks of 4 warps (8, 1, 4, 1), whole heads
+/// (16, 1, 8, 2) and the whole heads with the L2 prefetch of the workgroup one resident wave later
+/// (16, 1, 8, 2, 264).
+template <u32 S>
+using decode_candidates = boost::hana::tuple<boost::hana::type<contracts::gdn_decode_core<sm90a, S, 16, 1, 4, 2>>, boost::hana::type<contracts::gdn_decode_core<sm90a, S, 8, 1, 4, 1>>,
+                                             boost::hana::type<contracts::gdn_decode_core<sm90a, S, 16, 1, 8, 2>>,
+                                             boost::hana::type<contracts::gdn_decode_core<sm90a, S, 16, 1, 8, 2, 264>>>;
 }  // namespace gdn_detail
 
 inline constexpr auto gdn = boost::hana::flatten(boost::hana::make_tuple(
@@ -60,5 +70,6 @@ inline constexpr auto gdn = boost::hana::flatten(boost::hana::make_tuple(
     gdn_detail::conv_candidates<gdn::conv_writes::windows>{}, gdn_detail::conv_candidates<gdn::conv_writes::final_state>{},
     gdn_detail::k0_candidates<gdn::state_storage::fp32>{}, gdn_detail::k0_candidates<gdn::state_storage::bf16>{},
     gdn_detail::m16_candidates<gdn::state_storage::fp32>{}, gdn_detail::m16_candidates<gdn::state_storage::bf16>{},
-    gdn_detail::replay_candidates<gdn::state_storage::fp32>{}, gdn_detail::replay_candidates<gdn::state_storage::bf16>{}));
+    gdn_detail::replay_candidates<gdn::state_storage::fp32>{}, gdn_detail::replay_candidates<gdn::state_storage::bf16>{},
+    gdn_detail::decode_candidates<gdn::state_storage::fp32>{}, gdn_detail::decode_candidates<gdn::state_storage::bf16>{}));
 }  // namespace netra::catalog
