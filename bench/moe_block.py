@@ -114,7 +114,7 @@ def schema_records(raw: list[dict], bandwidth: float, floors: dict) -> list[dict
         both = None if ok_gate_up is None or ok_down is None else ok_gate_up and ok_down
         g, e = timed(r, "netra_block")
         extra = {"distinct_experts": distinct, "layers": r["layers"], "wall_s": r.get("wall_s"),
-                 "checks": {k: r.get("check_netra_" + k) for k in ("gate_up", "down")}}
+                 "checks": {k: r.get("check_netra_" + k) for k in ("gate_up", "down")}, "revision": r.get("revision")}
         if "netra_block_fused" in r:
             extra["fused_down"] = r["netra_block_fused"]
             extra["fused_equals_unfused"] = r.get("fused_equals_unfused")
@@ -244,7 +244,10 @@ def main() -> None:
               **structure_floors(a.grouped_floor, ("grouped",))}
 
     def write(done):  # after every M, so that a run cut short keeps the token counts it measured
-        common.merge_family(path, "moe", schema_records(done, bandwidth, floors), lambda r: r["contract"] in CONTRACTS, bandwidth, BLOCK_METHOD,
+        # this run's records replace those of the same (contract, M); the file's others stay
+        new = schema_records(done, bandwidth, floors)
+        measured = {(r["contract"], r["shape"]["tokens"]) for r in new}
+        common.merge_family(path, "moe", new, lambda r: (r["contract"], r["shape"].get("tokens")) in measured, bandwidth, BLOCK_METHOD,
                             block={"method": BLOCK_METHOD, "copy_bandwidth_bytes_per_s": bandwidth, "environment": common.environment()})
 
     for m in [int(x) for x in a.tokens.split(",")]:
@@ -267,7 +270,7 @@ def main() -> None:
         roofline_us = bytes_per_call / bandwidth * 1e6
 
         rec = {"tokens": m, "layers": n, "distinct_experts_per_call": sum(distinct) / n, "weight_bytes_per_call": bytes_per_call,
-               "roofline_us": roofline_us}
+               "roofline_us": roofline_us, "revision": common.environment()["git_revision"]}
         rec["netra_block"] = timed([netra_call(i, False) for i in range(n)])
         if m <= 4:
             rec["netra_block_fused"] = timed([netra_call(i, True) for i in range(n)])

@@ -1,25 +1,71 @@
 #!/usr/bin/env bash
-# One device call for the MoE family (issue 29): the GPU tests (the whole block across 1..768 and
-# its graph buckets, the routers, the grouped dispatch path), the grouped floor, then the
-# benchmarks, each step under its own time limit within BUDGET seconds. Writes at most five files
-# into OUT: moe_h200.json (the family's records: a copy of bench/results/moe_h200.json that the
-# benchmark scripts merge into), moe_grouped_floor_h200.json, tests.txt, bench.txt, gpu.txt.
-# usage: bench/moe_device.sh BUILD OUT [BUDGET]
+# One device call for the MoE family above the decode kernels (issue 29), in one of three modes;
+# each step under its own time limit within BUDGET seconds (bench/moe_device_step.sh), logs in
+# OUT/tests.txt and OUT/bench.txt, nvidia-smi's clocks in OUT/gpu.txt. The results files are
+# copies of the committed ones that the benchmark scripts merge into (by record).
+#   family  the GPU tests (the whole block across 1..768 and its graph buckets, the routers, the
+#           grouped dispatch path, the ring forms' bits), the grouped floor, bench/moe_block.py,
+#           bench/moe_grouped.py (every M and configuration) and bench/moe_routing.py, into
+#           OUT/moe_h200.json and OUT/moe_grouped_floor_h200.json
+#   block   the persistent experts' and the block's GPU tests up to 256 tokens, the grouped
+#           dispatch path, then bench/moe_block.py at the decode and mid token counts with the
+#           torch peers, into OUT/moe_block_h200.json
+#   mid     17..256 tokens: the block's GPU cases at 24 and 32 tokens, 17..256 and the graph
+#           buckets, the grouped dispatch path, the mid candidates' bits; the grouped stages, their pairs and the experts path
+#           at M = 32, 64, 128 for mid_ring and its candidates (bench/moe_grouped.py, no peers);
+#           the grouped floor; bench/moe_block.py at 17, 24, 32, 48, 64, 128, into OUT/moe_h200.json,
+#           OUT/moe_block_h200.json and OUT/moe_grouped_floor_h200.json
+# usage: bench/moe_device.sh MODE BUILD OUT [BUDGET]
+#   BUILD needs libnetra.so, the tests and drivers the mode runs (tests/test_moe_*_gpu,
+#   tests/netra-bench-moe-{grouped,routing}, tests/moe-grouped-floor) and the sm90a MoE code
+#   objects in code_objects/ (the tests' handles load them from there).
 set -u
 cd "$(dirname "$0")/.."
-build=$1
-out=$2
-budget=${3:-290}
+mode=$1
+build=$2
+out=$3
+budget=${4:-290}
 . bench/moe_device_step.sh
-cp bench/results/moe_h200.json "$out/moe_h200.json"
-step tests.txt 100 "$build/tests/test_moe_block_gpu"
-step tests.txt 35 "$build/tests/test_moe_routing_gpu"
-step tests.txt 15 "$build/tests/test_moe_grouped_dispatch_gpu"
-step tests.txt 40 "$build/tests/test_moe_grouped_gpu" --test-case='*LDS ring*'
-step bench.txt 20 python3 bench/moe_grouped_floor.py --program "$build/tests/moe-grouped-floor" --out "$out/moe_grouped_floor_h200.json"
-step bench.txt 75 python3 bench/moe_block.py --out "$out/moe_h200.json" --grouped-floor "$out/moe_grouped_floor_h200.json" \
-  --peer-max-tokens 64 --compile-tokens ""
-step bench.txt 35 python3 bench/moe_grouped.py --netra-bench "$build/tests/netra-bench-moe-grouped" --out "$out/moe_h200.json" \
-  --compile-tokens "" --time-budget 5
-step bench.txt 25 python3 bench/moe_routing.py --netra-bench "$build/tests/netra-bench-moe-routing" --out "$out/moe_h200.json"
-grep -h "rc=\|test cases\|assertions\|met\|MISSED" "$out/tests.txt" "$out/bench.txt" | tail -n 40
+floor() {
+  step bench.txt "$1" python3 bench/moe_grouped_floor.py --program "$build/tests/moe-grouped-floor" --out "$out/moe_grouped_floor_h200.json"
+}
+case "$mode" in
+  family)
+    cp bench/results/moe_h200.json "$out/moe_h200.json"
+    step tests.txt 100 "$build/tests/test_moe_block_gpu"
+    step tests.txt 35 "$build/tests/test_moe_routing_gpu"
+    step tests.txt 15 "$build/tests/test_moe_grouped_dispatch_gpu"
+    step tests.txt 40 "$build/tests/test_moe_grouped_gpu" --test-case='*LDS ring*'
+    floor 20
+    step bench.txt 75 python3 bench/moe_block.py --out "$out/moe_h200.json" --grouped-floor "$out/moe_grouped_floor_h200.json" \
+      --peer-max-tokens 64 --compile-tokens ""
+    step bench.txt 35 python3 bench/moe_grouped.py --netra-bench "$build/tests/netra-bench-moe-grouped" --out "$out/moe_h200.json" \
+      --compile-tokens "" --time-budget 5
+    step bench.txt 25 python3 bench/moe_routing.py --netra-bench "$build/tests/netra-bench-moe-routing" --out "$out/moe_h200.json"
+    ;;
+  block)
+    cp bench/results/moe_block_h200.json "$out/moe_block_h200.json"
+    step tests.txt 60 "$build/tests/test_moe_block_gpu" --test-case-exclude='*257..768*'
+    step tests.txt 25 "$build/tests/test_moe_persistent_gpu"
+    step tests.txt 15 "$build/tests/test_moe_grouped_dispatch_gpu"
+    step bench.txt 120 python3 bench/moe_block.py --out "$out/moe_block_h200.json" --tokens 1,2,4,8,16,17,24,32,48,64,128,768 \
+      --peer-max-tokens 32 --compile-tokens "" --layers 8
+    ;;
+  mid)
+    cp bench/results/moe_h200.json "$out/moe_h200.json"
+    cp bench/results/moe_block_h200.json "$out/moe_block_h200.json"
+    step tests.txt 45 "$build/tests/test_moe_block_gpu" --test-case='*24 and 32*,*17..256*,*graph buckets*'
+    step tests.txt 15 "$build/tests/test_moe_grouped_dispatch_gpu"
+    step tests.txt 25 "$build/tests/test_moe_grouped_gpu" --test-case='*mid candidates*'
+    step bench.txt 55 python3 bench/moe_grouped.py --netra-bench "$build/tests/netra-bench-moe-grouped" --out "$out/moe_h200.json" \
+      --tokens 32,64,128 --configs mid_ring,mid_ring2,mid_ring_rows2,mid_ring_early --compile-tokens "" --time-budget 0
+    floor 20
+    step bench.txt 60 python3 bench/moe_block.py --out "$out/moe_block_h200.json" --grouped-floor "$out/moe_grouped_floor_h200.json" \
+      --tokens 17,24,32,48,64,128 --peer-max-tokens 0 --compile-tokens "" --layers 8
+    ;;
+  *)
+    echo "usage: bench/moe_device.sh family|block|mid BUILD OUT [BUDGET]" >&2
+    exit 2
+    ;;
+esac
+grep -h "rc=\|test cases\|assertions\|met\|MISSED\|ERROR" "$out/tests.txt" "$out/bench.txt" | tail -n 40

@@ -1,5 +1,5 @@
-# bench/moe_device_step.sh — sourced by the MoE device scripts (bench/moe_device.sh,
-# bench/moe_block_device.sh): their environment, and step LOG LIMIT COMMAND..., which runs COMMAND
+# bench/moe_device_step.sh — sourced by the MoE device scripts (bench/moe_device.sh in its modes,
+# and the others that source it): their environment, and step LOG LIMIT COMMAND..., which runs COMMAND
 # for at most LIMIT seconds (less when the script's BUDGET is nearly spent), appending its output and
 # exit status to $out/LOG. Needs $build, $out, $budget set.
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1

@@ -20,7 +20,8 @@ Results: the records of the moe family (bench/results/moe_h200.json, beside benc
 bench/moe_routing.py's: each script replaces only its own contracts' records).
 
 usage: python3 bench/moe_grouped.py --netra-bench BUILD/tests/netra-bench-moe-grouped [--out FILE]
-           [--tokens 32,64,96,128,256,768] [--compile-tokens 64] [--time-budget 170]
+           [--tokens 32,64,96,128,256,768] [--configs mid_ring,mid_ring2,..] [--compile-tokens 64] [--time-budget 170]
+       (--tokens: the driver's M and the peers'; a run replaces only the records of its (stage, M, configuration))
 """
 from __future__ import annotations
 
@@ -182,9 +183,10 @@ def main() -> None:
     ap.add_argument("--tokens", default="32,64,96,128,256,768")
     ap.add_argument("--compile-tokens", default="64")
     ap.add_argument("--time-budget", type=float, default=170.0, help="seconds (after netra's driver) after which no further peer is timed")
+    ap.add_argument("--configs", default="", help="the driver's configurations (default: every one that serves each M)")
     a = ap.parse_args()
     bandwidth = common.copy_bandwidth()
-    run = subprocess.run([a.netra_bench], check=False, capture_output=True, text=True, timeout=600)
+    run = subprocess.run([a.netra_bench, a.tokens, a.configs], check=False, capture_output=True, text=True, timeout=600)
     start = time.time()  # the peers' budget starts after netra's driver
     raw = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
     print(run.stdout, run.stderr[-2000:], sep="\n", file=sys.stderr)
@@ -202,10 +204,11 @@ def main() -> None:
             print(f"M = {m}: torch peers failed: {e!r}", file=sys.stderr)
         torch.cuda.empty_cache()
 
-    stage_bytes = {"gate_up": 2 * MIB, "down": 1 * MIB, "down_reduce": 1 * MIB, "experts": 3 * MIB}
+    stage_bytes = {"gate_up": 2 * MIB, "plan_gate_up": 2 * MIB, "gate_up_down": 3 * MIB, "down": 1 * MIB, "down_reduce": 1 * MIB, "experts": 3 * MIB}
     contract = {"plan": "moe_grouped_plan", "gate_up": "moe_grouped_gate_up", "down": "moe_grouped_down", "reduce": "moe_grouped_reduce",
+                "plan_gate_up": "moe_grouped_plan_gate_up", "gate_up_down": "moe_grouped_gate_up_down",
                 "down_reduce": "moe_grouped_down_reduce", "experts": "moe_grouped_experts"}
-    records = []
+    records, revision = [], common.environment()["git_revision"]
     for r in raw:
         m, stage = r["tokens"], r["stage"]
         nbytes = stage_bytes.get(stage, 0) * r["distinct_experts"]
@@ -214,7 +217,8 @@ def main() -> None:
                "shape": {"tokens": m, "distinct_experts": r["distinct_experts"]}, "netra_graph_us": r["graph_us"], "netra_eager_us": r["eager_us"],
                "correct": r["correct"], "comparison": POLICY, "bytes": nbytes or None, "roofline_us": roofline, "floor_us": None,
                "check": {k: r[k] for k in ("gate_up_failures", "gate_up_worst", "down_failures")}, "peers": [], "best_peer": None,
-               "best_peer_graph_us": None, "speedup_vs_best_peer": None, "target_us": None, "meets_target": None}
+               "best_peer_graph_us": None, "speedup_vs_best_peer": None, "target_us": None, "meets_target": None,
+               "revision": revision}
         if roofline:
             rec["graph_over_roofline"] = r["graph_us"] / roofline
         if stage == "experts" and m in TARGET_FACTOR and roofline:
@@ -231,7 +235,10 @@ def main() -> None:
                 rec["best_peer"], rec["best_peer_graph_us"] = best["name"], best["graph_us"]
                 rec["speedup_vs_best_peer"] = best["graph_us"] / r["graph_us"]
         records.append(rec)
-    common.merge_family(a.out, "moe", records, lambda r: r["contract"] in contract.values(), bandwidth, METHOD,
+    # this run's records replace those of the same (stage, M, configuration); the others stay
+    measured = {(r["contract"], r["shape"]["tokens"], r["configuration"]) for r in records}
+    common.merge_family(a.out, "moe", records, lambda r: (r["contract"], r["shape"].get("tokens"), r.get("configuration")) in measured,
+                        bandwidth, METHOD,
                         grouped={"method": METHOD, "copy_bandwidth_bytes_per_s": bandwidth, "environment": common.environment(),
                                  "driver_returncode": run.returncode})
     common.print_table([{"stage": r["contract"], "M": r["shape"]["tokens"], "cfg": r["configuration"], "graph": r["netra_graph_us"],

@@ -3,12 +3,14 @@
 // eager and graph-replayed (bench/gpu_timing.hpp), each call of a burst on its own layer's
 // 257-expert weights (LAYERS copies, 771 MB each: every call streams cold weights past the 60 MB
 // L2). At M = 768 both sm90a mappings of down are timed (the split-K pair and KParts 1), which is
-// how the split-K contract's sm90a mapping is chosen; at every M also the candidate configuration
-// whose gate_up takes its weights through an LDS ring (tactics/moe_grouped.hpp). Before timing, call 0 of every M is checked
+// how the split-K contract's sm90a mapping is chosen; at every M also the register forms and the
+// mid candidates (tactics/moe_grouped.hpp), and each pair of consecutive stages in one burst (the
+// stage boundaries). Before timing, call 0 of every M is checked
 // against the host oracles (tests/oracles): gate_up's rows within the expert policy, act_quant of
 // them bit for bit, the route sum within its policy (KParts 1) or the split-K bound (KParts 2), on
 // a subset of rows. One JSON line per (M, configuration, stage) on stdout; bench/moe_grouped.py
 // records them.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -156,6 +158,17 @@ void run_config(const char* name, int m, const host_experts& hx, const std::vect
   record("gate_up", instance_name<typename Config::gate_up>(), bench::time_eager_and_graph(stream, layers, burst([&](int l) { p.gate_up_stage(stream, l); })));
   record("down", instance_name<typename Config::down>(), bench::time_eager_and_graph(stream, layers, burst([&](int l) { p.down_stage(stream, l); })));
   record("reduce", instance_name<typename Config::reduce>(), bench::time_eager_and_graph(stream, layers, burst([&](int) { p.reduce_stage(stream); })));
+  // the stage boundaries: each pair of consecutive stages in one burst (against the sum of the two alone)
+  record("plan_gate_up", instance_name<typename Config::plan>() + " + " + instance_name<typename Config::gate_up>(),
+         bench::time_eager_and_graph(stream, layers, burst([&](int l) {
+           p.plan_stage(stream);
+           p.gate_up_stage(stream, l);
+         })));
+  record("gate_up_down", instance_name<typename Config::gate_up>() + " + " + instance_name<typename Config::down>(),
+         bench::time_eager_and_graph(stream, layers, burst([&](int l) {
+           p.gate_up_stage(stream, l);
+           p.down_stage(stream, l);
+         })));
   record("down_reduce", instance_name<typename Config::down>() + " + " + instance_name<typename Config::reduce>(),
          bench::time_eager_and_graph(stream, layers, burst([&](int l) {
            p.down_stage(stream, l);
@@ -169,9 +182,26 @@ void run_config(const char* name, int m, const host_experts& hx, const std::vect
                                                                              })));
 }
 
+/// A comma-separated list of argument `i` ("" when absent: every item).
+std::set<std::string> list_arg(int argc, char** argv, int i) {
+  std::set<std::string> items;
+  if (i >= argc) return items;
+  std::string s = argv[i];
+  for (std::size_t at = 0; at <= s.size();) {
+    const std::size_t end = std::min(s.find(',', at), s.size());
+    if (end > at) items.insert(s.substr(at, end - at));
+    at = end + 1;
+  }
+  return items;
+}
+
 }  // namespace
 
-int main() {
+// usage: netra-bench-moe-grouped [TOKENS [CONFIGURATIONS]], comma-separated (default: every M of
+// 32, 64, 96, 128, 256, 768 and every configuration that serves it)
+int main(int argc, char** argv) {
+  const std::set<std::string> tokens = list_arg(argc, argv, 1), configs = list_arg(argc, argv, 2);
+  auto wanted = [&](const std::set<std::string>& set, const std::string& item) { return set.empty() || set.count(item) > 0; };
   const device_info device = current_cuda_device();
   CUstream stream;
   bench::drv().check(bench::drv().cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
@@ -191,19 +221,23 @@ int main() {
   }
   std::fprintf(stderr, "netra-bench-moe-grouped on %s\n", device.name.c_str());
   for (int m : {32, 64, 96, 128, 256, 768}) {
+    if (!wanted(tokens, std::to_string(m))) continue;
     const auto ids = oracles::routed_ids(m, 1000 + m);
     std::set<int> distinct(ids.begin(), ids.end());
     const double d = static_cast<double>(distinct.size());
+    auto run = [&]<class Config>(const char* name) {
+      if (wanted(configs, name) && Config::contains(m)) run_config<Config>(name, m, hx, w, stream, d);
+    };
     // the dispatched configuration (tactics::grouped_dispatch<sm90a>: the ring forms), then the
-    // register forms and at 768 the split-K pair, measured against it
-    if (m <= 256) {
-      run_config<tactics::grouped_mid_ring<sm90a>>("mid_ring", m, hx, w, stream, d);
-      run_config<tactics::grouped_mid<sm90a>>("mid", m, hx, w, stream, d);
-    } else {
-      run_config<tactics::grouped_large_ring<sm90a>>("large_ring", m, hx, w, stream, d);
-      run_config<tactics::grouped_large<sm90a>>("large", m, hx, w, stream, d);
-      if (m == 768) run_config<tactics::grouped_split_k<sm90a>>("split_k", m, hx, w, stream, d);
-    }
+    // candidates, the register forms and at 768 the split-K pair, measured against it
+    run.template operator()<tactics::grouped_mid_ring<sm90a>>("mid_ring");
+    run.template operator()<tactics::grouped_mid_ring2<sm90a>>("mid_ring2");
+    run.template operator()<tactics::grouped_mid_ring_rows2<sm90a>>("mid_ring_rows2");
+    run.template operator()<tactics::grouped_mid_ring_early<sm90a>>("mid_ring_early");
+    run.template operator()<tactics::grouped_mid<sm90a>>("mid");
+    run.template operator()<tactics::grouped_large_ring<sm90a>>("large_ring");
+    run.template operator()<tactics::grouped_large<sm90a>>("large");
+    run.template operator()<tactics::grouped_split_k<sm90a>>("split_k");
   }
   return 0;
 }

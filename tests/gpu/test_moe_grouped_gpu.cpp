@@ -6,7 +6,8 @@
 // blocks, zero and NaN block scales, NaN route weights, invalid ids, an expert taking every route,
 // experts no route reads holding NaN, FP16 partials past their range); bitwise repeatability;
 // poisoned outputs (every element written); refused calls that launch and write nothing; gate_up
-// with its weights through the LDS ring equal to the register form bit for bit.
+// with its weights through the LDS ring equal to the register form bit for bit; the mid candidates
+// (tactics::grouped_mid_ring2, grouped_mid_ring_rows2, grouped_mid_ring_early) equal to mid_ring bit for bit.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -199,6 +200,22 @@ TEST_CASE("grouped experts: gate_up's weights through the LDS ring give the regi
   const call c = random_call(768, 204);
   check_call<tactics::grouped_large_ring<sm90a>>(random_experts(), c);
   CHECK(run<tactics::grouped_large_ring<sm90a>>(random_experts(), c) == run<tactics::grouped_large<sm90a>>(random_experts(), c));
+}
+
+TEST_CASE("grouped experts: the mid candidates (a 2-block ring; down over 2 row tiles; down's early weights) give mid_ring's bits") {
+  for (int tokens : {24, 64}) {
+    const call c = random_call(tokens, 300 + tokens);
+    const auto want = run<tactics::grouped_mid_ring<sm90a>>(random_experts(), c);
+    CHECK(run<tactics::grouped_mid_ring2<sm90a>>(random_experts(), c) == want);
+    CHECK(run<tactics::grouped_mid_ring_rows2<sm90a>>(random_experts(), c) == want);
+    CHECK(run<tactics::grouped_mid_ring_early<sm90a>>(random_experts(), c) == want);
+  }
+  call one = random_call(64, 303);
+  std::fill(one.ids.begin(), one.ids.end(), 7);
+  const auto want = run<tactics::grouped_mid_ring<sm90a>>(saturated_experts(), one);
+  CHECK(run<tactics::grouped_mid_ring2<sm90a>>(saturated_experts(), one) == want);
+  CHECK(run<tactics::grouped_mid_ring_rows2<sm90a>>(saturated_experts(), one) == want);
+  CHECK(run<tactics::grouped_mid_ring_early<sm90a>>(saturated_experts(), one) == want);
 }
 
 TEST_CASE("grouped experts, adversarial inputs") {

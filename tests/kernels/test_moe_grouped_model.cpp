@@ -309,6 +309,16 @@ TEST_CASE("grouped contracts: launch geometry, the article's M768 figures, domai
   CHECK(std::string(tactics::grouped_configuration<gfx950>(512)) == "large");
   CHECK(std::string(tactics::grouped_configuration<sm90a>(128)) == "mid_ring");
   CHECK(std::string(tactics::grouped_configuration<sm90a>(768)) == "large_ring");
+  // the mid candidates: a 2-block ring fits two gate_up workgroups per SM, the dispatched 4-block one
+  using ring2 = kernels::moe_grouped_gate_up_kernel<tactics::grouped_mid_ring2<sm90a>::gate_up>;
+  CHECK(ring2::min_workgroups_per_processor == 2);
+  CHECK(kernels::moe_grouped_gate_up_kernel<tactics::grouped_mid_ring<sm90a>::gate_up>::min_workgroups_per_processor == 1);
+  CHECK(kernels::moe_grouped_gate_up_kernel<tactics::grouped_mid<sm90a>::gate_up>::min_workgroups_per_processor == 1);
+  CHECK(kernels::moe_grouped_down_kernel<tactics::grouped_mid_ring_rows2<sm90a>::down>::passes == 8);
+  CHECK(tactics::grouped_mid_ring_early<sm90a>::down::early_weights);
+  CHECK(!tactics::grouped_mid_ring<sm90a>::down::early_weights);
+  CHECK(std::size(tactics::grouped_mid_ring_early<sm90a>::down::template_args) == 6);
+  CHECK(std::size(tactics::grouped_mid_ring<sm90a>::down::template_args) == 5);  // its instance name unchanged
   static_assert(boost::hana::length(tactics::grouped_configs<sm90a>) == boost::hana::size_c<2>);
   static_assert(boost::hana::length(tactics::grouped_configs<gfx950>) == boost::hana::size_c<3>);
   static_assert(boost::hana::length(tactics::moe_grouped_down) == boost::hana::size_c<5>);  // mid x 2, the gfx950 split-K pair, large x 2

@@ -23,6 +23,10 @@
 // p = x % KParts, output rows [2048 / RowTiles * (x / KParts), + 2048 / RowTiles) in passes of
 // 128 rows (8 waves of 16 rows). The tile's activations (its K part) are staged once in LDS; each
 // W2 byte of an expert is read once per tile of that expert.
+// Field EarlyWeights 1: before its wait on gate_up, each workgroup asks L2 for its W2 rows of the
+// expert that a speculative read of its plan tile names (the plan was written two launches
+// before; a stale read only wastes the prefetch: no value depends on it, the key is clamped to
+// the weights). 0: no prefetch. Spelled only when not 0, so the other instances keep their names.
 #pragma once
 #include "netra/contracts/moe/grouped_plan.hpp"
 
@@ -37,7 +41,14 @@ struct moe_grouped_down_signature : moe_grouped_stage_signature {
 
 namespace contracts {
 
-template <class Target, u32 MinTokens, u32 MaxTokens, u32 Tile, u32 KParts, u32 RowTiles, u32 WaveSize = Target::wave_size>
+template <u32 MinTokens, u32 MaxTokens, u32 Tile, u32 KParts, u32 RowTiles, u32 EarlyWeights> struct moe_grouped_down_args {
+  static constexpr i64 value[] = {MinTokens, MaxTokens, Tile, KParts, RowTiles, EarlyWeights};
+};
+template <u32 MinTokens, u32 MaxTokens, u32 Tile, u32 KParts, u32 RowTiles> struct moe_grouped_down_args<MinTokens, MaxTokens, Tile, KParts, RowTiles, 0> {
+  static constexpr i64 value[] = {MinTokens, MaxTokens, Tile, KParts, RowTiles};
+};
+
+template <class Target, u32 MinTokens, u32 MaxTokens, u32 Tile, u32 KParts, u32 RowTiles, u32 EarlyWeights = 0, u32 WaveSize = Target::wave_size>
 struct moe_grouped_down {
   static_assert(is_built_target_v<Target>,
                 "netra::contracts::moe_grouped_down: field Target is not supported; supported: netra::gfx950, netra::sm90a");
@@ -50,6 +61,7 @@ struct moe_grouped_down {
                 "netra::contracts::moe_grouped_down: field KParts must be 1 (FP32 y) or 2 (two FP16 K partials)");
   static_assert(RowTiles == 1 || RowTiles == 2 || RowTiles == 4 || RowTiles == 8 || RowTiles == 16,
                 "netra::contracts::moe_grouped_down: field RowTiles must be 1, 2, 4, 8 or 16 (whole 128-row passes)");
+  static_assert(EarlyWeights <= 1, "netra::contracts::moe_grouped_down: field EarlyWeights must be 0 or 1");
 
   using target = Target;
   using weights = moe::expert_weights;
@@ -61,13 +73,14 @@ struct moe_grouped_down {
   static constexpr u32 tile = Tile;
   static constexpr u32 k_parts = KParts;
   static constexpr u32 row_tiles = RowTiles;
+  static constexpr bool early_weights = EarlyWeights != 0;
   static constexpr u32 wave_size = WaveSize;
   static constexpr u32 waves = 8;
   static constexpr u32 max_routes = layout::max_routes;
   /// Bytes of the partials: FP32 [R_max, 2048] (KParts 1) or FP16 [R_max, 2048, 2] (KParts 2).
   static constexpr u64 partials_bytes = 4ull * max_routes * weights::hidden;
   static constexpr u64 workspace_bytes = 0;
-  static constexpr i64 template_args[] = {MinTokens, MaxTokens, Tile, KParts, RowTiles};
+  static constexpr const auto& template_args = moe_grouped_down_args<MinTokens, MaxTokens, Tile, KParts, RowTiles, EarlyWeights>::value;
   /// LDS of the tile's activations: Tile columns of the part's K bytes, each padded by 64 bytes.
   static constexpr u32 part_k = weights::intermediate / KParts;
   static constexpr u32 column_stride = part_k + 64;

@@ -15,11 +15,14 @@
 //      16-column chunk and instruction tile: per block b, q_b = P_b * (sa_b * sw_b), summed in
 //      block order; stored per D item to the route's row of the partials (FP32, or FP16 by
 //      grouped_f16.hpp).
-// On sm90a: programmatic dependent launch (released at once, waits before reading the plan).
+// On sm90a: programmatic dependent launch (released at once, waits before reading the plan;
+// EarlyWeights: asks L2 for its W2 rows before that wait).
 #pragma once
 #include "netra/contracts/moe/grouped_down.hpp"
 #include "netra/dsl/entry.hpp"
 #include "netra/dsl/math.hpp"
+#include "netra/dsl/prefetch.hpp"
+#include "netra/dsl/strong_load.hpp"
 #include "netra/dsl/workgroup_barrier.hpp"
 #include "netra/kernels/moe/grouped_f16.hpp"
 #include "netra/kernels/moe/grouped_tile.hpp"
@@ -113,9 +116,22 @@ template <class Contract> struct moe_grouped_down_kernel {
     }
   }
 
+  /// EarlyWeights: L2 prefetches of the workgroup's W2 rows (16 rows a thread) for the expert of
+  /// a speculative read of tile j (not ordered after the plan: a stale key wastes the prefetch).
+  static NETRA_DEVICE void prefetch_rows(const params& p, u32 x, u32 j) {
+    constexpr u32 rows_per_request = 16;
+    const u32 thread = thread_id<target>();
+    if (thread >= workgroup_rows / rows_per_request) return;
+    const u32 key = min_of(load_u32_strong<target>(p.plan + layout::tiles_offset + 16ull * j), weights::experts - 1);
+    const u32 row = workgroup_rows * (x / k_parts) + rows_per_request * thread;
+    prefetch_l2<target>(p.w2 + static_cast<u64>(key) * weights::w2_expert_bytes + static_cast<u64>(row) * weights::intermediate,
+                        rows_per_request * weights::intermediate);
+  }
+
   static NETRA_DEVICE void run(const params& p) {
     NETRA_SHARED shared_state sh;
     launch_dependents<target>();
+    if constexpr (Contract::early_weights) prefetch_rows(p, workgroup_id<target, 0>(), workgroup_id<target, 1>());
     wait_for_prerequisites<target>();  // gate_up's activations (and before them the plan) exist
     const u32 x = workgroup_id<target, 0>(), j = workgroup_id<target, 1>();
     if (j >= moe_grouped::plan_tile_count<layout>(p.plan)) return;  // uniform
@@ -146,9 +162,9 @@ template <class Contract> struct moe_grouped_down_kernel {
   }
 };
 
-template <class Target, u32 MinTokens, u32 MaxTokens, u32 Tile, u32 KParts, u32 RowTiles, u32 WaveSize>
-struct kernels_of<contracts::moe_grouped_down<Target, MinTokens, MaxTokens, Tile, KParts, RowTiles, WaveSize>> {
-  using type = type_list<moe_grouped_down_kernel<contracts::moe_grouped_down<Target, MinTokens, MaxTokens, Tile, KParts, RowTiles, WaveSize>>>;
+template <class Target, u32 MinTokens, u32 MaxTokens, u32 Tile, u32 KParts, u32 RowTiles, u32 EarlyWeights, u32 WaveSize>
+struct kernels_of<contracts::moe_grouped_down<Target, MinTokens, MaxTokens, Tile, KParts, RowTiles, EarlyWeights, WaveSize>> {
+  using type = type_list<moe_grouped_down_kernel<contracts::moe_grouped_down<Target, MinTokens, MaxTokens, Tile, KParts, RowTiles, EarlyWeights, WaveSize>>>;
 };
 
 }  // namespace netra::kernels

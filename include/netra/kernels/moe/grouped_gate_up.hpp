@@ -53,7 +53,6 @@ template <class Contract> struct moe_grouped_gate_up_kernel {
   static constexpr u32 stages = Contract::weight_stages;
   static constexpr u32 dynamic_lds_bytes = Contract::staged_bytes + Contract::ring_bytes;
   static constexpr bool prefers_max_lds = true;
-  static constexpr u32 min_workgroups_per_processor = 1;
   static constexpr u32 y_stride = group + 8;  // BF16 values per column of the group image
   static_assert(waves * F::rows == group, "grouped gate_up: the waves' rows make one 128-row group");
   static_assert(tile % F::chunk_columns == 0, "grouped gate_up: whole 16-column chunks");
@@ -78,6 +77,11 @@ template <class Contract> struct moe_grouped_gate_up_kernel {
     u32 route[tile];
     alignas(16) u16 y[tile][y_stride];
   };
+
+  /// A ring whose LDS fits twice in an SM (sm90a: 228 KiB, 1 KiB reserved per workgroup) asks for
+  /// two workgroups per SM (at most 128 registers a thread); the others take one.
+  static constexpr u32 min_workgroups_per_processor =
+      stages > 0 && 2 * (dynamic_lds_bytes + sizeof(shared_state) + 1024) <= 233472 ? 2 : 1;
 
   using accumulators = float[2][chunks][F::tiles][S::d_items];
 

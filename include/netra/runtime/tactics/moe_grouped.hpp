@@ -61,6 +61,22 @@ using grouped_large_ring = grouped_config<typename grouped_large<Target>::plan, 
                                           contracts::moe_grouped_down<Target, 257, 768, contracts::split_k_tile<Target>, 1, 4>,
                                           typename grouped_large<Target>::reduce>;
 
+/// Candidates measured against mid_ring on the H200 (built, checked, not dispatched): gate_up's
+/// ring of 2 blocks (one block in flight; 105 KB of LDS, so two workgroups share an SM and one's
+/// staging and act_quant overlap the other's weight stream), and down over 2 row tiles (1024 rows,
+/// eight passes per workgroup: half the activation stagings). The same operations per value.
+template <class Target>
+using grouped_mid_ring2 = grouped_config<typename grouped_mid<Target>::plan, contracts::moe_grouped_gate_up<Target, 17, 256, 16, 2>,
+                                         typename grouped_mid_ring<Target>::down, typename grouped_mid<Target>::reduce>;
+template <class Target>
+using grouped_mid_ring_rows2 = grouped_config<typename grouped_mid<Target>::plan, typename grouped_mid_ring<Target>::gate_up,
+                                              contracts::moe_grouped_down<Target, 17, 256, 16, 1, 2>, typename grouped_mid<Target>::reduce>;
+/// And down asking L2 for its weights before its wait on gate_up (contracts::moe_grouped_down
+/// field EarlyWeights): the first wave's rows stream during gate_up's last workgroups.
+template <class Target>
+using grouped_mid_ring_early = grouped_config<typename grouped_mid<Target>::plan, typename grouped_mid_ring<Target>::gate_up,
+                                              contracts::moe_grouped_down<Target, 17, 256, 16, 1, 4, 1>, typename grouped_mid<Target>::reduce>;
+
 /// The configurations a target dispatches: mid (17..256), on gfx950 the article's split-K pair at
 /// 768, and large (257..768). sm90a takes the ring forms, chosen by measurement (H200, revision
 /// 4745415, the experts path graph-replayed, every record within the policy: M = 32 193.8 against
