@@ -2,7 +2,8 @@
 // - admission: the GDN T = 1 conv / precompute / core admit every batch 1..128 and refuse 129 and
 //   verify-shaped calls; the verify instances refuse decode-shaped calls;
 // - dispatch: for every B in 1..128 the gdn conv, precompute and m16 lists (tactics/gdn.hpp) and
-//   the GQA8 list serve a decode call on each target, by the instance the test names;
+//   the GQA8 list serve a decode call on each target, by the instance the test names (the sm90a
+//   core from B 65: the measured half-head map, with a 4-byte aligned output; below, the default);
 // - the grids of the T = 1 kernels cover every (request, head, column) / (request, channel) once;
 // - the protocol the GPU test checks, on the oracle: n decode steps of one token, each from the
 //   slot's stored state, equal the n-token recurrence and conv (FP32 state: bit for bit; BF16
@@ -60,19 +61,13 @@ gdn_recurrent_signature core_call(target_id target, i64 B, i64 T, dtype state) {
           tensor_arg{}};
 }
 
-template <class T> struct contract_of {
-  using type = T;
-};
-template <class C, class Domain> struct contract_of<strict<C, Domain>> {
-  using type = C;
-};
-
-/// The instance name of the first tactic in `list` whose contract admits `s` ("" when none).
+/// The instance name of the first tactic in `list` whose list condition and contract admit `s` ("" when none).
 template <class List, class Sig> std::string first_admitting(const List& list, const Sig& s) {
   std::string name;
   boost::hana::for_each(list, [&](auto tactic) {
-    using C = typename contract_of<typename decltype(tactic)::type>::type;
-    if (name.empty() && C::admits(s).admitted()) name = instance_name<C>();
+    using T = typename decltype(tactic)::type;
+    using C = netra::contract_of<T>;
+    if (name.empty() && tactic_traits<T>::condition(s).admitted() && C::admits(s).admitted()) name = instance_name<C>();
   });
   return name;
 }
@@ -93,8 +88,12 @@ template <class Target> void check_gdn_dispatch() {
     const std::string p = first_admitting(tactics::gdn_precompute, precompute_call(Target::id, B));
     bad += p != instance_name<pre>() && !(B % 12 == 0 && p == instance_name<contracts::gdn_precompute<Target, 128, 12>>()) &&
            !(B == 16 && p == instance_name<contracts::gdn_precompute<Target, 1, 16>>());
-    bad += first_admitting(tactics::gdn_m16, core_call(Target::id, B, 1, dtype::f32)) != instance_name<core32>();
-    bad += first_admitting(tactics::gdn_m16, core_call(Target::id, B, 1, dtype::bf16)) != instance_name<core16>();
+    // sm90a from B 65: the measured half-head map (tactics::measured::decode); else the default.
+    const bool measured = same_v<Target, sm90a> && B >= tactics::measured::decode_min_batch;
+    bad += first_admitting(tactics::gdn_m16, core_call(Target::id, B, 1, dtype::f32)) !=
+           (measured ? instance_name<tactics::measured::decode<gdn::state_storage::fp32>>() : instance_name<core32>());
+    bad += first_admitting(tactics::gdn_m16, core_call(Target::id, B, 1, dtype::bf16)) !=
+           (measured ? instance_name<tactics::measured::decode<gdn::state_storage::bf16>>() : instance_name<core16>());
     bad += !first_admitting(tactics::gdn_verify, core_call(Target::id, B, 1, dtype::f32)).empty();  // K0 is T 12 only
   }
   CHECK(bad == 0);
@@ -126,7 +125,7 @@ TEST_CASE("gdn decode instances admit B 1..128 of one token and refuse B 129 and
   CHECK_FALSE(conv::admits(conv_call(target_id::gfx950, 4, 1)).admitted());
 }
 
-TEST_CASE("every decode batch 1..128 dispatches to the T = 1 instances (conv both layouts, precompute, core FP32 and BF16; sm90a and gfx950)") {
+TEST_CASE("every decode batch 1..128 dispatches to the T = 1 instances (conv both layouts, precompute, core FP32 and BF16 (sm90a B >= 65: the measured map); sm90a and gfx950)") {
   check_gdn_dispatch<sm90a>();
   check_gdn_dispatch<gfx950>();
 }

@@ -1,2 +1,0 @@
-#include <netra/contracts/moe/expert_persistent.hpp>
-template struct netra::contracts::moe_expert_persistent<netra::sm90a, 17>;
