@@ -104,7 +104,7 @@ TEST_CASE("gdn decode instances admit B 1..128 of one token and refuse B 129 and
   using conv = contracts::gdn_decode_conv<sm90a, gdn::conv_layout::channel_major>;
   using pre = contracts::gdn_decode_precompute<sm90a>;
   using core = contracts::gdn_decode_core<sm90a, gdn::state_storage::bf16>;
-  using candidate = contracts::gdn_decode_core<sm90a, gdn::state_storage::fp32, 16, 1, 8, 2, 264>;  // a mapping candidate: the same admission
+  using candidate = contracts::gdn_decode_core<sm90a, gdn::state_storage::fp32, 16, 1, 8, 2>;  // a mapping candidate: the same admission
   for (i64 B : {1, 2, 63, 64, 65, 80, 127, 128}) {
     CHECK(candidate::admits(core_call(target_id::sm90a, B, 1, dtype::f32)).admitted());
     CHECK(conv::admits(conv_call(target_id::sm90a, B, 1)).admitted());
@@ -132,8 +132,7 @@ TEST_CASE("every decode batch 1..128 dispatches to the T = 1 instances (conv bot
 
 TEST_CASE_TEMPLATE("the T = 1 core's grid covers every (request, v head, value column) once", C, contracts::gdn_decode_core<sm90a, gdn::state_storage::fp32>,
                    contracts::gdn_decode_core<gfx950, gdn::state_storage::bf16>, contracts::gdn_decode_core<sm90a, gdn::state_storage::fp32, 16, 1, 4, 2>,
-                   contracts::gdn_decode_core<sm90a, gdn::state_storage::bf16, 8, 1, 4, 1>, contracts::gdn_decode_core<sm90a, gdn::state_storage::fp32, 16, 1, 8, 2>,
-                   contracts::gdn_decode_core<sm90a, gdn::state_storage::bf16, 16, 1, 8, 2, 264>) {
+                   contracts::gdn_decode_core<sm90a, gdn::state_storage::bf16, 16, 1, 8, 2>) {
   using core = kernels::gdn_recurrent_core<C>;
   const launch_shape s = core::shape(128);
   CHECK(s.grid[1] == gdn::heads_v);

@@ -49,14 +49,11 @@ using m16_candidates = boost::hana::tuple<boost::hana::type<contracts::gdn_m16<s
 template <u32 S>
 using replay_candidates = boost::hana::tuple<boost::hana::type<contracts::gdn_replay<sm90a, S, 16, 1, 8, 2>>, boost::hana::type<contracts::gdn_replay<sm90a, S, 16, 1, 8, 2, 264>>>;
 /// The one-token decode core (contracts/gdn/decode.hpp, B 1..128; its default map is in
-/// catalog/decode_step.hpp), (ValueBlock, Staging, Waves, Columns, Prefetch): half heads of 4 warps
-/// with 2 columns a lane (16, 1, 4, 2), 8-column blocks of 4 warps (8, 1, 4, 1), whole heads
-/// (16, 1, 8, 2) and the whole heads with the L2 prefetch of the workgroup one resident wave later
-/// (16, 1, 8, 2, 264).
+/// catalog/decode_step.hpp), (ValueBlock, Staging, Waves, Columns): half heads of 4 warps with 2
+/// columns a lane (16, 1, 4, 2) and whole heads (16, 1, 8, 2).
 template <u32 S>
-using decode_candidates = boost::hana::tuple<boost::hana::type<contracts::gdn_decode_core<sm90a, S, 16, 1, 4, 2>>, boost::hana::type<contracts::gdn_decode_core<sm90a, S, 8, 1, 4, 1>>,
-                                             boost::hana::type<contracts::gdn_decode_core<sm90a, S, 16, 1, 8, 2>>,
-                                             boost::hana::type<contracts::gdn_decode_core<sm90a, S, 16, 1, 8, 2, 264>>>;
+using decode_candidates =
+    boost::hana::tuple<boost::hana::type<contracts::gdn_decode_core<sm90a, S, 16, 1, 4, 2>>, boost::hana::type<contracts::gdn_decode_core<sm90a, S, 16, 1, 8, 2>>>;
 }  // namespace gdn_detail
 
 inline constexpr auto gdn = boost::hana::flatten(boost::hana::make_tuple(

@@ -38,7 +38,7 @@ template <class C> using gdn_replay_strict = strict<C, gdn_replay_domain<C>>;
 /// the L2 prefetch of the next resident wave (B 128, every request accepting T: BF16 217.9 us, FP32
 /// 348.9; default 259.8 / 356.9), the every-B and graph protocol run on the GPU for both storages;
 /// decode (T 1): the half-head map from B 65 (B 128: FP32 273.3 us, BF16 106.1; default 280.4 /
-/// 108.1), the default below (every candidate within 1.3% of it at B 64, slower at B 1 and 16).
+/// 108.1), the default below (no candidate 1.5% faster at B 64, all slower at B 1 and 16).
 namespace measured {
 template <u32 S> using k0 = contracts::gdn_k0<sm90a, S, 16, gdn::token_staging::block, 4, 2>;
 template <u32 S> using m16 = contracts::gdn_m16<sm90a, S, 8, gdn::token_staging::block, 4, 1, 1>;
