@@ -15,7 +15,8 @@
 # (no torch.compile: 2538 us for K0 B 64 at 434d4cf).
 # GDN_SCOPE=decode: the one-token decode core alone — test_gdn_decode_gpu (the mapping candidates'
 # protocol beside the default's every-B and graph cases), the driver's decode records
-# (--decode-only) and bench/gdn.py's torch eager peer of the default map (no floors run).
+# (--decode-only), bench/gdn.py's torch eager peer of the default map, and where carried the
+# access-pattern probe lab/gdn/decode_access_floor.cu (no other floors run).
 #   carry: .carry-gdn (bin/: test_gdn_gpu test_gdn_decode_gpu netra-bench-gdn gdn-floor;
 #          code_objects/: the sm90a gdn cubins), copied to build-gdn/ here; GDN_CARRY and
 #          GDN_BUILD name others (the decode scope needs only test_gdn_decode_gpu, netra-bench-gdn
@@ -49,6 +50,11 @@ if [ "${GDN_SCOPE:-all}" = decode ]; then
   timeout $((T3 + 30)) python3 bench/gdn.py --netra-bench "$B/tests/netra-bench-gdn" --records "$OUT/gdn_decode_bench.jsonl" --dump /tmp/gdn-dump \
     --out "$OUT/gdn_decode_h200.json" --compile-peers 0 --peer-seconds "$T3" >> "$L" 2>&1
   echo "rc=$?" >> "$L"
+  if [ -x "$B/tests/gdn-decode-access-floor" ]; then  # lab/gdn/decode_access_floor.cu, where carried (its header says how to build it)
+    echo "== gdn-decode-access-floor" >> "$L"
+    timeout 30 "$B/tests/gdn-decode-access-floor" > "$OUT/gdn_decode_access_floor.jsonl" 2>> "$L"
+    echo "rc=$?" >> "$L"
+  fi
   grep -E "^== |test cases:|Status" "$OUT/gdn_gpu_tests.txt"
   grep -E "^== |^rc" "$L"
   exit 0
