@@ -7,7 +7,7 @@
 #           grouped dispatch path, the ring forms' bits), the grouped floor, bench/moe_block.py,
 #           bench/moe_grouped.py (every M and configuration) and bench/moe_routing.py, into
 #           OUT/moe_h200.json and OUT/moe_grouped_floor_h200.json
-#   block   the persistent experts' and the block's GPU tests up to 256 tokens, the grouped
+#   block   the block's GPU tests up to 256 tokens, the grouped
 #           dispatch path, then bench/moe_block.py at the decode and mid token counts with the
 #           torch peers, into OUT/moe_block_h200.json
 #   mid     17..256 tokens: the block's GPU cases at 24 and 32 tokens, 17..256 and the graph
@@ -46,7 +46,6 @@ case "$mode" in
   block)
     cp bench/results/moe_block_h200.json "$out/moe_block_h200.json"
     step tests.txt 60 "$build/tests/test_moe_block_gpu" --test-case-exclude='*257..768*'
-    step tests.txt 25 "$build/tests/test_moe_persistent_gpu"
     step tests.txt 15 "$build/tests/test_moe_grouped_dispatch_gpu"
     step bench.txt 120 python3 bench/moe_block.py --out "$out/moe_block_h200.json" --tokens 1,2,4,8,16,17,24,32,48,64,128,768 \
       --peer-max-tokens 32 --compile-tokens "" --layers 8

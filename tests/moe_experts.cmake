@@ -16,7 +16,6 @@ if(NETRA_CLANG)
                                             -fsyntax-only -I${PROJECT_SOURCE_DIR}/include ${CMAKE_CURRENT_SOURCE_DIR}/dsl/dsl_umbrella.cpp)
 endif()
 netra_add_host_test(test_moe_experts_model kernels/test_moe_experts_gate_up_model.cpp kernels/test_moe_experts_down_model.cpp
-  kernels/test_moe_experts_persistent_model.cpp
   kernels/test_moe_experts_units_model.cpp)
 target_compile_options(test_moe_experts_model PRIVATE -O2)
 
@@ -57,8 +56,6 @@ netra_add_compile_fail_test(negative_moe_gate_up_resident_target negative/moe_ga
   "netra::contracts::moe_expert_gate_up: field Schedule 2 \\(resident\\) needs programmatic dependent launch")
 netra_add_compile_fail_test(negative_moe_gate_up_staging_target negative/moe_gate_up_staging_target.cpp
   "netra::contracts::moe_expert_gate_up: field Staging 1 \\(lds_bulk_copy\\) needs the target's bulk copy")
-netra_add_compile_fail_test(negative_moe_persistent_max_tokens negative/moe_persistent_max_tokens.cpp
-  "netra::contracts::moe_expert_persistent: field MaxTokens must be in \\[1, 16\\]")
 netra_add_compile_fail_test(negative_moe_down_staging negative/moe_down_staging.cpp
   "netra::contracts::moe_expert_down: field Staging must be 0 \\(registers\\) or 1 \\(lds_bulk_copy\\)")
 netra_add_compile_fail_test(negative_moe_down_input negative/moe_down_input.cpp

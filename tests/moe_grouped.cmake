@@ -75,9 +75,3 @@ endif()
 if(TARGET netra_runtime)
   netra_moe_store_gpu_test(test_moe_block_gpu gpu/test_moe_block_gpu.cpp netra::runtime)
 endif()
-
-# The persistent decode experts (issue 29 §2) through their own handle on adversarial route
-# metadata, bitwise against the chain of the stage contracts; a refused call writes nothing.
-if(TARGET netra_runtime)
-  netra_moe_store_gpu_test(test_moe_persistent_gpu gpu/test_moe_persistent_gpu.cpp netra::runtime)
-endif()

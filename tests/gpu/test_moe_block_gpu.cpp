@@ -8,9 +8,6 @@
 //     bitwise act_quant of those rows, the output within the route-sum policy;
 //   bitwise repeatable run to run; above 16 tokens the optional gate_up output changes nothing;
 //   up to 4 tokens the fused variant gives the unfused bits;
-//   1..16 tokens: the persistent experts (variant persistent) give the unfused chain's bits in every
-//   written tensor, every M; captured once and replayed twice, each replay the chain's bits (the
-//   kernel's counters are back at zero after every call);
 //   explain names a tactic for every stage; the graph buckets 1, 2, 4, 8, 16, 32, 64, 80, 96, 112,
 //   128 captured once and replayed, bitwise the eager call.
 #include <doctest/doctest.h>
@@ -189,9 +186,6 @@ void check_block(int m) {
   CHECK(chosen == (m > 16 ? 5u : 4u));
   CHECK(text.find("fallback") == std::string::npos);
   CHECK((text.find("grouped experts") != std::string::npos) == (m > 16));
-  // 1..16: the persistent experts named, not chosen (tactics::persistent_block_max_tokens)
-  CHECK((text.find("moe_expert_persistent") != std::string::npos) == (m <= 16));
-  CHECK(block().select(block().tensors_of(c.args(true)), moe_block_variant::unfused).persistent == (m <= tactics::persistent_block_max_tokens));
 }
 
 }  // namespace
@@ -240,53 +234,6 @@ TEST_CASE("the block's graph buckets: captured once, replayed, bitwise the eager
     CHECK(c.out.download() == eager);
     CHECK(c.ids.download() == ids);
     CHECK(c.act.download() == act);
-    testing::drv().cuGraphExecDestroy(exec);
-    testing::drv().cuGraphDestroy(graph);
-  }
-}
-
-/// The block's tensors after a call, downloaded.
-struct block_outputs {
-  std::vector<std::int32_t> ids;
-  std::vector<float> weights, scales;
-  std::vector<std::uint16_t> gate_up, out;
-  std::vector<std::uint8_t> act;
-  explicit block_outputs(const block_call& c)
-      : ids(c.ids.download()), weights(c.weights.download()), scales(c.scales.download()), gate_up(c.gate_up.download()), out(c.out.download()),
-        act(c.act.download()) {}
-  bool operator==(const block_outputs& o) const {
-    return ids == o.ids && same_bits(weights, o.weights) && same_bits(scales, o.scales) && gate_up == o.gate_up && out == o.out && act == o.act;
-  }
-};
-
-TEST_CASE("the persistent experts are the chain's bits for every M in 1..16, eager and graph-replayed twice") {
-  for (int m = 1; m <= 16; ++m) {
-    INFO("tokens ", m);
-    const block_call c(m);
-    c.run();  // unfused: the chain
-    const block_outputs chain(c);
-    for (auto v : chain.out) REQUIRE(v != 0xFFFF);  // the chain wrote every output
-    c.poison();
-    block().run(test_stream(), c.args(true), moe_block_variant::persistent);
-    sync_stream();
-    CHECK(block_outputs(c) == chain);
-    const std::string text = block().explain(block().tensors_of(c.args(true)), moe_block_variant::persistent);
-    INFO(text);
-    CHECK(text.find("moe_expert_persistent") != std::string::npos);
-    CHECK(block().select(block().tensors_of(c.args(true)), moe_block_variant::persistent).persistent);
-    CUgraph graph;
-    CUgraphExec exec;
-    testing::drv().check(testing::drv().cuStreamBeginCapture(test_stream(), CU_STREAM_CAPTURE_MODE_GLOBAL), "cuStreamBeginCapture");
-    block().run(test_stream(), c.args(true), moe_block_variant::persistent);
-    testing::drv().check(testing::drv().cuStreamEndCapture(test_stream(), &graph), "cuStreamEndCapture");
-    testing::drv().check(testing::drv().cuGraphInstantiateWithFlags(&exec, graph, 0), "cuGraphInstantiate");
-    for (int replay = 0; replay < 2; ++replay) {
-      INFO("replay ", replay);
-      c.poison();
-      testing::drv().check(testing::drv().cuGraphLaunch(exec, test_stream()), "cuGraphLaunch");
-      sync_stream();
-      CHECK(block_outputs(c) == chain);
-    }
     testing::drv().cuGraphExecDestroy(exec);
     testing::drv().cuGraphDestroy(graph);
   }

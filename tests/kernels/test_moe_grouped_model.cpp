@@ -14,7 +14,7 @@
 #include <map>
 #include <vector>
 
-#include "netra/contracts/moe/expert_persistent.hpp"
+#include "netra/contracts/moe/expert_gate_up.hpp"
 #include "netra/kernels/moe/experts_units.hpp"
 #include "netra/kernels/moe/grouped_down.hpp"
 #include "netra/kernels/moe/grouped_gate_up.hpp"
@@ -208,8 +208,9 @@ TEST_CASE("grouped plan: the kernel's grouping equals the stable counting order 
 // The failure of the block at 24 and 32 tokens on the H200 at 58e5a30 (bench/results/
 // moe_block_h200.json): the block gave 1..32 tokens to the persistent experts, whose gate_up
 // lister was the 16-token stage's (144 routes: 5 wave rows of 32 = routes 0 .. 159), so routes
-// 160 .. 9M - 1 were never served (24 tokens: 216 routes). Now the persistent experts end at 16
-// tokens and the grouped mid configuration takes 17 .. 256; on its kernels' grids (launch
+// 160 .. 9M - 1 were never served (24 tokens: 216 routes). Now the decode chain ends at 16
+// tokens (the persistent experts went to lab/moe) and the grouped mid configuration takes
+// 17 .. 256; on its kernels' grids (launch
 // shapes) and the plan model every (route, intermediate group) of gate_up, every (route, row
 // tile) of down and every (token, column pair) of the route sum is served exactly once.
 template <class Config> void check_served_once(int tokens, const std::vector<std::int32_t>& ids) {
@@ -239,11 +240,8 @@ template <class Config> void check_served_once(int tokens, const std::vector<std
 }
 
 TEST_CASE("the block at 17 .. 32 tokens: the grouped mid configuration serves every route once") {
-  // the block's experts: the decode chain (or the persistent experts) up to 16 tokens, grouped from 17
-  static_assert(tactics::persistent_block_max_tokens <= tactics::persistent_max_tokens && tactics::persistent_max_tokens == 16);
-  static_assert(tactics::grouped_min_tokens == tactics::persistent_max_tokens + 1);
-  static_assert(contracts::moe_expert_persistent_decode<sm90a>::max_tokens * moe::route_layout::slots <=
-                kernels::expert_unit_lister<sm90a, contracts::moe_expert_persistent_decode<sm90a>::gate_up::max_routes>::rows * 32);
+  // the block's experts: the decode chain up to 16 tokens, grouped from 17
+  static_assert(tactics::grouped_min_tokens == contracts::moe_expert_gate_up_decode<sm90a>::max_tokens + 1);
   for (int tokens = 17; tokens <= 32; ++tokens) {
     CHECK(std::string(tactics::grouped_configuration<sm90a>(tokens)) == "mid_ring");
     CHECK(std::string(tactics::grouped_configuration<gfx950>(tokens)) == "mid");

@@ -6,7 +6,6 @@
 #include "netra/kernels/moe/shared_gate.hpp"
 #include "netra/kernels/moe/experts_gate_up.hpp"
 #include "netra/kernels/moe/experts_down.hpp"
-#include "netra/kernels/moe/experts_persistent.hpp"
 #include "netra/kernels/moe/grouped_gate_up.hpp"
 #include "netra/kernels/moe/grouped_plan.hpp"
 #include "netra/kernels/moe/split_k_down.hpp"

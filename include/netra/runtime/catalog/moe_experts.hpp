@@ -8,7 +8,6 @@
 
 #include "netra/contracts/moe/expert_down.hpp"
 #include "netra/contracts/moe/expert_gate_up.hpp"
-#include "netra/contracts/moe/expert_persistent.hpp"
 
 namespace netra::catalog {
 inline constexpr auto moe_experts =
@@ -22,7 +21,5 @@ inline constexpr auto moe_experts =
                          contracts::moe_expert_gate_up<sm90a, 16, gate_up_schedule::unit_list, staging::registers>,
                          contracts::moe_expert_gate_up<sm90a, 16, gate_up_schedule::resident, staging::registers>,
                          contracts::moe_expert_down<sm90a, 16, moe_down_input_e4m3, staging::registers>,
-                         contracts::moe_expert_down<sm90a, 4, moe_down_input_gate_up, staging::registers>,
-                         // gate_up -> act_quant -> down in one persistent launch (1..16 tokens)
-                         contracts::moe_expert_persistent_decode<gfx950>, contracts::moe_expert_persistent_decode<sm90a>>;
+                         contracts::moe_expert_down<sm90a, 4, moe_down_input_gate_up, staging::registers>>;
 }  // namespace netra::catalog

@@ -5,10 +5,8 @@
 //
 //   variant unfused, 1..16 tokens: gate_up (tactics::moe_expert_gate_up, its schedule threshold
 //     there), act_quant (tactics::moe_act_quant), down with the weighted route sum
-//     (tactics::moe_expert_down) of act_quant's E4M3 — or, up to
-//     tactics::persistent_block_max_tokens (0: measured slower on the H200), the persistent
-//     experts (tactics::moe_expert_persistent: the three in one launch, the same tensors and bits)
-//   variant persistent (C++ only, for tests and measurement), 1..16 tokens: the persistent experts
+//     (tactics::moe_expert_down) of act_quant's E4M3 (one persistent launch of the three measured
+//     slower on the H200 at every M: lab/moe, docs/kernels/moe-experts.md)
 //   variant fused, 1..4 tokens: gate_up, down of gate_up's BF16 (act_quant fused)
 //   variant unfused, 17..768 tokens: the grouped experts (ops/moe_grouped_dispatch.hpp: plan,
 //     gate_up with act_quant fused into act / act_scales, down, route sum); the gate_up tensor is
@@ -33,9 +31,8 @@
 
 namespace netra {
 
-/// unfused and fused are the C ABI's (netra_moe_block_variant); persistent is C++ only: the
-/// experts as the persistent kernel (1..16 tokens; bitwise the unfused block).
-enum class moe_block_variant { unfused = 0, fused = 1, persistent = 2 };
+/// The C ABI's netra_moe_block_variant.
+enum class moe_block_variant { unfused = 0, fused = 1 };
 
 /// The tensors of one block call (runtime/tensor.hpp), in moe_block_tensor_names order.
 struct moe_block_tensors {
@@ -71,22 +68,19 @@ struct moe_block_args {
 class moe_block_dispatcher {
  public:
   moe_block_dispatcher(const device_info& device, const jit::options& jit)
-      : router_(device, jit), persistent_(device, jit), gate_up_(device, jit), act_quant_(device, jit), down_(device, jit), grouped_(device, jit) {}
+      : router_(device, jit), gate_up_(device, jit), act_quant_(device, jit), down_(device, jit), grouped_(device, jit) {}
 
   /// Every stage's tactic and admitted signature, decided before anything is launched.
   struct plan {
     selection<moe_router_signature> router;
-    selection<moe_persistent_signature> experts_persistent;  // persistent only
     selection<moe_gate_up_signature> gate_up;
     selection<moe_act_quant_signature> act_quant;  // unfused only
     selection<moe_down_signature> down;
     bool fused = false;
-    bool persistent = false;                 // the persistent experts after the router
     bool grouped = false;                    // 17..768 tokens: the grouped experts after the router
     moe_grouped_dispatcher::choice experts;  // grouped only
     bool runnable() const {
       if (grouped) return router.tactic != fallback && experts.runnable();
-      if (persistent) return router.tactic != fallback && experts_persistent.tactic != fallback;
       return router.tactic != fallback && gate_up.tactic != fallback && down.tactic != fallback && (fused || act_quant.tactic != fallback);
     }
   };
@@ -96,11 +90,6 @@ class moe_block_dispatcher {
     plan p;
     p.fused = variant == moe_block_variant::fused;
     p.router = router_.select(router_signature(t));
-    if (uses_persistent(t, variant)) {
-      p.experts_persistent = persistent_.select(persistent_signature(t));
-      p.persistent = true;
-      return p;
-    }
     p.grouped = !p.fused && t.hidden.rank == 2 && t.hidden.shape[0] > tactics::grouped_min_tokens - 1;
     if (p.grouped) {
       p.experts = grouped_.select(t.hidden, t.ids, t.route_weights, t.w13, t.s13, t.w2, t.s2, t.act, t.act_scales, t.out, t.gate_up);
@@ -122,10 +111,6 @@ class moe_block_dispatcher {
       grouped_.launch(stream, p.experts);
       return true;
     }
-    if (p.persistent) {
-      persistent_.launch(stream, p.experts_persistent);
-      return true;
-    }
     gate_up_.launch(stream, p.gate_up);
     if (!p.fused) act_quant_.launch(stream, p.act_quant);
     down_.launch(stream, p.down);
@@ -145,11 +130,6 @@ class moe_block_dispatcher {
     const bool fused = variant == moe_block_variant::fused;
     std::string s = "router (+ shared gate):\n" + router_.explain(router_signature(t)).text();
     const plan p = select(t, variant);
-    if (p.persistent) return s + "\npersistent experts (gate_up -> act_quant -> down, one launch):\n" + persistent_.explain(persistent_signature(t)).text();
-    if (variant == moe_block_variant::unfused && t.hidden.rank == 2 && t.hidden.shape[0] <= tactics::persistent_max_tokens)
-      s += "\npersistent experts (contracts::moe_expert_persistent): not chosen: " + std::to_string(t.hidden.shape[0]) +
-           " tokens > tactics::persistent_block_max_tokens (" + std::to_string(tactics::persistent_block_max_tokens) +
-           "; slower than the chain on the H200, docs/kernels/moe-experts.md)";
     if (p.grouped) return s + "\ngrouped experts, " + std::to_string(t.hidden.shape[0]) + " tokens:\n" + grouped_.explain(p.experts);
     s += "\ngate_up:\n" + gate_up_.explain(gate_up_signature(t)).text();
     if (!fused) s += "\nact_quant:\n" + act_quant_.explain(act_quant_signature(t)).text();
@@ -184,13 +164,6 @@ class moe_block_dispatcher {
   moe_router_signature router_signature(const moe_block_tensors& t) const {
     return router_.signature_of(t.hidden, t.router_weight, t.shared_gate_weight, t.ids, t.route_weights);
   }
-  static bool uses_persistent(const moe_block_tensors& t, moe_block_variant variant) {
-    const i64 m = t.hidden.rank == 2 ? t.hidden.shape[0] : 0;
-    return variant == moe_block_variant::persistent || (variant == moe_block_variant::unfused && m >= 1 && m <= tactics::persistent_block_max_tokens);
-  }
-  moe_persistent_signature persistent_signature(const moe_block_tensors& t) const {
-    return persistent_.signature_of(t.hidden, t.ids, t.route_weights, t.w13, t.s13, t.w2, t.s2, t.gate_up, t.act, t.act_scales, t.out);
-  }
   moe_gate_up_signature gate_up_signature(const moe_block_tensors& t) const { return gate_up_.signature_of(t.hidden, t.ids, t.w13, t.s13, t.gate_up); }
   moe_act_quant_signature act_quant_signature(const moe_block_tensors& t) const { return act_quant_.signature_of(t.gate_up, t.act, t.act_scales); }
   moe_down_signature down_signature(const moe_block_tensors& t, bool fused) const {
@@ -199,7 +172,6 @@ class moe_block_dispatcher {
   }
 
   op_dispatcher<moe_block_router_op> router_;
-  op_dispatcher<moe_persistent_op> persistent_;
   op_dispatcher<moe_gate_up_op> gate_up_;
   op_dispatcher<moe_act_quant_op> act_quant_;
   op_dispatcher<moe_down_op> down_;

@@ -8,7 +8,6 @@
 #pragma once
 #include "netra/kernels/moe/experts_down.hpp"
 #include "netra/kernels/moe/experts_gate_up.hpp"
-#include "netra/kernels/moe/experts_persistent.hpp"
 #include "netra/runtime/decision_text.hpp"
 #include "netra/runtime/handle.hpp"
 #include "netra/runtime/tensor.hpp"
@@ -118,20 +117,6 @@ void moe_expert_down(const handle<Contract>& h, stream_handle stream, const void
   const auto s = moe_down_call_signature<Contract>(h.device().target, device_of(h.device()), act, act_scales, ids, route_weights, w, out, tokens);
   require_admitted<Contract>("netra::moe_expert_down", s);
   launch_moe_expert_down(h, stream, s);
-}
-
-/// Records the kernel of a persistent experts call Contract::admits(s) admitted (its counters and
-/// partials in the handle's workspace, left zero / unspecified by every call).
-template <class Contract> void launch_moe_expert_persistent(const handle<Contract>& h, stream_handle stream, const moe_persistent_signature& s) {
-  using kernel = kernels::moe_expert_persistent_kernel<Contract>;
-  const auto m = static_cast<u32>(s.tokens());
-  auto out = [](const tensor_arg& t) { return const_cast<void*>(t.data); };
-  h.template launch<kernel>(stream,
-                            {static_cast<const u16*>(s.hidden.data), static_cast<const i32*>(s.ids.data), static_cast<const float*>(s.route_weights.data),
-                             static_cast<const u8*>(s.w13.data), static_cast<const float*>(s.s13.data), static_cast<const u8*>(s.w2.data),
-                             static_cast<const float*>(s.s2.data), static_cast<u16*>(out(s.gate_up)), static_cast<u8*>(out(s.act)),
-                             static_cast<float*>(out(s.act_scales)), static_cast<u16*>(out(s.out)), m, static_cast<u32*>(const_cast<void*>(s.workspace))},
-                            kernel::shape(m));
 }
 
 }  // namespace netra

@@ -40,24 +40,6 @@ struct moe_down_op : binds_nothing {
   template <class C> static void launch(const handle<C>& h, stream_handle stream, const signature& s) { launch_moe_expert_down(h, stream, s); }
 };
 
-/// The persistent experts: gate_up -> act_quant -> down in one launch (its counters and partials
-/// in the chosen tactic's workspace).
-struct moe_persistent_op : binds_workspace {
-  using signature = moe_persistent_signature;
-  static constexpr auto tactics = netra::tactics::moe_expert_persistent;
-  static constexpr const char* name = "moe_expert_persistent";
-  static constexpr std::array<const char*, 11> tensor_names{"hidden", "ids",     "route_weights", "w13",        "s13", "w2",
-                                                            "s2",     "gate_up", "act",           "act_scales", "out"};
-  static signature signature_of(const device_info& d, const tensor_arg& hidden, const tensor_arg& ids, const tensor_arg& route_weights,
-                                const tensor_arg& w13, const tensor_arg& s13, const tensor_arg& w2, const tensor_arg& s2, const tensor_arg& gate_up,
-                                const tensor_arg& act, const tensor_arg& act_scales, const tensor_arg& out) {
-    return {d.target, device_of(d), hidden, ids, route_weights, w13, s13, w2, s2, gate_up, act, act_scales, out};
-  }
-  template <class C> static void launch(const handle<C>& h, stream_handle stream, const signature& s) {
-    launch_moe_expert_persistent(h, stream, s);
-  }
-};
-
 /// The expert projections loaded for one device (one C handle: netra/c/moe_experts.h).
 struct moe_experts_dispatcher {
   moe_experts_dispatcher(const device_info& device, const jit::options& jit) : gate_up(device, jit), down(device, jit) {}

@@ -8,7 +8,6 @@
 
 #include "netra/contracts/moe/expert_down.hpp"
 #include "netra/contracts/moe/expert_gate_up.hpp"
-#include "netra/contracts/moe/expert_persistent.hpp"
 #include "netra/runtime/tactic.hpp"
 
 namespace netra::tactics {
@@ -55,23 +54,5 @@ inline constexpr auto moe_expert_down = boost::hana::tuple_t<moe_down_strict<con
                                                              moe_down_strict<contracts::moe_expert_down_fused_decode<sm90a>>,
                                                              moe_down_strict<contracts::moe_expert_down_decode<gfx950>>,
                                                              moe_down_strict<contracts::moe_expert_down_decode<sm90a>>>;
-
-/// The persistent experts (gate_up -> act_quant -> down in one launch,
-/// contracts::moe_expert_persistent): their list admits 1 .. persistent_max_tokens tokens (the
-/// chain's bits). The block runs them up to persistent_block_max_tokens only: on the H200 they
-/// were slower than the chain at every M measured (graph-replayed block, bench/results/
-/// moe_block_h200.json at 58e5a30: M = 1 24.3 vs the chain's 20.6 us, 2 32.6 / 29.7, 4 49.4 /
-/// 41.0, 8 83.4 / 64.9, 16 141.0 / 98.2, the chain's routing there two launches), so the block
-/// keeps the chain (docs/kernels/moe-experts.md says why).
-inline constexpr i64 persistent_min_tokens = 1, persistent_max_tokens = 16;
-inline constexpr i64 persistent_block_max_tokens = 0;
-template <class Contract> struct moe_persistent_domain {
-  static bool contains(const moe_persistent_signature& s) {
-    return s.target == Contract::target::id && s.tokens() >= persistent_min_tokens && s.tokens() <= persistent_max_tokens;
-  }
-};
-template <class C> using moe_persistent_strict = strict<C, moe_persistent_domain<C>>;
-inline constexpr auto moe_expert_persistent = boost::hana::tuple_t<moe_persistent_strict<contracts::moe_expert_persistent_decode<gfx950>>,
-                                                                   moe_persistent_strict<contracts::moe_expert_persistent_decode<sm90a>>>;
 
 }  // namespace netra::tactics
