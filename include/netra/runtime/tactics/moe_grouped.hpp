@@ -61,7 +61,8 @@ using grouped_large_ring = grouped_config<typename grouped_large<Target>::plan, 
                                           contracts::moe_grouped_down<Target, 257, 768, contracts::split_k_tile<Target>, 1, 4>,
                                           typename grouped_large<Target>::reduce>;
 
-/// Candidates measured against mid_ring on the H200 (built, checked, not dispatched): gate_up's
+/// Candidates for mid_ring (built and in the catalog, checked bitwise against it by
+/// test_moe_grouped_gpu, timed by netra-bench-moe-grouped; not dispatched, not yet run on a GPU): gate_up's
 /// ring of 2 blocks (one block in flight; 105 KB of LDS, so two workgroups share an SM and one's
 /// staging and act_quant overlap the other's weight stream), and down over 2 row tiles (1024 rows,
 /// eight passes per workgroup: half the activation stagings). The same operations per value.
