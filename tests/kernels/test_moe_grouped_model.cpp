@@ -15,7 +15,6 @@
 #include <vector>
 
 #include "netra/contracts/moe/expert_gate_up.hpp"
-#include "netra/kernels/moe/experts_units.hpp"
 #include "netra/kernels/moe/grouped_down.hpp"
 #include "netra/kernels/moe/grouped_gate_up.hpp"
 #include "netra/kernels/moe/grouped_plan.hpp"
