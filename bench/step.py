@@ -420,7 +420,7 @@ class Runner:
                 key = "framework GEMM"
             elif "memcpy" in low or "memset" in low:
                 key = "copies"
-            elif low.startswith(("attn_pre", "gate_mul")):
+            elif low.startswith(("_attn_pre", "_gate_mul", "_quant")):
                 key = "framework glue (fused)"
             else:
                 key = "framework other"

@@ -17,6 +17,9 @@ from netra import gdn as _gdn  # noqa: E402
 from netra.step import glue, model, oracle, plan  # noqa: E402
 
 LOGIT_GUARD = 2.0 ** -4  # end to end at 4 layers (measured 0.02-0.03 on the H200): a guard, not a derived bound (docs/step.md)
+# with the dense projections in FP8 the activations cross one more E4M3 rounding boundary on both paths, where one BF16 step
+# of difference flips a code: measured 0.091 at 4 layers (H200, f1dd448); a semantic break gives O(1)
+LOGIT_GUARD_FP8 = 2.0 ** -2
 DECODE_OPS = {"rms_norm", "add_rms_norm", "gated_rms_norm", "attention_gqa8", "gdn_conv", "gdn_precompute", "gdn_m16", "moe_block", "argmax"}
 VERIFY_OPS = DECODE_OPS - {"gdn_m16"} | {"gdn_verify", "gdn_replay"}
 FP8_GROUPS = ("gdn_in", "gdn_out", "attn_in", "attn_out")
@@ -81,7 +84,7 @@ def test_decode_bucket_netra_vs_torch_eager_vs_graph(world):
     lr, tr = _run(ref, batch, p, snap)
     live = slice(0, 3)
     assert torch.equal(tn[live], torch.argmax(ln[live], dim=-1))  # netra's argmax is exact on its logits
-    assert _compare(cfg, ln[live], lr[live]) <= LOGIT_GUARD
+    assert _compare(cfg, ln[live], lr[live]) <= LOGIT_GUARD_FP8  # bucket 4: the dense projections in FP8 (the fixture)
     for r in range(3):
         if tn[r] != tr[r]:
             margin = float(lr[r, tr[r]] - lr[r, tn[r]])
@@ -256,4 +259,5 @@ def test_fused_glue_is_selected_and_agrees(world):
     glue at 1, 5 and 64 rows (netra.step.glue.select's checks) and is the one the step uses."""
     c = glue.choice()
     assert c["fused"], c["why"]
-    assert all(x["ok"] and x["other_slots_untouched"] for x in c["checks"]), c["checks"]
+    assert all(x["ok"] for x in c["checks"]), c["checks"]
+    assert all(x["other_slots_untouched"] for x in c["checks"] if "rows" in x)  # the attention checks (the others are the quantizer's)
