@@ -88,12 +88,9 @@ template <class Target> void check_gdn_dispatch() {
     const std::string p = first_admitting(tactics::gdn_precompute, precompute_call(Target::id, B));
     bad += p != instance_name<pre>() && !(B % 12 == 0 && p == instance_name<contracts::gdn_precompute<Target, 128, 12>>()) &&
            !(B == 16 && p == instance_name<contracts::gdn_precompute<Target, 1, 16>>());
-    // sm90a from B 65: the measured half-head map (tactics::measured::decode); else the default.
-    const bool measured = same_v<Target, sm90a> && B >= tactics::measured::decode_min_batch;
-    bad += first_admitting(tactics::gdn_m16, core_call(Target::id, B, 1, dtype::f32)) !=
-           (measured ? instance_name<tactics::measured::decode<gdn::state_storage::fp32>>() : instance_name<core32>());
-    bad += first_admitting(tactics::gdn_m16, core_call(Target::id, B, 1, dtype::bf16)) !=
-           (measured ? instance_name<tactics::measured::decode<gdn::state_storage::bf16>>() : instance_name<core16>());
+    // The default map at every B (sm90a: its state through LDS, faster than every candidate).
+    bad += first_admitting(tactics::gdn_m16, core_call(Target::id, B, 1, dtype::f32)) != instance_name<core32>();
+    bad += first_admitting(tactics::gdn_m16, core_call(Target::id, B, 1, dtype::bf16)) != instance_name<core16>();
     bad += !first_admitting(tactics::gdn_verify, core_call(Target::id, B, 1, dtype::f32)).empty();  // K0 is T 12 only
   }
   CHECK(bad == 0);

@@ -22,9 +22,11 @@
 // other global store (the audit test checks the code objects). Commit final / accepted_prefix:
 // the state block is stored once, after the last token. FusedDots: token t - 1's q dot runs in
 // token t's decay pass over the state (kernels/gdn/dot_tree.hpp), its outputs stored then, the
-// last token's after the loop. PrefetchAhead P: first, thread 0 asks
-// for the L2 prefetch of the state block of workgroup n + P of the launch order (kernels/gdn/
-// prefetch_ahead.hpp) and threads 1..T for its token rows, where that workgroup reads anything.
+// last token's after the loop. PrefetchAhead P: first, thread 0 asks for the L2 prefetch of the
+// state block of workgroup n + P of the launch order (kernels/gdn/prefetch_ahead.hpp) and threads
+// 1..T for its token rows, where that workgroup reads anything. State through LDS (T 1, one column
+// a lane, warp32; gdn_state_io::wave_block): the wave copies its block with consecutive 16-byte
+// vectors instead of each lane's 128-byte runs (a warp access over 32 lines), the store likewise.
 #pragma once
 #include "netra/contracts/gdn/recurrent.hpp"
 #include "netra/dsl/entry.hpp"
@@ -51,8 +53,7 @@ template <class Contract> struct gdn_recurrent_core {
   static constexpr u32 cpl = Contract::columns_per_lane;
   static constexpr u32 column_lanes = vb / cpl;
   static constexpr u32 lanes_per_column = wave / column_lanes;
-  /// C > 1 (sm90a): enough resident workgroups that the register allocator keeps the contract's
-  /// cap; C 1: 0, no minimum (CUDA then emits no .minnctapersm: the plain launch bound).
+  /// C > 1 (sm90a): enough resident workgroups to keep the contract's register cap; C 1: none.
   static constexpr u32 min_workgroups_per_processor = cpl == 1 ? 0u : 65536u / (workgroup_size * Contract::register_cap);
   static constexpr u32 groups_per_lane = 4 / lanes_per_column;
   static constexpr u32 rows = gdn_state_io::rows;
@@ -62,6 +63,8 @@ template <class Contract> struct gdn_recurrent_core {
   static constexpr u32 tokens = Contract::tokens;
   static constexpr u32 columns = vb * waves;  // per workgroup
   static constexpr bool staged = Contract::staging == gdn::token_staging::block;
+  using state_block = gdn_state_io::wave_block<target, Contract::state_storage, vb, wave>;
+  static constexpr bool stage_state = tokens == 1 && cpl == 1 && wave == 32 && waves * state_block::vectors * 16 <= 32768;
 
   /// The token block of one workgroup in LDS.
   struct stage {
@@ -185,11 +188,20 @@ template <class Contract> struct gdn_recurrent_core {
     char* const column_base = static_cast<char*>(p.state) + ((slot * gdn::heads_v + hv) * gdn::value_dim + j) * gdn::key_dim * bytes;
     constexpr u64 column_bytes = u64{gdn::key_dim} * bytes;
     float s[cpl][groups_per_lane][rows];
+    const u32 lane_column = (lane % column_lanes) * cpl;
+    char* const wave_base = column_base - lane_column * column_bytes;  // the wave's first column
+    [[maybe_unused]] u32x4* wave_lds = nullptr;
+    if constexpr (stage_state) {
+      NETRA_SHARED u32x4 state_lds[waves][state_block::vectors];
+      state_block::fetch(wave_base, wave_lds = state_lds[waves == 1 ? 0u : wave_id<target>()], lane);
+    }
     NETRA_UNROLL
     for (u32 c = 0; c < cpl; ++c)
       NETRA_UNROLL
-      for (u32 m = 0; m < groups_per_lane; ++m)
-        gdn_state_io::load<target, Contract::state_storage>(column_base + c * column_bytes + row_group(lane, m) * rows * bytes, s[c][m]);
+      for (u32 m = 0; m < groups_per_lane; ++m) {
+        if constexpr (stage_state) state_block::take(wave_lds, lane_column + c, row_group(lane, m), s[c][m]);
+        else gdn_state_io::load<target, Contract::state_storage>(column_base + c * column_bytes + row_group(lane, m) * rows * bytes, s[c][m]);
+      }
 
     const u32 head = hv / (gdn::heads_v / gdn::heads_qk);
     const u64 row0 = u64{b} * tokens;
@@ -238,8 +250,11 @@ template <class Contract> struct gdn_recurrent_core {
       NETRA_UNROLL
       for (u32 c = 0; c < cpl; ++c)
         NETRA_UNROLL
-        for (u32 m = 0; m < groups_per_lane; ++m)
-          gdn_state_io::store<target, Contract::state_storage>(column_base + c * column_bytes + row_group(lane, m) * rows * bytes, s[c][m]);
+        for (u32 m = 0; m < groups_per_lane; ++m) {
+          if constexpr (stage_state) state_block::put(wave_lds, lane_column + c, row_group(lane, m), s[c][m]);
+          else gdn_state_io::store<target, Contract::state_storage>(column_base + c * column_bytes + row_group(lane, m) * rows * bytes, s[c][m]);
+        }
+      if constexpr (stage_state) state_block::flush(wave_base, wave_lds, lane);
     }
   }
 

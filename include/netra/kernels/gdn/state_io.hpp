@@ -2,46 +2,73 @@
 // indices, contiguous in the [slots, 32, V, K] pool) between memory and FP32 registers.
 // FP32 storage: 8 x 16 B; BF16 storage: 4 x 16 B, widened exactly on load, rounded to nearest
 // even (NaN -> 0x7FFF, dsl/convert.hpp) on store — the only rounding storage adds.
+// wave_block: the same runs through LDS — the wave copies its whole state block (its Vb adjacent
+// columns, contiguous in the pool) with consecutive 16-byte vectors a lane, then each lane takes its
+// runs from LDS (16-byte units XOR-swizzled by column: 8 lanes of 8 columns read 8 bank groups);
+// the store is the reverse. The bits are the same as the direct runs.
 #pragma once
 #include "netra/contracts/gdn/model.hpp"
 #include "netra/dsl/convert.hpp"
 #include "netra/dsl/vector_memory.hpp"
+#include "netra/dsl/workgroup_barrier.hpp"
 
 namespace netra::kernels::gdn_state_io {
 inline constexpr u32 rows = 32;
+/// State values in one 16-byte vector.
+template <u32 Storage> inline constexpr u32 per_vector = Storage == gdn::state_storage::fp32 ? 4 : 8;
 
-template <class Target, u32 Storage> NETRA_DEVICE void load(const void* base, float (&s)[rows]) {
+template <u32 Storage> NETRA_DEVICE void widen(const u32x4& w, float* s) {
   if constexpr (Storage == gdn::state_storage::fp32) {
-    NETRA_UNROLL
-    for (u32 v = 0; v < rows / 4; ++v) {
-      const u32x4 w = load_16B<Target>(static_cast<const float*>(base) + 4 * v);
-      s[4 * v] = bit_cast<float>(w.x);
-      s[4 * v + 1] = bit_cast<float>(w.y);
-      s[4 * v + 2] = bit_cast<float>(w.z);
-      s[4 * v + 3] = bit_cast<float>(w.w);
-    }
+    s[0] = bit_cast<float>(w.x), s[1] = bit_cast<float>(w.y), s[2] = bit_cast<float>(w.z), s[3] = bit_cast<float>(w.w);
   } else {
     NETRA_UNROLL
-    for (u32 v = 0; v < rows / 8; ++v) {
-      const u32x4 w = load_16B<Target>(static_cast<const u16*>(base) + 8 * v);
-      NETRA_UNROLL
-      for (u32 e = 0; e < 8; ++e) s[8 * v + e] = bit_cast<float>(e % 2 ? w[static_cast<int>(e / 2)] & 0xFFFF0000u : w[static_cast<int>(e / 2)] << 16);
-    }
+    for (u32 e = 0; e < 8; ++e) s[e] = bit_cast<float>(e % 2 ? w[static_cast<int>(e / 2)] & 0xFFFF0000u : w[static_cast<int>(e / 2)] << 16);
   }
+}
+template <class Target, u32 Storage> NETRA_DEVICE u32x4 narrow(const float* s) {
+  if constexpr (Storage == gdn::state_storage::fp32) return u32x4{bit_cast<u32>(s[0]), bit_cast<u32>(s[1]), bit_cast<u32>(s[2]), bit_cast<u32>(s[3])};
+  else return u32x4{pack_bf16x2<Target>(s[0], s[1]), pack_bf16x2<Target>(s[2], s[3]), pack_bf16x2<Target>(s[4], s[5]), pack_bf16x2<Target>(s[6], s[7])};
+}
+
+template <class Target, u32 Storage> NETRA_DEVICE void load(const void* base, float (&s)[rows]) {
+  constexpr u32 n = per_vector<Storage>;
+  NETRA_UNROLL
+  for (u32 v = 0; v < rows / n; ++v) widen<Storage>(load_16B<Target>(static_cast<const char*>(base) + 16 * v), s + n * v);
 }
 
 template <class Target, u32 Storage> NETRA_DEVICE void store(void* base, const float (&s)[rows]) {
-  if constexpr (Storage == gdn::state_storage::fp32) {
-    NETRA_UNROLL
-    for (u32 v = 0; v < rows / 4; ++v)
-      store_16B<Target>(static_cast<float*>(base) + 4 * v, u32x4{bit_cast<u32>(s[4 * v]), bit_cast<u32>(s[4 * v + 1]),
-                                                                  bit_cast<u32>(s[4 * v + 2]), bit_cast<u32>(s[4 * v + 3])});
-  } else {
-    NETRA_UNROLL
-    for (u32 v = 0; v < rows / 8; ++v)
-      store_16B<Target>(static_cast<u16*>(base) + 8 * v,
-                        u32x4{pack_bf16x2<Target>(s[8 * v], s[8 * v + 1]), pack_bf16x2<Target>(s[8 * v + 2], s[8 * v + 3]),
-                              pack_bf16x2<Target>(s[8 * v + 4], s[8 * v + 5]), pack_bf16x2<Target>(s[8 * v + 6], s[8 * v + 7])});
-  }
+  constexpr u32 n = per_vector<Storage>;
+  NETRA_UNROLL
+  for (u32 v = 0; v < rows / n; ++v) store_16B<Target>(static_cast<char*>(base) + 16 * v, narrow<Target, Storage>(s + n * v));
 }
+
+/// A wave's block of Columns state columns in LDS (`lds`: vectors 16-byte units).
+template <class Target, u32 Storage, u32 Columns, u32 Wave> struct wave_block {
+  static constexpr u32 column_vectors = gdn::key_dim * gdn::state_bytes_per_element(Storage) / 16;
+  static constexpr u32 run_vectors = rows / per_vector<Storage>;
+  static constexpr u32 vectors = Columns * column_vectors;
+  static_assert(vectors % Wave == 0 && column_vectors % 8 == 0, "gdn_state_io::wave_block: whole vectors per lane, columns of whole bank rows");
+  NETRA_DEVICE static u32 at(u32 p) { return p ^ ((p / column_vectors) & 7u); }
+  /// The wave's block from global memory (every lane calls it), then the wave barrier.
+  NETRA_DEVICE static void fetch(const char* global, u32x4* lds, u32 lane) {
+    NETRA_UNROLL
+    for (u32 k = 0; k < vectors / Wave; ++k) lds[at(lane + k * Wave)] = load_16B<Target>(global + 16 * (lane + k * Wave));
+    wave_barrier<Target>();
+  }
+  /// Rows [32 group, + 32) of the block's column `column`.
+  NETRA_DEVICE static void take(const u32x4* lds, u32 column, u32 group, float (&s)[rows]) {
+    NETRA_UNROLL
+    for (u32 v = 0; v < run_vectors; ++v) widen<Storage>(lds[at(column * column_vectors + group * run_vectors + v)], s + per_vector<Storage> * v);
+  }
+  NETRA_DEVICE static void put(u32x4* lds, u32 column, u32 group, const float (&s)[rows]) {
+    NETRA_UNROLL
+    for (u32 v = 0; v < run_vectors; ++v) lds[at(column * column_vectors + group * run_vectors + v)] = narrow<Target, Storage>(s + per_vector<Storage> * v);
+  }
+  /// The wave barrier, then the block to global memory (every lane calls it).
+  NETRA_DEVICE static void flush(char* global, const u32x4* lds, u32 lane) {
+    wave_barrier<Target>();
+    NETRA_UNROLL
+    for (u32 k = 0; k < vectors / Wave; ++k) store_16B<Target>(global + 16 * (lane + k * Wave), lds[at(lane + k * Wave)]);
+  }
+};
 }  // namespace netra::kernels::gdn_state_io

@@ -37,8 +37,9 @@ template <class C> using gdn_replay_strict = strict<C, gdn_replay_domain<C>>;
 /// 6 preloaded 22.9, default 25.9); replay (strict, both in the promoted domain): whole-head workgroups with
 /// the L2 prefetch of the next resident wave (B 128, every request accepting T: BF16 217.9 us, FP32
 /// 348.9; default 259.8 / 356.9), the every-B and graph protocol run on the GPU for both storages;
-/// decode (T 1): the half-head map from B 65 (B 128: FP32 273.3 us, BF16 106.1; default 280.4 /
-/// 108.1), the default below (no candidate 1.5% faster at B 64, all slower at B 1 and 16).
+/// decode (T 1): the default map (its state block through LDS on sm90a) at every B: B 64 FP32 82.4
+/// us, BF16 53.6; B 128 159.3 / 103.1 (the half-head and whole-head candidates 141.6-143.2 / 57.0-62.8
+/// and 272.6-273.4 / 106.0-116.7).
 namespace measured {
 template <u32 S> using k0 = contracts::gdn_k0<sm90a, S, 16, gdn::token_staging::block, 4, 2>;
 template <u32 S> using m16 = contracts::gdn_m16<sm90a, S, 8, gdn::token_staging::block, 4, 1, 1>;
@@ -47,15 +48,6 @@ using conv = conditional_t<Writes == gdn::conv_writes::windows,
                            contracts::gdn_conv<sm90a, 64, 12, gdn::conv_layout::channel_major, Writes, gdn::token_staging::block, 256, 2>,
                            contracts::gdn_conv<sm90a, 64, 12, gdn::conv_layout::channel_major, Writes, gdn::token_staging::next_token, 256, 3, 3>>;
 template <u32 S> using replay = contracts::gdn_replay<sm90a, S, 16, gdn::token_staging::block, 8, 2, 264>;
-template <u32 S> using decode = contracts::gdn_decode_core<sm90a, S, 16, gdn::token_staging::block, 4, 2>;
-inline constexpr i64 decode_min_batch = 65;
-/// The decode map's batch threshold (below it the default is as fast or faster).
-struct from_decode_min_batch {
-  static decision decide(const gdn_recurrent_signature& s) {
-    if (s.batch() >= decode_min_batch) return admit();
-    return refuse("batch", ">= tactics::measured::decode_min_batch (65; below it the default decode map is as fast)", s.batch());
-  }
-};
 }  // namespace measured
 
 /// The conv update: every catalogued conv instance (both layouts, windows or final state).
@@ -77,8 +69,6 @@ inline constexpr auto gdn_m16 = boost::hana::tuple_t<contracts::gdn_m16<gfx950, 
                                                      measured::m16<gdn::state_storage::fp32>, measured::m16<gdn::state_storage::bf16>,
                                                      contracts::gdn_m16<sm90a, gdn::state_storage::fp32>, contracts::gdn_m16<sm90a, gdn::state_storage::bf16>,
                                                      contracts::gdn_decode_core<gfx950, gdn::state_storage::fp32>, contracts::gdn_decode_core<gfx950, gdn::state_storage::bf16>,
-                                                     when<measured::decode<gdn::state_storage::fp32>, measured::from_decode_min_batch>,
-                                                     when<measured::decode<gdn::state_storage::bf16>, measured::from_decode_min_batch>,
                                                      contracts::gdn_decode_core<sm90a, gdn::state_storage::fp32>, contracts::gdn_decode_core<sm90a, gdn::state_storage::bf16>>;
 inline constexpr auto gdn_replay =
     boost::hana::tuple_t<gdn_replay_strict<contracts::gdn_replay<gfx950, gdn::state_storage::fp32>>, gdn_replay_strict<contracts::gdn_replay<gfx950, gdn::state_storage::bf16>>,
