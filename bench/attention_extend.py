@@ -44,11 +44,11 @@ class Args(ctypes.Structure):  # kernels/attention/extend.hpp: attention_extend_
                [("q_tokens", ctypes.c_int64)]
 
 
-BATCHED_SLICES = 16  # kernels/attention/extend.hpp: attention_extend_stage_two::batched_slices (the launch path's choice)
+WIDE_SLICES = 16  # kernels/attention/extend.hpp: attention_extend_stage_two::wide_slices (the launch path's choice)
 
 
 class Instance:
-    """The pair view's cubin: stage zero, the GQA8 stage one over the view, stage two (batched from 16 slices on)."""
+    """The pair view's cubin: stage zero, the GQA8 stage one over the view, stage two (wide from 16 slices on)."""
     NAME = NAME
     SYMBOLS = (("zero", b"netra_attention_extend_stage_zero"), ("one", b"netra_attention_gqa8_stage_one"), ("two", b"netra_attention_extend_stage_two"),
                ("two_batched", b"netra_attention_extend_stage_two_batched"), ("two_wide", b"netra_attention_extend_stage_two_wide"))
@@ -86,7 +86,7 @@ class Instance:
 
     def stage_two(self, c: "Case", slices: int, st, pa, form: str | None = None) -> None:
         """Stage two in `form` (two, two_batched, two_wide; None: the launch path's choice by slices)."""
-        form = form or ("two_batched" if slices >= BATCHED_SLICES else "two")
+        form = form or ("two_wide" if slices >= WIDE_SLICES else "two")
         check(cuda.cuLaunchKernel(self.f[form], HKV, E, c.batch, 4 * D if form == "two_wide" else D, 1, 1, 0, st, pa, None), "launch two")
 
 
@@ -301,9 +301,9 @@ def main() -> None:
         records.append(bench_shape(insts, batch, prefix, 2600 + batch + prefix, bw, target))
         torch.cuda.empty_cache()  # the shape's inputs went with bench_shape
         method = ("GQA4 extend (bench/attention_extend.py): CUDA graph replay and eager bursts over input sets rotated past L2, median of 15 "
-                  "(peers 10); the pair view's three kernels and the native plan's two per call (stage two batched from 16 slices on), the faster "
+                  "(peers 10); the pair view's three kernels and the native plan's two per call (stage two wide from 16 slices on), the faster "
                   "recorded (both checked, bits compared); floor_us = the native grid's floor (its stage one without the math, then stage two); stage_two_graph_us / "
-                  "stage_two_wide_graph_us: stage two alone (the served form / the 512-thread wide form, not served) over the native plan's "
+                  "stage_two_wide_graph_us: stage two alone (the served form / the 512-thread wide form) over the native plan's "
                   "workspace, native_wide_graph_us the native plan with the wide form (bits checked against the served); SDPA peers read a dense BF16 copy of prefix + extension, timed separately "
                   "(dequant_copy_graph_us); target_us = roofline / 0.85 at B=64, P=4096")
         shapes = {(r["shape"]["batch"], r["shape"]["kv_len"]) for r in records}  # the shapes this run measured replace theirs; the others stay

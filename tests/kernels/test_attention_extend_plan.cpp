@@ -241,7 +241,7 @@ TEST_CASE("native extend slices: the pair view's count capped at 16 (B = 1 measu
   CHECK(native::slices_for(1, 256) == 16);
   for (u32 b = 2; b <= 64; ++b) CHECK(native::slices_for(b, 132) == view::slices_for(b, 132));
   CHECK(native::slices_for(16, 132) == 2);
-  CHECK(kernels::attention_extend_stage_two<native>::batched_slices == 16);
+  CHECK(kernels::attention_extend_stage_two<native>::wide_slices == 16);
   using kernels::extend_stage_two_form;
   CHECK(std::string_view(kernels::attention_extend_stage_two<native, extend_stage_two_form::batched>::symbol) == "netra_attention_extend_stage_two_batched");
   CHECK(std::string_view(kernels::attention_extend_stage_two<native, extend_stage_two_form::wide>::symbol) == "netra_attention_extend_stage_two_wide");

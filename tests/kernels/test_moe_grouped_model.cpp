@@ -242,10 +242,10 @@ TEST_CASE("the block at 17 .. 32 tokens: the grouped mid configuration serves ev
   // the block's experts: the decode chain up to 16 tokens, grouped from 17
   static_assert(tactics::grouped_min_tokens == contracts::moe_expert_gate_up_decode<sm90a>::max_tokens + 1);
   for (int tokens = 17; tokens <= 32; ++tokens) {
-    CHECK(std::string(tactics::grouped_configuration<sm90a>(tokens)) == "mid_ring");
+    CHECK(std::string(tactics::grouped_configuration<sm90a>(tokens)) == "mid_ring2");
     CHECK(std::string(tactics::grouped_configuration<gfx950>(tokens)) == "mid");
     for (const auto& ids : {oracles::routed_ids(tokens, 1000 + tokens), skewed_ids(tokens, 3), std::vector<std::int32_t>(tokens * 9, 7)}) {
-      check_served_once<tactics::grouped_mid_ring<sm90a>>(tokens, ids);
+      check_served_once<tactics::grouped_mid_of<sm90a>>(tokens, ids);
       check_served_once<tactics::grouped_mid<gfx950>>(tokens, ids);
     }
   }
@@ -304,7 +304,7 @@ TEST_CASE("grouped contracts: launch geometry, the article's M768 figures, domai
   CHECK(std::string(tactics::grouped_configuration<gfx950>(768)) == "split_k");
   CHECK(std::string(tactics::grouped_configuration<gfx950>(128)) == "mid");
   CHECK(std::string(tactics::grouped_configuration<gfx950>(512)) == "large");
-  CHECK(std::string(tactics::grouped_configuration<sm90a>(128)) == "mid_ring");
+  CHECK(std::string(tactics::grouped_configuration<sm90a>(128)) == "mid_ring2");
   CHECK(std::string(tactics::grouped_configuration<sm90a>(768)) == "large_ring");
   // the mid candidates: a 2-block ring fits two gate_up workgroups per SM, the dispatched 4-block one
   using ring2 = kernels::moe_grouped_gate_up_kernel<tactics::grouped_mid_ring2<sm90a>::gate_up>;

@@ -82,10 +82,10 @@ template <class Contract> struct attention_extend_stage_zero {
 /// Stage two's forms (the same order and bits in each): sequential, 128 threads, thread d merges
 /// its 4 rows one after another, one slice's (m, l, o) load at a time (31 registers on sm90a);
 /// batched, 128 threads, the 4 rows side by side, the loads of Ahead slices issued before they
-/// merge (127 registers; launched from batched_slices slices on: B = 1's call is that chain's
-/// latency, while where the batch sets the time the sequential form's occupancy wins); wide, 512
+/// merge (127 registers; not launched by dispatch: timed by bench/attention_extend.py); wide, 512
 /// threads, thread (j, d) owns row j's element d, Ahead slices' loads ahead and the extension's V
-/// loads issued before its sums (not launched by dispatch: timed by bench/attention_extend.py).
+/// loads issued before its sums (launched from wide_slices slices on: B = 1's call is the merge
+/// chain's latency, while where the batch sets the time the sequential form's occupancy wins).
 enum class extend_stage_two_form : u32 { sequential, batched, wide };
 
 template <class Contract, extend_stage_two_form Form = extend_stage_two_form::sequential> struct attention_extend_stage_two {
@@ -98,7 +98,7 @@ template <class Contract, extend_stage_two_form Form = extend_stage_two_form::se
   static constexpr u32 G = Contract::group, D = Contract::head_dim, E = Contract::max_extend, Ahead = 8;
   static constexpr u32 workgroup_size = wide ? G * D : D, rows = wide ? 1 : G;  // rows: the thread's merge chains
   static constexpr bool programmatic_dependent_launch = false;
-  static constexpr u32 batched_slices = 16;
+  static constexpr u32 wide_slices = 16;
 
   NETRA_HOST_DEVICE static constexpr launch_shape shape(u32 batch) { return {{Contract::kv_heads, E, batch}, workgroup_size, 0}; }
 

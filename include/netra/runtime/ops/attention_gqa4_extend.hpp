@@ -1,7 +1,7 @@
 // netra/runtime/ops/attention_gqa4_extend.hpp — the host launch path of
 // contracts::attention_gqa4_extend: build the call's signature, refuse it (nothing launched,
 // nothing written) unless the contract admits it, then record stage zero, the view's stage one and
-// stage two (the native contract: its stage one and stage two; from 16 slices on the batched
+// stage two (the native contract: its stage one and stage two; from 16 slices on the wide
 // stage two, the same bits) on the caller's stream with the handle's persistent workspace.
 // Nothing is allocated, looked up or synchronised here.
 #pragma once
@@ -62,9 +62,9 @@ template <class Contract> void launch_attention_extend(const handle<Contract>& h
     h.template launch<zero>(stream, a, zero::shape(batch));
     h.template launch<one>(stream, a.view, one::shape(batch, static_cast<u32>(s.slices)));
   }
-  if (s.slices >= two::batched_slices) {
-    using batched = kernels::attention_extend_stage_two<Contract, kernels::extend_stage_two_form::batched>;
-    h.template launch<batched>(stream, a, batched::shape(batch));
+  if (s.slices >= two::wide_slices) {
+    using wide = kernels::attention_extend_stage_two<Contract, kernels::extend_stage_two_form::wide>;
+    h.template launch<wide>(stream, a, wide::shape(batch));
   } else {
     h.template launch<two>(stream, a, two::shape(batch));
   }

@@ -61,8 +61,8 @@ using grouped_large_ring = grouped_config<typename grouped_large<Target>::plan, 
                                           contracts::moe_grouped_down<Target, 257, 768, contracts::split_k_tile<Target>, 1, 4>,
                                           typename grouped_large<Target>::reduce>;
 
-/// Candidates for mid_ring (built and in the catalog, checked bitwise against it by
-/// test_moe_grouped_gpu, timed by netra-bench-moe-grouped; not dispatched, not yet run on a GPU): gate_up's
+/// Candidates for mid_ring (in the catalog, bitwise equal to it in test_moe_grouped_gpu, timed by
+/// netra-bench-moe-grouped; the first is dispatched, the others not): gate_up's
 /// ring of 2 blocks (one block in flight; 105 KB of LDS, so two workgroups share an SM and one's
 /// staging and act_quant overlap the other's weight stream), and down over 2 row tiles (1024 rows,
 /// eight passes per workgroup: half the activation stagings). The same operations per value.
@@ -83,7 +83,10 @@ using grouped_mid_ring_early = grouped_config<typename grouped_mid<Target>::plan
 /// 4745415, the experts path graph-replayed, every record within the policy: M = 32 193.8 against
 /// 244.8 us, 64 250.4 / 331.1, 96 270.7 / 353.4, 128 291.6 / 367.4, 256 299.3 / 359.4; at 768
 /// large_ring 468.2 against the split-K pair's 503.4 and large's 503.6), so on the H200 the
-/// split-K pair (FP16 partials, 56.6 MB) is built, tested and benchmarked but not dispatched.
+/// split-K pair (FP16 partials, 56.6 MB) is built, tested and benchmarked but not dispatched. The mid
+/// range takes mid_ring's 2-block-ring candidate (H200, revision f1dd448, the experts path
+/// graph-replayed: M = 32 189.5 against mid_ring's 198.2 us, 64 249.3 / 251.7, 128 282.0 / 293.3; its
+/// bits equal mid_ring's on the GPU at 24 and 64 tokens and one saturated expert).
 template <class Target> struct grouped_dispatch {
   using mid = grouped_mid<Target>;
   using large = grouped_large<Target>;
@@ -92,10 +95,10 @@ template <class Target> struct grouped_dispatch {
   static constexpr const char* large_name = "large";
 };
 template <> struct grouped_dispatch<sm90a> {
-  using mid = grouped_mid_ring<sm90a>;
+  using mid = grouped_mid_ring2<sm90a>;
   using large = grouped_large_ring<sm90a>;
   static constexpr bool split_k = false;
-  static constexpr const char* mid_name = "mid_ring";
+  static constexpr const char* mid_name = "mid_ring2";
   static constexpr const char* large_name = "large_ring";
 };
 template <class Target> using grouped_mid_of = typename grouped_dispatch<Target>::mid;
@@ -108,7 +111,7 @@ template <class Target> inline constexpr auto grouped_configs = [] {
 }();
 
 /// The name of the first configuration whose range holds `tokens` ("mid", "split_k", "large";
-/// sm90a "mid_ring", "large_ring"), or "" outside [17, 768].
+/// sm90a "mid_ring2", "large_ring"), or "" outside [17, 768].
 template <class Target> constexpr const char* grouped_configuration(i64 tokens) {
   using D = grouped_dispatch<Target>;
   if (D::mid::contains(tokens)) return D::mid_name;
