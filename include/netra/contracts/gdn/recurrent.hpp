@@ -128,6 +128,12 @@ struct gdn_recurrent {
   static constexpr u32 state_registers = gdn::key_dim * ValueBlock / WaveSize;
   /// LDS of the staged token block (kernels/gdn/recurrent.hpp's stage): k, q, v, decay, beta.
   static constexpr u32 stage_bytes = Tokens * (2 * gdn::key_dim + ValueBlock * WavesPerWorkgroup + 2) * 4;
+  /// The state block through LDS (kernels/gdn/state_io.hpp wave_block: each wave copies it with
+  /// consecutive 16-byte vectors, not each lane's 128-byte runs): sm90a's one-token maps with one
+  /// column a lane and at most 32 KiB of blocks. Not gfx950 (its wave64 decode would need 105 VGPRs
+  /// against the 96 of its budget) nor C 2 (the half-head FP32 map spills at its register cap).
+  static constexpr bool state_through_lds = same_v<Target, sm90a> && Tokens == 1 && ColumnsPerLane == 1 &&
+                                            WavesPerWorkgroup * ValueBlock * gdn::key_dim * gdn::state_bytes_per_element(StateStorage) <= 32768;
 
   static decision admits(const gdn_recurrent_signature& s) {
     constexpr i64 D = gdn::channels, H = gdn::heads_qk, HV = gdn::heads_v, K = gdn::key_dim, V = gdn::value_dim;

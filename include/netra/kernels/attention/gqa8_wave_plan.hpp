@@ -37,7 +37,7 @@ template <class Shape> struct gqa8_pair_plan : gqa8_single_plan<Shape> {
 template <> struct gqa8_pair_plan<mma_m16n8k16_bf16> {
   using view = attention_plan<mma_m16n8k16_bf16>;  // one token's plan: K / V reads, V^T operands, o map
   using shape = mma_m16n8k16_bf16;
-  using target = sm90a;
+  using target = typename view::target;
   static constexpr u32 tokens = 2, wave = 32, rows = 16, block = 64, head_dim = 256;
   static constexpr u32 q_loads = 16, k_reads = view::k_reads, v_reads = view::v_reads, scores = 32, o_items = 2 * view::o_items;
   static constexpr u32 qk_chunks = view::qk_chunks, qk_tiles = view::qk_tiles, pv_steps = view::pv_steps;

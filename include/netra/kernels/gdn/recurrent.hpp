@@ -24,9 +24,9 @@
 // token t's decay pass over the state (kernels/gdn/dot_tree.hpp), its outputs stored then, the
 // last token's after the loop. PrefetchAhead P: first, thread 0 asks for the L2 prefetch of the
 // state block of workgroup n + P of the launch order (kernels/gdn/prefetch_ahead.hpp) and threads
-// 1..T for its token rows, where that workgroup reads anything. State through LDS (T 1, one column
-// a lane, warp32; gdn_state_io::wave_block): the wave copies its block with consecutive 16-byte
-// vectors instead of each lane's 128-byte runs (a warp access over 32 lines), the store likewise.
+// 1..T for its token rows, where that workgroup reads anything. Contract::state_through_lds
+// (gdn_state_io::wave_block): the wave copies its block with consecutive 16-byte vectors instead
+// of each lane's 128-byte runs (a warp access over 32 lines), the store likewise.
 #pragma once
 #include "netra/contracts/gdn/recurrent.hpp"
 #include "netra/dsl/entry.hpp"
@@ -64,7 +64,7 @@ template <class Contract> struct gdn_recurrent_core {
   static constexpr u32 columns = vb * waves;  // per workgroup
   static constexpr bool staged = Contract::staging == gdn::token_staging::block;
   using state_block = gdn_state_io::wave_block<target, Contract::state_storage, vb, wave>;
-  static constexpr bool stage_state = tokens == 1 && cpl == 1 && wave == 32 && waves * state_block::vectors * 16 <= 32768;
+  static constexpr bool stage_state = Contract::state_through_lds;
 
   /// The token block of one workgroup in LDS.
   struct stage {
