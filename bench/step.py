@@ -15,9 +15,9 @@ Per bucket (decode B in plan.DECODE_BUCKETS at KV length --kv-len, verify B in p
      copy bandwidth, netra's ratio.
 Before the buckets: the attention glue's selection (model.select_glue) and the dense path's
 measured choice per group and row count (model.tune_dense, or --dense-table). After them:
-per-family device time and launches of the decode step (profiler) with the floor's part of each
-family, AB/BA and single-family toggles, 1000 replays of one bucket with fixed inputs (one output),
-changing inputs == eager, the teacher-forced oracle over all layers (--forced, per layer and op;
+per-family device time, critical-path time and launches (profiler; --profile-buckets, default
+decode 1 / 64 and verify 64 / 1) with the floor's part of each family, AB/BA and single-family
+toggles, 1000 replays of one bucket with fixed inputs (one output), changing inputs == eager, the teacher-forced oracle over all layers (--forced, per layer and op;
 the first before the buckets), the per-layer divergence trace. --headline-child: one fresh process timing the headline buckets
 (bench/device/step_session.sh runs three, --merge-fresh adds their median of medians). Every part
 runs inside the --seconds budget; a part that did not fit is recorded as skipped.
@@ -111,6 +111,8 @@ class Runner:
         t = time.perf_counter()
         self.bw = common.copy_bandwidth(1 << 30, reps=10)
         d["copy_bandwidth_s"] = time.perf_counter() - t
+        self.matrix_rate = matrix_rate()
+        d["bf16_matrix_flops_per_s"] = self.matrix_rate
         torch.cuda.synchronize()
         free0 = torch.cuda.mem_get_info()[0]
         t = time.perf_counter()
@@ -124,9 +126,10 @@ class Runner:
         t = time.perf_counter()
         self.dense_table = load_or_tune_dense(cfg, a)
         d["dense_tune_s"] = time.perf_counter() - t
-        self.fp8_rows = model.fp8_rows_of(self.dense_table)
+        self.fp8_rows, self.w8_rows = model.rows_of(self.dense_table, "fp8"), model.rows_of(self.dense_table, "w8")
+        model.use_w8_configs(cfg, self.dense_table)
         t = time.perf_counter()
-        self.w = model.Weights(cfg, "cuda", seed=a.seed, fp8_rows=self.fp8_rows)
+        self.w = model.Weights(cfg, "cuda", seed=a.seed, fp8_rows=self.fp8_rows, w8_rows=self.w8_rows)
         requests = max(max(a.buckets), max(a.verify_buckets) if a.verify_buckets else 1)
         self.p = model.Pools(cfg, "cuda", requests=requests, kv_len=a.kv_len, seed=a.seed + 1)
         torch.cuda.synchronize()
@@ -137,7 +140,8 @@ class Runner:
         log(f"setup: {json.dumps(d)}")
 
     def fp8_groups(self, rows):
-        return {g for g, ms in self.fp8_rows.items() if rows in ms}
+        """The dense groups whose weights the step reads as E4M3 at this row count (either FP8 path)."""
+        return {g for paths in (self.fp8_rows, self.w8_rows) for g, ms in paths.items() if rows in ms}
 
     def batch(self, phase, B):
         b = model.Batch(self.p, phase, B)
@@ -231,8 +235,9 @@ class Runner:
                              target_us=target,
                              bytes_parts=floor, ratio_to_floor=plan.ratio(r["netra_graph_us"], floor["total"] / self.bw * 1e6),
                              floor_fp8_dense_us=plan.step_bytes(cfg, B, a.kv_len, phase, 1, experts)["total"] / self.bw * 1e6,
+                             floor_with_compute_us=plan.floor_with_compute_us(floor, plan.step_flops(cfg, B, phase), self.bw, self.matrix_rate),
                              distinct_experts=experts, end_to_end=orc, verify_commit=commit, teacher_forced_prefix=tf["summary"],
-                             dense_path=model.dense_label(self.fp8_rows, rows),
+                             dense_path=model.dense_label(self.fp8_rows, rows, self.w8_rows),
                              **{k: v for k, v in r.items() if k not in ("netra_graph_us", "netra_eager_us")})
         self.records.append(rec_)
         log(f"{phase} B={B}: netra {r['netra_graph_us']:.0f} us graph, {r['netra_eager_us']:.0f} eager; floor {floor['total'] / self.bw * 1e6:.0f} us; "
@@ -391,24 +396,34 @@ class Runner:
                                   "sha256_first": digest, "changing_inputs_equal_eager": changing}
         log(f"invariants B={B}: {same}/{done} replays identical, changing inputs == eager: {changing}")
 
-    def profile(self, B):
-        """Device time per step of each kernel family in 3 graph replays of the decode step at B
+    def profile(self, phase, B):
+        """Device time per step of each kernel family in 3 graph replays of the step of bucket B
         (torch.profiler, CUDA activity): netra's kernels by family (their symbols start netra_<family>),
         the framework's GEMMs, the framework's other kernels; beside each, the part of the bytes
         floor that family moves (experts: moe; KV: attention; GDN state and conv: gdn; dense
-        projections, LM head and logits: the framework GEMMs), so the gap is attributed."""
+        projections, LM head and logits: the framework GEMMs), so the gap is attributed.
+        Two figures per family: device_us, the sum of its kernels' durations, and critical_us, the
+        part of the replay's span during which its kernels were the last to finish (kernels in
+        start order; each is charged from max(its start, the latest end before it) to its end). A
+        kernel launched with programmatic dependent launch (netra's MoE, the GDN decode) starts
+        while its predecessor runs and waits at its grid-dependency point, so its duration counts
+        that wait too: the device times add up to more than the replay; the critical parts add up
+        to the replay's span less the idle gaps (gap_us). Per kernel name the same two figures
+        (kernels; every netra_moe kernel, else the 15 longest)."""
         from torch.profiler import ProfilerActivity
         from torch.profiler import profile as torch_profile
-        b = self.batch("decode", B)
+        b = self.batch(phase, B)
+        rows = B * b.T
         snap = self.p.snapshot(b.gdn_slots)
         graph, _, _, _ = model.capture(self.net, b)
         graph.replay()
         torch.cuda.synchronize()
+        reps = 3
         with torch_profile(activities=[ProfilerActivity.CUDA]) as prof:
-            for _ in range(3):
+            for _ in range(reps):
                 graph.replay()
             torch.cuda.synchronize()
-        classes, kernels, launches = {}, {}, {}
+        events = []
         for e in prof.events():
             if e.device_type is not None and "CUDA" not in str(e.device_type):
                 continue
@@ -422,34 +437,78 @@ class Runner:
                 key = "copies"
             elif low.startswith(("_attn_pre", "_gate_mul", "_quant")):
                 key = "framework glue (fused)"
+            elif low.startswith("_w8_mm"):
+                key = "framework GEMM"
             else:
                 key = "framework other"
-            us = e.time_range.elapsed_us() / 3
-            classes[key] = classes.get(key, 0.0) + us
-            launches[key] = launches.get(key, 0) + 1 / 3
-            kernels[name[:120]] = kernels.get(name[:120], 0.0) + us
-        floor = plan.step_bytes(self.cfg, B, self.a.kv_len, "decode", fp8_groups=self.fp8_groups(B))
+            events.append((e.time_range.start, e.time_range.end, key, name[:120]))
+        events.sort()
+        fam, kern = {}, {}
+        frontier, gaps = None, 0.0
+        for start, end, key, name in events:
+            crit = end - start if frontier is None else max(0.0, end - max(start, frontier))
+            if frontier is not None and start > frontier:
+                gaps += start - frontier
+            frontier = end if frontier is None else max(frontier, end)
+            for table, k in ((fam, key), (kern, name)):
+                t = table.setdefault(k, {"device_us": 0.0, "critical_us": 0.0, "launches": 0.0})
+                t["device_us"] += (end - start) / reps
+                t["critical_us"] += crit / reps
+                t["launches"] += 1 / reps
+        floor = plan.step_bytes(self.cfg, B, self.a.kv_len, phase, fp8_groups=self.fp8_groups(rows))
         part_us = {k: v / self.bw * 1e6 for k, v in floor.items()}
         attribution = {"netra moe": part_us["experts"], "netra attention": part_us["kv"], "netra gdn": part_us["gdn_state"],
                        "framework GEMM": part_us["dense"] + part_us["lm_head"] + part_us["logits"] / 2, "netra argmax": part_us["logits"] / 2}
-        fam = {k: {"device_us": v, "floor_us": attribution.get(k), "ratio": plan.ratio(v, attribution.get(k)), "launches": round(launches[k])}
-               for k, v in classes.items()}
+        for k, v in fam.items():
+            v.update(launches=round(v["launches"]), floor_us=attribution.get(k), ratio=plan.ratio(v["device_us"], attribution.get(k)),
+                     critical_ratio=plan.ratio(v["critical_us"], attribution.get(k)))
+        for v in kern.values():
+            v["launches"] = round(v["launches"])
+        shown = {n: v for n, v in kern.items() if n.startswith("netra_moe")}
+        shown.update(dict(sorted(kern.items(), key=lambda kv: -kv[1]["device_us"])[:15]))
         graph_us, _ = replay_us(graph, 5)
-        self.doc.setdefault("family_time_per_step", {})[str(B)] = {
-            "families": fam, "sum_device_us": sum(classes.values()), "graph_us": graph_us, "floor_us": part_us["total"],
-            "launches_per_step": round(sum(launches.values())), "graph_minus_device_us": graph_us - sum(classes.values()),
-            "dense_path": model.dense_label(self.fp8_rows, B), "top_kernels": dict(sorted(kernels.items(), key=lambda kv: -kv[1])[:15])}
-        log(f"profile B={B} (graph {graph_us:.0f} us, floor {part_us['total']:.0f} us, {sum(launches.values()):.0f} launches): " + ", ".join(
-            f"{k} {v['device_us']:.0f} us / {v['launches']} launches (floor {v['floor_us'] or 0:.0f})"
-            for k, v in sorted(fam.items(), key=lambda kv: -kv[1]["device_us"])))
+        device = sum(v["device_us"] for v in fam.values())
+        critical = sum(v["critical_us"] for v in fam.values())
+        key = str(B) if phase == "decode" else f"verify {B}"
+        self.doc.setdefault("family_time_per_step", {})[key] = {
+            "phase": phase, "batch": B, "families": fam, "sum_device_us": device, "sum_critical_us": critical, "gap_us": gaps / reps,
+            "graph_us": graph_us, "floor_us": part_us["total"], "launches_per_step": round(len(events) / reps),
+            "framework_gemm_compute_floor_us": sum(plan.step_flops(self.cfg, B, phase).values()) / self.matrix_rate * 1e6,
+            "graph_minus_device_us": graph_us - device, "dense_path": model.dense_label(self.fp8_rows, rows, self.w8_rows),
+            "kernels": dict(sorted(shown.items(), key=lambda kv: -kv[1]["critical_us"]))}
+        log(f"profile {phase} B={B} (graph {graph_us:.0f} us, floor {part_us['total']:.0f} us, {len(events) / reps:.0f} launches, "
+            f"critical {critical:.0f} + gaps {gaps / reps:.0f} us): " + ", ".join(
+                f"{k} {v['device_us']:.0f} us device / {v['critical_us']:.0f} critical / {v['launches']} launches (floor {v['floor_us'] or 0:.0f})"
+                for k, v in sorted(fam.items(), key=lambda kv: -kv[1]["critical_us"])))
         self.p.restore(snap)
         del graph
+
+
+def matrix_rate(n=8192, reps=10):
+    """The measured BF16 GEMM rate (flops/s) of torch.mm on n x n x n (median of reps): the compute
+    side of the dense and LM-head parts of plan.floor_with_compute_us."""
+    a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    for _ in range(3):
+        torch.mm(a, b)
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    samples = []
+    for _ in range(reps):
+        start.record()
+        torch.mm(a, b)
+        end.record()
+        end.synchronize()
+        samples.append(start.elapsed_time(end) * 1e-3)
+    del a, b
+    torch.cuda.empty_cache()
+    return 2.0 * n ** 3 / statistics.median(samples)
 
 
 def load_or_tune_dense(cfg, a):
     """The dense path's table: read from --dense-table when that file exists (the fresh processes
     reuse the main run's measurement), else measured here (model.tune_dense) and written there;
-    --dense bf16 / fp8 force one path at every row count (fp8 still BF16 where FP8 failed)."""
+    --dense bf16 / fp8 / w8 force one path at every row count (BF16 where that path failed or was
+    not measured)."""
     if a.dense_table and os.path.exists(a.dense_table):
         with open(a.dense_table) as f:
             table = json.load(f)
@@ -466,7 +525,8 @@ def load_or_tune_dense(cfg, a):
     if a.dense != "tuned":
         for entries in table.values():
             for e in entries.values():
-                e["chosen"] = "fp8" if a.dense == "fp8" and "fp8_us" in e else "bf16"
+                ok = {"fp8": "fp8_us" in e, "w8": e.get("w8_ok", False)}.get(a.dense, False)
+                e["chosen"] = a.dense if ok else "bf16"
     return table
 
 
@@ -487,17 +547,19 @@ def write(R, a):
     for e in R.doc["teacher_forced"]:
         summaries.append((e["summary"], {"what": f"{e['phase']} B={e['batch']}, all {e['layers']} layers, KV {e['kv_len']}"}))
     dense_path = {"table": R.dense_table, "fp8_rows": {g: sorted(ms) for g, ms in R.fp8_rows.items()},
-                  "how": "per dense group (the projections of one input as one GEMM) and GEMM row count: FP8 block-scaled torch._scaled_mm "
-                         "(activations quantized per token and 128 in torch, rows below 16 padded) where model.tune_dense measured it "
-                         "correct and faster than BF16 (graph-replayed, weights rotated past the L2), BF16 on weights dequantized at load "
-                         "elsewhere"}
+                  "w8_rows": {g: sorted(ms) for g, ms in R.w8_rows.items()},
+                  "how": "per dense group (the projections of one input as one GEMM) and GEMM row count, the fastest correct of: BF16 on "
+                         "weights dequantized at load; FP8 block-scaled torch._scaled_mm (activations quantized per token and 128, rows "
+                         "below 16 padded); at up to 16 rows the weight-only FP8 Triton kernel (netra.step.dense_w8: E4M3 weights as "
+                         "stored, BF16 activations, launch config measured per shape); the FP8 paths only where model.tune_dense measured "
+                         "them correct and below 0.97 x the BF16 time (graph-replayed, weights rotated past the L2)"}
     doc = common.write_family(os.path.join(a.out_dir, "step_h200.json"), "step", R.records, R.bw, method, dense_path=dense_path, **R.doc,
                               workspace=R.workspace, coverage=R.coverage)
     meta = {"date": doc["environment"]["date"], "git_revision": doc["environment"]["git_revision"], "layers": R.cfg.layers, "kv_len": a.kv_len,
             "handle_bytes": R.doc["setup"].get("handle_bytes")}
     glue = R.doc["setup"].get("glue", {})
-    meta["note"] = ("Framework path, per bucket (dense projections: `bf16`, or `fp8:` the groups multiplied block-scaled FP8 at that "
-                    "bucket's row count, as measured by model.tune_dense): " + ", ".join(
+    meta["note"] = ("Framework path, per bucket (dense projections: `bf16`, or `fp8:` the groups multiplied block-scaled FP8 and `w8:` "
+                    "those on the weight-only FP8 kernel at that bucket's row count, as measured by model.tune_dense): " + ", ".join(
                         f"{r['contract'].replace('step_', '')} {r['shape']['batch']}: {r.get('dense_path')}" for r in R.records) +
                     f". Attention glue and activation quantization: {'fused Triton kernels' if glue.get('fused') else 'torch'} "
                     f"({glue.get('why', 'not selected')}).")
@@ -513,7 +575,8 @@ def headline_child(a):
     ops.prepare()
     glue = model.select_glue("cuda") if a.glue == "fused" else {"fused": False}
     table = load_or_tune_dense(cfg, a)
-    w = model.Weights(cfg, "cuda", seed=a.seed, fp8_rows=model.fp8_rows_of(table))
+    model.use_w8_configs(cfg, table)
+    w = model.Weights(cfg, "cuda", seed=a.seed, fp8_rows=model.rows_of(table, "fp8"), w8_rows=model.rows_of(table, "w8"))
     p = model.Pools(cfg, "cuda", requests=max(B for _, B in HEADLINE), kv_len=a.kv_len, seed=a.seed + 1)
     net, gen, out = model.Step(w, p), torch.Generator().manual_seed(a.seed), []
     setup_s = time.perf_counter() - t0
@@ -528,7 +591,8 @@ def headline_child(a):
         p.restore(snap)
         del g
     print(json.dumps({"layers": cfg.layers, "kv_len": a.kv_len, "seed": a.seed, "setup_s": setup_s, "glue_fused": glue["fused"],
-                      "dense_fp8_rows": {g: sorted(ms) for g, ms in w.fp8_rows.items()}, "buckets": out}))
+                      "dense_fp8_rows": {g: sorted(ms) for g, ms in w.fp8_rows.items()},
+                      "dense_w8_rows": {g: sorted(ms) for g, ms in w.w8_rows.items()}, "buckets": out}))
 
 
 def merge_fresh(a):
@@ -567,7 +631,7 @@ def main():
     ap.add_argument("--buckets", default=",".join(map(str, plan.DECODE_BUCKETS)))
     ap.add_argument("--verify-buckets", default=",".join(map(str, plan.VERIFY_BUCKETS)))
     ap.add_argument("--forced", default="decode:16,decode:64,verify:4", help="phase:B of the all-layer teacher-forced oracle")
-    ap.add_argument("--profile-buckets", default="1,64")
+    ap.add_argument("--profile-buckets", default="decode:1,decode:64,verify:64,verify:1", help="phase:B of the per-family profiles")
     ap.add_argument("--toggle-buckets", default="64")
     ap.add_argument("--divergence-bucket", type=int, default=0, help="decode bucket of the per-layer divergence trace (0: none)")
     ap.add_argument("--reps", type=int, default=20)
@@ -577,7 +641,7 @@ def main():
     ap.add_argument("--headline-child", action="store_true")
     ap.add_argument("--merge-fresh", default=None, help="comma-separated outputs of --headline-child")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--dense", choices=("tuned", "bf16", "fp8"), default="tuned", help="the dense projections' path (tuned: per group and M)")
+    ap.add_argument("--dense", choices=("tuned", "bf16", "fp8", "w8"), default="tuned", help="the dense projections' path (tuned: per group and M)")
     ap.add_argument("--dense-table", default=None, help="JSON of model.tune_dense: read when it exists, else measured and written")
     ap.add_argument("--dense-seconds", type=float, default=40, help="time budget of the dense measurement")
     ap.add_argument("--glue", choices=("fused", "torch"), default="fused", help="the attention glue (fused: where it agrees with torch's)")
@@ -623,8 +687,8 @@ def main():
             err = attempt(f"{phase} B={B}", R.bucket, phase, B)
             if err is not None and "moe" in err.lower():  # still measure the bucket, the MoE on torch, and say so
                 attempt(f"{phase} B={B} with the moe family on torch", R.bucket, phase, B, ("moe",))
-    for P in [int(x) for x in a.profile_buckets.split(",") if x]:
-        attempt(f"profile B={P}", R.profile, P, need=15)
+    for phase, P in [(x.split(":")[0], int(x.split(":")[1])) for x in a.profile_buckets.split(",") if x]:
+        attempt(f"profile {phase} B={P}", R.profile, phase, P, need=15)
     for B in [int(x) for x in a.toggle_buckets.split(",") if x]:
         attempt(f"ABBA B={B}", R.abba, B, need=15)
         attempt(f"toggles B={B}", R.toggles, B, need=20)

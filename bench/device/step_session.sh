@@ -8,7 +8,8 @@
 #   2. bench/step.py at 40 layers: the dense path's measured choice per group and row count
 #      ($OUT/dense_table.json, reused by the fresh processes), every decode and verify bucket (each with the teacher-forced
 #      oracle on its first 4 layers), the all-layer teacher-forced oracle at decode 16 / 64 and
-#      verify 4, per-family profiles at B = 1 and 64, the replay invariants, the B = 64 toggles;
+#      verify 4, per-family profiles (device and critical-path time) at decode 1 / 64 and verify
+#      64 / 1, the replay invariants, the B = 64 toggles;
 #      it rewrites $OUT/step_h200.json and $OUT/step-coverage.md after every part;
 #   3. three fresh processes timing the headline buckets, merged as median of medians.
 # Carried (built here: cmake --build build-step --target netra_runtime test_argmax_gpu; code objects
@@ -27,9 +28,18 @@ export NETRA_LIBRARY="$PWD/.carry-step/libnetra.so" PYTHONPATH="$PWD/python${PYT
 export NETRA_CACHE_DIR=${NETRA_CACHE_DIR:-/tmp/netra-cache} LD_LIBRARY_PATH="$PWD/.carry-step${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 [ -f .carry-step/revision ] && export NETRA_GIT_REVISION="$(cat .carry-step/revision)"
 
-step() {  # step <name> <seconds> <command...>: runs it under timeout, log in $OUT/<name>.log
+DEADLINE=${STEP_DEADLINE:-285}  # seconds for every step together: the logs are gathered after them, inside the call's limit
+step() {  # step <name> <seconds> <command...>: runs it under timeout (cut to what the deadline leaves), log in $OUT/<name>.log
   local name=$1 limit=$2
   shift 2
+  local left=$((DEADLINE - SECONDS))
+  if [ "$left" -lt 12 ]; then
+    echo "== $name skipped: ${left}s left of the session's ${DEADLINE}s"
+    printf '{"step": "%s", "rc": null, "skipped": "deadline"}\n' "$name" >>"$OUT/steps.jsonl"
+    status=1
+    return
+  fi
+  [ "$limit" -gt $((left - 5)) ] && limit=$((left - 5))
   echo "== $name (limit ${limit}s): $*"
   local t0=$SECONDS
   timeout --kill-after=5 "$limit" "$@" >"$OUT/$name.log" 2>&1
@@ -45,12 +55,12 @@ if [ -x .carry-step/test_argmax_gpu ]; then
   mkdir -p build-step && ln -sfn "$PWD/.carry-step/code_objects" build-step/code_objects
   step argmax_gpu 40 .carry-step/test_argmax_gpu
 fi
-step step_pytest 58 python3 -m pytest -q -rs -s -p no:cacheprovider tests/python/test_step.py
-step step_bench 130 python3 bench/step.py --layers 40 --kv-len 8192 --reps 10 --hash-replays 1000 \
-  --seconds 122 --reserve 6 --dense-table "$OUT/dense_table.json" --dense-seconds 15 --out-dir "$OUT"
+step step_pytest 70 python3 -m pytest -q -rs -s -p no:cacheprovider tests/python/test_step.py
+step step_bench 140 python3 bench/step.py --layers 40 --kv-len 8192 --reps 10 --hash-replays 1000 \
+  --seconds 132 --reserve 6 --dense-table "$OUT/dense_table.json" --dense-seconds 30 --out-dir "$OUT"
 fresh=()
 for i in 0 1 2; do
-  step "fresh_$i" 20 python3 bench/step.py --headline-child --layers 40 --kv-len 8192 --reps 20 --seed $((100 + i)) \
+  step "fresh_$i" 24 python3 bench/step.py --headline-child --layers 40 --kv-len 8192 --reps 20 --seed $((100 + i)) \
     --dense-table "$OUT/dense_table.json" --dense-seconds 8
   fresh+=("$OUT/fresh_$i.log")
 done

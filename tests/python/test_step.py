@@ -2,8 +2,10 @@
 netra op fed the torch path's own inputs at every layer, each output within the op's derived bound,
 bitwise where the contract is bitwise: docs/step.md; and the same checks failing on outputs pushed
 just past their bounds), decode at a padded bucket and verify + commit, netra's path against the
-pure torch path end to end (relative logit distance within 2^-4 at 4 layers: a guard against a
-semantic break, not a derived bound; every greedy disagreement explained by the logit distance,
+pure torch path end to end (relative logit distance within 2^-4 at 4 layers, 2^-2 where the dense
+projections run FP8: a guard against a semantic break, not a derived bound (docs/step.md says why
+none can be derived), and a row-indexing break shown to trip it; every greedy disagreement
+explained by the logit distance,
 netra's argmax exact on its own logits), eager equal to graph replay bit for bit, padded rows and requests outside the batch untouched in the
 pools, the coverage of each op (netra serves what its tactics admit: attention (decode up to 128
 requests), norms, MoE block up to 16 tokens, argmax up to 128 rows, the GDN decode at one token
@@ -74,7 +76,7 @@ def _decode(world, bucket, live, context, seed, must_serve):
 
 
 def test_decode_bucket_netra_vs_torch_eager_vs_graph(world):
-    cfg, _, p = world
+    cfg, w, p = world
     assert plan.bucket_for(3) == 4
     batch, snap, net, ref, ln, tn = _decode(world, 4, [5, 0, 2], [300, 17, 151], 5,
                                             ("rms_norm", "add_rms_norm", "gated_rms_norm", "attention_gqa8", "moe_block", "argmax",
@@ -85,6 +87,9 @@ def test_decode_bucket_netra_vs_torch_eager_vs_graph(world):
     live = slice(0, 3)
     assert torch.equal(tn[live], torch.argmax(ln[live], dim=-1))  # netra's argmax is exact on its logits
     assert _compare(cfg, ln[live], lr[live]) <= LOGIT_GUARD_FP8  # bucket 4: the dense projections in FP8 (the fixture)
+    # the guard trips on a semantic break: a row-indexing bug in the norms (each row gets its neighbour's normed state)
+    lb, _ = _run(_perturbing("add_rms_norm", 3, lambda t: t.roll(1, 0))(w, p), batch, p, snap)
+    assert _compare(cfg, lb[live], lr[live]) > LOGIT_GUARD_FP8
     for r in range(3):
         if tn[r] != tr[r]:
             margin = float(lr[r, tr[r]] - lr[r, tn[r]])
@@ -241,6 +246,42 @@ def test_dense_fp8_and_bf16_paths(m):
     b0, b1, bt = d(x)
     whole = x @ d.w.t()
     assert torch.equal(torch.cat([b0, b1, bt], dim=1), whole)
+
+
+@pytest.mark.parametrize("m", [1, 5, 16])
+def test_dense_w8_path(m):
+    """The weight-only FP8 projection (netra.step.dense_w8, Triton): every launch config it offers
+    within 2^-9 |ref| + 2^-14 E of the FP64 product of x and the dequantized weights (BF16 tail
+    appended; E the product on magnitudes), the check failing on an output pushed 4 bounds away;
+    Dense at a w8 row count splits that one product; rows past 16 and a K the loop cannot take
+    are refused before launch."""
+    from netra.step import dense_w8
+    if not dense_w8.available():
+        pytest.skip("netra-python-tests: Triton is not installed (the w8 dense path is never offered without it)")
+    g = torch.Generator(device="cuda").manual_seed(100 + m)
+    parts = [model._fp8_blocks(256, 1024, (), g, "cuda"), model._fp8_blocks(384, 1024, (), g, "cuda")]
+    tail = (torch.randn(64, 1024, device="cuda", generator=g) * 0.05).to(torch.bfloat16)
+    d = model.Dense(parts, tail, w8_rows={m})
+    x = torch.randn(m, 1024, device="cuda", generator=g).to(torch.bfloat16)
+    ref, mag = dense_w8.reference(x, d.q, d.s, tail)
+    for c in dense_w8.CONFIGS:
+        assert dense_w8.admits(x, d.q, c), c
+        y = dense_w8.mm(x, d.q, d.s, tail, c)
+        assert y.shape == (m, 704) and y.dtype == torch.bfloat16
+        verdict = dense_w8.check(y, ref, mag)
+        assert verdict["ok"], (c, verdict)
+        worse = y.clone()
+        bound = 2.0 ** -9 * ref[m - 1, 5].abs() + 2.0 ** -14 * mag[m - 1, 5]
+        worse[m - 1, 5] = (ref[m - 1, 5] + 4 * bound).to(torch.bfloat16)  # 4 bounds away, >= 2.9 after its BF16 rounding
+        assert not dense_w8.check(worse, ref, mag)["ok"]
+    y0, y1, yt = d(x)
+    assert y0.shape == (m, 256) and y1.shape == (m, 384) and yt.shape == (m, 64)
+    assert torch.equal(torch.cat([y0, y1, yt], dim=1), dense_w8.mm(x, d.q, d.s, tail))
+    x17 = torch.randn(17, 1024, device="cuda", generator=g).to(torch.bfloat16)
+    assert not dense_w8.admits(x17, d.q, dense_w8.CONFIGS[0])
+    with pytest.raises(ValueError):
+        dense_w8.mm(x17, d.q, d.s, tail)
+    assert not dense_w8.admits(x[:, :640], d.q, dense_w8.CONFIGS[0])
 
 
 def test_split_heads_moves_whole_blocks():

@@ -92,6 +92,19 @@ class Floor(unittest.TestCase):
                 self.assertEqual(len({cfg.dense_shapes(kind)[n][1] for n in names_}), 1)  # one input width per group
         self.assertEqual(cfg.dense_rows(), (1, 2, 4, 8, 12, 16, 32, 48, 64, 80, 96, 112, 128, 192, 768))
 
+    def test_flops_and_the_compute_floor(self):
+        cfg = plan.ModelConfig()
+        gdn = 8192 * 2048 + 4096 * 2048 + 2048 * 4096 + 64 * 2048
+        att = 8192 * 2048 + 2 * 512 * 2048 + 2048 * 4096
+        f = plan.step_flops(cfg, 64, "verify")
+        self.assertEqual(f["dense"], 2 * 768 * (30 * gdn + 10 * att))
+        self.assertEqual(f["lm_head"], 2 * 768 * 248320 * 2048)
+        self.assertEqual(plan.step_flops(cfg, 1)["lm_head"], 2 * 248320 * 2048)
+        parts = {"experts": 4e6, "dense": 2e6, "lm_head": 1e6, "kv": 0, "total": 7e6}
+        # bytes at 1e12 B/s: 4 + 2 + 1 us; flops at 1e15 /s: dense 2e12 -> 2000 us, lm_head 1e6 -> 0.001 us (bytes win)
+        self.assertAlmostEqual(plan.floor_with_compute_us(parts, {"dense": 2e12, "lm_head": 1e6}, 1e12, 1e15), 4 + 2000 + 1)
+        self.assertAlmostEqual(plan.floor_with_compute_us(parts, {"dense": 0, "lm_head": 0}, 1e12, 1e15), 7)
+
     def test_verify_parts(self):
         cfg = plan.ModelConfig()
         v = plan.step_bytes(cfg, 4, 1000, "verify")

@@ -179,6 +179,28 @@ def step_bytes(cfg: ModelConfig, batch: int, kv_len: int, phase: str = "decode",
     return parts
 
 
+def step_flops(cfg: ModelConfig, batch: int, phase: str = "decode") -> dict[str, int]:
+    """The framework path's matrix work of one step (2 flops a multiply-add): the dense projections
+    (every layer's, in_proj_ba included) and the LM head, over the step's GEMM rows (B, or 12 B in
+    a verify step). At a verify bucket these are compute-bound, which the bytes floor ignores."""
+    tokens = batch * (DRAFT_TOKENS if phase == "verify" else 1)
+    params = 0
+    for kind in cfg.layer_kinds():
+        params += sum(o * i for o, i in cfg.dense_shapes(kind).values())
+        if kind == "gdn":
+            params += 2 * cfg.gdn_v_heads * cfg.hidden
+    return {"dense": 2 * tokens * params, "lm_head": 2 * tokens * cfg.vocab * cfg.hidden}
+
+
+def floor_with_compute_us(parts: dict, flops: dict, bandwidth: float, matrix_rate: float) -> float:
+    """The bytes floor (µs) with the dense and LM-head parts each taken at max(bytes / bandwidth,
+    flops / matrix_rate) (a measured BF16 GEMM rate): a part cannot finish before either."""
+    us = {k: v / bandwidth * 1e6 for k, v in parts.items() if k != "total"}
+    for k in ("dense", "lm_head"):
+        us[k] = max(us[k], flops[k] / matrix_rate * 1e6)
+    return sum(us.values())
+
+
 # ---- explain text and the coverage table -----------------------------------------------------------
 
 _SELECTED = re.compile(r"^=> tactic \[(\d+)\]")
