@@ -16,13 +16,14 @@ Per bucket (decode B in plan.DECODE_BUCKETS at KV length --kv-len, verify B in p
 Before the buckets: the attention glue's selection (model.select_glue) and the dense path's
 measured choice per group and row count (model.tune_dense, or --dense-table). After them:
 per-family device time, critical-path time and launches (profiler; --profile-buckets, default
-decode 1 / 64 and verify 64 / 1) with the floor's part of each family, AB/BA and single-family
+decode 1 / 64 and verify 64) with the floor's part of each family, AB/BA and single-family
 toggles, 1000 replays of one bucket with fixed inputs (one output), changing inputs == eager, the teacher-forced oracle over all layers (--forced, per layer and op;
 the first before the buckets), the per-layer divergence trace. --headline-child: one fresh process timing the headline buckets
 (bench/device/step_session.sh runs three, --merge-fresh adds their median of medians). Every part
 runs inside the --seconds budget; a part that did not fit is recorded as skipped.
 
 usage: python3 bench/step.py [--layers 40] [--kv-len 8192] [--seconds 180] [--out-dir DIR]
+       python3 bench/step.py --tune-dense-only --dense-table T.json [--dense-seconds 40]
        python3 bench/step.py --headline-child --seed N > fresh_N.json
        python3 bench/step.py --merge-fresh fresh_0.json,fresh_1.json,fresh_2.json --out-dir DIR
 """
@@ -550,7 +551,7 @@ def write(R, a):
                   "w8_rows": {g: sorted(ms) for g, ms in R.w8_rows.items()},
                   "how": "per dense group (the projections of one input as one GEMM) and GEMM row count, the fastest correct of: BF16 on "
                          "weights dequantized at load; FP8 block-scaled torch._scaled_mm (activations quantized per token and 128, rows "
-                         "below 16 padded); at up to 16 rows the weight-only FP8 Triton kernel (netra.step.dense_w8: E4M3 weights as "
+                         "below 16 padded); at up to 128 rows the weight-only FP8 Triton kernel (netra.step.dense_w8: E4M3 weights as "
                          "stored, BF16 activations, launch config measured per shape); the FP8 paths only where model.tune_dense measured "
                          "them correct and below 0.97 x the BF16 time (graph-replayed, weights rotated past the L2)"}
     doc = common.write_family(os.path.join(a.out_dir, "step_h200.json"), "step", R.records, R.bw, method, dense_path=dense_path, **R.doc,
@@ -631,7 +632,7 @@ def main():
     ap.add_argument("--buckets", default=",".join(map(str, plan.DECODE_BUCKETS)))
     ap.add_argument("--verify-buckets", default=",".join(map(str, plan.VERIFY_BUCKETS)))
     ap.add_argument("--forced", default="decode:16,decode:64,verify:4", help="phase:B of the all-layer teacher-forced oracle")
-    ap.add_argument("--profile-buckets", default="decode:1,decode:64,verify:64,verify:1", help="phase:B of the per-family profiles")
+    ap.add_argument("--profile-buckets", default="decode:1,decode:64,verify:64", help="phase:B of the per-family profiles")
     ap.add_argument("--toggle-buckets", default="64")
     ap.add_argument("--divergence-bucket", type=int, default=0, help="decode bucket of the per-layer divergence trace (0: none)")
     ap.add_argument("--reps", type=int, default=20)
@@ -644,6 +645,7 @@ def main():
     ap.add_argument("--dense", choices=("tuned", "bf16", "fp8", "w8"), default="tuned", help="the dense projections' path (tuned: per group and M)")
     ap.add_argument("--dense-table", default=None, help="JSON of model.tune_dense: read when it exists, else measured and written")
     ap.add_argument("--dense-seconds", type=float, default=40, help="time budget of the dense measurement")
+    ap.add_argument("--tune-dense-only", action="store_true", help="measure the dense path into --dense-table and stop")
     ap.add_argument("--glue", choices=("fused", "torch"), default="fused", help="the attention glue (fused: where it agrees with torch's)")
     ap.add_argument("--out-dir", default=os.path.join(ROOT, "bench", "results"))
     ap.add_argument("--coverage", default=None, help="default: <out-dir>/step-coverage.md")
@@ -654,6 +656,11 @@ def main():
         return headline_child(a)
     if a.merge_fresh:
         return merge_fresh(a)
+    if a.tune_dense_only:
+        if not a.dense_table:
+            raise SystemExit("--tune-dense-only needs --dense-table")
+        load_or_tune_dense(plan.ModelConfig(layers=a.layers), a)
+        return None
     R = Runner(a)
     R.setup()
     R.doc["errors"] = []

@@ -5,13 +5,14 @@
 #   1. the step's GPU tests (tests/python/test_step.py: the teacher-forced oracle of every op within
 #      its bound, the checks failing past their bounds, decode / verify / commit, eager == graph,
 #      the dense FP8 / BF16 paths);
-#   2. bench/step.py at 40 layers: the dense path's measured choice per group and row count
-#      ($OUT/dense_table.json, reused by the fresh processes), every decode and verify bucket (each with the teacher-forced
+#   2. the dense path's measured choice per group and row count (BF16, block-scaled FP8, the
+#      weight-only FP8 kernel and its launch configs: $OUT/dense_table.json, one process of its own);
+#   3. bench/step.py at 40 layers on that table: every decode and verify bucket (each with the teacher-forced
 #      oracle on its first 4 layers), the all-layer teacher-forced oracle at decode 16 / 64 and
 #      verify 4, per-family profiles (device and critical-path time) at decode 1 / 64 and verify
-#      64 / 1, the replay invariants, the B = 64 toggles;
+#      64, the replay invariants, the B = 64 toggles;
 #      it rewrites $OUT/step_h200.json and $OUT/step-coverage.md after every part;
-#   3. three fresh processes timing the headline buckets, merged as median of medians.
+#   4. three fresh processes timing the headline buckets (the same table), merged as median of medians.
 # Carried (built here: cmake --build build-step --target netra_runtime test_argmax_gpu; code objects
 # embedded in the library): .carry-step/libnetra.so, .carry-step/revision (the commit it was built
 # at: the device copy's git metadata is stale, so the results' environment.git_revision comes from
@@ -52,12 +53,15 @@ step() {  # step <name> <seconds> <command...>: runs it under timeout (cut to wh
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv >"$OUT/gpu.txt" 2>&1 || true
 if [ -x .carry-step/test_argmax_gpu ]; then
-  mkdir -p build-step && ln -sfn "$PWD/.carry-step/code_objects" build-step/code_objects
+  # link only where no real folder is (a build machine's own build-step keeps its code objects)
+  mkdir -p build-step
+  { [ ! -e build-step/code_objects ] || [ -L build-step/code_objects ]; } && ln -sfn "$PWD/.carry-step/code_objects" build-step/code_objects
   step argmax_gpu 40 .carry-step/test_argmax_gpu
 fi
 step step_pytest 70 python3 -m pytest -q -rs -s -p no:cacheprovider tests/python/test_step.py
-step step_bench 140 python3 bench/step.py --layers 40 --kv-len 8192 --reps 10 --hash-replays 1000 \
-  --seconds 132 --reserve 6 --dense-table "$OUT/dense_table.json" --dense-seconds 30 --out-dir "$OUT"
+step dense_tune 45 python3 bench/step.py --tune-dense-only --dense-table "$OUT/dense_table.json" --dense-seconds 38
+step step_bench 122 python3 bench/step.py --layers 40 --kv-len 8192 --reps 10 --hash-replays 1000 \
+  --seconds 114 --reserve 6 --dense-table "$OUT/dense_table.json" --dense-seconds 15 --out-dir "$OUT"
 fresh=()
 for i in 0 1 2; do
   step "fresh_$i" 24 python3 bench/step.py --headline-child --layers 40 --kv-len 8192 --reps 20 --seed $((100 + i)) \

@@ -248,13 +248,13 @@ def test_dense_fp8_and_bf16_paths(m):
     assert torch.equal(torch.cat([b0, b1, bt], dim=1), whole)
 
 
-@pytest.mark.parametrize("m", [1, 5, 16])
+@pytest.mark.parametrize("m", [1, 5, 16, 40, 128])
 def test_dense_w8_path(m):
     """The weight-only FP8 projection (netra.step.dense_w8, Triton): every launch config it offers
     within 2^-9 |ref| + 2^-14 E of the FP64 product of x and the dequantized weights (BF16 tail
     appended; E the product on magnitudes), the check failing on an output pushed 4 bounds away;
-    Dense at a w8 row count splits that one product; rows past 16 and a K the loop cannot take
-    are refused before launch."""
+    Dense at a w8 row count splits that one product; rows past 128, a config of another row tile
+    and a K the loop cannot take are refused before launch."""
     from netra.step import dense_w8
     if not dense_w8.available():
         pytest.skip("netra-python-tests: Triton is not installed (the w8 dense path is never offered without it)")
@@ -264,7 +264,8 @@ def test_dense_w8_path(m):
     d = model.Dense(parts, tail, w8_rows={m})
     x = torch.randn(m, 1024, device="cuda", generator=g).to(torch.bfloat16)
     ref, mag = dense_w8.reference(x, d.q, d.s, tail)
-    for c in dense_w8.CONFIGS:
+    assert dense_w8.configs_for(m)
+    for c in dense_w8.configs_for(m):
         assert dense_w8.admits(x, d.q, c), c
         y = dense_w8.mm(x, d.q, d.s, tail, c)
         assert y.shape == (m, 704) and y.dtype == torch.bfloat16
@@ -277,11 +278,13 @@ def test_dense_w8_path(m):
     y0, y1, yt = d(x)
     assert y0.shape == (m, 256) and y1.shape == (m, 384) and yt.shape == (m, 64)
     assert torch.equal(torch.cat([y0, y1, yt], dim=1), dense_w8.mm(x, d.q, d.s, tail))
-    x17 = torch.randn(17, 1024, device="cuda", generator=g).to(torch.bfloat16)
-    assert not dense_w8.admits(x17, d.q, dense_w8.CONFIGS[0])
+    x129 = torch.randn(129, 1024, device="cuda", generator=g).to(torch.bfloat16)
+    assert not dense_w8.configs_for(129)
     with pytest.raises(ValueError):
-        dense_w8.mm(x17, d.q, d.s, tail)
-    assert not dense_w8.admits(x[:, :640], d.q, dense_w8.CONFIGS[0])
+        dense_w8.mm(x129, d.q, d.s, tail)
+    other = dense_w8.CONFIGS[32 if dense_w8.rows_tile(m) != 32 else 64][0]
+    assert not dense_w8.admits(x, d.q, other)
+    assert not dense_w8.admits(x[:, :640], d.q, dense_w8.configs_for(m)[0])
 
 
 def test_split_heads_moves_whole_blocks():

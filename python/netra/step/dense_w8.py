@@ -1,8 +1,8 @@
-"""The framework path's weight-only FP8 dense projection for few rows (the step's own Triton code,
-not a netra op): y [M, N8 + NT] BF16 = x [M, K] BF16 times the checkpoint's E4M3 weights [N8, K]
-with their float32 128 x 128 block scales, read as they are stored (one byte a weight: half of the
-BF16 path's bytes, no activation quantization, no padding to 16 rows), with an optional BF16 tail
-[NT, K] (the GDN's in_proj_ba) in the same launch.
+"""The framework path's weight-only FP8 dense projection for 1..128 rows (the step's own Triton
+code, not a netra op): y [M, N8 + NT] BF16 = x [M, K] BF16 times the checkpoint's E4M3 weights
+[N8, K] with their float32 128 x 128 block scales, read as they are stored (one byte a weight: half
+of the BF16 path's bytes, no activation quantization, no padding of M = 1 to 16 rows in memory),
+with an optional BF16 tail [NT, K] (the GDN's in_proj_ba) in the same launch.
 
 Numerics: per 128-column block the products of the BF16 x and the E4M3 codes widened to BF16 (both
 exact) are summed in FP32 by the tensor cores, multiplied by the block's scale (one rounding) and
@@ -14,9 +14,11 @@ dequantized weight to BF16 first): model.Dense uses one of the two at a given ro
 paths of the step.
 
 Mapping: grid (ceil((N8 + NT) / BN)); one program owns BN output columns for every row (rows
-padded to 16 in registers, masked: nothing is read or written past M), BN <= 128 and dividing N8,
-so a program's columns share one row of scale blocks; the K loop takes UNROLL 128-column blocks
-an iteration (that many independent loads in flight, num_stages deep).
+padded to MP = the power of two >= M, at least 16, in registers, masked: nothing is read or
+written past M), BN <= 128 and dividing N8, so a program's columns share one row of scale blocks;
+the K loop takes UNROLL 128-column blocks an iteration (that many independent loads in flight,
+num_stages deep). Few rows want narrow programs (many of them stream the weights), more rows wide
+ones (each program re-reads the activations): CONFIGS per MP, measured by model.tune_dense.
 """
 
 import torch
@@ -27,15 +29,29 @@ try:  # the kernel is a module-level function: Triton resolves the names it uses
 except ImportError:  # no Triton: available() is False and model.tune_dense never offers this path
     triton = tl = None
 
-MAX_ROWS = 16  # the rows one program holds (the tensor cores' smallest M)
-CONFIGS = ({"BN": 16, "UNROLL": 4, "num_stages": 4, "num_warps": 4}, {"BN": 16, "UNROLL": 8, "num_stages": 3, "num_warps": 4},
-           {"BN": 32, "UNROLL": 4, "num_stages": 4, "num_warps": 4})  # measured per group by model.tune_dense
-_config = {}  # {(N8, NT, K): the chosen config}
+MAX_ROWS = 128
+CONFIGS = {  # per MP (the padded rows); measured per group shape by model.tune_dense
+    16: ({"MP": 16, "BN": 16, "UNROLL": 4, "num_stages": 4, "num_warps": 4}, {"MP": 16, "BN": 16, "UNROLL": 8, "num_stages": 3, "num_warps": 4},
+         {"MP": 16, "BN": 32, "UNROLL": 4, "num_stages": 4, "num_warps": 4}),
+    32: ({"MP": 32, "BN": 64, "UNROLL": 2, "num_stages": 3, "num_warps": 4},),
+    64: ({"MP": 64, "BN": 64, "UNROLL": 2, "num_stages": 3, "num_warps": 4}, {"MP": 64, "BN": 128, "UNROLL": 1, "num_stages": 4, "num_warps": 4}),
+    128: ({"MP": 128, "BN": 64, "UNROLL": 2, "num_stages": 3, "num_warps": 4}, {"MP": 128, "BN": 128, "UNROLL": 1, "num_stages": 3, "num_warps": 8}),
+}
+_config = {}  # {(N8, NT, K, MP): the chosen config}
+
+
+def rows_tile(m: int) -> int:
+    """MP for m rows: the power of two >= m, at least 16 (the tensor cores' smallest M)."""
+    return max(16, 1 << (m - 1).bit_length())
+
+
+def configs_for(m: int):
+    return CONFIGS[rows_tile(m)] if 1 <= m <= MAX_ROWS else ()
 
 if triton is not None:
     @triton.jit
-    def _w8_mm(x, x_row, wq, ws, tail, out, M, N8, NT,
-               K: tl.constexpr, BN: tl.constexpr, UNROLL: tl.constexpr, MP: tl.constexpr):
+    def _w8_mm(x, x_row, wq, ws, tail, out, M, N8, NT, K,
+               BN: tl.constexpr, UNROLL: tl.constexpr, MP: tl.constexpr):
         n0 = tl.program_id(0) * BN
         rm = tl.arange(0, MP)
         rn = n0 + tl.arange(0, BN)
@@ -68,34 +84,33 @@ def available() -> bool:
 
 
 def admits(x, wq, config) -> bool:
-    """Rows 1..16, rows contiguous, K a multiple of 128 UNROLL, N8 a multiple of BN and 128."""
+    """Rows 1..128 (config's MP the rows' tile), rows contiguous, K a multiple of 128 UNROLL, N8 a
+    multiple of 128 (BN divides 128)."""
     m, k = x.shape
-    return (triton is not None and x.is_cuda and x.dtype == torch.bfloat16 and 1 <= m <= MAX_ROWS and x.stride(1) == 1
-            and wq.shape[1] == k and k % (128 * config["UNROLL"]) == 0 and wq.shape[0] % 128 == 0 and 128 % config["BN"] == 0)
+    return (triton is not None and x.is_cuda and x.dtype == torch.bfloat16 and 1 <= m <= MAX_ROWS and config["MP"] == rows_tile(m)
+            and x.stride(1) == 1 and wq.shape[1] == k and k % (128 * config["UNROLL"]) == 0 and wq.shape[0] % 128 == 0
+            and 128 % config["BN"] == 0)
 
 
 def mm(x, wq, ws, tail=None, config=None):
-    """y [M, N8 + NT] BF16 (see the module text); config: one of CONFIGS (default: the one chosen for
-    this shape by choose(), else the first)."""
+    """y [M, N8 + NT] BF16 (see the module text); config: one of configs_for(M) (default: the one
+    chosen for this shape and MP by choose(), else the first)."""
     m, k = x.shape
     n8, nt = wq.shape[0], 0 if tail is None else tail.shape[0]
-    c = config or _config.get((n8, nt, k), CONFIGS[0])
-    if not admits(x, wq, c) or ws.shape != (n8 // 128, k // 128) or not ws.is_contiguous() or (tail is not None and tail.shape[1] != k):
+    c = config or _config.get((n8, nt, k, rows_tile(m))) or next(iter(configs_for(m)), None)
+    if c is None or not admits(x, wq, c) or ws.shape != (n8 // 128, k // 128) or not ws.is_contiguous() or (tail is not None and tail.shape[1] != k):
         raise ValueError(f"dense_w8: x {tuple(x.shape)} / weights {tuple(wq.shape)} / scales {tuple(ws.shape)} outside the kernel's domain")
     out = torch.empty(m, n8 + nt, dtype=torch.bfloat16, device=x.device)
-    _w8_mm[(triton.cdiv(n8 + nt, c["BN"]),)](x, x.stride(0), wq, ws, x if tail is None else tail, out, m, n8, nt,
-                                            K=k, BN=c["BN"], UNROLL=c["UNROLL"], MP=MAX_ROWS,
+    _w8_mm[(triton.cdiv(n8 + nt, c["BN"]),)](x, x.stride(0), wq, ws, x if tail is None else tail, out, m, n8, nt, k,
+                                            BN=c["BN"], UNROLL=c["UNROLL"], MP=c["MP"],
                                             num_stages=c["num_stages"], num_warps=c["num_warps"])
     return out
 
 
 def choose(n8, nt, k, config):
-    """Fixes the config mm() uses for this weight shape (model.tune_dense's measured choice)."""
-    _config[(n8, nt, k)] = config
-
-
-def chosen() -> dict:
-    return {f"{n8}+{nt}x{k}": c for (n8, nt, k), c in _config.items()}
+    """Fixes the config mm() uses for this weight shape at config's MP (model.tune_dense's measured
+    choice)."""
+    _config[(n8, nt, k, config["MP"])] = config
 
 
 def reference(x, wq, ws, tail=None):

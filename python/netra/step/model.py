@@ -8,7 +8,7 @@ single-tactic toggles).
 Framework path, always torch: the embedding (BF16 rows), the dense projections (FP8 E4M3 weights
 with float32 128 x 128 block scales, as the checkpoint stores them; the projections of one input
 are one GEMM (Dense): through torch._scaled_mm with per-token 1 x 128 activation scales, or, at
-up to 16 rows, through the step's weight-only FP8 Triton kernel (dense_w8: the E4M3 weights as
+up to 128 rows, through the step's weight-only FP8 Triton kernel (dense_w8: the E4M3 weights as
 stored, BF16 activations), at the row counts where tune_dense measured that faster than BF16, else
 BF16 on weights dequantized once at load), in_proj_ba (BF16), q/k head norms, partial RoPE, the KV
 append (E4M3 with a per-tensor scale), the attention output gate, the LM head (BF16, FP32 logits).
@@ -166,8 +166,9 @@ def dense_group_shapes(cfg):
 def tune_dense(cfg, device, rows=None, seconds=40.0, margin=0.97, log=print):
     """The measured choice of the dense path, per dense group shape and GEMM row count M: for each,
     the BF16 GEMM, the FP8 block-scaled one (activation quantization and, for M < 16, the padding
-    included) and, for M <= 16, the weight-only FP8 kernel (dense_w8: the E4M3 weights as stored,
-    BF16 activations; its launch config measured at the first such M, then kept for the shape),
+    included) and, for M <= 128, the weight-only FP8 kernel (dense_w8: the E4M3 weights as stored,
+    BF16 activations; its launch config measured at the first M of each row tile, then kept for the
+    shape and tile),
     graph-replayed over weight copies that rotate past the L2. FP8 where it is correct (within 2^-6
     relative of the product of the dequantized operands), w8 where every output is within
     dense_w8.check's bound of the FP64 product; of the correct ones the fastest, the others only
@@ -189,7 +190,7 @@ def tune_dense(cfg, device, rows=None, seconds=40.0, margin=0.97, log=print):
                        (torch.randn(tail_rows, k, device=device, generator=gen) * k ** -0.5).to(torch.bfloat16) if tail_rows else None)
                  for _ in range(copies)]
         ref_w = dequantize(dense[0].q, dense[0].s)
-        w8_config = None
+        w8_configs = {}  # {MP: the config kept for this shape}
         entries = {}
         for m in rows:
             if time.time() > t_end:
@@ -219,28 +220,29 @@ def tune_dense(cfg, device, rows=None, seconds=40.0, margin=0.97, log=print):
             for d in dense:
                 d.fp8_rows = frozenset()
             if dense_w8.available() and m <= dense_w8.MAX_ROWS:
-                w8_config = _tune_w8(dense, x, copies, w8_config, e)
+                mp = dense_w8.rows_tile(m)
+                w8_configs[mp] = _tune_w8(dense, x, copies, w8_configs.get(mp), e)
             timed = {mode: e[f"{mode}_us"] for mode, ok in (("fp8", fp8_ok), ("w8", e.get("w8_ok", False))) if ok and f"{mode}_us" in e}
             best = min(timed, key=timed.get) if timed and "bf16_us" in e else None
             e["chosen"] = best if best and timed[best] < margin * e["bf16_us"] else "bf16"
             entries[str(m)] = e
         log(f"dense {group} {n}x{k}: " + ", ".join(
             f"M={m} {e['chosen']} ({e.get('bf16_us', float('nan')):.1f} / {e.get('fp8_us', float('nan')):.1f} / {e.get('w8_us', float('nan')):.1f} us)"
-            for m, e in entries.items()) + (f"; w8 config {w8_config}" if w8_config else ""))
+            for m, e in entries.items()) + f"; w8 configs {[c for c in w8_configs.values() if c]}")
         del dense, ref_w
         table[group] = by_shape[key] = entries
     return table
 
 
 def _tune_w8(dense, x, copies, config, e):
-    """dense_w8 at x's row count: every config of dense_w8.CONFIGS the first time (config None),
-    else `config`; each checked against the FP64 product (dense_w8.check) and graph-replayed. Writes
+    """dense_w8 at x's row count: every config of its row tile (dense_w8.configs_for) the first
+    time (config None), else `config`; each checked against the FP64 product (dense_w8.check) and graph-replayed. Writes
     w8_us / w8_worst / w8_ok / w8_config (the fastest correct) or w8_error into e; returns the
-    config to keep for the shape (the first call's fastest correct one, else None)."""
+    config to keep for the shape and tile (the first call's fastest correct one, else None)."""
     d0 = dense[0]
     ref, mag = dense_w8.reference(x, d0.q, d0.s, d0.tail)
     best = None
-    for c in (dense_w8.CONFIGS if config is None else (config,)):
+    for c in (dense_w8.configs_for(x.shape[0]) if config is None else (config,)):
         if not dense_w8.admits(x, d0.q, c):
             continue
         try:
