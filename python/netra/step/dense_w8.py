@@ -48,7 +48,22 @@ def rows_tile(m: int) -> int:
 def configs_for(m: int):
     return CONFIGS[rows_tile(m)] if 1 <= m <= MAX_ROWS else ()
 
+
 if triton is not None:
+    @triton.jit
+    def _block_sums(acc, xp, x_ok, wp, w_ok, sp, K, UNROLL: tl.constexpr, SCALED: tl.constexpr):
+        """acc + sum over the K / 128 column blocks of x_block @ w_block^T (times the block's scale
+        sp[block] when SCALED: E4M3 codes; else BF16 rows, masked by w_ok)."""
+        for kb in range(0, K // 128, UNROLL):
+            for u in tl.static_range(UNROLL):
+                xt = tl.load(xp + (kb + u) * 128, mask=x_ok, other=0.0)
+                if SCALED:
+                    part = tl.dot(xt, tl.trans(tl.load(wp + (kb + u) * 128).to(tl.bfloat16))) * tl.load(sp + kb + u)
+                else:
+                    part = tl.dot(xt, tl.trans(tl.load(wp + (kb + u) * 128, mask=w_ok, other=0.0)))
+                acc += part
+        return acc
+
     @triton.jit
     def _w8_mm(x, x_row, wq, ws, tail, out, M, N8, NT, K,
                BN: tl.constexpr, UNROLL: tl.constexpr, MP: tl.constexpr):
@@ -59,23 +74,13 @@ if triton is not None:
         x_ok = (rm[:, None] < M) & (rk[None, :] < 128)  # [MP, 128]: the live rows
         xp = x + rm[:, None] * x_row + rk[None, :]
         acc = tl.zeros((MP, BN), dtype=tl.float32)
-        if n0 < N8:
-            wp = wq + rn[:, None].to(tl.int64) * K + rk[None, :]
-            sp = ws + (n0 // 128) * (K // 128)
-            for kb in range(0, K // 128, UNROLL):
-                for u in tl.static_range(UNROLL):
-                    xt = tl.load(xp + (kb + u) * 128, mask=x_ok, other=0.0)
-                    wt = tl.load(wp + (kb + u) * 128).to(tl.bfloat16)
-                    acc += tl.dot(xt, tl.trans(wt)) * tl.load(sp + kb + u)
-        else:
+        if n0 < N8:  # E4M3 rows: a program's BN rows share one row of scale blocks
+            acc = _block_sums(acc, xp, x_ok, wq + rn[:, None].to(tl.int64) * K + rk[None, :], x_ok, ws + (n0 // 128) * (K // 128), K,
+                              UNROLL, True)
+        else:  # the BF16 tail's rows (masked past NT)
             rt = rn - N8
-            tp = tail + rt[:, None].to(tl.int64) * K + rk[None, :]
-            t_ok = (rt[:, None] < NT) & (rk[None, :] < 128)  # [BN, 128]: the tail's rows
-            for kb in range(0, K // 128, UNROLL):
-                for u in tl.static_range(UNROLL):
-                    xt = tl.load(xp + (kb + u) * 128, mask=x_ok, other=0.0)
-                    wt = tl.load(tp + (kb + u) * 128, mask=t_ok, other=0.0)
-                    acc += tl.dot(xt, tl.trans(wt))
+            acc = _block_sums(acc, xp, x_ok, tail + rt[:, None].to(tl.int64) * K + rk[None, :], (rt[:, None] < NT) & (rk[None, :] < 128),
+                              ws, K, UNROLL, False)
         tl.store(out + rm[:, None] * (N8 + NT) + rn[None, :], acc.to(tl.bfloat16), mask=(rm[:, None] < M) & (rn[None, :] < N8 + NT))
 
 
