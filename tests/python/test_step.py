@@ -254,7 +254,7 @@ def test_dense_fp8_and_bf16_paths(m):
 @pytest.mark.parametrize("m", [1, 5, 16, 40, 128])
 def test_dense_w8_path(m):
     """The weight-only FP8 projection (netra.step.dense_w8, Triton): every launch config it offers
-    within 2^-9 |ref| + 2^-14 E of the FP64 product of x and the dequantized weights (BF16 tail
+    within 2^-8 |ref| + 2^-14 E of the FP64 product of x and the dequantized weights (BF16 tail
     appended; E the product on magnitudes), the check failing on an output pushed 4 bounds away;
     Dense at a w8 row count splits that one product; rows past 128, a config of another row tile
     and a K the loop cannot take are refused before launch."""
@@ -274,7 +274,7 @@ def test_dense_w8_path(m):
         verdict = dense_w8.check(y, ref, mag)
         assert verdict["ok"], (c, verdict)
         worse = y.clone()
-        bound = 2.0 ** -9 * ref[m - 1, 5].abs() + 2.0 ** -14 * mag[m - 1, 5]
+        bound = 2.0 ** -8 * ref[m - 1, 5].abs() + 2.0 ** -14 * mag[m - 1, 5]
         worse[m - 1, 5] = (ref[m - 1, 5] + 4 * bound).to(torch.bfloat16)  # 4 bounds away, >= 2.9 after its BF16 rounding
         assert not dense_w8.check(worse, ref, mag)["ok"]
     y0, y1, yt = d(x)
