@@ -32,6 +32,25 @@ FP8 = torch.float8_e4m3fn
 cuda = ctypes.CDLL("libcuda.so.1")
 
 
+class LaunchAttribute(ctypes.Structure):  # CUlaunchAttribute: id, padding to 8, a 64-byte value union
+    _fields_ = [("id", ctypes.c_int), ("pad", ctypes.c_char * 4), ("value", ctypes.c_int), ("rest", ctypes.c_char * 60)]
+
+
+class LaunchConfig(ctypes.Structure):  # CUlaunchConfig
+    _fields_ = [("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3), ("shared", ctypes.c_uint), ("stream", ctypes.c_void_p),
+                ("attrs", ctypes.POINTER(LaunchAttribute)), ("count", ctypes.c_uint)]
+
+
+PROGRAMMATIC = LaunchAttribute(6, b"", 1)  # CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 1
+
+
+def launch_programmatic(f, grid, block: int, stream, params) -> None:
+    """Stage two as the runtime records it (kernels::attention_gqa8_stage_two::programmatic_dependent_launch):
+    cuLaunchKernelEx with programmatic stream serialisation, so it starts as stage one's workgroups release it."""
+    cfg = LaunchConfig((ctypes.c_uint * 3)(*grid), (ctypes.c_uint * 3)(block, 1, 1), 0, stream, ctypes.pointer(PROGRAMMATIC), 1)
+    check(cuda.cuLaunchKernelEx(ctypes.byref(cfg), f, params, None), "launch two (programmatic)")
+
+
 class Instance:
     """One catalogued attention_gqa8 instance: attention-gqa8-sm90a-<phase>-<tq>-<page>-<bw>-<stages>-<maxb>-<cap>."""
 
@@ -70,7 +89,7 @@ class Instance:
         stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
         check(cuda.cuLaunchKernel(self.one, slices, HKV, c.batch, self.threads, 1, 1, self.lds, stream, params, None), "launch one")
         if slices > 1 and stage_two:
-            check(cuda.cuLaunchKernel(self.two, HKV * 8 * self.tq, c.batch, 1, D, 1, 1, 0, stream, params, None), "launch two")
+            launch_programmatic(self.two, (HKV * 8 * self.tq, c.batch, 1), D, stream, params)
 
 
 class Case:
@@ -264,6 +283,7 @@ def main() -> None:
     # The Stages 0 mappings and the fastest ring one (4 x 3); the other rings (2 x 2, 1 x 2, 2 x 6,
     # 1 x 8) measured 1.5-6x slower at every batch (the results of d8b5ff4, docs/kernels/attention.md).
     candidates = [Instance(a.objects, 0, 1, 1, bw_, st, cap=cap) for bw_, st, cap in ((2, 0, 512), (4, 0, 256), (1, 0, 512), (4, 3, 128))]
+    direct_8 = Instance(a.objects, 0, 1, 1, 8, 0, cap=512)  # 8 waves: one block a wave at B = 1 with 16 slices (L = 8192)
     wide = Instance(a.objects, 0, 1, 1, 2, 0, max_batch=128, cap=512)  # contracts/attention/gqa8_decode_wide.hpp: batches 65..128
     verify = Instance(a.objects, 2, 12, 1, 1, 8)  # served (sm90a): two tokens per wave, 8 stages
     records, mapping, sweep = [], [], []
@@ -295,9 +315,11 @@ def main() -> None:
     # (verify; decode B = 1, where each mapping's chunk rounding bounds the useful slices).
     measure([49152 + 12], 12, "split_verify_gqa8", 20.0, "verify Tq=12 L=49152", 102, verify)
     measure([8192 + 12], 12, "split_verify_gqa8", None, "verify Tq=12 L=8192", 105, verify)
-    sweep_plan = [(verify, [49152 + 12], 12, n) for n in (33, 44, 128)]  # at most SplitCapacity / batch = 128
-    sweep_plan += [(candidates[0], [8192], 1, n) for n in (16, 32, 48)] + [(candidates[1], [8192], 1, n) for n in (16, 32)]
-    sweep_plan += [(candidates[2], [8192], 1, n) for n in (128,)]
+    # B = 1 first: the 8-wave mapping at the slice counts that give each wave one or two blocks
+    # (16 / 8 at L = 8192), 4 x 0 and 2 x 0 at 32, then L = 1024, then verify at fewer slices.
+    sweep_plan = [(direct_8, [8192], 1, n) for n in (16, 8)] + [(candidates[1], [8192], 1, 32), (candidates[0], [8192], 1, 32)]
+    sweep_plan += [(direct_8, [1024], 1, 2), (candidates[1], [1024], 1, 4), (candidates[0], [1024], 1, 8), (candidates[0], [1024], 1, 66)]
+    sweep_plan += [(verify, [49152 + 12], 12, n) for n in (44,)]
     for inst, lengths, tq, n in sweep_plan:
         if time.monotonic() - began > a.budget_s / 3:
             break
@@ -308,7 +330,7 @@ def main() -> None:
     best = {}  # batch -> the fastest correct decode mapping at L = 8192
     for b in (1, 64, 8):
         times = []
-        for inst in candidates:
+        for inst in candidates + [direct_8]:
             if time.monotonic() - began > a.budget_s / 2:
                 break
             r = bench_shape(inst, [8192] * b, 1, "gqa8_decode", None, 900 + b, bw, peers_on=False)

@@ -4,12 +4,13 @@
 # (bench/attention_floor.py over attention-read-floor, which first checks the device E4M3 widening
 # on all byte pairs), bench/attention.py (verify first with every peer through
 # bench/common.checked_peer and stage one alone, the slice sweep, the decode mappings compared,
-# then decode B in {1, 64, 8, 128, 16}), ncu's view of the served verify's stage one, and
-# compute-sanitizer memcheck (masked and refused calls) and racecheck (verify). Built binaries come
+# then decode B in {1, 64, 8, 128, 16}; BENCH_S seconds), with NCU=1 ncu's view of the served
+# verify's stage one, and compute-sanitizer memcheck (masked and refused calls) and racecheck.
+# FLOORS=1 measures the floors again (else the committed evidence file names them). Built binaries come
 # in $CARRY (default .carry-decode/: test_attention_gqa8_gpu, attention-read-floor and the sm90a
 # attention cubins under code_objects/); logs and the results JSON go to $OUT (default
 # /tmp/attention-out); NETRA_GIT_REVISION names the commit that was built (the device copy's git
-# metadata can be stale). Each step is time-limited; the whole stays under 195 s.
+# metadata can be stale). Each step is time-limited; the whole stays under 190 s.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 carry=${CARRY:-.carry-decode}
@@ -18,7 +19,13 @@ out=${OUT:-/tmp/attention-out}
 mkdir -p "$out" "$build"
 export PATH=/usr/local/cuda/bin:$PATH
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
-ln -sfn "$PWD/$carry/code_objects" "$build/code_objects"  # the tests' NETRA_CODE_OBJECT_DIR
+# The tests' NETRA_CODE_OBJECT_DIR: on the device (ON_DEVICE=1) a link to the carried objects; a
+# local build's own folder is never replaced.
+if [ -d "$build/code_objects" ] && [ ! -L "$build/code_objects" ]; then
+  [ "${ON_DEVICE:-0}" = 1 ] || { echo "refusing to replace $build/code_objects (a local build's folder): set ON_DEVICE=1 on the device"; exit 2; }
+  rm -rf "$build/code_objects"
+fi
+ln -sfn "$PWD/$carry/code_objects" "$build/code_objects"
 status=0
 step() { echo "== $*"; "$@" || { echo "!! FAILED ($?): $*"; status=1; }; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv
@@ -26,21 +33,28 @@ first="bitwise equal*,split-sequence verification*,an index outside the pool*,th
 step timeout 45 "$carry/test_attention_gqa8_gpu" -tc="$first" > "$out/gpu_tests.txt" 2>&1
 tail -n 4 "$out/gpu_tests.txt"
 grep -cE " 0 of [0-9]+ outputs differ" "$out/gpu_tests.txt"
-step timeout 15 env NETRA_FLOOR_ONLY=verify python3 bench/attention_floor.py --program "$carry/attention-read-floor" \
-  --out "$out/attention_floor_h200.json" > "$out/floor.txt" 2>&1
-cut -c1-220 "$out/floor.txt"
-step timeout 62 python3 bench/attention.py --budget-s 44 --objects "$carry/code_objects" --floors "$out/attention_floor_h200.json" \
+# The floors of netra's grids come from the committed evidence unless FLOORS=1 measures them again.
+floors=bench/results/evidence/attention_floor_h200.json
+if [ "${FLOORS:-0}" = 1 ]; then
+  step timeout 15 env NETRA_FLOOR_ONLY=verify python3 bench/attention_floor.py --program "$carry/attention-read-floor" \
+    --out "$out/attention_floor_h200.json" > "$out/floor.txt" 2>&1
+  cut -c1-220 "$out/floor.txt"
+  floors="$out/attention_floor_h200.json"
+fi
+step timeout ${BENCH_S:-90} python3 bench/attention.py --budget-s $(( ${BENCH_S:-90} * 4 / 5 )) --objects "$carry/code_objects" --floors "$floors" \
   --out "$out/attention_h200.json" > "$out/bench.txt" 2>&1
-cut -c1-300 "$out/bench.txt" | tail -n 30
-step timeout 20 "$carry/test_attention_gqa8_gpu" -tce="$first" > "$out/gpu_tests_rest.txt" 2>&1
+cut -c1-300 "$out/bench.txt" | tail -n 40
+step timeout 22 "$carry/test_attention_gqa8_gpu" -tce="$first" > "$out/gpu_tests_rest.txt" 2>&1
 tail -n 4 "$out/gpu_tests_rest.txt"
-step timeout 22 ncu --clock-control none -k regex:stage_one -s 2 -c 1 --section SpeedOfLight --section WarpStateStats --section Occupancy \
-  --section ComputeWorkloadAnalysis python3 bench/attention.py --objects "$carry/code_objects" --out /dev/null --profile-verify > "$out/ncu_verify.txt" 2>&1
-grep -E "Duration|Throughput|Warp Cycles|Stall|Achieved Occupancy|Issue Slots|Pipe" "$out/ncu_verify.txt" | head -30
+if [ "${NCU:-0}" = 1 ]; then
+  step timeout 22 ncu --clock-control none -k regex:stage_one -s 2 -c 1 --section SpeedOfLight --section WarpStateStats --section Occupancy \
+    --section ComputeWorkloadAnalysis python3 bench/attention.py --objects "$carry/code_objects" --out /dev/null --profile-verify > "$out/ncu_verify.txt" 2>&1
+  grep -E "Duration|Throughput|Warp Cycles|Stall|Achieved Occupancy|Issue Slots|Pipe" "$out/ncu_verify.txt" | head -30
+fi
 step timeout 14 compute-sanitizer --tool memcheck --error-exitcode 9 "$carry/test_attention_gqa8_gpu" \
   -tc="an index outside the pool is masked*,a refused call*" > "$out/memcheck.txt" 2>&1
 tail -n 2 "$out/memcheck.txt"
-step timeout 14 compute-sanitizer --tool racecheck --error-exitcode 9 "$carry/test_attention_gqa8_gpu" \
+step timeout 12 compute-sanitizer --tool racecheck --error-exitcode 9 "$carry/test_attention_gqa8_gpu" \
   -tc="an index outside the pool is masked*" > "$out/racecheck.txt" 2>&1
 tail -n 2 "$out/racecheck.txt"
 exit $status

@@ -30,6 +30,7 @@ using decode_1x2 = contracts::attention_gqa8<sm90a, 0, 1, 1, 1, 2, 64, 512>;
 using direct_1 = contracts::attention_gqa8<sm90a, 0, 1, 1, 1, 0, 64, 512>;  // Stages 0: no LDS ring
 using decode_4x3 = contracts::attention_gqa8<sm90a, 0, 1, 1, 4, 3, 64, 128>;  // served before Stages 0 (direct 2 x 0 is `decode`)
 using direct_4 = contracts::attention_gqa8<sm90a, 0, 1, 1, 4, 0, 64, 256>;
+using direct_8 = contracts::attention_gqa8<sm90a, 0, 1, 1, 8, 0, 64, 512>;  // 8 waves: one block a wave at B = 1, 16 slices
 static_assert(verify::tokens_per_wave == 2 && verify::waves == 6 && verify::stages == 8);  // the served verify: two tokens a wave
 
 namespace {
@@ -109,7 +110,12 @@ TEST_CASE("bitwise equal to netra's association order on exact inputs (every map
     bitwise<direct_1>(d, 10, slices);
     bitwise<decode_4x3>(d, 11, slices);
     bitwise<direct_4>(d, 12, slices);
+    bitwise<direct_8>(d, 13, slices);
   }
+  // Stage two's last batch of 16 holding one real slice (66 = 1 + 4 x 16 + 1), the served B = 1 count.
+  bitwise<decode>({1, 1, {8192, 4000, 129}, 0.37f, 0.8f, gqa8_fill::bitwise, 0}, 14, 66);
+  bitwise<direct_8>({1, 1, {8192, 1000}, 0.37f, 0.8f, gqa8_fill::bitwise, 0}, 15, 16);
+  bitwise<verify>({12, 1, {8204}, 0.3f, 1.0f, gqa8_fill::bitwise, 0}, 16, 66);
   bitwise<decode16>({1, 16, {0, 1, 17, 300, 999}, 0.5f, 2.0f, gqa8_fill::bitwise, 0}, 4, 1);
   bitwise<decode16>({1, 16, {0, 1, 17, 300, 999}, 0.5f, 2.0f, gqa8_fill::bitwise, 0}, 5, 5);
   bitwise<verify>({12, 1, {12, 13, 200, 700}, 0.3f, 1.0f, gqa8_fill::bitwise, 0}, 6, 1);
@@ -137,6 +143,8 @@ TEST_CASE("within the contract's bound on random and adversarial decode calls; N
   bounded<direct_1>({1, 1, {0, 1, 63, 64, 65, 127, 1000, 4099}, 0.8f, 1.3f, gqa8_fill::random, 0}, 28, "Stages 0, ragged lengths");
   bounded<decode>({1, 1, std::vector<std::int64_t>(64, 1024), 1.0f, 1.0f, gqa8_fill::random, 0}, 29, "Stages 0, B = 64, L = 1024");
   bounded<direct_4>({1, 1, {8192}, 1.0f, 1.0f, gqa8_fill::random, 0}, 30, "Stages 0, B = 1, L = 8192 (split)");
+  bounded<direct_8>({1, 1, {8192}, 1.0f, 1.0f, gqa8_fill::random, 0}, 33, "Stages 0 x 8 waves, B = 1, L = 8192 (16 slices)", 16);
+  bounded<direct_8>({1, 1, {0, 1, 63, 64, 65, 127, 1000, 4099}, 0.8f, 1.3f, gqa8_fill::random, 0}, 34, "Stages 0 x 8 waves, ragged lengths");
   bounded<decode>({1, 1, {129, 700}, 1.0f / 64, 1.0f, gqa8_fill::saturated, 0}, 31, "Stages 0, K/V at +-448");
   bounded<decode>({1, 1, {129, 700}, 1.0f, 1.0f, gqa8_fill::subnormal, 0}, 32, "Stages 0, subnormal E4M3 codes");
 }
@@ -155,6 +163,7 @@ TEST_CASE("an index outside the pool is masked on the device: never read, weight
   bounded<decode_2x2>({1, 1, {150, 900, 64}, 1.0f, 1.0f, gqa8_fill::random, 3}, 44, "mapping 2 x 2, every 3rd index outside the pool");
   bounded<decode>({1, 1, {150, 900, 64}, 1.0f, 1.0f, gqa8_fill::random, 3}, 45, "Stages 0, every 3rd index outside the pool");
   bounded<direct_1>({1, 1, {150, 900, 64}, 1.0f, 1.0f, gqa8_fill::random, 3}, 46, "Stages 0 x 1 wave, every 3rd index outside the pool");
+  bounded<direct_8>({1, 1, {150, 900, 64}, 1.0f, 1.0f, gqa8_fill::random, 3}, 47, "Stages 0 x 8 waves, every 3rd index outside the pool");
 }
 
 TEST_CASE("the same input gives the same bits on every run (no atomics in the result path)") {

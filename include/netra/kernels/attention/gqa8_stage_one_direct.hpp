@@ -84,15 +84,16 @@ template <class Contract> struct attention_gqa8_direct_staging {
     look_ahead next;
     next.start(p, v, w_id);
     next.finish(p, ids_of);
-    workgroup_barrier<target>();  // the queries and every wave's first table
+    typename wave_ops::state w;
+    u32x4 buf[2][pieces];
+    wave_barrier<target>();  // the wave's first table; its first part's loads overlap the queries'
+    if (mine > 0) load_part(p, kv_head, ids_of, 0, buf[0]);
+    workgroup_barrier<target>();  // the queries
     auto read_q = [&](u32 j) {
       const fragment_element e = plan::q_load(lane, j);
       return e.row < plan::rows ? *reinterpret_cast<const u32x4*>(q + e.row * Contract::head_dim + e.col) : u32x4{0, 0, 0, 0};
     };
 
-    typename wave_ops::state w;
-    u32x4 buf[2][pieces];
-    if (mine > 0) load_part(p, kv_head, ids_of, 0, buf[0]);
     for (u32 k = 0; k < mine; ++k) {
       const i64* ids = ids_of + (k % 2) * Contract::block;
       i64* ids_next = ids_of + ((k + 1) % 2) * Contract::block;

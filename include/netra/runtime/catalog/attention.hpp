@@ -1,6 +1,6 @@
 // netra/runtime/catalog/attention.hpp — built-in attention instances: the served GQA8 decode and
 // verify contracts on both targets, the page-size-16 decode, and the sm90a decode mappings the
-// benchmark compares (BlockWarps x Stages: 2 x 0 served — Stages 0: no LDS ring —, 1 x 0, 4 x 0;
+// benchmark compares (BlockWarps x Stages: 2 x 0 served — Stages 0: no LDS ring —, 1 x 0, 4 x 0, 8 x 0;
 // 4 x 3, 2 x 6, 1 x 8 with one workgroup per SM; 2 x 2, 1 x 2 with several); the GQA4 extend contract
 // on both targets (page size 1 served, page size 16 on sm90a) and its native 48-row plan (both
 // targets at page size 1, sm90a at 16).
@@ -18,6 +18,7 @@ inline constexpr auto attention =
                          contracts::attention_gqa8<sm90a, 0, 1, 1, 2, 6, 64, 128>, contracts::attention_gqa8<sm90a, 0, 1, 1, 1, 8, 64, 128>,
                          contracts::attention_gqa8<sm90a, 0, 1, 1, 2, 2, 64, 256>, contracts::attention_gqa8<sm90a, 0, 1, 1, 1, 2, 64, 512>,
                          contracts::attention_gqa8<sm90a, 0, 1, 1, 1, 0, 64, 512>, contracts::attention_gqa8<sm90a, 0, 1, 1, 4, 0, 64, 256>,
+                         contracts::attention_gqa8<sm90a, 0, 1, 1, 8, 0, 64, 512>,
                          contracts::attention_gqa8<sm90a, 0, 1, 1, 4, 3, 64, 128>,
                          contracts::attention_gqa4_extend_served<gfx950>, contracts::attention_gqa4_extend_served<sm90a>,
                          contracts::attention_gqa4_extend<sm90a, 16, 1, 6, 64, 128>,
