@@ -81,15 +81,17 @@ class Instance:
         want = min(fill * self.per_sm, max(fill, 32))
         return 1 if want == 1 else min(want, max(1, self.cap // batch))
 
-    def launch(self, c: "Case", s: int, slices: int, stage_two: bool = True) -> None:
+    def launch(self, c: "Case", s: int, slices: int, stage_two: bool = True, programmatic: bool = True) -> None:
         a = Args(c.q[s].data_ptr(), c.out[s].data_ptr(), c.k[s].data_ptr(), c.v[s].data_ptr(), c.qo.data_ptr(), c.kv_indptr.data_ptr(),
                  c.kv_indices[s].data_ptr(), c.kv_indptr.data_ptr(), c.scales.data_ptr(), c.scales.data_ptr() + 4,
                  self.workspace.data_ptr(), self.workspace.data_ptr() + self.split_o_bytes, c.q_tokens, c.slots, c.kv_indices[s].numel(), slices)
         params = (ctypes.c_void_p * 1)(ctypes.cast(ctypes.pointer(a), ctypes.c_void_p))
         stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
         check(cuda.cuLaunchKernel(self.one, slices, HKV, c.batch, self.threads, 1, 1, self.lds, stream, params, None), "launch one")
-        if slices > 1 and stage_two:
+        if slices > 1 and stage_two and programmatic:
             launch_programmatic(self.two, (HKV * 8 * self.tq, c.batch, 1), D, stream, params)
+        elif slices > 1 and stage_two:  # a plain launch: the comparison that shows what the programmatic one gains
+            check(cuda.cuLaunchKernel(self.two, HKV * 8 * self.tq, c.batch, 1, D, 1, 1, 0, stream, params, None), "launch two")
 
 
 class Case:
@@ -214,14 +216,14 @@ def dequant_copy_us(c: Case, dense: list) -> float:
 
 
 def bench_shape(inst: Instance, lengths: list[int], tq: int, contract: str, target_us, seed: int, bw: float, peers_on: bool = True,
-                floor_us: float | None = None, slices: int | None = None) -> dict:
+                floor_us: float | None = None, slices: int | None = None, programmatic: bool = True) -> dict:
     probe = Case(lengths, tq, 1, seed)
     sets = min(common.rotation(probe.bytes()), 64)
     del probe
     c = Case(lengths, tq, sets, seed)
     if slices is None:
         slices = inst.slices_for(c.batch, torch.cuda.get_device_properties(0).multi_processor_count)
-    calls = [lambda s=s: inst.launch(c, s, slices) for s in range(sets)]
+    calls = [lambda s=s: inst.launch(c, s, slices, programmatic=programmatic) for s in range(sets)]
     for x in c.out:
         x.fill_(float("nan"))
     calls[0]()
@@ -253,7 +255,7 @@ def bench_shape(inst: Instance, lengths: list[int], tq: int, contract: str, targ
                                    "against the FP64 dequantized math, requests " + str(check_requests),
                         peers=peers, bytes_moved=c.bytes(), copy_bandwidth=bw, target_us=target_us, floor_us=floor_us,
                         slices=slices, input_sets=sets, repeatable_bits=repeatable, dequant_copy_graph_us=copy_us,
-                        stage_one_graph_us=one_us, **cmp)
+                        stage_one_graph_us=one_us, stage_two_programmatic=programmatic, **cmp)
     print(f"{inst.name} {shape} slices {slices}: graph {g['median_us']:.2f} us eager {e['median_us']:.2f} stage one {one_us} "
           f"| roofline {rec['roofline_us']:.2f} "
           f"| {cmp} | best peer {rec['best_peer']} {rec['best_peer_graph_us']} | copy {copy_us}", flush=True)
@@ -320,18 +322,20 @@ def main() -> None:
     sweep_plan = [(direct_8, [8192], 1, n) for n in (16, 8)] + [(candidates[1], [8192], 1, 32), (candidates[0], [8192], 1, 32)]
     sweep_plan += [(direct_8, [1024], 1, 2), (candidates[1], [1024], 1, 4), (candidates[0], [1024], 1, 8), (candidates[0], [1024], 1, 66)]
     sweep_plan += [(verify, [49152 + 12], 12, n) for n in (44,)]
-    for inst, lengths, tq, n in sweep_plan:
-        if time.monotonic() - began > a.budget_s / 3:
+    sweep_plan = [(candidates[0], [8192], 1, 66, False), (verify, [49152 + 12], 12, 66, False)] + [x + (True,) for x in sweep_plan]
+    for inst, lengths, tq, n, programmatic in sweep_plan:
+        if time.monotonic() - began > a.budget_s * 0.4:
             break
-        r = bench_shape(inst, lengths, tq, "split_verify_gqa8" if tq > 1 else "gqa8_decode", None, 700 + n, bw, peers_on=False, slices=n)
-        sweep.append({k: r[k] for k in ("instance", "shape", "netra_graph_us", "stage_one_graph_us", "correct", "slices")})
+        r = bench_shape(inst, lengths, tq, "split_verify_gqa8" if tq > 1 else "gqa8_decode", None, 700 + n, bw, peers_on=False, slices=n,
+                        programmatic=programmatic)
+        sweep.append({k: r[k] for k in ("instance", "shape", "netra_graph_us", "stage_one_graph_us", "correct", "slices", "stage_two_programmatic")})
         save()
 
     best = {}  # batch -> the fastest correct decode mapping at L = 8192
     for b in (1, 64, 8):
         times = []
         for inst in candidates + [direct_8]:
-            if time.monotonic() - began > a.budget_s / 2:
+            if time.monotonic() - began > a.budget_s * 0.55:
                 break
             r = bench_shape(inst, [8192] * b, 1, "gqa8_decode", None, 900 + b, bw, peers_on=False)
             keep_mapping(r)
