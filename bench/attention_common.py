@@ -28,6 +28,33 @@ class Gqa8Args(ctypes.Structure):  # kernels/attention/gqa8_geometry.hpp: attent
                [("q_tokens", ctypes.c_int64), ("slots", ctypes.c_int64), ("count", ctypes.c_int64), ("slices", ctypes.c_uint32)]
 
 
+class LaunchAttribute(ctypes.Structure):  # CUlaunchAttribute: a 4-byte id padded to 8, then the 64-byte value union
+    _fields_ = [("id", ctypes.c_int), ("pad", ctypes.c_char * 4), ("value", ctypes.c_int), ("rest", ctypes.c_char * 60)]
+
+
+class LaunchConfig(ctypes.Structure):  # CUlaunchConfig
+    _fields_ = [("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3), ("shared", ctypes.c_uint), ("stream", ctypes.c_void_p),
+                ("attrs", ctypes.POINTER(LaunchAttribute)), ("count", ctypes.c_uint)]
+
+
+def launch_programmatic(f, grid: tuple[int, int, int], block: int, stream, params, shared: int = 0) -> None:
+    """A kernel launched as the runtime launches a programmatic dependent (runtime/backend.hpp): cuLaunchKernelEx with
+    CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION (id 6) allowed, so it may start as its predecessor releases it."""
+    attribute = LaunchAttribute(6, b"", 1)
+    cfg = LaunchConfig((ctypes.c_uint * 3)(*grid), (ctypes.c_uint * 3)(block, 1, 1), shared, stream, ctypes.pointer(attribute), 1)
+    check(_driver().cuLaunchKernelEx(ctypes.byref(cfg), f, params, None), "cuLaunchKernelEx (programmatic)")
+
+
+def _driver() -> ctypes.CDLL:
+    global _libcuda
+    if _libcuda is None:
+        _libcuda = ctypes.CDLL("libcuda.so.1")
+    return _libcuda
+
+
+_libcuda = None
+
+
 def bound(out: torch.Tensor, dots: torch.Tensor, absdots: torch.Tensor, scale: float, visible: torch.Tensor, vinf: torch.Tensor, n: int,
           score_rounding: float) -> torch.Tensor:
     """The contract's bound on |out - ref| for FP64 `out` over `n` positions: dots / absdots the unscaled q.k and |q|.|k|

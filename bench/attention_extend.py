@@ -26,7 +26,7 @@ import torch
 
 sys.path.insert(0, __file__.rsplit("/bench/", 1)[0])
 from bench import common  # noqa: E402
-from bench.attention_common import Gqa8Args as View, bound, check, compare as compare_rows, shape_record  # noqa: E402
+from bench.attention_common import Gqa8Args as View, bound, check, compare as compare_rows, launch_programmatic, shape_record  # noqa: E402
 
 HQ, HKV, G, D, E = 32, 8, 4, 128, 12
 SCALE = 0.0883883461356163  # fl32(1/sqrt(128))
@@ -45,13 +45,15 @@ class Args(ctypes.Structure):  # kernels/attention/extend.hpp: attention_extend_
 
 
 WIDE_SLICES = 16  # kernels/attention/extend.hpp: attention_extend_stage_two::wide_slices (the launch path's choice)
+# Stage two's forms (kernels/attention/extend.hpp: extend_stage_two_form<Lanes, Ahead>, Lanes x 128 threads): key, symbol, threads.
+TWO_FORMS = {"two": 128, "two_wide": 512, "two_wide_a2": 512, "two_pair_a2": 256, "two_a2": 128}
+TWO_SYMBOLS = tuple((k, f"netra_attention_extend_{k.replace('two', 'stage_two', 1)}".encode()) for k in TWO_FORMS)
 
 
 class Instance:
     """The pair view's cubin: stage zero, the GQA8 stage one over the view, stage two (wide from 16 slices on)."""
     NAME = NAME
-    SYMBOLS = (("zero", b"netra_attention_extend_stage_zero"), ("one", b"netra_attention_gqa8_stage_one"), ("two", b"netra_attention_extend_stage_two"),
-               ("two_batched", b"netra_attention_extend_stage_two_batched"), ("two_wide", b"netra_attention_extend_stage_two_wide"))
+    SYMBOLS = (("zero", b"netra_attention_extend_stage_zero"), ("one", b"netra_attention_gqa8_stage_one")) + TWO_SYMBOLS
     STAGE_ONE_LDS = {"one": LDS}
 
     def __init__(self, objects: str):
@@ -84,10 +86,15 @@ class Instance:
         check(cuda.cuLaunchKernel(self.f["one"], slices, 4, c.batch, 384, 1, 1, LDS, st, pv, None), "launch one")
         self.stage_two(c, slices, st, pa)
 
-    def stage_two(self, c: "Case", slices: int, st, pa, form: str | None = None) -> None:
-        """Stage two in `form` (two, two_batched, two_wide; None: the launch path's choice by slices)."""
+    def stage_two(self, c: "Case", slices: int, st, pa, form: str | None = None, programmatic: bool = True) -> None:
+        """Stage two in `form` (a TWO_FORMS key; None: the launch path's choice by slices), as the runtime records it: a
+        programmatic dependent of stage one (`programmatic` False: a plain launch, its wait then a no-op)."""
         form = form or ("two_wide" if slices >= WIDE_SLICES else "two")
-        check(cuda.cuLaunchKernel(self.f[form], HKV, E, c.batch, 4 * D if form == "two_wide" else D, 1, 1, 0, st, pa, None), "launch two")
+        grid = (HKV, E, c.batch)
+        if programmatic:
+            launch_programmatic(self.f[form], grid, TWO_FORMS[form], st, pa)
+        else:
+            check(cuda.cuLaunchKernel(self.f[form], *grid, TWO_FORMS[form], 1, 1, 0, st, pa, None), "launch two")
 
 
 class Native(Instance):
@@ -95,16 +102,15 @@ class Native(Instance):
     same grid, copies, look-ups and workspace writes without the math) and the same stage two."""
     NAME = "attention-gqa4-extend-native-sm90a-1-6-64-128"
     LDS, THREADS = 6 * 64 * 128 + 4 * 64 * 8, 96  # attention_gqa4_extend_native::lds_bytes, workgroup_size
-    SYMBOLS = (("one", b"netra_attention_extend_native_stage_one"), ("floor", b"netra_attention_extend_native_floor"),
-               ("two", b"netra_attention_extend_stage_two"), ("two_batched", b"netra_attention_extend_stage_two_batched"),
-               ("two_wide", b"netra_attention_extend_stage_two_wide"))
+    SYMBOLS = (("one", b"netra_attention_extend_native_stage_one"), ("floor", b"netra_attention_extend_native_floor")) + TWO_SYMBOLS
     STAGE_ONE_LDS = {"one": LDS, "floor": LDS}
 
     @staticmethod
     def slices_for(batch: int, processors: int) -> int:  # attention_gqa4_extend_native::slices_for: the pair view's, at most 16
         return min(16, Instance.slices_for(batch, processors))
 
-    def launch(self, c: "Case", s: int, slices: int, floor: bool = False, form: str | None = None, one: bool = True) -> None:
+    def launch(self, c: "Case", s: int, slices: int, floor: bool = False, form: str | None = None, one: bool = True, two: bool = True,
+               programmatic: bool = True) -> None:
         ws = self.workspace.data_ptr()
         view = View(c.q[s].data_ptr(), None, c.k[s].data_ptr(), c.v[s].data_ptr(), c.qo.data_ptr(), c.kv_indptr.data_ptr(),
                     c.kv_indices[s].data_ptr(), c.kv_indptr.data_ptr(), c.scales.data_ptr(), c.scales.data_ptr() + 4, ws + Q_PAD + QO_PAD,
@@ -116,7 +122,8 @@ class Native(Instance):
         if one:
             check(cuda.cuLaunchKernel(self.f["floor" if floor else "one"], slices, HKV, c.batch, self.THREADS, 1, 1, self.LDS, st, pa, None),
                   "launch native one")
-        self.stage_two(c, slices, st, pa, form)
+        if two:
+            self.stage_two(c, slices, st, pa, form, programmatic)
 
 
 class Case:
@@ -216,7 +223,9 @@ def sdpa_peers(c: Case, dense: list, check_requests: list[int]) -> list[dict]:
     return peers
 
 
-def bench_shape(insts: tuple[Instance, Native], batch: int, prefix: int, seed: int, bw: float, target_fraction: float | None) -> dict:
+def bench_shape(insts: tuple, batch: int, prefix: int, seed: int, bw: float, target_fraction: float | None, with_peers: bool = True) -> dict:
+    """One shape: the plans in `insts` checked and timed, the native plan's floor, slice sweep and parts (stage one, its floor,
+    each stage-two form alone and in a call, the plain launch), the SDPA peers and the dequantizing copy (`with_peers`)."""
     probe = Case(batch, prefix, 1, seed)
     sets = min(common.rotation(probe.bytes()), 64)
     del probe
@@ -237,48 +246,60 @@ def bench_shape(insts: tuple[Instance, Native], batch: int, prefix: int, seed: i
         repeatable = bool(torch.equal(again.view(torch.int16), c.out[0].view(torch.int16)))
         timed[type(inst).__name__] = (inst, slices, cmp, repeatable, again, common.bench_graph(calls, reps=15), common.bench_eager(calls, reps=15))
     native, native_slices = timed["Native"][0], timed["Native"][1]
-    c.out[0].fill_(float("nan"))
-    native.launch(c, 0, timed["Instance"][1])  # the native plan at the pair view's slice count: the same bits (results depend on the slices)
-    torch.cuda.synchronize()
-    same_bits = bool(torch.equal(timed["Instance"][4].view(torch.int16), c.out[0].view(torch.int16)))
-    floor = common.bench_graph([lambda s=s: native.launch(c, s, native_slices, floor=True) for s in range(sets)], reps=15)["median_us"]
-    view_g = timed["Instance"][5]["median_us"]
+    same_bits = None
+    if "Instance" in timed:
+        c.out[0].fill_(float("nan"))
+        native.launch(c, 0, timed["Instance"][1])  # the native plan at the pair view's slice count: the same bits (results depend on the slices)
+        torch.cuda.synchronize()
+        same_bits = bool(torch.equal(timed["Instance"][4].view(torch.int16), c.out[0].view(torch.int16)))
+    def graph_us(slices: int = native_slices, **kw) -> float:  # the native plan's call (or a part: kw as Native.launch's) over the sets
+        return common.bench_graph([lambda s=s: native.launch(c, s, slices, **kw) for s in range(sets)], reps=15)["median_us"]
+    floor = graph_us(floor=True)
+    view_g = timed["Instance"][5]["median_us"] if "Instance" in timed else None
     sweep = {native_slices: timed["Native"][5]["median_us"]}  # the native plan at other slice counts (slices_for's choice checked)
-    for alt in sorted({max(2, native_slices // 2), min(CAP // batch, 2 * native_slices)} - {native_slices}):
-        sweep[alt] = common.bench_graph([lambda s=s, alt=alt: native.launch(c, s, alt) for s in range(sets)], reps=15)["median_us"]
-    # Stage two alone (the served form, the wide candidate) over the workspace of the native plan's last call, and the
-    # native plan with the wide form: its bits must be the served form's.
+    alts = {max(2, native_slices // 2), 2 * native_slices} | ({4 * native_slices} if batch == 16 else set())
+    for alt in sorted({a for a in alts if a <= CAP // batch} - {native_slices}):
+        sweep[alt] = graph_us(slices=alt)
+    # Where the call's time goes, at the served slices: stage one alone, its floor alone, each stage-two form alone over the
+    # workspace of the served call (and each in a whole call: its bits must be the served form's), the call with stage two
+    # launched plainly (no programmatic edge).
+    parts = {"stage_one": graph_us(two=False), "floor_stage_one": graph_us(floor=True, two=False),
+             "plain_launch": graph_us(programmatic=False)}
     native.launch(c, 0, native_slices)
     torch.cuda.synchronize()
     served_bits = c.out[0].clone().view(torch.int16)
-    c.out[0].fill_(float("nan"))  # the wide form must write every output itself
-    native.launch(c, 0, native_slices, form="two_wide")
-    torch.cuda.synchronize()
-    wide_same_bits = bool(torch.equal(served_bits, c.out[0].view(torch.int16)))
-    stage_two_us = {f: common.bench_graph([lambda s=s, f=f: native.launch(c, s, native_slices, form=f, one=False) for s in range(sets)],
-                                          reps=15)["median_us"] for f in (None, "two_wide")}
-    wide_us = common.bench_graph([lambda s=s: native.launch(c, s, native_slices, form="two_wide") for s in range(sets)], reps=15)["median_us"]
+    forms = {}
+    for f in TWO_FORMS:
+        c.out[0].fill_(float("nan"))  # every form must write every output itself
+        native.launch(c, 0, native_slices, form=f)
+        torch.cuda.synchronize()
+        forms[f] = {"same_bits": bool(torch.equal(served_bits, c.out[0].view(torch.int16))), "alone_graph_us": graph_us(form=f, one=False),
+                    "call_graph_us": graph_us(form=f)}
+    forms_same_bits = all(v["same_bits"] for v in forms.values())
     inst, slices, cmp, repeatable, _, g, e = min(timed.values(), key=lambda t: t[5]["median_us"])
     cmp = dict(cmp, beyond_bound=max(t[2]["beyond_bound"] for t in timed.values()))
     repeatable = all(t[3] for t in timed.values())
-    dense = [c.dense(s) for s in range(min(sets, 2))]
-    copy_us = common.bench_graph([lambda s=s: c.dequant_into(s, *dense[s]) for s in range(len(dense))], reps=10)["median_us"]
-    peers = sdpa_peers(c, dense, check_requests)
-    del dense
+    copy_us, peers = None, []
+    if with_peers:
+        dense = [c.dense(s) for s in range(min(sets, 2))]
+        copy_us = common.bench_graph([lambda s=s: c.dequant_into(s, *dense[s]) for s in range(len(dense))], reps=10)["median_us"]
+        peers = sdpa_peers(c, dense, check_requests)
+        del dense
     roofline = c.bytes() / bw * 1e6
 
     def line(rec: dict) -> str:
-        return (f"{inst.NAME} B={batch} P={prefix} slices {slices}: graph {g['median_us']:.2f} us eager {e['median_us']:.2f} | pair view {view_g:.2f} "
-                f"| native floor {floor:.2f} | native by slices {sweep} | same bits {same_bits} | stage two alone {stage_two_us[None]:.2f}, wide "
-                f"{stage_two_us['two_wide']:.2f}; native with the wide form {wide_us:.2f} (same bits {wide_same_bits}) | roofline {roofline:.2f} "
-                f"({roofline / g['median_us']:.1%}) | {cmp} | best peer {rec['best_peer']} {rec['best_peer_graph_us']} | copy {copy_us}")
+        return (f"{inst.NAME} B={batch} P={prefix} slices {slices}: graph {g['median_us']:.2f} us eager {e['median_us']:.2f} | pair view {view_g} "
+                f"| native floor {floor:.2f} | by slices {sweep} | same bits {same_bits} | parts {parts} | stage two forms "
+                f"{ {f: (round(v['alone_graph_us'], 2), round(v['call_graph_us'], 2), v['same_bits']) for f, v in forms.items()} } | roofline "
+                f"{roofline:.2f} ({roofline / g['median_us']:.1%}) | {cmp} | best peer {rec.get('best_peer')} {rec.get('best_peer_graph_us')} | copy {copy_us}")
     return shape_record("gqa4_extend", inst.NAME, {"batch": batch, "kv_len": prefix, "tq": E}, g, e, "contracts/attention/gqa4_extend.hpp",
-                        check_requests, line, correct=cmp["beyond_bound"] == 0 and repeatable and same_bits, peers=peers, bytes_moved=c.bytes(),
-                        copy_bandwidth=bw, target_us=roofline / target_fraction if target_fraction else None, floor_us=floor, slices=slices,
-                        input_sets=sets, pair_view_graph_us=view_g, native_graph_us=timed["Native"][5]["median_us"], native_slices=native_slices,
-                        native_slices_graph_us={str(k): v for k, v in sorted(sweep.items())}, native_equals_pair_view_bits=same_bits,
-                        stage_two_graph_us=stage_two_us[None], stage_two_wide_graph_us=stage_two_us["two_wide"], native_wide_graph_us=wide_us,
-                        stage_two_wide_same_bits=wide_same_bits, fraction_of_floor=floor / g["median_us"], repeatable_bits=repeatable, dequant_copy_graph_us=copy_us,
+                        check_requests, line, correct=cmp["beyond_bound"] == 0 and repeatable and same_bits is not False and forms_same_bits,
+                        peers=peers, bytes_moved=c.bytes(), copy_bandwidth=bw, target_us=roofline / target_fraction if target_fraction else None,
+                        floor_us=floor, slices=slices, input_sets=sets, pair_view_graph_us=view_g, native_graph_us=timed["Native"][5]["median_us"],
+                        native_slices=native_slices, native_slices_graph_us={str(k): v for k, v in sorted(sweep.items())},
+                        native_equals_pair_view_bits=same_bits, stage_one_graph_us=parts["stage_one"], floor_stage_one_graph_us=parts["floor_stage_one"],
+                        plain_launch_graph_us=parts["plain_launch"], stage_two_forms=forms, stage_two_forms_same_bits=forms_same_bits,
+                        fraction_of_floor=floor / g["median_us"], repeatable_bits=repeatable, dequant_copy_graph_us=copy_us,
                         fraction_of_roofline=roofline / g["median_us"], **cmp)
 
 
@@ -292,24 +313,30 @@ def main() -> None:
     torch.zeros(1, device="cuda")
     bw = common.copy_bandwidth()
     insts = (Instance(a.objects), Native(a.objects))
-    records = []
-    plan = [(64, 4096, 0.85), (1, 4096, None), (16, 4096, None), (64, 1024, None), (16, 1024, None), (1, 1024, None)]
-    for i, (batch, prefix, target) in enumerate(plan):
+    records, light = [], []
+    # (batch, prefix, target fraction, full): full shapes are records (both plans, every peer); the others only the native
+    # plan's parts (P = 256 at B = 64: where the prefix-independent time shows; B = 16, P = 2048: the slice rule's middle).
+    plan = [(64, 4096, 0.85, True), (64, 256, None, False), (16, 4096, None, True), (1, 4096, None, True), (64, 1024, None, True),
+            (16, 2048, None, False), (16, 1024, None, True), (1, 1024, None, True)]
+    for i, (batch, prefix, target, full) in enumerate(plan):
         if time.monotonic() - began > a.budget_s:
             print(f"budget reached: {len(plan) - i} shapes not run", flush=True)
             break
-        records.append(bench_shape(insts, batch, prefix, 2600 + batch + prefix, bw, target))
+        rec = bench_shape(insts if full else insts[1:], batch, prefix, 2600 + batch + prefix, bw, target, with_peers=full)
+        (records if full else light).append(rec if full else {k: v for k, v in rec.items() if k != "peers"})
         torch.cuda.empty_cache()  # the shape's inputs went with bench_shape
         method = ("GQA4 extend (bench/attention_extend.py): CUDA graph replay and eager bursts over input sets rotated past L2, median of 15 "
-                  "(peers 10); the pair view's three kernels and the native plan's two per call (stage two wide from 16 slices on), the faster "
-                  "recorded (both checked, bits compared); floor_us = the native grid's floor (its stage one without the math, then stage two); stage_two_graph_us / "
-                  "stage_two_wide_graph_us: stage two alone (the served form / the 512-thread wide form) over the native plan's "
-                  "workspace, native_wide_graph_us the native plan with the wide form (bits checked against the served); SDPA peers read a dense BF16 copy of prefix + extension, timed separately "
-                  "(dequant_copy_graph_us); target_us = roofline / 0.85 at B=64, P=4096")
+                  "(peers 10); the pair view's three kernels and the native plan's two per call (stage two a programmatic dependent of stage "
+                  "one, wide from 16 slices on), the faster recorded (both checked, bits compared); floor_us = the native grid's floor (its "
+                  "stage one without the math, then stage two); stage_one_graph_us / floor_stage_one_graph_us: the native stage one / its floor "
+                  "alone; stage_two_forms: each stage-two form alone over the served call's workspace and in a whole call (bits against the "
+                  "served form); plain_launch_graph_us: the call with stage two launched without the programmatic edge; SDPA peers read a "
+                  "dense BF16 copy of prefix + extension, timed separately (dequant_copy_graph_us); target_us = roofline / 0.85 at B=64, "
+                  "P=4096; gqa4_extend_parts: the same parts at shapes without peers")
         shapes = {(r["shape"]["batch"], r["shape"]["kv_len"]) for r in records}  # the shapes this run measured replace theirs; the others stay
         common.merge_family(a.out, "attention", records,
                             lambda r: "gqa4" in r.get("contract", "") and (r["shape"]["batch"], r["shape"]["kv_len"]) in shapes, bw,
-                            method=merged_method(a.out, method))
+                            method=merged_method(a.out, method), gqa4_extend_parts=light)
 
 
 def merged_method(path: str, method: str) -> str:

@@ -63,9 +63,9 @@ struct device_case {
   }
 };
 
-template <class C> std::vector<std::uint16_t> run(const extend_case& c, i64 slices) {
+template <class C, class Form = void> std::vector<std::uint16_t> run(const extend_case& c, i64 slices) {
   device_case d(c);
-  attention_extend(h<C>(), nullptr, d.call(), slices);
+  attention_extend<C, Form>(h<C>(), nullptr, d.call(), slices);
   return d.out.download();
 }
 
@@ -116,6 +116,18 @@ TEST_CASE("extend: the native plan and the pair view give the same bits (random 
   for (i64 slices : {2, 7}) {
     const auto a = run<extend>(c, slices), b = run<native>(c, slices);
     CHECK(std::memcmp(a.data(), b.data(), a.size() * 2) == 0);
+  }
+}
+
+TEST_CASE_TEMPLATE("extend: every stage-two form gives the served form's bits (ragged, random, slices 2, 3, 16)", P, native, extend) {
+  using kernels::extend_stage_two_form;
+  const extend_case c = make_case({1, {0, 1, 63, 700, 4099, 64, 2000}, {12, 1, 5, 12, 12, 8, 12}, 0.9f, 1.1f, extend_fill::random, 0}, 6);
+  for (i64 slices : {2, 3, 16}) {
+    const auto served = run<P>(c, slices);
+    const std::vector<std::uint16_t> forms[] = {run<P, extend_stage_two_form<1, 1>>(c, slices), run<P, extend_stage_two_form<4, 8>>(c, slices),
+                                                run<P, extend_stage_two_form<4, 2>>(c, slices), run<P, extend_stage_two_form<2, 2>>(c, slices),
+                                                run<P, extend_stage_two_form<1, 2>>(c, slices)};
+    for (const auto& f : forms) CHECK(std::memcmp(served.data(), f.data(), served.size() * 2) == 0);
   }
 }
 

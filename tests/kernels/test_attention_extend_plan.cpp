@@ -233,7 +233,7 @@ TEST_CASE("native extend staging: the swizzle is a bijection of each staged row'
   }
 }
 
-TEST_CASE("native extend slices: the pair view's count capped at 16 (B = 1 measured faster at 16 than 33), the batched stage two from 16 slices on") {
+TEST_CASE("native extend slices: the pair view's count capped at 16 (B = 1 measured faster at 16 than 33); stage two's forms") {
   using native = contracts::attention_gqa4_extend_native<sm90a, 1, 6, 64, 128>;
   using view = contracts::attention_gqa4_extend_served<sm90a>;
   CHECK(view::slices_for(1, 132) == 33);
@@ -242,9 +242,13 @@ TEST_CASE("native extend slices: the pair view's count capped at 16 (B = 1 measu
   for (u32 b = 2; b <= 64; ++b) CHECK(native::slices_for(b, 132) == view::slices_for(b, 132));
   CHECK(native::slices_for(16, 132) == 2);
   CHECK(kernels::attention_extend_stage_two<native>::wide_slices == 16);
-  using kernels::extend_stage_two_form;
-  CHECK(std::string_view(kernels::attention_extend_stage_two<native, extend_stage_two_form::batched>::symbol) == "netra_attention_extend_stage_two_batched");
-  CHECK(std::string_view(kernels::attention_extend_stage_two<native, extend_stage_two_form::wide>::symbol) == "netra_attention_extend_stage_two_wide");
-  CHECK(kernels::attention_extend_stage_two<native, extend_stage_two_form::wide>::workgroup_size == 512);
-  CHECK(std::string_view(kernels::attention_extend_stage_two<native>::symbol) == "netra_attention_extend_stage_two");
+  using kernels::attention_extend_stage_two, kernels::extend_stage_two_form, kernels::extend_stage_two_wide;
+  CHECK(std::string_view(attention_extend_stage_two<native, extend_stage_two_wide>::symbol) == "netra_attention_extend_stage_two_wide");
+  CHECK(attention_extend_stage_two<native, extend_stage_two_wide>::workgroup_size == 512);
+  CHECK(attention_extend_stage_two<native, extend_stage_two_wide>::rows == 1);
+  CHECK(attention_extend_stage_two<native, extend_stage_two_form<2, 2>>::workgroup_size == 256);
+  CHECK(attention_extend_stage_two<native, extend_stage_two_form<2, 2>>::rows == 2);
+  CHECK(std::string_view(attention_extend_stage_two<native>::symbol) == "netra_attention_extend_stage_two");
+  CHECK(attention_extend_stage_two<native>::workgroup_size == 128);
+  CHECK(attention_extend_stage_two<native>::rows == 4);
 }

@@ -6,18 +6,21 @@
 // Stage zero. Grid (12, batch), 256 threads; workgroup (t, b) writes the view's token 12 b + t:
 // 32 heads x 256 BF16, head h's half (h % 8) / 4 its query (token qo_indptr[b] + t when t < E_b),
 // everything else 0; thread 0 writes the view's qo_indptr entry b + 1 = 12 (b + 1) (and entry 0).
-// Stage two. Grid (8 KV heads, 12, batch), 128 threads (the wide form 512: thread (j, d)); workgroup
-// (kv, t, b) owns extension token t of request b for the 4 heads of KV head kv, thread d head-dim
-// element d. The 4 (t + 1) scores q_h . kext_j are FP32 sums in d order (one thread each, operands
-// from LDS); each thread merges its element's slices in slice order (the forms below differ only
-// in how many loads are in flight), scales o by v_scale and takes the extension block as one
-// online-softmax step (dsl/online_softmax.hpp): FP32 weights, l and o summed in j order.
+// Stage two. Grid (8 KV heads, 12, batch), Lanes x 128 threads (extend_stage_two_form); workgroup
+// (kv, t, b) owns extension token t of request b for the 4 heads of KV head kv, thread (jw, d)
+// head-dim element d of 4 / Lanes of them. It first reads the call's own inputs (Q and the
+// extension's K into LDS, its V into registers) and takes the 4 (t + 1) scores q_h . kext_j as
+// FP32 sums in d order (one thread each); then (a programmatic dependent of stage one: it may
+// start while stage one drains) it waits for stage one, merges its rows' slices in slice order,
+// scales o by v_scale and takes the extension block as one online-softmax step
+// (dsl/online_softmax.hpp): FP32 weights, l and o summed in j order.
 #pragma once
 #include "netra/contracts/attention/gqa4_extend.hpp"
 #include "netra/dsl/convert.hpp"
 #include "netra/dsl/entry.hpp"
 #include "netra/dsl/ids.hpp"
 #include "netra/dsl/online_softmax.hpp"
+#include "netra/dsl/sync.hpp"
 #include "netra/dsl/vector_memory.hpp"
 #include "netra/dsl/workgroup_barrier.hpp"
 #include "netra/kernels/attention/gqa8.hpp"
@@ -79,25 +82,33 @@ template <class Contract> struct attention_extend_stage_zero {
   }
 };
 
-/// Stage two's forms (the same order and bits in each): sequential, 128 threads, thread d merges
-/// its 4 rows one after another, one slice's (m, l, o) load at a time (31 registers on sm90a);
-/// batched, 128 threads, the 4 rows side by side, the loads of Ahead slices issued before they
-/// merge (127 registers; not launched by dispatch: timed by bench/attention_extend.py); wide, 512
-/// threads, thread (j, d) owns row j's element d, Ahead slices' loads ahead and the extension's V
-/// loads issued before its sums (launched from wide_slices slices on: B = 1's call is the merge
-/// chain's latency, while where the batch sets the time the sequential form's occupancy wins).
-enum class extend_stage_two_form : u32 { sequential, batched, wide };
+/// Stage two's forms: Lanes x 128 threads, thread (jw, d) owns element d of the Rows = 4 / Lanes rows
+/// 4 kv + Rows jw .. + Rows - 1 and merges their slices side by side with the loads of Ahead slices
+/// in flight (merge_ahead), then takes their extension blocks one after another. Every form keeps
+/// each row's order, so all give the same bits; they differ in registers, threads and loads in
+/// flight; the launch path picks one by the call's slices (runtime/ops/attention_gqa4_extend.hpp).
+template <u32 Lanes, u32 Ahead> struct extend_stage_two_form {
+  static_assert(Lanes == 1 || Lanes == 2 || Lanes == 4, "netra::kernels::extend_stage_two_form: Lanes must be 1, 2 or 4");
+  static_assert(Ahead >= 1 && Ahead <= 8, "netra::kernels::extend_stage_two_form: Ahead must be in [1, 8]");
+  static constexpr u32 lanes = Lanes, ahead = Ahead;
+};
+using extend_stage_two_sequential = extend_stage_two_form<1, 1>;  // 128 threads, one slice ahead
+using extend_stage_two_wide = extend_stage_two_form<4, 8>;        // 512 threads, 8 slices ahead
 
-template <class Contract, extend_stage_two_form Form = extend_stage_two_form::sequential> struct attention_extend_stage_two {
+template <class Contract, class Form = extend_stage_two_sequential> struct attention_extend_stage_two {
   using target = typename Contract::target;
   using view = typename Contract::pair_view;
   using params = attention_extend_args;
-  static constexpr bool batched = Form == extend_stage_two_form::batched, wide = Form == extend_stage_two_form::wide;
-  static constexpr const char* symbol =
-      batched ? "netra_attention_extend_stage_two_batched" : wide ? "netra_attention_extend_stage_two_wide" : "netra_attention_extend_stage_two";
-  static constexpr u32 G = Contract::group, D = Contract::head_dim, E = Contract::max_extend, Ahead = 8;
-  static constexpr u32 workgroup_size = wide ? G * D : D, rows = wide ? 1 : G;  // rows: the thread's merge chains
-  static constexpr bool programmatic_dependent_launch = false;
+  static constexpr u32 G = Contract::group, D = Contract::head_dim, E = Contract::max_extend, Ahead = Form::ahead, Lanes = Form::lanes;
+  static constexpr u32 workgroup_size = Lanes * D, rows = G / Lanes;  // rows: the thread's merge chains
+  static constexpr const char* symbol = Lanes == 1 && Ahead == 1   ? "netra_attention_extend_stage_two"
+                                        : Lanes == 4 && Ahead == 8 ? "netra_attention_extend_stage_two_wide"
+                                        : Lanes == 4 && Ahead == 2 ? "netra_attention_extend_stage_two_wide_a2"
+                                        : Lanes == 2 && Ahead == 2 ? "netra_attention_extend_stage_two_pair_a2"
+                                        : Lanes == 1 && Ahead == 2 ? "netra_attention_extend_stage_two_a2"
+                                                                   : nullptr;
+  static_assert(symbol != nullptr, "netra::kernels::attention_extend_stage_two: this (Lanes, Ahead) form has no symbol");
+  static constexpr bool programmatic_dependent_launch = true;  // stage one releases it as it starts
   static constexpr u32 wide_slices = 16;
 
   NETRA_HOST_DEVICE static constexpr launch_shape shape(u32 batch) { return {{Contract::kv_heads, E, batch}, workgroup_size, 0}; }
@@ -134,23 +145,22 @@ template <class Contract, extend_stage_two_form Form = extend_stage_two_form::se
   }
 
   static NETRA_DEVICE void run(const params& p) {
-    NETRA_SHARED float q[G][D];
-    NETRA_SHARED float k[E][D];
+    NETRA_SHARED float q[G][D + 1];  // + 1: the score lanes' reads fall in distinct banks
+    NETRA_SHARED float k[E][D + 1];
     NETRA_SHARED float s[G][E];
     const u32 kv = workgroup_id<target, 0>(), t = workgroup_id<target, 1>(), b = workgroup_id<target, 2>(), tid = thread_id<target>();
-    const u32 d = wide ? tid % D : tid, jw = wide ? tid / D : 0;  // wide: the thread's row jw
+    const u32 d = tid % D, j0 = tid / D * rows;  // the thread's first row
     const extend_request r = extend_request::read(p, b, E);
     if (!r.writable || t >= r.count) return;  // uniform over the workgroup
     const i64 token = r.first + t;
-    auto v_ext = [&](u32 e) { return f32_from_bf16(p.v_extend[(static_cast<u64>(r.first + e) * Contract::kv_heads + kv) * D + d]); };
-    if constexpr (wide) {
-      q[jw][d] = f32_from_bf16(p.q[(static_cast<u64>(token) * Contract::q_heads + G * kv + jw) * D + d]);
-      for (u32 i = tid; i < (t + 1) * D; i += workgroup_size)
-        k[i / D][i % D] = f32_from_bf16(p.k_extend[(static_cast<u64>(r.first + i / D) * Contract::kv_heads + kv) * D + i % D]);
-    } else {
-      for (u32 j = 0; j < G; ++j) q[j][d] = f32_from_bf16(p.q[(static_cast<u64>(token) * Contract::q_heads + G * kv + j) * D + d]);
-      for (u32 j = 0; j <= t; ++j) k[j][d] = f32_from_bf16(p.k_extend[(static_cast<u64>(r.first + j) * Contract::kv_heads + kv) * D + d]);
-    }
+    // The call's own inputs first (stage one does not write them): Q and the extension's K into
+    // LDS, its V into registers, the scores q_h . kext_j.
+    for (u32 i = tid; i < G * D; i += workgroup_size) q[i / D][i % D] = f32_from_bf16(p.q[(static_cast<u64>(token) * Contract::q_heads + G * kv) * D + i]);
+    for (u32 i = tid; i < (t + 1) * D; i += workgroup_size)
+      k[i / D][i % D] = f32_from_bf16(p.k_extend[(static_cast<u64>(r.first + i / D) * Contract::kv_heads + kv) * D + i % D]);
+    float v[E];
+    NETRA_UNROLL
+    for (u32 e = 0; e < E; ++e) v[e] = e <= t ? f32_from_bf16(p.v_extend[(static_cast<u64>(r.first + e) * Contract::kv_heads + kv) * D + d]) : 0.0f;
     workgroup_barrier<target>();
     if (tid < G * (t + 1)) {
       const u32 j = tid / (t + 1), e = tid % (t + 1);
@@ -158,53 +168,35 @@ template <class Contract, extend_stage_two_form Form = extend_stage_two_form::se
       for (u32 i = 0; i < D; ++i) acc = add_rn(acc, mul_rn(q[j][i], k[e][i]));
       s[j][e] = mul_rn(acc, Contract::softmax_scale);
     }
-    workgroup_barrier<target>();
-    const float v_scale = *p.view.v_scale;
+    // The prefix: the view's slices of row (t, 4 half + j) of pair `pair`, element 128 half + d,
+    // written by stage one (a programmatic dependent waits for its completion here).
+    wait_for_prerequisites<target>();
     const u32 pair = kv / 2, half = kv % 2;
-    // The prefix: the view's slices of row (t, 4 half + j) of pair `pair`, element 128 half + d.
     auto unit = [&](u32 sl, u32 j) {
       return ((static_cast<u64>(b) * p.view.slices + sl) * view::kv_heads + pair) * view::rows + t * view::group + G * half + j;
     };
-    [[maybe_unused]] softmax_stats merged[rows];
-    [[maybe_unused]] float merged_o[rows], v[E];
-    if constexpr (batched || wide) merge_ahead(merged, merged_o, p, unit, half, d, jw);
-    if constexpr (wide) {
-      NETRA_UNROLL
-      for (u32 e = 0; e < E; ++e)
-        if (e <= t) v[e] = v_ext(e);
-    }
-    for (u32 j = jw; j < jw + rows; ++j) {
-      softmax_stats m;
-      float o;
-      if constexpr (batched || wide) {
-        m = merged[j - jw], o = merged_o[j - jw];
-      } else {
-        m = {p.view.split_stats[unit(0, j) * 2], p.view.split_stats[unit(0, j) * 2 + 1]};
-        o = p.view.split_o[unit(0, j) * view::head_dim + D * half + d];
-        for (u32 sl = 1; sl < p.view.slices; ++sl) {
-          const softmax_merge_factors f = softmax_merge(m, {p.view.split_stats[unit(sl, j) * 2], p.view.split_stats[unit(sl, j) * 2 + 1]});
-          o = softmax_merge_value(o, p.view.split_o[unit(sl, j) * view::head_dim + D * half + d], f);
-          m = f.merged;
-        }
-      }
-      o = mul_rn(o, v_scale);
-      // The extension block: positions 0..t.
+    softmax_stats merged[rows];
+    float merged_o[rows];
+    merge_ahead(merged, merged_o, p, unit, half, d, j0);
+    workgroup_barrier<target>();
+    const float v_scale = *p.view.v_scale;
+    NETRA_UNROLL
+    for (u32 c = 0; c < rows; ++c) {
+      const u32 j = j0 + c;
+      const softmax_stats m = merged[c];
+      float o = mul_rn(merged_o[c], v_scale);
+      // The extension block: positions 0..t, one online-softmax step.
       float m_block = negative_infinity();
       for (u32 e = 0; e <= t; ++e) m_block = max_of(m_block, s[j][e]);
       const float m_new = max_of(m.m, m_block);
       float l_block = 0.0f, o_block = 0.0f;
-      auto weigh = [&](u32 e, float value) {
-        const float w = softmax_weight(s[j][e], m_new);
-        l_block = add_rn(l_block, w);
-        o_block = add_rn(o_block, mul_rn(w, value));
-      };
-      if constexpr (wide) {
-        NETRA_UNROLL
-        for (u32 e = 0; e < E; ++e)
-          if (e <= t) weigh(e, v[e]);
-      } else {
-        for (u32 e = 0; e <= t; ++e) weigh(e, v_ext(e));
-      }
+      NETRA_UNROLL
+      for (u32 e = 0; e < E; ++e)
+        if (e <= t) {
+          const float w = softmax_weight(s[j][e], m_new);
+          l_block = add_rn(l_block, w);
+          o_block = add_rn(o_block, mul_rn(w, v[e]));
+        }
       const softmax_merge_factors f = softmax_merge(m, {m_new, l_block});
       o = softmax_merge_value(o, o_block, f);
       p.out[(static_cast<u64>(token) * Contract::q_heads + G * kv + j) * D + d] =
@@ -213,12 +205,18 @@ template <class Contract, extend_stage_two_form Form = extend_stage_two_form::se
   }
 };
 
+/// A contract's kernels: `Lead` (its stage one, in launch order), then every stage-two form (the
+/// launch path serves two, the bench times all).
+template <class Contract, class... Lead>
+using extend_kernel_list =
+    type_list<Lead..., attention_extend_stage_two<Contract>, attention_extend_stage_two<Contract, extend_stage_two_wide>,
+              attention_extend_stage_two<Contract, extend_stage_two_form<4, 2>>, attention_extend_stage_two<Contract, extend_stage_two_form<2, 2>>,
+              attention_extend_stage_two<Contract, extend_stage_two_form<1, 2>>>;
+
 template <class Target, u32 PageSize, u32 BlockWarps, u32 Stages, u32 MaxBatch, u32 SplitCapacity>
 struct kernels_of<contracts::attention_gqa4_extend<Target, PageSize, BlockWarps, Stages, MaxBatch, SplitCapacity>> {
   using contract = contracts::attention_gqa4_extend<Target, PageSize, BlockWarps, Stages, MaxBatch, SplitCapacity>;
-  using type = type_list<attention_extend_stage_zero<contract>, attention_gqa8_stage_one<typename contract::pair_view>,
-                         attention_extend_stage_two<contract>, attention_extend_stage_two<contract, extend_stage_two_form::batched>,
-                         attention_extend_stage_two<contract, extend_stage_two_form::wide>>;
+  using type = extend_kernel_list<contract, attention_extend_stage_zero<contract>, attention_gqa8_stage_one<typename contract::pair_view>>;
 };
 
 }  // namespace netra::kernels

@@ -43,6 +43,8 @@ template <class Contract, bool Math = true> struct attention_extend_native_stage
   static constexpr u32 S = Contract::stages, T = Contract::table_rounds, B = Contract::block, D = Contract::head_dim, G = Contract::group;
   static constexpr u32 chunks = Contract::piece_bytes / 16, copies_per_thread = ceil_div(chunks, workgroup_size);
   static constexpr u32 lookups_per_thread = ceil_div(B, workgroup_size);
+  static constexpr u32 o_stride = D + 4;  // floats per staged o row: 16-byte rows, lanes of one store in 4-way distinct banks
+  static_assert(Contract::rows * o_stride * 4 <= Contract::ring_bytes, "netra::kernels::attention_extend_native_stage_one: the staged o does not fit the ring");
   static_assert(plan::rows == Contract::wave_rows && plan::head_dim == D && plan::block == B, "netra::kernels::attention_extend_native_stage_one: the plan's tile is not the contract's");
 
   NETRA_HOST_DEVICE static constexpr launch_shape shape(u32 batch, u32 slices) { return {{slices, Contract::kv_heads, batch}, workgroup_size, dynamic_lds_bytes}; }
@@ -105,6 +107,7 @@ template <class Contract, bool Math = true> struct attention_extend_native_stage
     const attention_gqa8_args& p = a.view;
     const u32 sl = workgroup_id<target, 0>(), kv = workgroup_id<target, 1>(), b = workgroup_id<target, 2>();
     const u32 warp = wave_id<target>(), lane = lane_id<target>();
+    launch_dependents<target>();  // stage two may launch now: it waits for this grid before its workspace loads
     const extend_request e = extend_request::read(a, b, Contract::max_extend);
     if (!e.writable) return;  // uniform over the workgroup
     slice v;
@@ -129,11 +132,11 @@ template <class Contract, bool Math = true> struct attention_extend_native_stage
       }
       plan::q_operands_of(qa, q);
     }
-    look_up lookups;
-    for (u32 round = 0; round < T; ++round) {
-      lookups.start(p, v, round);
-      lookups.finish(p, v, table);
-    }
+    look_up lookups, first[T];  // the first T rounds' look-ups in flight together
+    NETRA_UNROLL
+    for (u32 round = 0; round < T; ++round) first[round].start(p, v, round);
+    NETRA_UNROLL
+    for (u32 round = 0; round < T; ++round) first[round].finish(p, v, table);
     lookups.start(p, v, T);
     workgroup_barrier<target>();
 
@@ -201,18 +204,27 @@ template <class Contract, bool Math = true> struct attention_extend_native_stage
       }
     }
 
-    // The slice's (m, l, o) of the warp's written rows, in the pair view's workspace layout.
+    // The slice's (m, l, o) of the written rows, in the pair view's workspace layout: the stats
+    // from the lanes that hold element 0, o through the (now idle) ring as rows of o_stride floats,
+    // then out in 16-byte pieces (row 4t + j: view row 8t + 4 (kv % 2) + j, elements 128 (kv % 2) ..).
     const u64 unit = (static_cast<u64>(b) * p.slices + sl) * (Contract::kv_heads / 2) + kv / 2;
     constexpr u32 view_rows = Contract::pair_view::rows, view_dim = Contract::pair_view::head_dim;
+    auto view_row = [&](u32 row) { return unit * view_rows + 2 * G * (row / G) + G * (kv % 2) + row % G; };
+    float* staged = reinterpret_cast<float*>(ring);
+    workgroup_barrier<target>();  // every warp has read its last piece
     NETRA_UNROLL
     for (u32 i = 0; i < plan::o_items; ++i) {
       const fragment_element f = plan::o_of(lane, i);
-      const u32 row = warp * plan::rows + f.row, t = row / G;
-      if (f.row < plan::rows && t < e.count) {
-        const u64 at = unit * view_rows + 2 * G * t + G * (kv % 2) + row % G;
-        p.split_o[at * view_dim + D * (kv % 2) + f.col] = o[i];
-        if (f.col == 0) p.split_stats[at * 2] = st[plan::row_slot(i)].m, p.split_stats[at * 2 + 1] = st[plan::row_slot(i)].l;
+      const u32 row = warp * plan::rows + f.row;
+      if (f.row < plan::rows) {
+        staged[row * o_stride + f.col] = o[i];
+        if (f.col == 0 && row / G < e.count) p.split_stats[view_row(row) * 2] = st[plan::row_slot(i)].m, p.split_stats[view_row(row) * 2 + 1] = st[plan::row_slot(i)].l;
       }
+    }
+    workgroup_barrier<target>();
+    for (u32 c = thread_id<target>(); c < Contract::rows * (D / 4); c += workgroup_size) {
+      const u32 row = c / (D / 4), col = 4 * (c % (D / 4));
+      if (row / G < e.count) store_16B<target>(p.split_o + view_row(row) * view_dim + D * (kv % 2) + col, *reinterpret_cast<const u32x4*>(staged + row * o_stride + col));
     }
   }
 };
@@ -220,8 +232,7 @@ template <class Contract, bool Math = true> struct attention_extend_native_stage
 template <class Target, u32 PageSize, u32 Stages, u32 MaxBatch, u32 SplitCapacity>
 struct kernels_of<contracts::attention_gqa4_extend_native<Target, PageSize, Stages, MaxBatch, SplitCapacity>> {
   using contract = contracts::attention_gqa4_extend_native<Target, PageSize, Stages, MaxBatch, SplitCapacity>;
-  using type = type_list<attention_extend_native_stage_one<contract>, attention_extend_stage_two<contract>, attention_extend_native_stage_one<contract, false>,
-                         attention_extend_stage_two<contract, extend_stage_two_form::batched>, attention_extend_stage_two<contract, extend_stage_two_form::wide>>;
+  using type = extend_kernel_list<contract, attention_extend_native_stage_one<contract>, attention_extend_native_stage_one<contract, false>>;
 };
 
 }  // namespace netra::kernels

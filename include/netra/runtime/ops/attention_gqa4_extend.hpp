@@ -2,7 +2,8 @@
 // contracts::attention_gqa4_extend: build the call's signature, refuse it (nothing launched,
 // nothing written) unless the contract admits it, then record stage zero, the view's stage one and
 // stage two (the native contract: its stage one and stage two; from 16 slices on the wide
-// stage two, the same bits) on the caller's stream with the handle's persistent workspace.
+// stage two, the same bits; stage two is a programmatic dependent of stage one) on the caller's
+// stream with the handle's persistent workspace.
 // Nothing is allocated, looked up or synchronised here.
 #pragma once
 #include "netra/kernels/attention/extend.hpp"
@@ -35,8 +36,9 @@ template <class Contract> i64 attention_extend_slices(const handle<Contract>& h,
   return Contract::slices_for(static_cast<u32>(batch < 1 ? 1 : batch), static_cast<u32>(h.device().compute_units));
 }
 
-/// Records a call Contract::admits(s) admitted (nothing is checked here).
-template <class Contract> void launch_attention_extend(const handle<Contract>& h, stream_handle stream, const attention_signature& s) {
+/// Records a call Contract::admits(s) admitted (nothing is checked here); stage two in `Form`
+/// (kernels::extend_stage_two_form), or when void the form the call's size is served with.
+template <class Contract, class Form = void> void launch_attention_extend(const handle<Contract>& h, stream_handle stream, const attention_signature& s) {
   using two = kernels::attention_extend_stage_two<Contract>;
   u8* ws = static_cast<u8*>(const_cast<void*>(s.workspace));
   u16* q_pad = reinterpret_cast<u16*>(ws);
@@ -62,20 +64,25 @@ template <class Contract> void launch_attention_extend(const handle<Contract>& h
     h.template launch<zero>(stream, a, zero::shape(batch));
     h.template launch<one>(stream, a.view, one::shape(batch, static_cast<u32>(s.slices)));
   }
-  if (s.slices >= two::wide_slices) {
-    using wide = kernels::attention_extend_stage_two<Contract, kernels::extend_stage_two_form::wide>;
+  if constexpr (!same_v<Form, void>) {
+    using chosen = kernels::attention_extend_stage_two<Contract, Form>;
+    h.template launch<chosen>(stream, a, chosen::shape(batch));
+  } else if (s.slices >= two::wide_slices) {
+    using wide = kernels::attention_extend_stage_two<Contract, kernels::extend_stage_two_wide>;
     h.template launch<wide>(stream, a, wide::shape(batch));
   } else {
     h.template launch<two>(stream, a, two::shape(batch));
   }
 }
 
-/// Records the call with `slices` slices. Throws status::invalid_argument /
-/// status::workspace_too_small when the contract refuses the call (nothing launched).
-template <class Contract> void attention_extend(const handle<Contract>& h, stream_handle stream, const attention_extend_call& c, i64 slices) {
+/// Records the call with `slices` slices (stage two in `Form`, void: the served form). Throws
+/// status::invalid_argument / status::workspace_too_small when the contract refuses the call
+/// (nothing launched).
+template <class Contract, class Form = void>
+void attention_extend(const handle<Contract>& h, stream_handle stream, const attention_extend_call& c, i64 slices) {
   const attention_signature s = attention_extend_signature(h.device().target, device_of(h.device()), c, slices, h.workspace(), h.workspace_bytes());
   require_admitted<Contract>("netra::attention_extend", s);
-  launch_attention_extend(h, stream, s);
+  launch_attention_extend<Contract, Form>(h, stream, s);
 }
 template <class Contract> void attention_extend(const handle<Contract>& h, stream_handle stream, const attention_extend_call& c) {
   attention_extend(h, stream, c, attention_extend_slices(h, c.batch));
