@@ -250,7 +250,7 @@ template <class C, class Pre = void> void bench_core(std::size_t B, bool random_
   const double fp32_ops = accepted_tokens * HV * V * K * (replay ? 3.0 : 4.0);
   const std::string shape = "\"batch\": " + std::to_string(B) + ", \"t\": " + std::to_string(T) + ", \"state_dtype\": \"" +
                             (C::state_storage ? "bf16" : "fp32") + "\", \"value_block\": " + std::to_string(C::value_block) +
-                            ", \"staging\": \"" + (C::staging ? "block" : "per_token") + "\", \"waves\": " + std::to_string(C::waves_per_workgroup) +
+                            ", \"staging\": \"" + (C::staging == 3 ? "block_and_state" : C::staging ? "block" : "per_token") + "\", \"waves\": " + std::to_string(C::waves_per_workgroup) +
                             ", \"columns_per_lane\": " + std::to_string(C::columns_per_lane) + ", \"prefetch_ahead\": " + std::to_string(C::prefetch_ahead) +
                             (replay ? std::string(", \"accepted\": \"") + (random_lengths ? "random 0..T" : "T") + "\"" : std::string());
   if constexpr (same_v<Pre, void>) {
@@ -285,11 +285,13 @@ int main(int argc, char** argv) {
   bool conv_only = false;   // --conv-only: the conv records alone (B 64, 16, 1)
   bool cores_only = false;  // --cores-only: the K0 and replay records alone (K0 B 64, 16, 1; replay B 128, 64, 16, 1)
   bool decode_only = false;  // --decode-only: the decode core records alone
+  bool lds_only = false;     // --lds-only: the state-through-LDS maps (Staging 3) beside the maps they would replace
   for (int i = 1; i < argc; ++i) {
     if (i + 1 < argc && std::string(argv[i]) == "--dump") dump_dir = argv[i + 1];
     conv_only |= std::string(argv[i]) == "--conv-only";
     cores_only |= std::string(argv[i]) == "--cores-only";
     decode_only |= std::string(argv[i]) == "--decode-only";
+    lds_only |= std::string(argv[i]) == "--lds-only";
   }
   (void)device();
   drv().check(drv().cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
@@ -335,6 +337,32 @@ int main(int argc, char** argv) {
     each(cd::decode_candidates<ss::fp32>{}, [&]<class C>() { bench_core<C>(B, false, "decode"); });
     each(cd::decode_candidates<ss::bf16>{}, [&]<class C>() { bench_core<C>(B, false, "decode"); });
   };
+  if (lds_only) {  // M16 B 1 (core, and precompute + core), replay B 128 / 64 / 16 / 1, K0 B 64, the decode default map B 64 / 128
+    using pre = contracts::gdn_precompute<sm90a, 1, 16>;
+    auto m16 = [&]<class C>() { bench_core<C, pre>(1, false, "m16"), bench_core<C>(1, false, "m16"); };
+    m16.template operator()<contracts::gdn_m16<sm90a, ss::bf16, 8, 3, 4, 1, 1>>();
+    m16.template operator()<contracts::gdn_m16<sm90a, ss::bf16, 8, 1, 4, 1, 1>>();
+    m16.template operator()<contracts::gdn_m16<sm90a, ss::fp32, 8, 3, 4, 1, 1>>();
+    m16.template operator()<contracts::gdn_m16<sm90a, ss::fp32, 8, 1, 4, 1, 1>>();
+    auto replays = [&](std::size_t B, bool random) {
+      bench_core<contracts::gdn_replay<sm90a, ss::bf16, 16, 3, 8, 2, 264>>(B, random, "replay");
+      bench_core<contracts::gdn_replay<sm90a, ss::bf16, 16, 3, 8, 2>>(B, random, "replay");
+      bench_core<contracts::gdn_replay<sm90a, ss::bf16, 16, 1, 8, 2, 264>>(B, random, "replay");
+      bench_core<contracts::gdn_replay<sm90a, ss::fp32, 16, 3, 8, 2, 264>>(B, random, "replay");
+      bench_core<contracts::gdn_replay<sm90a, ss::fp32, 16, 3, 8, 2>>(B, random, "replay");
+      bench_core<contracts::gdn_replay<sm90a, ss::fp32, 16, 1, 8, 2, 264>>(B, random, "replay");
+    };
+    replays(128, false);
+    each(cd::k0_candidates<ss::fp32>{}, [&]<class C>() { bench_core<C>(64, false, "k0"); });
+    each(cd::k0_candidates<ss::bf16>{}, [&]<class C>() { bench_core<C>(64, false, "k0"); });
+    for (std::size_t B : {64, 16, 1}) replays(B, false);
+    replays(128, true);
+    for (std::size_t B : {64, 128}) {
+      bench_core<contracts::gdn_decode_core<sm90a, ss::fp32>>(B, false, "decode");
+      bench_core<contracts::gdn_decode_core<sm90a, ss::bf16>>(B, false, "decode");
+    }
+    return 0;
+  }
   if (decode_only) {
     for (std::size_t B : {64, 128, 16, 1}) decode(B);
     return 0;

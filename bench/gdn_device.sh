@@ -17,11 +17,16 @@
 # protocol beside the default's every-B and graph cases), the driver's decode records
 # (--decode-only), bench/gdn.py's torch eager peer of the default map, and where carried the
 # access-pattern probe lab/gdn/decode_access_floor.cu (no other floors run).
+# GDN_SCOPE=lds: the state-through-LDS maps (Staging 3) — the kernel tests of K0 / M16 (every
+# catalogued mapping), the refusals and the smoke; the Staging 3 schedules' every-B and graph
+# protocol; M16 behind its precompute (programmatic launch) eager and graph-replayed; the decode
+# default map's tests (its copy is now asynchronous); memcheck of the smoke and the M16 chain,
+# racecheck of the M16 cores; the replay SASS counts; the driver's --lds-only records.
 #   carry: .carry-gdn (bin/: test_gdn_gpu test_gdn_decode_gpu netra-bench-gdn gdn-floor;
 #          code_objects/: the sm90a gdn cubins), copied to build-gdn/ here; GDN_CARRY and
 #          GDN_BUILD name others (the decode scope needs only test_gdn_decode_gpu, netra-bench-gdn
 #          and the T 1 cubins).
-#   usage: OUT=... NETRA_GIT_REVISION=<commit> [GDN_SCOPE=cores|decode] bash bench/gdn_device.sh [tests-s driver-s peers-s]
+#   usage: OUT=... NETRA_GIT_REVISION=<commit> [GDN_SCOPE=cores|decode|lds] bash bench/gdn_device.sh [tests-s driver-s peers-s]
 set -u
 B=${GDN_BUILD:-build-gdn}
 T1=${1:-75} T2=${2:-65} T3=${3:-15}
@@ -60,6 +65,36 @@ if [ "${GDN_SCOPE:-all}" = decode ]; then
   exit 0
 fi
 G="$B/tests/test_gdn_gpu"
+if [ "${GDN_SCOPE:-all}" = lds ]; then
+  START=$(date +%s)
+  PIDS=""
+  bg() { local log=$1; shift; timeout "$T1" "$@" > "$log" 2>&1 & PIDS="$PIDS $!"; }
+  bg "$OUT/gdn_gpu_tests.txt" "$G" --duration=true -tc="K0*,M16*,refused*,protocol smoke*"
+  bg /tmp/gdn_lds_prefetch.txt "$G" --duration=true -tc="protocol? state-through-LDS prefetch schedule: every*"
+  bg /tmp/gdn_lds_plain.txt "$G" --duration=true -tc="protocol? state-through-LDS schedule: every*"
+  bg /tmp/gdn_lds_graph.txt "$G" --duration=true -tc="protocol? state-through-LDS schedules: one*"
+  bg /tmp/gdn_decode.txt "$B/tests/test_gdn_decode_gpu" --duration=true -tce="*candidate*"
+  bg "$OUT/gdn_sanitizers.txt" compute-sanitizer --tool memcheck --error-exitcode 9 "$G" -tc="protocol smoke*,M16 behind*"
+  bg /tmp/gdn_racecheck.txt compute-sanitizer --tool racecheck --error-exitcode 9 "$G" -tc="M16 core*"
+  for f in "$B"/code_objects/gdn-replay-sm90a-2-128-12-*-16-[13]-8-2*.cubin; do
+    timeout 10 cuobjdump --dump-sass "$f" > /tmp/gdn.sass 2>&1
+    echo "== $(basename "$f")"
+    timeout 10 python3 bench/gdn_sass.py /tmp/gdn.sass --elements 64
+  done > "$OUT/gdn_sass.txt" 2>&1
+  for p in $PIDS; do wait "$p"; echo "rc[$p]=$?" >> "$L"; done
+  echo "== tests took $(( $(date +%s) - START )) s" >> "$L"
+  for f in /tmp/gdn_lds_prefetch.txt /tmp/gdn_lds_plain.txt /tmp/gdn_lds_graph.txt /tmp/gdn_decode.txt; do
+    [ -f "$f" ] && { echo "== $(basename "$f")"; cat "$f"; } >> "$OUT/gdn_gpu_tests.txt"
+  done
+  [ -f /tmp/gdn_racecheck.txt ] && { echo "== racecheck"; tail -n 12 /tmp/gdn_racecheck.txt; } >> "$OUT/gdn_sanitizers.txt"
+  echo "== netra-bench-gdn --lds-only" >> "$L"
+  timeout "$T2" "$B/tests/netra-bench-gdn" --lds-only > "$OUT/gdn_lds_bench.jsonl" 2>> "$L"
+  echo "rc=$?" >> "$L"
+  grep -E "^== |test cases:|Status" "$OUT/gdn_gpu_tests.txt"
+  grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/gdn_sanitizers.txt"
+  grep -E "^== |^rc" "$L"
+  exit 0
+fi
 # ---- correctness (parallel processes, each under its limit; doctest filters split at commas: "?" stands for one)
 START=$(date +%s)
 PIDS=""

@@ -30,7 +30,7 @@ netra_add_compile_fail_test(negative_gdn_conv_layout negative/gdn_conv_layout.cp
 netra_add_compile_fail_test(negative_gdn_max_batch negative/gdn_max_batch.cpp
   "netra::contracts::gdn_precompute: field MaxBatch must be in \\[1, 128\\]")
 
-netra_add_gpu_test(test_gdn_gpu gpu/test_gdn_kernels_gpu.cpp gpu/test_gdn_protocol_gpu.cpp)
+netra_add_gpu_test(test_gdn_gpu gpu/test_gdn_kernels_gpu.cpp gpu/test_gdn_protocol_gpu.cpp gpu/test_gdn_m16_chain_gpu.cpp)
 if(TARGET test_gdn_gpu)
   target_compile_options(test_gdn_gpu PRIVATE -O2)
   find_package(Threads REQUIRED)

@@ -199,7 +199,8 @@ TEST_CASE_TEMPLATE("precompute equals the oracle (zero, subnormal and huge heads
 TEST_CASE_TEMPLATE("K0 verify core equals the oracle and writes no state (FP32 / BF16 state, every catalogued mapping)", C, contracts::gdn_k0<sm90a, 0>,
                    contracts::gdn_k0<sm90a, 1>, contracts::gdn_k0<sm90a, 0, 16>, contracts::gdn_k0<sm90a, 1, 16>, contracts::gdn_k0<sm90a, 0, 8, 1, 4>,
                    contracts::gdn_k0<sm90a, 1, 8, 1, 4>, contracts::gdn_k0<sm90a, 0, 16, 1, 8, 2>, contracts::gdn_k0<sm90a, 1, 16, 1, 8, 2>,
-                   contracts::gdn_k0<sm90a, 0, 16, 1, 4, 2>, contracts::gdn_k0<sm90a, 1, 16, 1, 4, 2>) {
+                   contracts::gdn_k0<sm90a, 0, 16, 1, 4, 2>, contracts::gdn_k0<sm90a, 1, 16, 1, 4, 2>, contracts::gdn_k0<sm90a, 0, 16, 3, 8, 2>,
+                   contracts::gdn_k0<sm90a, 1, 16, 3, 8, 2>, contracts::gdn_k0<sm90a, 0, 16, 3, 4, 2>, contracts::gdn_k0<sm90a, 1, 16, 3, 4, 2>) {
   core_case<C>(1, {0}, 31);
   core_case<C>(5, {0, 2, 4}, 32);
   core_case<C>(64, {0, 2, 33, 63}, 33);
@@ -208,7 +209,7 @@ TEST_CASE_TEMPLATE("K0 verify core equals the oracle and writes no state (FP32 /
 TEST_CASE_TEMPLATE("M16 core equals the oracle, outputs and committed state", C, contracts::gdn_m16<sm90a, 0>, contracts::gdn_m16<sm90a, 1>,
                    contracts::gdn_m16<sm90a, 0, 8, 1, 4>, contracts::gdn_m16<sm90a, 0, 16, 1, 2, 2>,
                    contracts::gdn_m16<sm90a, 1, 16, 1, 2, 2>, contracts::gdn_m16<sm90a, 0, 8, 1, 4, 1, 1>,
-                   contracts::gdn_m16<sm90a, 1, 8, 1, 4, 1, 1>) {
+                   contracts::gdn_m16<sm90a, 1, 8, 1, 4, 1, 1>, contracts::gdn_m16<sm90a, 0, 8, 3, 4, 1, 1>, contracts::gdn_m16<sm90a, 1, 8, 3, 4, 1, 1>) {
   core_case<C>(1, {0}, 41);
 }
 

@@ -5,8 +5,8 @@
 // sentinel included) and rows that accepted nothing are unchanged byte for byte. Every batch
 // 1..128 eagerly, for FP32 and BF16 storage; then one captured graph per batch replayed with
 // inputs, slots and lengths changing before every replay (100 times at B = 128, FP32 state); the
-// same for the whole-head schedule (the shipped conv and K0 mappings) and with the shipped replay
-// (the whole-head map with its L2 prefetch).
+// same for the whole-head schedule (the shipped conv and K0 mappings), with the whole-head replay's
+// L2 prefetch, and with each wave's state block through LDS (Staging 3, with and without the prefetch).
 #include <doctest/doctest.h>
 
 #include <numeric>
@@ -37,6 +37,9 @@ using staged_schedule = schedule<0, 256, 1, 8, 1, 4, 1>;
 using head_schedule = schedule<1, 256, 2, 16, 1, 8, 2>;
 /// The same with the replay's L2 prefetch of the workgroup 264 later in launch order (the shipped replay).
 using prefetch_schedule = schedule<1, 256, 2, 16, 1, 8, 2, 264>;
+/// The whole-head maps with each wave's state block through LDS (Staging 3), with and without the prefetch.
+using lds_schedule = schedule<1, 256, 2, 16, 3, 8, 2>;
+using lds_prefetch_schedule = schedule<1, 256, 2, 16, 3, 8, 2, 264>;
 
 template <u32 Storage, class Schedule = per_token_schedule> struct protocol {
   using elem = conditional_t<Storage == gdn::state_storage::fp32, float, std::uint16_t>;
@@ -225,6 +228,8 @@ TEST_CASE("protocol smoke: B 1, 3 and 70, FP32 and BF16 storage, every schedule"
   protocol<gdn::state_storage::bf16, head_schedule> hb;
   protocol<gdn::state_storage::fp32, prefetch_schedule> pf;
   protocol<gdn::state_storage::bf16, prefetch_schedule> pb;
+  protocol<gdn::state_storage::fp32, lds_schedule> lf;
+  protocol<gdn::state_storage::bf16, lds_prefetch_schedule> lb;
   for (const std::size_t B : {std::size_t{1}, std::size_t{3}, std::size_t{70}}) {
     f.prepare(B), f.launch(B, nullptr), f.check(B, B < 4, "smoke fp32");
     b.prepare(B), b.launch(B, nullptr), b.check(B, B < 4, "smoke bf16");
@@ -233,6 +238,8 @@ TEST_CASE("protocol smoke: B 1, 3 and 70, FP32 and BF16 storage, every schedule"
     hb.prepare(B), hb.launch(B, nullptr), hb.check(B, B < 4, "smoke bf16 whole-head");
     pf.prepare(B), pf.launch(B, nullptr), pf.check(B, B < 4, "smoke fp32 whole-head, prefetch 264");
     pb.prepare(B), pb.launch(B, nullptr), pb.check(B, B < 4, "smoke bf16 whole-head, prefetch 264");
+    lf.prepare(B), lf.launch(B, nullptr), lf.check(B, B < 4, "smoke fp32 whole-head, state through LDS");
+    lb.prepare(B), lb.launch(B, nullptr), lb.check(B, B < 4, "smoke bf16 whole-head, state through LDS, prefetch 264");
   }
 }
 
@@ -254,4 +261,18 @@ TEST_CASE("protocol, whole-head prefetch schedule: every B in 1..128 eagerly (BF
 TEST_CASE("protocol, whole-head prefetch schedule: one captured graph replayed 100 times at B = 128 (BF16 state; 5 times at B = 1, 37, 64, FP32)") {
   graph_buckets<gdn::state_storage::bf16, prefetch_schedule>({128}, 100);
   graph_buckets<gdn::state_storage::fp32, prefetch_schedule>({1, 37, 64}, 5);
+}
+TEST_CASE("protocol, state-through-LDS schedule: every B in 1..128 eagerly (BF16 and FP32 state)") {
+  eager_every_batch<gdn::state_storage::bf16, lds_schedule>();
+  eager_every_batch<gdn::state_storage::fp32, lds_schedule>();
+}
+TEST_CASE("protocol, state-through-LDS prefetch schedule: every B in 1..128 eagerly (BF16 and FP32 state)") {
+  eager_every_batch<gdn::state_storage::bf16, lds_prefetch_schedule>();
+  eager_every_batch<gdn::state_storage::fp32, lds_prefetch_schedule>();
+}
+TEST_CASE("protocol, state-through-LDS schedules: one captured graph replayed 100 times at B = 128 (BF16, prefetch; 5 times at B = 1, 37, 64, FP32, and without the prefetch)") {
+  graph_buckets<gdn::state_storage::bf16, lds_prefetch_schedule>({128}, 100);
+  graph_buckets<gdn::state_storage::fp32, lds_prefetch_schedule>({1, 37, 64, 128}, 5);
+  graph_buckets<gdn::state_storage::bf16, lds_schedule>({1, 64, 128}, 5);
+  graph_buckets<gdn::state_storage::fp32, lds_schedule>({1, 64, 128}, 5);
 }

@@ -8,6 +8,7 @@
 #include <set>
 #include <vector>
 
+#include "netra/contracts/gdn/decode.hpp"
 #include "netra/kernels/gdn/conv.hpp"
 #include "netra/kernels/gdn/precompute.hpp"
 #include "netra/kernels/gdn/recurrent.hpp"
@@ -206,4 +207,35 @@ TEST_CASE("the precompute's head map covers the 32 head slots and the 32 v heads
     for (u32 g = 0; g < kernel::groups_per_workgroup; ++g) slots.insert(kernel::head_slot(x, g));
   CHECK(slots.size() == 32);
   CHECK(*slots.rbegin() == 31);
+}
+
+TEST_CASE_TEMPLATE("the state block through LDS: each lane's runs are the block's vectors once, at distinct units, 8 bank groups per row group (conflict-free 16-byte reads)", C,
+                   contracts::gdn_replay<sm90a, 0, 16, 3, 8, 2, 264>, contracts::gdn_replay<sm90a, 1, 16, 3, 8, 2>, contracts::gdn_k0<sm90a, 0, 16, 3, 4, 2>,
+                   contracts::gdn_m16<sm90a, 0, 8, 3, 4, 1, 1>, contracts::gdn_m16<sm90a, 1, 8, 3, 4, 1, 1>, contracts::gdn_decode_core<sm90a, 0>,
+                   contracts::gdn_decode_core<sm90a, 1>) {
+  using core = kernels::gdn_recurrent_core<C>;
+  using block = typename core::state_block;
+  static_assert(C::state_through_lds && core::dynamic_lds_bytes == C::state_lds_bytes && core::shape(1).dynamic_lds_bytes == C::state_lds_bytes);
+  CHECK(C::lds_bytes + 1024 <= C::budget().max_lds_bytes);
+  // fetch: lane + k wave is the block's vector p (global offset 16 p); its unit at(p) is distinct and inside the wave's units.
+  std::vector<int> unit_of_vector(block::units, 0);
+  for (u32 p = 0; p < block::vectors; ++p) {
+    REQUIRE(block::at(p) < block::units);
+    ++unit_of_vector[block::at(p)];
+  }
+  for (int n : unit_of_vector) REQUIRE(n <= 1);
+  // take / put: lane's column c, row group m, vector v is the block's vector (column) cv + (group) rv + v — every vector once.
+  std::vector<int> taken(block::vectors, 0);
+  for (u32 c = 0; c < core::cpl; ++c)
+    for (u32 m = 0; m < core::groups_per_lane; ++m)
+      for (u32 v = 0; v < block::run_vectors; ++v) {
+        std::vector<int> lanes_per_bank_group(8, 0);
+        for (u32 lane = 0; lane < C::wave_size; ++lane) {
+          const u32 column = (lane % core::column_lanes) * core::cpl + c, p = column * block::column_vectors + core::row_group(lane, m) * block::run_vectors + v;
+          ++taken[p];
+          ++lanes_per_bank_group[block::at(p) % 8];  // 8 units of 16 bytes a bank row
+        }
+        for (int n : lanes_per_bank_group) CHECK(n == static_cast<int>(C::wave_size / 8));  // the minimum: wave x 16 B / 128 B wavefronts
+      }
+  for (int n : taken) REQUIRE(n == 1);
 }

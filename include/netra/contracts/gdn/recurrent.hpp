@@ -17,7 +17,8 @@
 // Mapping parameters (the same bits for every choice): ValueBlock (Vb): a wave owns Vb value
 // columns of one (request, v head); ColumnsPerLane (C): each lane owns C adjacent columns (every
 // k and q value it loads serves C columns); L = wave C / Vb lanes share a column (1, 2 or 4);
-// Staging (gdn::token_staging): token inputs loaded per token, or the block staged in LDS first;
+// Staging (gdn::token_staging): token inputs loaded per token, or the block staged in LDS first
+// (block), or the block and each wave's state block (block_and_state: state_through_lds);
 // WavesPerWorkgroup (staged only): value blocks sharing one staged block; PrefetchAhead (P, 0 or
 // a workgroup count, about the resident workgroups of the GPU): workgroup n of the launch order
 // asks for the L2 prefetch of the state block and token inputs of workgroup n + P (a hint: no
@@ -41,6 +42,12 @@ struct gdn_recurrent_signature {
   NETRA_HOST_DEVICE constexpr i64 batch() const { return slots.rank == 1 ? slots.shape[0] : 0; }
   NETRA_HOST_DEVICE constexpr i64 state_slots() const { return state.extent(0); }
 };
+
+namespace gdn::token_staging {
+/// Recurrent core only: the token block and each wave's state block in LDS — the wave copies its
+/// block with consecutive 16-byte vectors instead of each lane's 128-byte runs (state_through_lds).
+inline constexpr u32 block_and_state = 3;
+}  // namespace gdn::token_staging
 
 namespace contracts {
 
@@ -94,14 +101,14 @@ struct gdn_recurrent {
                 "netra::contracts::gdn_recurrent: field ColumnsPerLane must be 1, 2 or 4");
   static_assert(ValueBlock * 4 == WaveSize * ColumnsPerLane || ValueBlock * 2 == WaveSize * ColumnsPerLane || ValueBlock == WaveSize * ColumnsPerLane,
                 "netra::contracts::gdn_recurrent: field ValueBlock must be wave C / 4, wave C / 2 or wave C (1, 2 or 4 lanes per column)");
-  static_assert(Staging == gdn::token_staging::per_token || Staging == gdn::token_staging::block,
-                "netra::contracts::gdn_recurrent: field Staging must be 0 (per_token) or 1 (block)");
+  static_assert(Staging == gdn::token_staging::per_token || Staging == gdn::token_staging::block || Staging == gdn::token_staging::block_and_state,
+                "netra::contracts::gdn_recurrent: field Staging must be 0 (per_token), 1 (block) or 3 (block_and_state)");
   static_assert(WavesPerWorkgroup >= 1 && WavesPerWorkgroup <= 8 && (gdn::value_dim / ValueBlock) % WavesPerWorkgroup == 0,
                 "netra::contracts::gdn_recurrent: field WavesPerWorkgroup must be in [1, 8] and divide the value blocks of a head");
   static_assert(PrefetchAhead <= 4096, "netra::contracts::gdn_recurrent: field PrefetchAhead must be in [0, 4096] workgroups");
   static_assert(FusedDots == 0 || (FusedDots == 1 && Commit != gdn::state_commit::accepted_prefix),
                 "netra::contracts::gdn_recurrent: field FusedDots must be 0, or 1 with outputs (Commit none or final)");
-  static_assert(Staging == gdn::token_staging::block || WavesPerWorkgroup == 1,
+  static_assert(Staging != gdn::token_staging::per_token || WavesPerWorkgroup == 1,
                 "netra::contracts::gdn_recurrent: field WavesPerWorkgroup must be 1 with Staging 0 (per_token): waves share only staged tokens");
 
   using target = Target;
@@ -126,14 +133,31 @@ struct gdn_recurrent {
       gdn_recurrent_all_args<Commit, MaxBatch, Tokens, StateStorage, ValueBlock, Staging, WavesPerWorkgroup, ColumnsPerLane, PrefetchAhead, FusedDots>::value;
   /// State registers per lane (FP32): the wave's 128 x Vb block over its lanes.
   static constexpr u32 state_registers = gdn::key_dim * ValueBlock / WaveSize;
-  /// LDS of the staged token block (kernels/gdn/recurrent.hpp's stage): k, q, v, decay, beta.
-  static constexpr u32 stage_bytes = Tokens * (2 * gdn::key_dim + ValueBlock * WavesPerWorkgroup + 2) * 4;
-  /// The state block through LDS (kernels/gdn/state_io.hpp wave_block: each wave copies it with
-  /// consecutive 16-byte vectors, not each lane's 128-byte runs): sm90a's one-token maps with one
-  /// column a lane and at most 32 KiB of blocks. Not gfx950 (its wave64 decode would need 105 VGPRs
-  /// against the 96 of its budget) nor C 2 (the half-head FP32 map spills at its register cap).
-  static constexpr bool state_through_lds = same_v<Target, sm90a> && Tokens == 1 && ColumnsPerLane == 1 &&
-                                            WavesPerWorkgroup * ValueBlock * gdn::key_dim * gdn::state_bytes_per_element(StateStorage) <= 32768;
+  /// LDS of the staged token block (kernels/gdn/token_block.hpp's stage): k, q (not for the
+  /// replay), v, decay, beta.
+  static constexpr u32 stage_bytes = Tokens * ((writes_outputs ? 2 : 1) * gdn::key_dim + ValueBlock * WavesPerWorkgroup + 2) * 4;
+  /// The state block through LDS (kernels/gdn/state_io.hpp wave_block: each wave copies its block
+  /// with consecutive 16-byte vectors, not each lane's 128-byte runs, whose warp-wide accesses span
+  /// 32 lines): Staging block_and_state, and sm90a's one-token maps with one column a lane and at
+  /// most 32 KiB of blocks. The one-token half-head FP32 map (C 2) is not given it by default: it
+  /// spilled at its register cap when the copy went through registers; with Staging 3 the copy is
+  /// asynchronous (no registers). gfx950 is not catalogued with it: the cost of lane runs is the
+  /// H200's L1 (lab/gdn/decode_access_floor.cu), not measured on an AMD GPU, and gfx950's copy into
+  /// LDS is a load and an LDS store through VGPRs (dsl/async_copy.hpp), which its wave64 one-token
+  /// map had no room for (105 VGPRs against 96).
+  static constexpr bool state_through_lds =
+      Staging == gdn::token_staging::block_and_state ||
+      (same_v<Target, sm90a> && Tokens == 1 && ColumnsPerLane == 1 &&
+       WavesPerWorkgroup * ValueBlock * gdn::key_dim * gdn::state_bytes_per_element(StateStorage) <= 32768);
+  /// Dynamic LDS of the state blocks (0 without state_through_lds): a wave's block and its pad
+  /// units (one 16-byte unit per lane's C columns).
+  static constexpr u32 state_lds_bytes =
+      state_through_lds ? WavesPerWorkgroup * (ValueBlock * gdn::key_dim * gdn::state_bytes_per_element(StateStorage) + ValueBlock / ColumnsPerLane * 16) : 0;
+  /// M16 on targets with programmatic dependent launch (sm90a): launched with programmatic
+  /// serialisation behind the precompute, which lets it start at once; the core waits for it
+  /// (griddepcontrol.wait) before its first read and only asks for the L2 prefetch of its state
+  /// block before that. The one-token decode (T 1) is launched as before.
+  static constexpr bool launched_programmatic = Target::has_programmatic_dependent_launch && Commit == gdn::state_commit::final && Tokens > 1;
 
   static decision admits(const gdn_recurrent_signature& s) {
     constexpr i64 D = gdn::channels, H = gdn::heads_qk, HV = gdn::heads_v, K = gdn::key_dim, V = gdn::value_dim;
@@ -177,15 +201,16 @@ struct gdn_recurrent {
   /// workgroups of 8 warps per processor), except at MaxBatch 1, whose grid fills one workgroup per
   /// processor at most (255); 128 state registers: 255.
   static constexpr u32 register_cap = state_registers <= 64 && MaxBatch > 1 ? 128 : 255;
-  /// The staged block plus 1 KiB (sm90a's reserved shared memory), in whole KiB.
-  static constexpr u32 lds_budget = Staging == gdn::token_staging::block && stage_bytes > 19456 ? (stage_bytes + 2047) / 1024 * 1024 : 20480;
+  /// The staged block and the state blocks plus 1 KiB (sm90a's reserved shared memory), in whole KiB.
+  static constexpr u32 lds_bytes = (Staging != gdn::token_staging::per_token ? stage_bytes : 0) + state_lds_bytes;
+  static constexpr u32 lds_budget = lds_bytes > 19456 ? (lds_bytes + 2047) / 1024 * 1024 : 20480;
 
   static constexpr resource_budget budget() {
     if constexpr (same_v<Target, gfx950>) {
       resource_budget b;
       // measured 75-82 per token, 88-90 at T 1 (decode: no token loop, the one token's loads issued
       // together), 89-111 staged; the article's K0: 80 VGPRs, 40 SGPRs, 1 KiB LDS
-      b.max_vgprs = Staging == gdn::token_staging::block ? 112 : Tokens == 1 ? 96 : 88;
+      b.max_vgprs = Staging != gdn::token_staging::per_token ? 112 : Tokens == 1 ? 96 : 88;
       b.max_sgprs = 48;
       b.max_lds_bytes = lds_budget;
       b.max_code_bytes = 24576;

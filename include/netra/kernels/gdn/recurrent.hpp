@@ -5,11 +5,9 @@
 // owns value columns Vb P x .. Vb P x + Vb P - 1 of v head hv of request b for the whole token
 // block; wave w owns the Vb of them starting at Vb (P x + w), and its state block (128 x Vb)
 // stays in registers from the first token to the last (128 Vb / wave FP32 registers per lane).
-// Token inputs (field Staging): per_token: in the token loop each lane loads k and q of its rows
-// (16-byte loads; the Vb lanes of a row group read the same addresses), decay, beta and its v;
-// block: the workgroup first copies the head's whole token block (k, q (not for the replay) of
-// head hv / 2 for all T tokens, its columns' v, decay, beta) into LDS, one workgroup barrier, and the
-// token loop reads only LDS — no global latency between tokens, one staging for P waves.
+// Token inputs (field Staging, kernels/gdn/token_block.hpp): per_token: loaded in the token loop;
+// block / block_and_state: the head's token block staged in LDS first, one workgroup barrier, P
+// waves sharing it.
 // With N = Vb / C column lanes (C = ColumnsPerLane), lane l owns the C adjacent columns
 // Vb (P x + w) + C (l % N) + c, c < C, and the row groups r = G (l / N) .. G (l / N) + G - 1
 // (rows [32 r, 32 r + 32)), L = wave / N lanes per column, G = 4 / L groups per lane
@@ -25,19 +23,25 @@
 // last token's after the loop. PrefetchAhead P: first, thread 0 asks for the L2 prefetch of the
 // state block of workgroup n + P of the launch order (kernels/gdn/prefetch_ahead.hpp) and threads
 // 1..T for its token rows, where that workgroup reads anything. Contract::state_through_lds
-// (gdn_state_io::wave_block): the wave copies its block with consecutive 16-byte vectors instead
-// of each lane's 128-byte runs (a warp access over 32 lines), the store likewise.
+// (gdn_state_io::wave_block, dynamic LDS, one block a wave): the wave copies its block with
+// consecutive 16-byte asynchronous copies, issued before the token staging (both in flight
+// together), instead of each lane's 128-byte runs (a warp access over 32 lines); the store
+// likewise. Contract::launched_programmatic (M16 behind the precompute): thread 0 asks for the L2
+// prefetch of the workgroup's state block, then every thread waits for the predecessor grid
+// before its first read (wait_for_prerequisites).
 #pragma once
 #include "netra/contracts/gdn/recurrent.hpp"
 #include "netra/dsl/entry.hpp"
 #include "netra/dsl/ids.hpp"
 #include "netra/dsl/math.hpp"
 #include "netra/dsl/prefetch.hpp"
+#include "netra/dsl/sync.hpp"
 #include "netra/dsl/workgroup_barrier.hpp"
 #include "netra/kernels/gdn/conv_commit.hpp"
 #include "netra/kernels/gdn/dot_tree.hpp"
 #include "netra/kernels/gdn/prefetch_ahead.hpp"
 #include "netra/kernels/gdn/state_io.hpp"
+#include "netra/kernels/gdn/token_block.hpp"
 #include "netra/kernels/gdn/token_loop.hpp"
 
 namespace netra::kernels {
@@ -48,7 +52,7 @@ template <class Contract> struct gdn_recurrent_core {
   static constexpr u32 wave = target::wave_size;
   static constexpr u32 waves = Contract::waves_per_workgroup;
   static constexpr u32 workgroup_size = wave * waves;
-  static constexpr bool programmatic_dependent_launch = false;
+  static constexpr bool programmatic_dependent_launch = Contract::launched_programmatic;
   static constexpr u32 vb = Contract::value_block;
   static constexpr u32 cpl = Contract::columns_per_lane;
   static constexpr u32 column_lanes = vb / cpl;
@@ -62,90 +66,24 @@ template <class Contract> struct gdn_recurrent_core {
   static constexpr u32 commit = Contract::commit;
   static constexpr u32 tokens = Contract::tokens;
   static constexpr u32 columns = vb * waves;  // per workgroup
-  static constexpr bool staged = Contract::staging == gdn::token_staging::block;
-  using state_block = gdn_state_io::wave_block<target, Contract::state_storage, vb, wave>;
+  using inputs = gdn_token_block<Contract, dot, columns, workgroup_size>;
+  static constexpr bool staged = inputs::staged;
+  using state_block = gdn_state_io::wave_block<target, Contract::state_storage, vb, wave, cpl>;
   static constexpr bool stage_state = Contract::state_through_lds;
+  static constexpr u32 dynamic_lds_bytes = stage_state ? waves * state_block::bytes : 0;
+  using params = gdn_recurrent_params;
+  using stage = typename inputs::stage;
+  using tokens_in = typename inputs::reader;
 
-  /// The token block of one workgroup in LDS.
-  struct stage {
-    alignas(16) float kq[2][tokens][gdn::key_dim];  // [0]: k, [1]: q of head hv / 2
-    float v[tokens][columns];
-    float decay[tokens];
-    float beta[tokens];
-  };
-
-  struct params {
-    const float* q;
-    const float* k;
-    const u16* v;
-    i64 v_row_stride;
-    const float* decay;
-    const float* beta;
-    void* state;
-    const i32* slots;
-    u16* out;
-    const i32* accepted;
-    i32 state_slots;
-    u32 batch;
-  };
-
-  NETRA_HOST_DEVICE static constexpr launch_shape shape(u32 batch) { return {{gdn::value_dim / columns, gdn::heads_v, batch}, workgroup_size, 0}; }
+  NETRA_HOST_DEVICE static constexpr launch_shape shape(u32 batch) {
+    return {{gdn::value_dim / columns, gdn::heads_v, batch}, workgroup_size, dynamic_lds_bytes};
+  }
   /// Value column c (0 .. C-1) that lane `lane` of wave `w` of workgroup x owns.
   NETRA_HOST_DEVICE static constexpr u32 column(u32 workgroup_x, u32 w, u32 lane, u32 c = 0) {
     return (workgroup_x * waves + w) * vb + (lane % column_lanes) * cpl + c;
   }
   /// Row group m (0 .. G-1) of lane `lane`: rows [32 r, 32 r + 32).
   NETRA_HOST_DEVICE static constexpr u32 row_group(u32 lane, u32 m) { return (lane / column_lanes) * groups_per_lane + m; }
-
-  /// Where the token loop reads token t's inputs: global memory (per_token) or the staged block.
-  struct tokens_in {
-    const params& p;
-    const stage* sh;
-    u64 row0;
-    u32 hv, head, j, local;
-    NETRA_DEVICE float decay(u32 t) const { return staged ? sh->decay[t] : p.decay[(row0 + t) * gdn::heads_v + hv]; }
-    NETRA_DEVICE float beta(u32 t) const { return staged ? sh->beta[t] : p.beta[(row0 + t) * gdn::heads_v + hv]; }
-    /// v of this lane's column c at token t.
-    NETRA_DEVICE float v(u32 t, u32 c) const {
-      if constexpr (staged) return sh->v[t][local + c];
-      else return f32_from_bf16(p.v[(row0 + t) * p.v_row_stride + gdn::v_offset + hv * gdn::value_dim + j + c]);
-    }
-    /// Rows [32 r, 32 r + 32) of k (Which 0) or q (Which 1) of token t.
-    template <u32 Which> NETRA_DEVICE void rows_of(u32 t, u32 r, float (&x)[rows]) const {
-      if constexpr (staged) {
-        const float* src = &sh->kq[Which][t][r * gdn_recurrent_core::rows];
-        NETRA_UNROLL
-        for (u32 v = 0; v < gdn_recurrent_core::rows / 4; ++v) {
-          const u32x4 w = *reinterpret_cast<const u32x4*>(src + 4 * v);  // 16-byte LDS reads
-          x[4 * v] = bit_cast<float>(w.x), x[4 * v + 1] = bit_cast<float>(w.y);
-          x[4 * v + 2] = bit_cast<float>(w.z), x[4 * v + 3] = bit_cast<float>(w.w);
-        }
-      } else {
-        dot::load_rows((Which ? p.q : p.k) + ((row0 + t) * gdn::heads_qk + head) * gdn::key_dim + r * gdn_recurrent_core::rows, x);
-      }
-    }
-  };
-
-  /// Copies the head's token block into `sh` (every thread of the workgroup), then the barrier.
-  static NETRA_DEVICE void stage_block(const params& p, stage& sh, u64 row0, u32 x, u32 hv, u32 head) {
-    const u32 thread = thread_id<target>();
-    constexpr u32 kq_vectors = (Contract::writes_outputs ? 2 : 1) * tokens * gdn::key_dim / 4;  // the replay reads no q
-    for (u32 e = thread; e < kq_vectors; e += workgroup_size) {
-      const u32 which = e / (tokens * gdn::key_dim / 4), t = (e / (gdn::key_dim / 4)) % tokens, c = e % (gdn::key_dim / 4);
-      const u32x4 w = load_16B<target>((which ? p.q : p.k) + ((row0 + t) * gdn::heads_qk + head) * gdn::key_dim + 4 * c);
-      float* dst = &sh.kq[which][t][4 * c];
-      dst[0] = bit_cast<float>(w.x), dst[1] = bit_cast<float>(w.y), dst[2] = bit_cast<float>(w.z), dst[3] = bit_cast<float>(w.w);
-    }
-    for (u32 e = thread; e < tokens * columns; e += workgroup_size) {
-      const u32 t = e / columns, c = e % columns;
-      sh.v[t][c] = f32_from_bf16(p.v[(row0 + t) * p.v_row_stride + gdn::v_offset + hv * gdn::value_dim + x * columns + c]);
-    }
-    if (thread < tokens) {
-      sh.decay[thread] = p.decay[(row0 + thread) * gdn::heads_v + hv];
-      sh.beta[thread] = p.beta[(row0 + thread) * gdn::heads_v + hv];
-    }
-    workgroup_barrier<target>();
-  }
 
   /// The L2 prefetch of what workgroup n + P of the launch order reads (nothing for a workgroup that commits nothing).
   static NETRA_DEVICE void prefetch_later(const params& p, u32 x, u32 hv, u32 b) {
@@ -173,6 +111,10 @@ template <class Contract> struct gdn_recurrent_core {
     const u32 x = workgroup_id<target, 0>();
     const u32 hv = workgroup_id<target, 1>();
     const u32 b = workgroup_id<target, 2>();
+    if constexpr (Contract::launched_programmatic) {
+      if (thread_id<target>() == 0) prefetch_state(p, x, hv, b);  // a hint: the slot read before the wait only aims it
+      wait_for_prerequisites<target>();
+    }
     if constexpr (Contract::prefetch_ahead > 0) prefetch_later(p, x, hv, b);
     const u32 j = column(x, waves == 1 ? 0u : wave_id<target>(), lane);  // the lane's first column
     const i32 requested = p.slots[b];
@@ -192,25 +134,25 @@ template <class Contract> struct gdn_recurrent_core {
     char* const wave_base = column_base - lane_column * column_bytes;  // the wave's first column
     [[maybe_unused]] u32x4* wave_lds = nullptr;
     if constexpr (stage_state) {
-      NETRA_SHARED u32x4 state_lds[waves][state_block::vectors];
-      state_block::fetch(wave_base, wave_lds = state_lds[waves == 1 ? 0u : wave_id<target>()], lane);
+      NETRA_DYNAMIC_SHARED_BYTES(state_lds);
+      wave_lds = reinterpret_cast<u32x4*>(state_lds) + (waves == 1 ? 0u : wave_id<target>()) * state_block::units;
+      state_block::fetch(wave_base, wave_lds, lane);
+    } else {
+      each_run([&](u32 c, u32 m) { gdn_state_io::load<target, Contract::state_storage>(column_base + c * column_bytes + row_group(lane, m) * rows * bytes, s[c][m]); });
     }
-    NETRA_UNROLL
-    for (u32 c = 0; c < cpl; ++c)
-      NETRA_UNROLL
-      for (u32 m = 0; m < groups_per_lane; ++m) {
-        if constexpr (stage_state) state_block::take(wave_lds, lane_column + c, row_group(lane, m), s[c][m]);
-        else gdn_state_io::load<target, Contract::state_storage>(column_base + c * column_bytes + row_group(lane, m) * rows * bytes, s[c][m]);
-      }
 
     const u32 head = hv / (gdn::heads_v / gdn::heads_qk);
     const u64 row0 = u64{b} * tokens;
     const stage* sh = nullptr;
     if constexpr (staged) {
       NETRA_SHARED stage block;
-      stage_block(p, block, row0, x, hv, head);
+      inputs::fill(p, block, row0, x, hv, head);
       sh = &block;
     }
+    if constexpr (stage_state) wait_lds_copies<target, 0>();
+    if constexpr (staged) workgroup_barrier<target>();
+    else if constexpr (stage_state) wave_barrier<target>();
+    if constexpr (stage_state) each_run([&](u32 c, u32 m) { state_block::take(wave_lds, lane_column + c, row_group(lane, m), s[c][m]); });
     const tokens_in in{p, sh, row0, hv, head, j, j - x * columns};
 
     [[maybe_unused]] float pq[cpl][groups_per_lane];  // FusedDots: the q-dot partials of the previous token
@@ -247,18 +189,29 @@ template <class Contract> struct gdn_recurrent_core {
     if constexpr (fused) q_dot_and_output(p, in, s, count - 1, row0, hv, j, lane);  // the last token's outputs
     if constexpr (commit != gdn::state_commit::none) {
       if (!real) return;
-      NETRA_UNROLL
-      for (u32 c = 0; c < cpl; ++c)
-        NETRA_UNROLL
-        for (u32 m = 0; m < groups_per_lane; ++m) {
-          if constexpr (stage_state) state_block::put(wave_lds, lane_column + c, row_group(lane, m), s[c][m]);
-          else gdn_state_io::store<target, Contract::state_storage>(column_base + c * column_bytes + row_group(lane, m) * rows * bytes, s[c][m]);
-        }
+      each_run([&](u32 c, u32 m) {
+        if constexpr (stage_state) state_block::put(wave_lds, lane_column + c, row_group(lane, m), s[c][m]);
+        else gdn_state_io::store<target, Contract::state_storage>(column_base + c * column_bytes + row_group(lane, m) * rows * bytes, s[c][m]);
+      });
       if constexpr (stage_state) state_block::flush(wave_base, wave_lds, lane);
     }
   }
 
  private:
+  /// f(c, m) for each of the lane's C columns and G row groups (its state runs).
+  template <class F> static NETRA_DEVICE void each_run(F&& f) {
+    NETRA_UNROLL
+    for (u32 c = 0; c < cpl; ++c)
+      NETRA_UNROLL
+      for (u32 m = 0; m < groups_per_lane; ++m) f(c, m);
+  }
+  /// The L2 prefetch of this workgroup's state block (the slot clamped into the pool).
+  static NETRA_DEVICE void prefetch_state(const params& p, u32 x, u32 hv, u32 b) {
+    const u32 s = static_cast<u32>(p.slots[b]), last = static_cast<u32>(p.state_slots - 1);
+    constexpr u32 bytes = gdn::state_bytes_per_element(Contract::state_storage);
+    const u64 column0 = (u64{s < last ? s : last} * gdn::heads_v + hv) * gdn::value_dim + x * columns;
+    prefetch_l2<target>(static_cast<const char*>(p.state) + column0 * gdn::key_dim * bytes, columns * gdn::key_dim * bytes);
+  }
   /// Token t's q dot over the state after its update, then its outputs.
   static NETRA_DEVICE void q_dot_and_output(const params& p, const tokens_in& in, const float (&s)[cpl][groups_per_lane][rows], u32 t, u64 row0, u32 hv,
                                             u32 j, u32 lane) {

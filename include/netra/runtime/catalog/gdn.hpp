@@ -39,15 +39,19 @@ template <u32 Writes>
 using conv_candidates =
     conditional_t<Writes == cw::windows, boost::hana::tuple<boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 1, 256, 2>>>,
                   boost::hana::tuple<boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 2, 256, 3, 3>>>>;
+/// Staging 3 (block_and_state): the same maps with each wave's state block copied through LDS.
 template <u32 S>
-using k0_candidates = boost::hana::tuple<boost::hana::type<contracts::gdn_k0<sm90a, S, 16, 1, 8, 2>>, boost::hana::type<contracts::gdn_k0<sm90a, S, 16, 1, 4, 2>>>;
+using k0_candidates = boost::hana::tuple<boost::hana::type<contracts::gdn_k0<sm90a, S, 16, 1, 8, 2>>, boost::hana::type<contracts::gdn_k0<sm90a, S, 16, 1, 4, 2>>,
+                                         boost::hana::type<contracts::gdn_k0<sm90a, S, 16, 3, 8, 2>>, boost::hana::type<contracts::gdn_k0<sm90a, S, 16, 3, 4, 2>>>;
 /// M16 with FusedDots (token t's q dot in token t + 1's decay pass) on the staged 8-column map.
 template <u32 S>
-using m16_candidates = boost::hana::tuple<boost::hana::type<contracts::gdn_m16<sm90a, S, 16, 1, 2, 2>>, boost::hana::type<contracts::gdn_m16<sm90a, S, 8, 1, 4, 1, 1>>>;
+using m16_candidates = boost::hana::tuple<boost::hana::type<contracts::gdn_m16<sm90a, S, 16, 1, 2, 2>>, boost::hana::type<contracts::gdn_m16<sm90a, S, 8, 1, 4, 1, 1>>,
+                                          boost::hana::type<contracts::gdn_m16<sm90a, S, 8, 3, 4, 1, 1>>>;
 /// The whole-head replay, and with PrefetchAhead 264 (two resident workgroups on each of the H200's
 /// 132 processors: the state block and token rows of the workgroup one resident wave later).
 template <u32 S>
-using replay_candidates = boost::hana::tuple<boost::hana::type<contracts::gdn_replay<sm90a, S, 16, 1, 8, 2>>, boost::hana::type<contracts::gdn_replay<sm90a, S, 16, 1, 8, 2, 264>>>;
+using replay_candidates = boost::hana::tuple<boost::hana::type<contracts::gdn_replay<sm90a, S, 16, 1, 8, 2>>, boost::hana::type<contracts::gdn_replay<sm90a, S, 16, 1, 8, 2, 264>>,
+                                             boost::hana::type<contracts::gdn_replay<sm90a, S, 16, 3, 8, 2>>, boost::hana::type<contracts::gdn_replay<sm90a, S, 16, 3, 8, 2, 264>>>;
 /// The one-token decode core (contracts/gdn/decode.hpp, B 1..128; its default map is in
 /// catalog/decode_step.hpp), (ValueBlock, Staging, Waves, Columns): half heads of 4 warps with 2
 /// columns a lane (16, 1, 4, 2) and whole heads (16, 1, 8, 2).

@@ -1,0 +1,97 @@
+// netra/kernels/gdn/token_block.hpp — the recurrent core's parameters and token inputs
+// (kernels/gdn/recurrent.hpp): where the token loop reads token t's k, q, v, decay and beta.
+// Staging per_token: global memory in the loop (16-byte loads of k / q rows; the lanes of a row
+// group read the same addresses). Staging block / block_and_state: the workgroup first copies the
+// head's whole token block (k, q — not for the replay, which has no outputs — of head hv / 2 for
+// all T tokens, the workgroup's columns of v, decay, beta) into LDS; the caller's workgroup
+// barrier follows, and the loop reads only LDS.
+#pragma once
+#include "netra/contracts/gdn/recurrent.hpp"
+#include "netra/dsl/convert.hpp"
+#include "netra/dsl/ids.hpp"
+#include "netra/dsl/vector_memory.hpp"
+
+namespace netra::kernels {
+
+struct gdn_recurrent_params {
+  const float* q;
+  const float* k;
+  const u16* v;
+  i64 v_row_stride;
+  const float* decay;
+  const float* beta;
+  void* state;
+  const i32* slots;
+  u16* out;
+  const i32* accepted;
+  i32 state_slots;
+  u32 batch;
+};
+
+/// `Dot`: the core's gdn_dot (its per-token row loads); `Columns`: value columns per workgroup.
+template <class Contract, class Dot, u32 Columns, u32 WorkgroupSize> struct gdn_token_block {
+  using target = typename Contract::target;
+  using params = gdn_recurrent_params;
+  static constexpr u32 tokens = Contract::tokens;
+  static constexpr u32 rows = Dot::rows;
+  static constexpr bool staged = Contract::staging != gdn::token_staging::per_token;
+  static constexpr u32 kq_rows = Contract::writes_outputs ? 2 : 1;
+
+  struct stage {
+    alignas(16) float kq[kq_rows][tokens][gdn::key_dim];  // [0]: k, [1]: q of head hv / 2
+    float v[tokens][Columns];
+    float decay[tokens];
+    float beta[tokens];
+  };
+
+  /// Token t's inputs for the lane whose first column is j (`local`: j within the workgroup).
+  struct reader {
+    const params& p;
+    const stage* sh;
+    u64 row0;
+    u32 hv, head, j, local;
+    NETRA_DEVICE float decay(u32 t) const { return staged ? sh->decay[t] : p.decay[(row0 + t) * gdn::heads_v + hv]; }
+    NETRA_DEVICE float beta(u32 t) const { return staged ? sh->beta[t] : p.beta[(row0 + t) * gdn::heads_v + hv]; }
+    /// v of this lane's column c at token t.
+    NETRA_DEVICE float v(u32 t, u32 c) const {
+      if constexpr (staged) return sh->v[t][local + c];
+      else return f32_from_bf16(p.v[(row0 + t) * p.v_row_stride + gdn::v_offset + hv * gdn::value_dim + j + c]);
+    }
+    /// Rows [32 r, 32 r + 32) of k (Which 0) or q (Which 1) of token t.
+    template <u32 Which> NETRA_DEVICE void rows_of(u32 t, u32 r, float (&x)[rows]) const {
+      if constexpr (staged) {
+        const float* src = &sh->kq[Which][t][r * rows];
+        NETRA_UNROLL
+        for (u32 v = 0; v < rows / 4; ++v) {
+          const u32x4 w = *reinterpret_cast<const u32x4*>(src + 4 * v);  // 16-byte LDS reads
+          x[4 * v] = bit_cast<float>(w.x), x[4 * v + 1] = bit_cast<float>(w.y);
+          x[4 * v + 2] = bit_cast<float>(w.z), x[4 * v + 3] = bit_cast<float>(w.w);
+        }
+      } else {
+        Dot::load_rows((Which ? p.q : p.k) + ((row0 + t) * gdn::heads_qk + head) * gdn::key_dim + r * rows, x);
+      }
+    }
+  };
+
+  /// Copies the head's token block into `sh` (every thread of the workgroup; the caller's barrier follows).
+  static NETRA_DEVICE void fill(const params& p, stage& sh, u64 row0, u32 x, u32 hv, u32 head) {
+    const u32 thread = thread_id<target>();
+    constexpr u32 kq_vectors = kq_rows * tokens * gdn::key_dim / 4;
+    for (u32 e = thread; e < kq_vectors; e += WorkgroupSize) {
+      const u32 which = e / (tokens * gdn::key_dim / 4), t = (e / (gdn::key_dim / 4)) % tokens, c = e % (gdn::key_dim / 4);
+      const u32x4 w = load_16B<target>((which ? p.q : p.k) + ((row0 + t) * gdn::heads_qk + head) * gdn::key_dim + 4 * c);
+      float* dst = &sh.kq[which][t][4 * c];
+      dst[0] = bit_cast<float>(w.x), dst[1] = bit_cast<float>(w.y), dst[2] = bit_cast<float>(w.z), dst[3] = bit_cast<float>(w.w);
+    }
+    for (u32 e = thread; e < tokens * Columns; e += WorkgroupSize) {
+      const u32 t = e / Columns, c = e % Columns;
+      sh.v[t][c] = f32_from_bf16(p.v[(row0 + t) * p.v_row_stride + gdn::v_offset + hv * gdn::value_dim + x * Columns + c]);
+    }
+    if (thread < tokens) {
+      sh.decay[thread] = p.decay[(row0 + thread) * gdn::heads_v + hv];
+      sh.beta[thread] = p.beta[(row0 + thread) * gdn::heads_v + hv];
+    }
+  }
+};
+
+}  // namespace netra::kernels
