@@ -20,7 +20,7 @@
 # GDN_SCOPE=lds: the state-through-LDS maps (Staging 3) — the kernel tests of K0 / M16 (every
 # catalogued mapping), the refusals and the smoke; the Staging 3 schedules' every-B and graph
 # protocol; M16 behind its precompute (programmatic launch) eager and graph-replayed; the decode
-# default map's tests (its copy is now asynchronous); memcheck of the smoke and the M16 chain,
+# default map's tests (its copy is now asynchronous); memcheck of the smoke and of the M16 chain,
 # racecheck of the M16 cores; the replay SASS counts; the driver's --lds-only records.
 #   carry: .carry-gdn (bin/: test_gdn_gpu test_gdn_decode_gpu netra-bench-gdn gdn-floor;
 #          code_objects/: the sm90a gdn cubins), copied to build-gdn/ here; GDN_CARRY and
@@ -74,7 +74,8 @@ if [ "${GDN_SCOPE:-all}" = lds ]; then
   bg /tmp/gdn_lds_plain.txt "$G" --duration=true -tc="protocol? state-through-LDS schedule: every*"
   bg /tmp/gdn_lds_graph.txt "$G" --duration=true -tc="protocol? state-through-LDS schedules: one*"
   bg /tmp/gdn_decode.txt "$B/tests/test_gdn_decode_gpu" --duration=true -tce="*candidate*"
-  bg "$OUT/gdn_sanitizers.txt" compute-sanitizer --tool memcheck --error-exitcode 9 "$G" -tc="protocol smoke*,M16 behind*"
+  bg "$OUT/gdn_sanitizers.txt" compute-sanitizer --tool memcheck --error-exitcode 9 "$G" -tc="protocol smoke*"
+  bg /tmp/gdn_memcheck_m16.txt compute-sanitizer --tool memcheck --error-exitcode 9 "$G" -tc="M16 behind*"
   bg /tmp/gdn_racecheck.txt compute-sanitizer --tool racecheck --error-exitcode 9 "$G" -tc="M16 core*"
   for f in "$B"/code_objects/gdn-replay-sm90a-2-128-12-*-16-[13]-8-2*.cubin; do
     timeout 10 cuobjdump --dump-sass "$f" > /tmp/gdn.sass 2>&1
@@ -87,6 +88,7 @@ if [ "${GDN_SCOPE:-all}" = lds ]; then
     [ -f "$f" ] && { echo "== $(basename "$f")"; cat "$f"; } >> "$OUT/gdn_gpu_tests.txt"
   done
   [ -f /tmp/gdn_racecheck.txt ] && { echo "== racecheck"; tail -n 12 /tmp/gdn_racecheck.txt; } >> "$OUT/gdn_sanitizers.txt"
+  [ -f /tmp/gdn_memcheck_m16.txt ] && { echo "== memcheck, M16 behind its precompute"; tail -n 12 /tmp/gdn_memcheck_m16.txt; } >> "$OUT/gdn_sanitizers.txt"
   echo "== netra-bench-gdn --lds-only" >> "$L"
   timeout "$T2" "$B/tests/netra-bench-gdn" --lds-only > "$OUT/gdn_lds_bench.jsonl" 2>> "$L"
   echo "rc=$?" >> "$L"
