@@ -7,11 +7,13 @@
 # .carry-norm/ (test_norm_gpu, netra-bench-norm, norm-floor, and the norm cubins under objects/,
 # linked where the binaries look for them: build-norm/code_objects); logs and JSON go to $OUT
 # (default /tmp/norm-out). Step limits: NORM_TEST_S, NORM_WARM_S, NORM_FLOOR_S, NORM_DRIVER_S,
-# NORM_BENCH_S (the defaults need a device call of about 180 s: at 3394855 a 100 s call cut the
-# driver after 20 s and 41 of its 66 lines, and the peers after 34 s and 12 of 30 records).
+# NORM_BENCH_S (defaults 25 beside 40, 12, 30, 40: a device call of at most about 125 s).
+# NETRA_GIT_REVISION (the revision the carried binaries were built at) goes into the results'
+# environment: the device copy's git metadata is stale.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 carry=.carry-norm
+[ -n "${NETRA_GIT_REVISION:-}" ] || [ ! -f "$carry/revision" ] || export NETRA_GIT_REVISION="$(cat "$carry/revision")"
 out=${OUT:-/tmp/norm-out}
 mkdir -p "$out" build-norm
 export PYTHONUNBUFFERED=1
@@ -22,14 +24,14 @@ status=0
 # limit keeps what it measured) and the two results files.
 log="$out/log.txt"
 exec > >(tee -a "$log") 2>&1
-step() { echo "== $*" >&2; "$@" || { echo "!! FAILED ($?): $*" >&2; status=1; }; }
+step() { echo "== [${SECONDS} s] $*" >&2; "$@" || { echo "!! FAILED ($?): $*" >&2; status=1; }; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv
 # The test, the memcheck and the peers' compile warm-up (bench/norm.py --warm-peers: torch's
 # on-disk caches; the first torch.compile of each peer takes seconds) run together; nothing is
 # timed until all three end.
 scratch=/tmp/norm-scratch
 mkdir -p "$scratch" /tmp/norm-dump
-timeout "${NORM_WARM_S:-45}" python3 bench/norm.py --warm-peers > "$scratch/warm.txt" 2>&1 &
+timeout "${NORM_WARM_S:-40}" python3 bench/norm.py --warm-peers > "$scratch/warm.txt" 2>&1 &
 warm=$!
 NETRA_NORM_GPU_QUICK=1 timeout "${NORM_TEST_S:-25}" compute-sanitizer --tool memcheck --error-exitcode 9 "$carry/test_norm_gpu" \
   > "$scratch/memcheck.txt" 2>&1 &
@@ -40,9 +42,10 @@ wait "$memcheck"; rc=$?
 echo "== memcheck exit $rc"; [ "$rc" = 0 ] || status=1
 grep -E "ERROR SUMMARY|test cases|calls checked|Device not supported" "$scratch/memcheck.txt" | tail -n 4
 wait "$warm"; echo "== warm-up exit $?"; tail -n 3 "$scratch/warm.txt"
-step timeout "${NORM_FLOOR_S:-16}" "$carry/norm-floor" > "$out/norm_floor.jsonl"
-step timeout "${NORM_DRIVER_S:-50}" "$carry/netra-bench-norm" --dump /tmp/norm-dump > "$out/norm_driver.jsonl"
-step timeout "${NORM_BENCH_S:-60}" python3 bench/norm.py --driver-output "$out/norm_driver.jsonl" --dump /tmp/norm-dump --out "$out/norm_h200.json" \
+step timeout "${NORM_FLOOR_S:-12}" "$carry/norm-floor" > "$out/norm_floor.jsonl"
+step timeout "${NORM_DRIVER_S:-30}" "$carry/netra-bench-norm" --dump /tmp/norm-dump > "$out/norm_driver.jsonl"
+step timeout "${NORM_BENCH_S:-40}" python3 bench/norm.py --driver-output "$out/norm_driver.jsonl" --dump /tmp/norm-dump --out "$out/norm_h200.json" \
   --floor-lines "$out/norm_floor.jsonl"
-step timeout 10 python3 bench/norm_floor.py --lines "$out/norm_floor.jsonl" --out "$out/norm_floor_h200.json"
+step timeout 5 python3 bench/norm_floor.py --lines "$out/norm_floor.jsonl" --out "$out/norm_floor_h200.json"
+echo "== [${SECONDS} s] done"
 exit $status
