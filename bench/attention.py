@@ -32,25 +32,6 @@ FP8 = torch.float8_e4m3fn
 cuda = ctypes.CDLL("libcuda.so.1")
 
 
-class LaunchAttribute(ctypes.Structure):  # CUlaunchAttribute: id, padding to 8, a 64-byte value union
-    _fields_ = [("id", ctypes.c_int), ("pad", ctypes.c_char * 4), ("value", ctypes.c_int), ("rest", ctypes.c_char * 60)]
-
-
-class LaunchConfig(ctypes.Structure):  # CUlaunchConfig
-    _fields_ = [("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3), ("shared", ctypes.c_uint), ("stream", ctypes.c_void_p),
-                ("attrs", ctypes.POINTER(LaunchAttribute)), ("count", ctypes.c_uint)]
-
-
-PROGRAMMATIC = LaunchAttribute(6, b"", 1)  # CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 1
-
-
-def launch_programmatic(f, grid, block: int, stream, params) -> None:
-    """Stage two as the runtime records it (kernels::attention_gqa8_stage_two::programmatic_dependent_launch):
-    cuLaunchKernelEx with programmatic stream serialisation, so it starts as stage one's workgroups release it."""
-    cfg = LaunchConfig((ctypes.c_uint * 3)(*grid), (ctypes.c_uint * 3)(block, 1, 1), 0, stream, ctypes.pointer(PROGRAMMATIC), 1)
-    check(cuda.cuLaunchKernelEx(ctypes.byref(cfg), f, params, None), "launch two (programmatic)")
-
-
 class Instance:
     """One catalogued attention_gqa8 instance: attention-gqa8-sm90a-<phase>-<tq>-<page>-<bw>-<stages>-<maxb>-<cap>."""
 
@@ -81,16 +62,14 @@ class Instance:
         want = min(fill * self.per_sm, max(fill, 32))
         return 1 if want == 1 else min(want, max(1, self.cap // batch))
 
-    def launch(self, c: "Case", s: int, slices: int, stage_two: bool = True, programmatic: bool = True) -> None:
+    def launch(self, c: "Case", s: int, slices: int, stage_two: bool = True) -> None:
         a = Args(c.q[s].data_ptr(), c.out[s].data_ptr(), c.k[s].data_ptr(), c.v[s].data_ptr(), c.qo.data_ptr(), c.kv_indptr.data_ptr(),
                  c.kv_indices[s].data_ptr(), c.kv_indptr.data_ptr(), c.scales.data_ptr(), c.scales.data_ptr() + 4,
                  self.workspace.data_ptr(), self.workspace.data_ptr() + self.split_o_bytes, c.q_tokens, c.slots, c.kv_indices[s].numel(), slices)
         params = (ctypes.c_void_p * 1)(ctypes.cast(ctypes.pointer(a), ctypes.c_void_p))
         stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
         check(cuda.cuLaunchKernel(self.one, slices, HKV, c.batch, self.threads, 1, 1, self.lds, stream, params, None), "launch one")
-        if slices > 1 and stage_two and programmatic:
-            launch_programmatic(self.two, (HKV * 8 * self.tq, c.batch, 1), D, stream, params)
-        elif slices > 1 and stage_two:  # a plain launch: the comparison that shows what the programmatic one gains
+        if slices > 1 and stage_two:
             check(cuda.cuLaunchKernel(self.two, HKV * 8 * self.tq, c.batch, 1, D, 1, 1, 0, stream, params, None), "launch two")
 
 
@@ -216,14 +195,14 @@ def dequant_copy_us(c: Case, dense: list) -> float:
 
 
 def bench_shape(inst: Instance, lengths: list[int], tq: int, contract: str, target_us, seed: int, bw: float, peers_on: bool = True,
-                floor_us: float | None = None, slices: int | None = None, programmatic: bool = True) -> dict:
+                floor_us: float | None = None, slices: int | None = None) -> dict:
     probe = Case(lengths, tq, 1, seed)
     sets = min(common.rotation(probe.bytes()), 64)
     del probe
     c = Case(lengths, tq, sets, seed)
     if slices is None:
         slices = inst.slices_for(c.batch, torch.cuda.get_device_properties(0).multi_processor_count)
-    calls = [lambda s=s: inst.launch(c, s, slices, programmatic=programmatic) for s in range(sets)]
+    calls = [lambda s=s: inst.launch(c, s, slices) for s in range(sets)]
     for x in c.out:
         x.fill_(float("nan"))
     calls[0]()
@@ -255,7 +234,7 @@ def bench_shape(inst: Instance, lengths: list[int], tq: int, contract: str, targ
                                    "against the FP64 dequantized math, requests " + str(check_requests),
                         peers=peers, bytes_moved=c.bytes(), copy_bandwidth=bw, target_us=target_us, floor_us=floor_us,
                         slices=slices, input_sets=sets, repeatable_bits=repeatable, dequant_copy_graph_us=copy_us,
-                        stage_one_graph_us=one_us, stage_two_programmatic=programmatic, **cmp)
+                        stage_one_graph_us=one_us, **cmp)
     print(f"{inst.name} {shape} slices {slices}: graph {g['median_us']:.2f} us eager {e['median_us']:.2f} stage one {one_us} "
           f"| roofline {rec['roofline_us']:.2f} "
           f"| {cmp} | best peer {rec['best_peer']} {rec['best_peer_graph_us']} | copy {copy_us}", flush=True)
@@ -322,13 +301,11 @@ def main() -> None:
     sweep_plan = [(direct_8, [8192], 1, n) for n in (16, 8)] + [(candidates[1], [8192], 1, 32), (candidates[0], [8192], 1, 32)]
     sweep_plan += [(direct_8, [1024], 1, 2), (candidates[1], [1024], 1, 4), (candidates[0], [1024], 1, 8), (candidates[0], [1024], 1, 66)]
     sweep_plan += [(verify, [49152 + 12], 12, n) for n in (44,)]
-    sweep_plan = [(candidates[0], [8192], 1, 66, False), (verify, [49152 + 12], 12, 66, False)] + [x + (True,) for x in sweep_plan]
-    for inst, lengths, tq, n, programmatic in sweep_plan:
+    for inst, lengths, tq, n in sweep_plan:
         if time.monotonic() - began > a.budget_s * 0.4:
             break
-        r = bench_shape(inst, lengths, tq, "split_verify_gqa8" if tq > 1 else "gqa8_decode", None, 700 + n, bw, peers_on=False, slices=n,
-                        programmatic=programmatic)
-        sweep.append({k: r[k] for k in ("instance", "shape", "netra_graph_us", "stage_one_graph_us", "correct", "slices", "stage_two_programmatic")})
+        r = bench_shape(inst, lengths, tq, "split_verify_gqa8" if tq > 1 else "gqa8_decode", None, 700 + n, bw, peers_on=False, slices=n)
+        sweep.append({k: r[k] for k in ("instance", "shape", "netra_graph_us", "stage_one_graph_us", "correct", "slices")})
         save()
 
     best = {}  # batch -> the fastest correct decode mapping at L = 8192

@@ -42,8 +42,8 @@ template <class C> std::string refused_field(const attention_signature& s) {
 template <class List> int first_admitting(List list, const attention_signature& s) {
   int index = 0, chosen = -1;
   boost::hana::for_each(list, [&](auto t) {
-    using contract = contract_of<typename decltype(t)::type>;
-    if (chosen < 0 && contract::admits(s).admitted()) chosen = index;
+    using T = typename decltype(t)::type;
+    if (chosen < 0 && tactic_traits<T>::condition(s).admitted() && contract_of<T>::admits(s).admitted()) chosen = index;
     ++index;
   });
   return chosen;
@@ -160,14 +160,30 @@ TEST_CASE("graph phase is a dispatch dimension: a piecewise-prefill chunk of 12 
   bool in_domain = false;
   boost::hana::for_each(tactics::attention_gqa8, [&](auto t) { in_domain |= tactic_traits<typename decltype(t)::type>::in_promoted_domain(prefill); });
   CHECK_FALSE(in_domain);
-  // The same shape in the verify phase is taken by the sm90a verify tactic (index 3).
+  // The same shape in the verify phase is taken by the sm90a verify tactic (index 4).
   attention_signature v = prefill;
   v.phase = attention_phase::verify;
-  CHECK(first_admitting(tactics::attention_gqa8, v) == 3);
+  CHECK(first_admitting(tactics::attention_gqa8, v) == 4);
   // And a one-token extend call is not decode.
   attention_signature extend = good(attention_phase::extend, 1);
   CHECK(first_admitting(tactics::attention_gqa8, extend) == -1);
-  CHECK(first_admitting(tactics::attention_gqa8, good(attention_phase::decode, 1)) == 1);
+  CHECK(first_admitting(tactics::attention_gqa8, good(attention_phase::decode, 1)) == 2);  // B 4: the 2-wave mapping
+}
+
+TEST_CASE("sm90a decode: the 8-wave mapping from B = 64 (the list's measured threshold), the 2-wave one below; both in the same ABI") {
+  using eight = tactics::attention_gqa8_eight_wave_decode;
+  static_assert(eight::block_warps == 8 && eight::stages == 0 && eight::workgroup_size == 256 && eight::workgroups_per_processor == 1);
+  static_assert(eight::workspace_bytes == decode::workspace_bytes);
+  for (u32 B : {34u, 63u, 64u}) CHECK(eight::slices_for(B, 132) == 1);  // one workgroup per (KV head, request): no stage two
+  attention_signature s = good(attention_phase::decode, 1);
+  CHECK(tactics::from_eight_wave_min_batch::decide(s).field == std::string("batch"));
+  s.qo_indptr.shape[0] = s.kv_indptr.shape[0] = 65;  // B 64
+  s.q.shape[0] = s.out.shape[0] = 64;
+  CHECK(tactics::from_eight_wave_min_batch::decide(s).admitted());
+  CHECK(tactics::attention_gqa8_eight_wave_domain<eight>::contains(s));
+  s.qo_indptr.shape[0] = s.kv_indptr.shape[0] = 64;  // B 63
+  s.q.shape[0] = s.out.shape[0] = 63;
+  CHECK_FALSE(tactics::attention_gqa8_eight_wave_domain<eight>::contains(s));  // not strict there: the next tactic decides
 }
 
 namespace {

@@ -30,7 +30,7 @@ using decode_1x2 = contracts::attention_gqa8<sm90a, 0, 1, 1, 1, 2, 64, 512>;
 using direct_1 = contracts::attention_gqa8<sm90a, 0, 1, 1, 1, 0, 64, 512>;  // Stages 0: no LDS ring
 using decode_4x3 = contracts::attention_gqa8<sm90a, 0, 1, 1, 4, 3, 64, 128>;  // served before Stages 0 (direct 2 x 0 is `decode`)
 using direct_4 = contracts::attention_gqa8<sm90a, 0, 1, 1, 4, 0, 64, 256>;
-using direct_8 = contracts::attention_gqa8<sm90a, 0, 1, 1, 8, 0, 64, 512>;  // 8 waves: one block a wave at B = 1, 16 slices
+using direct_8 = contracts::attention_gqa8<sm90a, 0, 1, 1, 8, 0, 64, 512>;  // 8 waves; served at B 64 (tactics::attention_gqa8)
 static_assert(verify::tokens_per_wave == 2 && verify::waves == 6 && verify::stages == 8);  // the served verify: two tokens a wave
 
 namespace {
@@ -115,7 +115,7 @@ TEST_CASE("bitwise equal to netra's association order on exact inputs (every map
   // Stage two's last batch of 16 holding one real slice (66 = 1 + 4 x 16 + 1), the served B = 1 count.
   bitwise<decode>({1, 1, {8192, 4000, 129}, 0.37f, 0.8f, gqa8_fill::bitwise, 0}, 14, 66);
   bitwise<direct_8>({1, 1, {8192, 1000}, 0.37f, 0.8f, gqa8_fill::bitwise, 0}, 15, 16);
-  bitwise<verify>({12, 1, {8204}, 0.3f, 1.0f, gqa8_fill::bitwise, 0}, 16, 66);
+  bitwise<direct_8>({1, 1, std::vector<std::int64_t>(64, 200), 0.37f, 0.8f, gqa8_fill::bitwise, 0}, 16, 1);  // served at B 64: no split
   bitwise<decode16>({1, 16, {0, 1, 17, 300, 999}, 0.5f, 2.0f, gqa8_fill::bitwise, 0}, 4, 1);
   bitwise<decode16>({1, 16, {0, 1, 17, 300, 999}, 0.5f, 2.0f, gqa8_fill::bitwise, 0}, 5, 5);
   bitwise<verify>({12, 1, {12, 13, 200, 700}, 0.3f, 1.0f, gqa8_fill::bitwise, 0}, 6, 1);
@@ -145,6 +145,7 @@ TEST_CASE("within the contract's bound on random and adversarial decode calls; N
   bounded<direct_4>({1, 1, {8192}, 1.0f, 1.0f, gqa8_fill::random, 0}, 30, "Stages 0, B = 1, L = 8192 (split)");
   bounded<direct_8>({1, 1, {8192}, 1.0f, 1.0f, gqa8_fill::random, 0}, 33, "Stages 0 x 8 waves, B = 1, L = 8192 (16 slices)", 16);
   bounded<direct_8>({1, 1, {0, 1, 63, 64, 65, 127, 1000, 4099}, 0.8f, 1.3f, gqa8_fill::random, 0}, 34, "Stages 0 x 8 waves, ragged lengths");
+  bounded<direct_8>({1, 1, std::vector<std::int64_t>(64, 1024), 1.0f, 1.0f, gqa8_fill::random, 0}, 35, "Stages 0 x 8 waves, B = 64, L = 1024 (served at B 64)");
   bounded<decode>({1, 1, {129, 700}, 1.0f / 64, 1.0f, gqa8_fill::saturated, 0}, 31, "Stages 0, K/V at +-448");
   bounded<decode>({1, 1, {129, 700}, 1.0f, 1.0f, gqa8_fill::subnormal, 0}, 32, "Stages 0, subnormal E4M3 codes");
 }

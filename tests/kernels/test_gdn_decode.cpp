@@ -209,7 +209,7 @@ TEST_CASE("the protocol on the oracle: n one-token decode steps equal the n-toke
   CHECK(final_whole == cur);
 }
 
-TEST_CASE("GQA8 decode: the served instance keeps B 1..64, the widened one B 65..128 (the same workspace); B 129 is refused") {
+TEST_CASE("GQA8 decode: the served instance keeps B 1..63, the 8-wave mapping B 64, the widened one B 65..128 (the same workspace); B 129 is refused") {
   using served = contracts::attention_gqa8_decode<sm90a>;
   using wide = contracts::attention_gqa8_decode_wide<sm90a>;
   CHECK(wide::max_batch == 128);
@@ -225,16 +225,17 @@ TEST_CASE("GQA8 decode: the served instance keeps B 1..64, the widened one B 65.
     std::string chosen;
     boost::hana::for_each(tactics::attention_gqa8, [&](auto tactic) {
       using T = typename decltype(tactic)::type;
-      using C = typename T::contract;
+      using C = contract_of<T>;
       attention_signature s;
       s.target = target_id::sm90a, s.device = cuda0, s.phase = attention_phase::decode, s.tq = 1, s.page_size = 1;
       s.q = t(dtype::bf16, {B, 16, 256});
       s.k_buffer = t(dtype::e4m3, {4096, 2, 256});
       s.qo_indptr = t(dtype::i64, {B + 1});
-      if (chosen.empty() && T::domain::contains(s)) chosen = instance_name<C>();
+      if (chosen.empty() && tactic_traits<T>::in_promoted_domain(s)) chosen = instance_name<C>();
     });
     return chosen;
   };
-  for (i64 B = 1; B <= 128; ++B) CHECK(names(B) == (B <= 64 ? instance_name<served>() : instance_name<wide>()));
+  for (i64 B = 1; B <= 128; ++B)  // B 64: the 8-wave mapping (tactics::attention_gqa8_eight_wave_min_batch, the same workspace)
+    CHECK(names(B) == (B < 64 ? instance_name<served>() : B == 64 ? instance_name<tactics::attention_gqa8_eight_wave_decode>() : instance_name<wide>()));
   CHECK(names(129).empty());
 }

@@ -55,17 +55,6 @@ NETRA_HOST_DEVICE softmax_merge_factors softmax_merge(softmax_stats a, softmax_s
   return {{m, add_rn(mul_rn(a.l, alpha), mul_rn(b.l, beta))}, alpha, beta};
 }
 
-/// softmax_merge's bits without control flow: both exponentials are always taken and an empty
-/// side's factor is then masked to +0 (exp_f32 of -inf - m is +0, of -inf - -inf NaN: neither is
-/// kept), so in a chain of merges (stage two's slice merge) the exponentials of consecutive merges
-/// depend only on the running maximum and can overlap.
-NETRA_HOST_DEVICE softmax_merge_factors softmax_merge_unbranched(softmax_stats a, softmax_stats b) {
-  const float m = max_of(a.m, b.m);
-  const u32 keep_a = a.m == negative_infinity() ? 0u : ~0u, keep_b = b.m == negative_infinity() ? 0u : ~0u;
-  const float alpha = bit_cast<float>(bit_cast<u32>(exp_f32(sub_rn(a.m, m))) & keep_a);
-  const float beta = bit_cast<float>(bit_cast<u32>(exp_f32(sub_rn(b.m, m))) & keep_b);
-  return {{m, add_rn(mul_rn(a.l, alpha), mul_rn(b.l, beta))}, alpha, beta};
-}
 /// One accumulator of the merge: o_a * alpha + o_b * beta.
 NETRA_HOST_DEVICE float softmax_merge_value(float o_a, float o_b, const softmax_merge_factors& f) {
   return add_rn(mul_rn(o_a, f.alpha), mul_rn(o_b, f.beta));

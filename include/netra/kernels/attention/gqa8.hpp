@@ -1,7 +1,6 @@
 // netra/kernels/attention/gqa8.hpp — the kernels of contracts::attention_gqa8: stage one (one
 // interface; through the LDS ring, or with Stages = 0 straight into registers) and stage two.
 #pragma once
-#include "netra/dsl/sync.hpp"
 #include "netra/kernels/attention/gqa8_stage_one.hpp"
 #include "netra/kernels/attention/gqa8_stage_one_direct.hpp"
 #include "netra/kernels/attention/gqa8_stage_two.hpp"
@@ -12,9 +11,6 @@ namespace netra::kernels {
 /// 2, batch), the contract's workgroup (Tq * BlockWarps waves) and LDS; run() is the staging's —
 /// Stages >= 2 the LDS ring (gqa8_stage_one.hpp), Stages = 0 each wave's blocks straight into
 /// registers (gqa8_stage_one_direct.hpp, its loads through L1: no preference for LDS over L1).
-/// Every workgroup lets its successor (stage two, a programmatic dependent) launch as it starts:
-/// stage two's workgroups then wait on the device for stage one's completion instead of the host
-/// launch gap.
 template <class Contract> struct attention_gqa8_stage_one {
   using staging = conditional_t<Contract::stages == 0, attention_gqa8_direct_staging<Contract>, attention_gqa8_ring_staging<Contract>>;
   using plan = typename attention_gqa8_wave<Contract>::plan;
@@ -31,10 +27,7 @@ template <class Contract> struct attention_gqa8_stage_one {
   NETRA_HOST_DEVICE static constexpr launch_shape shape(u32 batch, u32 slices) {
     return {{slices, Contract::kv_heads, batch}, workgroup_size, dynamic_lds_bytes};
   }
-  static NETRA_DEVICE void run(const params& p) {
-    launch_dependents<typename Contract::target>();
-    staging::run(p);
-  }
+  static NETRA_DEVICE void run(const params& p) { staging::run(p); }
 };
 
 /// The kernels of an attention_gqa8 instance, in launch order (stage two only for split calls).

@@ -26,10 +26,31 @@ template <class Contract> struct attention_gqa8_domain {
 };
 template <class Contract> using attention_gqa8_strict = strict<Contract, attention_gqa8_domain<Contract>>;
 
-/// decode and verify on both targets (page size 1), then decode at page size 16, then decode at
-/// batches 65..128 (the served decode mapping widened: contracts/attention/gqa8_decode_wide.hpp).
+/// The measured threshold between sm90a's two Stages 0 decode mappings (both admit B 1..64): from
+/// B = 64 the 8-wave workgroup (one per KV head and request, no split: 229.7 us at B 64, L 8192,
+/// against 249.8 for the 2-wave mapping's stage one alone in the same H200 run;
+/// docs/kernels/attention.md); below it the 2-wave mapping, not measured against it between 8 and 64.
+inline constexpr i64 attention_gqa8_eight_wave_min_batch = 64;
+struct from_eight_wave_min_batch {
+  static decision decide(const attention_signature& s) {
+    if (s.batch() >= attention_gqa8_eight_wave_min_batch) return admit();
+    return refuse("batch", ">= tactics::attention_gqa8_eight_wave_min_batch (64; below it the 2-wave decode mapping)", s.batch());
+  }
+};
+template <class Contract> struct attention_gqa8_eight_wave_domain {
+  static bool contains(const attention_signature& s) {
+    return attention_gqa8_domain<Contract>::contains(s) && s.batch() >= attention_gqa8_eight_wave_min_batch;
+  }
+};
+using attention_gqa8_eight_wave_decode = contracts::attention_gqa8<sm90a, 0, 1, 1, 8, 0, 64, 512>;
+
+/// decode and verify on both targets (page size 1; sm90a decode at B 64 the 8-wave mapping), then
+/// decode at page size 16, then decode at batches 65..128 (the served decode mapping widened:
+/// contracts/attention/gqa8_decode_wide.hpp).
 inline constexpr auto attention_gqa8 = boost::hana::tuple_t<
-    attention_gqa8_strict<contracts::attention_gqa8_decode<gfx950>>, attention_gqa8_strict<contracts::attention_gqa8_decode<sm90a>>,
+    attention_gqa8_strict<contracts::attention_gqa8_decode<gfx950>>,
+    when<strict<attention_gqa8_eight_wave_decode, attention_gqa8_eight_wave_domain<attention_gqa8_eight_wave_decode>>, from_eight_wave_min_batch>,
+    attention_gqa8_strict<contracts::attention_gqa8_decode<sm90a>>,
     attention_gqa8_strict<contracts::attention_gqa8_verify<gfx950>>, attention_gqa8_strict<contracts::attention_gqa8_verify<sm90a>>,
     attention_gqa8_strict<contracts::attention_gqa8<gfx950, 0, 1, 16, 2, 2, 64, 128>>,
     attention_gqa8_strict<contracts::attention_gqa8<sm90a, 0, 1, 16, 4, 3, 64, 128>>,
