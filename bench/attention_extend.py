@@ -46,7 +46,7 @@ class Args(ctypes.Structure):  # kernels/attention/extend.hpp: attention_extend_
 
 WIDE_SLICES = 16  # kernels/attention/extend.hpp: attention_extend_stage_two::wide_slices (the launch path's choice)
 # Stage two's forms (kernels/attention/extend.hpp: extend_stage_two_form<Lanes, Ahead>, Lanes x 128 threads): key, symbol, threads.
-TWO_FORMS = {"two": 128, "two_wide": 512, "two_wide_a2": 512, "two_pair_a2": 256, "two_a2": 128}
+TWO_FORMS = {"two": 128, "two_wide": 512}
 TWO_SYMBOLS = tuple((k, f"netra_attention_extend_{k.replace('two', 'stage_two', 1)}".encode()) for k in TWO_FORMS)
 
 
@@ -106,8 +106,8 @@ class Native(Instance):
     STAGE_ONE_LDS = {"one": LDS, "floor": LDS}
 
     @staticmethod
-    def slices_for(batch: int, processors: int) -> int:  # attention_gqa4_extend_native::slices_for: the pair view's, at most 16
-        return min(16, Instance.slices_for(batch, processors))
+    def slices_for(batch: int, processors: int) -> int:  # attention_gqa4_extend_native::slices_for: one wave, 2 to 16
+        return max(2, min(16, processors // (2 * batch), CAP // batch))
 
     def launch(self, c: "Case", s: int, slices: int, floor: bool = False, form: str | None = None, one: bool = True, two: bool = True,
                programmatic: bool = True) -> None:

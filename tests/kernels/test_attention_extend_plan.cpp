@@ -8,6 +8,8 @@
 // swizzle is a bijection per row; the native slice count and the batched stage two's threshold.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include <cstdint>
 #include <random>
 #include <set>
@@ -233,21 +235,25 @@ TEST_CASE("native extend staging: the swizzle is a bijection of each staged row'
   }
 }
 
-TEST_CASE("native extend slices: the pair view's count capped at 16 (B = 1 measured faster at 16 than 33); stage two's forms") {
+TEST_CASE("native extend slices: one wave of stage-one workgroups, 2 to 16 (the H200's measured counts); stage two's forms") {
   using native = contracts::attention_gqa4_extend_native<sm90a, 1, 6, 64, 128>;
-  using view = contracts::attention_gqa4_extend_served<sm90a>;
-  CHECK(view::slices_for(1, 132) == 33);
   CHECK(native::slices_for(1, 132) == 16);
   CHECK(native::slices_for(1, 256) == 16);
-  for (u32 b = 2; b <= 64; ++b) CHECK(native::slices_for(b, 132) == view::slices_for(b, 132));
-  CHECK(native::slices_for(16, 132) == 2);
+  CHECK(native::slices_for(8, 132) == 8);
+  CHECK(native::slices_for(16, 132) == 4);
+  CHECK(native::slices_for(32, 132) == 2);
+  CHECK(native::slices_for(64, 132) == 2);
+  CHECK(native::slices_for(0, 132) == 16);
+  for (u32 b = 1; b <= 64; ++b) {
+    CHECK(native::slices_for(b, 132) >= 2);
+    CHECK(b * native::slices_for(b, 132) <= native::split_capacity);
+    CHECK(b * native::slices_for(b, 132) * 8 <= std::max(2u * b * 8, 4u * 132));  // at most one wave of 4 workgroups per SM
+  }
   CHECK(kernels::attention_extend_stage_two<native>::wide_slices == 16);
-  using kernels::attention_extend_stage_two, kernels::extend_stage_two_form, kernels::extend_stage_two_wide;
+  using kernels::attention_extend_stage_two, kernels::extend_stage_two_wide;
   CHECK(std::string_view(attention_extend_stage_two<native, extend_stage_two_wide>::symbol) == "netra_attention_extend_stage_two_wide");
   CHECK(attention_extend_stage_two<native, extend_stage_two_wide>::workgroup_size == 512);
   CHECK(attention_extend_stage_two<native, extend_stage_two_wide>::rows == 1);
-  CHECK(attention_extend_stage_two<native, extend_stage_two_form<2, 2>>::workgroup_size == 256);
-  CHECK(attention_extend_stage_two<native, extend_stage_two_form<2, 2>>::rows == 2);
   CHECK(std::string_view(attention_extend_stage_two<native>::symbol) == "netra_attention_extend_stage_two");
   CHECK(attention_extend_stage_two<native>::workgroup_size == 128);
   CHECK(attention_extend_stage_two<native>::rows == 4);

@@ -1,23 +1,15 @@
 // netra/instantiate/attention_gqa4_extend_native.hpp — entry points of one
 // attention_gqa4_extend_native contract instance: the native stage one, the mapping's floor (stage
-// one without the math) and stage two's forms. A generated translation unit
+// one without the math) and the two stage-two forms. A generated translation unit
 // includes this header and writes NETRA_INSTANTIATE(<contract>).
 #pragma once
 #include "netra/kernels/attention/extend_native.hpp"
 
 #define NETRA_INSTANTIATE(...)                                                                                                          \
   using netra_contract = __VA_ARGS__;                                                                                                   \
-  template <::netra::u32 L, ::netra::u32 A>                                                                                          \
-  using netra_two = ::netra::kernels::attention_extend_stage_two<netra_contract, ::netra::kernels::extend_stage_two_form<L, A>>;      \
-  using netra_two_4_8 = netra_two<4, 8>;                                                                                             \
-  using netra_two_4_2 = netra_two<4, 2>;                                                                                             \
-  using netra_two_2_2 = netra_two<2, 2>;                                                                                             \
-  using netra_two_1_2 = netra_two<1, 2>;                                                                                             \
+  using netra_two_wide = ::netra::kernels::attention_extend_stage_two<netra_contract, ::netra::kernels::extend_stage_two_wide>;      \
   using netra_floor = ::netra::kernels::attention_extend_native_stage_one<netra_contract, false>;                                      \
   NETRA_ENTRY_MIN_WORKGROUPS(netra_attention_extend_native_stage_one, ::netra::kernels::attention_extend_native_stage_one<netra_contract>) \
   NETRA_ENTRY_MIN_WORKGROUPS(netra_attention_extend_native_floor, netra_floor)                                                         \
   NETRA_ENTRY(netra_attention_extend_stage_two, ::netra::kernels::attention_extend_stage_two<netra_contract>)                           \
-  NETRA_ENTRY(netra_attention_extend_stage_two_wide, netra_two_4_8)                                                                    \
-  NETRA_ENTRY(netra_attention_extend_stage_two_wide_a2, netra_two_4_2)                                                                 \
-  NETRA_ENTRY(netra_attention_extend_stage_two_pair_a2, netra_two_2_2)                                                                 \
-  NETRA_ENTRY(netra_attention_extend_stage_two_a2, netra_two_1_2)
+  NETRA_ENTRY(netra_attention_extend_stage_two_wide, netra_two_wide)

@@ -167,13 +167,15 @@ struct attention_gqa4_extend_native : attention_gqa4_extend<Target, PageSize, 1,
   static constexpr u32 lds_bytes = ring_bytes + table_bytes;
   static_assert(lds_bytes <= Target::lds_bytes_per_workgroup, "netra::contracts::attention_gqa4_extend_native: the staging ring exceeds the target's LDS");
   NETRA_HOST_DEVICE static constexpr u32 chunk_for(u32 length, u32 slices) { return base::pair_view::chunk_for(length, slices); }
-  /// Slices per request: the pair view's (at least 2, processors / (4 batch): 2 workgroups per
-  /// processor over the 8 KV heads), the best count measured on the H200 at B = 64 and at B = 16,
-  /// P = 1024 (bench/results/attention_h200.json, native_slices_graph_us; B = 16, P = 4096 prefers
-  /// 4), and at most 16: at B = 1, 16 slices measured faster than 33 and 66 (58.3 / 65.8 / 98.9 us
-  /// at P = 4096, 39.4 / 52.5 / 87.2 at 1024: the per-slice costs, not the filled GPU, set that time;
-  /// lab/attention/data/attention_extend_heads_h200.json).
-  NETRA_HOST_DEVICE static constexpr u32 slices_for(u32 batch, u32 processors) { return min_of(16u, base::slices_for(batch, processors)); }
+  /// Slices per request: one wave of stage-one workgroups (4 per processor over the 8 KV heads:
+  /// processors / (2 batch)), at least 2 and at most 16 (and SplitCapacity / batch). Measured on the
+  /// H200 (bench/results/attention_h200.json, native_slices_graph_us): B = 16 at P 1024 / 2048 /
+  /// 4096 fastest at 4 (the wave; 2 and 8 slower), B = 64 at 2 (the capacity's limit), B = 1 at 16
+  /// against 8 and 32 at P = 1024 (32 is 10 % faster at P = 4096: not taken, the rule sees no length).
+  NETRA_HOST_DEVICE static constexpr u32 slices_for(u32 batch, u32 processors) {
+    const u32 b = max_of(1u, batch);
+    return max_of(2u, min_of(min_of(16u, processors / (2 * b)), SplitCapacity / b));
+  }
   static constexpr resource_budget budget() {
     resource_budget b;
     if constexpr (same_v<Target, gfx950>) {

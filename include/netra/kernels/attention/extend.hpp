@@ -103,9 +103,6 @@ template <class Contract, class Form = extend_stage_two_sequential> struct atten
   static constexpr u32 workgroup_size = Lanes * D, rows = G / Lanes;  // rows: the thread's merge chains
   static constexpr const char* symbol = Lanes == 1 && Ahead == 1   ? "netra_attention_extend_stage_two"
                                         : Lanes == 4 && Ahead == 8 ? "netra_attention_extend_stage_two_wide"
-                                        : Lanes == 4 && Ahead == 2 ? "netra_attention_extend_stage_two_wide_a2"
-                                        : Lanes == 2 && Ahead == 2 ? "netra_attention_extend_stage_two_pair_a2"
-                                        : Lanes == 1 && Ahead == 2 ? "netra_attention_extend_stage_two_a2"
                                                                    : nullptr;
   static_assert(symbol != nullptr, "netra::kernels::attention_extend_stage_two: this (Lanes, Ahead) form has no symbol");
   static constexpr bool programmatic_dependent_launch = true;  // stage one releases it as it starts
@@ -205,13 +202,10 @@ template <class Contract, class Form = extend_stage_two_sequential> struct atten
   }
 };
 
-/// A contract's kernels: `Lead` (its stage one, in launch order), then every stage-two form (the
-/// launch path serves two, the bench times all).
+/// A contract's kernels: `Lead` (its stage one, in launch order), then the stage-two forms the
+/// launch path serves.
 template <class Contract, class... Lead>
-using extend_kernel_list =
-    type_list<Lead..., attention_extend_stage_two<Contract>, attention_extend_stage_two<Contract, extend_stage_two_wide>,
-              attention_extend_stage_two<Contract, extend_stage_two_form<4, 2>>, attention_extend_stage_two<Contract, extend_stage_two_form<2, 2>>,
-              attention_extend_stage_two<Contract, extend_stage_two_form<1, 2>>>;
+using extend_kernel_list = type_list<Lead..., attention_extend_stage_two<Contract>, attention_extend_stage_two<Contract, extend_stage_two_wide>>;
 
 template <class Target, u32 PageSize, u32 BlockWarps, u32 Stages, u32 MaxBatch, u32 SplitCapacity>
 struct kernels_of<contracts::attention_gqa4_extend<Target, PageSize, BlockWarps, Stages, MaxBatch, SplitCapacity>> {
