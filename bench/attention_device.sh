@@ -10,7 +10,7 @@
 # in $CARRY (default .carry-decode/: test_attention_gqa8_gpu, attention-read-floor and the sm90a
 # attention cubins under code_objects/); logs and the results JSON go to $OUT (default
 # /tmp/attention-out); NETRA_GIT_REVISION names the commit that was built (the device copy's git
-# metadata can be stale). Each step is time-limited; the whole stays under 190 s.
+# metadata can be stale). Each step is time-limited; the whole stays under 195 s.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 carry=${CARRY:-.carry-decode}
@@ -30,7 +30,7 @@ status=0
 step() { echo "== $*"; "$@" || { echo "!! FAILED ($?): $*"; status=1; }; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv
 first="bitwise equal*,split-sequence verification*,an index outside the pool*,the same input*,a refused call*"
-step timeout 45 "$carry/test_attention_gqa8_gpu" -tc="$first" > "$out/gpu_tests.txt" 2>&1
+step timeout 60 "$carry/test_attention_gqa8_gpu" -tc="$first" > "$out/gpu_tests.txt" 2>&1
 tail -n 4 "$out/gpu_tests.txt"
 grep -cE " 0 of [0-9]+ outputs differ" "$out/gpu_tests.txt"
 # The floors of netra's grids come from the committed evidence unless FLOORS=1 measures them again.
@@ -41,10 +41,10 @@ if [ "${FLOORS:-0}" = 1 ]; then
   cut -c1-220 "$out/floor.txt"
   floors="$out/attention_floor_h200.json"
 fi
-step timeout ${BENCH_S:-90} python3 bench/attention.py --budget-s $(( ${BENCH_S:-90} * 4 / 5 )) --objects "$carry/code_objects" --floors "$floors" \
+step timeout ${BENCH_S:-70} python3 bench/attention.py --budget-s $(( ${BENCH_S:-70} * 4 / 5 )) --objects "$carry/code_objects" --floors "$floors" \
   --out "$out/attention_h200.json" > "$out/bench.txt" 2>&1
 cut -c1-300 "$out/bench.txt" | tail -n 40
-step timeout 22 "$carry/test_attention_gqa8_gpu" -tce="$first" > "$out/gpu_tests_rest.txt" 2>&1
+step timeout 30 "$carry/test_attention_gqa8_gpu" -tce="$first" > "$out/gpu_tests_rest.txt" 2>&1
 tail -n 4 "$out/gpu_tests_rest.txt"
 if [ "${NCU:-0}" = 1 ]; then
   step timeout 22 ncu --clock-control none -k regex:stage_one -s 2 -c 1 --section SpeedOfLight --section WarpStateStats --section Occupancy \
