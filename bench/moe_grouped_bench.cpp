@@ -233,9 +233,13 @@ int main(int argc, char** argv) {
     run.template operator()<tactics::grouped_mid_ring<sm90a>>("mid_ring");
     run.template operator()<tactics::grouped_mid_ring2<sm90a>>("mid_ring2");
     run.template operator()<tactics::grouped_mid_ring_rows2<sm90a>>("mid_ring_rows2");
-    run.template operator()<tactics::grouped_mid_ring_early<sm90a>>("mid_ring_early");
+    run.template operator()<tactics::grouped_mid_ring2_rows2<sm90a>>("mid_ring2_rows2");
+    run.template operator()<tactics::grouped_mid_dring<sm90a>>("mid_dring");
+    run.template operator()<tactics::grouped_mid_dring_rows2<sm90a>>("mid_dring_rows2");
     run.template operator()<tactics::grouped_mid<sm90a>>("mid");
     run.template operator()<tactics::grouped_large_ring<sm90a>>("large_ring");
+    run.template operator()<tactics::grouped_large_dring<sm90a>>("large_dring");
+    run.template operator()<tactics::grouped_large16<sm90a>>("large16");
     run.template operator()<tactics::grouped_large<sm90a>>("large");
     run.template operator()<tactics::grouped_split_k<sm90a>>("split_k");
   }

@@ -32,8 +32,8 @@ netra_moe_grouped_compile_fail(moe_grouped_k_parts "netra::contracts::moe_groupe
   "netra::contracts::moe_grouped_down: field KParts must be 1 \\(FP32 y\\) or 2")
 netra_moe_grouped_compile_fail(moe_grouped_row_tiles "netra::contracts::moe_grouped_down<netra::gfx950, 17, 256, 16, 1, 3>"
   "netra::contracts::moe_grouped_down: field RowTiles must be 1, 2, 4, 8 or 16")
-netra_moe_grouped_compile_fail(moe_grouped_early_weights "netra::contracts::moe_grouped_down<netra::sm90a, 17, 256, 16, 1, 4, 2>"
-  "netra::contracts::moe_grouped_down: field EarlyWeights must be 0 or 1")
+netra_moe_grouped_compile_fail(moe_grouped_down_stages "netra::contracts::moe_grouped_down<netra::sm90a, 17, 256, 16, 1, 4, 1>"
+  "netra::contracts::moe_grouped_down: field WeightStages must be 0 \\(registers\\) or in \\[2, 4\\]")
 netra_moe_grouped_compile_fail(moe_split_k_tokens "netra::contracts::moe_split_k_down<netra::gfx950, 512>"
   "netra::contracts::moe_split_k_down: field Tokens must be 768")
 

@@ -7,7 +7,9 @@
 // experts no route reads holding NaN, FP16 partials past their range); bitwise repeatability;
 // poisoned outputs (every element written); refused calls that launch and write nothing; gate_up
 // with its weights through the LDS ring equal to the register form bit for bit; the mid candidates
-// (tactics::grouped_mid_ring2, grouped_mid_ring_rows2, grouped_mid_ring_early) equal to mid_ring bit for bit.
+// (tactics::grouped_mid_ring2, grouped_mid_ring_rows2, grouped_mid_ring2_rows2, grouped_mid_dring,
+// grouped_mid_dring_rows2) equal to mid_ring bit for bit; the large candidates (grouped_large_dring,
+// grouped_large16) equal to large_ring's values bit for bit (large16's plan has other tiles).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -71,6 +73,12 @@ struct outputs {
   bool operator==(const outputs& o) const {
     return plan == o.plan && act == o.act && gate_up == o.gate_up && out == o.out && act_scales.size() == o.act_scales.size() &&
            std::memcmp(act_scales.data(), o.act_scales.data(), 4 * act_scales.size()) == 0;
+  }
+  /// Every output but the plan, bit for bit (configurations whose plans tile differently).
+  bool same_values(const outputs& o) const {
+    outputs a = *this;
+    a.plan = o.plan;
+    return a == o;
   }
 };
 
@@ -202,20 +210,28 @@ TEST_CASE("grouped experts: gate_up's weights through the LDS ring give the regi
   CHECK(run<tactics::grouped_large_ring<sm90a>>(random_experts(), c) == run<tactics::grouped_large<sm90a>>(random_experts(), c));
 }
 
-TEST_CASE("grouped experts: the mid candidates (a 2-block ring; down over 2 row tiles; down's early weights) give mid_ring's bits") {
-  for (int tokens : {24, 64}) {
-    const call c = random_call(tokens, 300 + tokens);
-    const auto want = run<tactics::grouped_mid_ring<sm90a>>(random_experts(), c);
-    CHECK(run<tactics::grouped_mid_ring2<sm90a>>(random_experts(), c) == want);
-    CHECK(run<tactics::grouped_mid_ring_rows2<sm90a>>(random_experts(), c) == want);
-    CHECK(run<tactics::grouped_mid_ring_early<sm90a>>(random_experts(), c) == want);
-  }
+TEST_CASE("grouped experts: the mid candidates (2-block ring; down over 2 row tiles; both; down through a ring) give mid_ring's bits") {
+  auto candidates = [](const experts& x, const call& c) {
+    const auto want = run<tactics::grouped_mid_ring<sm90a>>(x, c);
+    CHECK(run<tactics::grouped_mid_ring2<sm90a>>(x, c) == want);
+    CHECK(run<tactics::grouped_mid_ring_rows2<sm90a>>(x, c) == want);
+    CHECK(run<tactics::grouped_mid_ring2_rows2<sm90a>>(x, c) == want);
+    CHECK(run<tactics::grouped_mid_dring<sm90a>>(x, c) == want);
+    CHECK(run<tactics::grouped_mid_dring_rows2<sm90a>>(x, c) == want);
+  };
+  for (int tokens : {24, 64}) candidates(random_experts(), random_call(tokens, 300 + tokens));
   call one = random_call(64, 303);
   std::fill(one.ids.begin(), one.ids.end(), 7);
-  const auto want = run<tactics::grouped_mid_ring<sm90a>>(saturated_experts(), one);
-  CHECK(run<tactics::grouped_mid_ring2<sm90a>>(saturated_experts(), one) == want);
-  CHECK(run<tactics::grouped_mid_ring_rows2<sm90a>>(saturated_experts(), one) == want);
-  CHECK(run<tactics::grouped_mid_ring_early<sm90a>>(saturated_experts(), one) == want);
+  candidates(saturated_experts(), one);
+  check_call<tactics::grouped_mid_dring<sm90a>>(random_experts(), random_call(128, 304));
+}
+
+TEST_CASE("grouped experts: the large candidates (down through a ring; tiles of 16) give large_ring's values") {
+  const call c = random_call(768, 404);
+  const auto want = run<tactics::grouped_large_ring<sm90a>>(random_experts(), c);
+  CHECK(run<tactics::grouped_large_dring<sm90a>>(random_experts(), c) == want);
+  CHECK(run<tactics::grouped_large16<sm90a>>(random_experts(), c).same_values(want));
+  check_call<tactics::grouped_large16<sm90a>>(random_experts(), random_call(300, 405));
 }
 
 TEST_CASE("grouped experts, adversarial inputs") {

@@ -238,11 +238,20 @@ template <class Config> void check_served_once(int tokens, const std::vector<std
   CHECK(reduce::shape(static_cast<u32>(tokens)).grid[0] * reduce::columns == moe::expert_weights::hidden);
 }
 
+TEST_CASE("tiles of 16 up to 768 tokens (large16) and down through its ring serve every route once") {
+  for (int tokens : {257, 300, 768})
+    for (const auto& ids : {oracles::routed_ids(tokens, 2000 + tokens), skewed_ids(tokens, 5), std::vector<std::int32_t>(tokens * 9, 7)}) {
+      check_served_once<tactics::grouped_large16<sm90a>>(tokens, ids);
+      check_served_once<tactics::grouped_large_dring<sm90a>>(tokens, ids);
+    }
+  for (const auto& ids : {oracles::routed_ids(64, 2064), skewed_ids(64, 5)}) check_served_once<tactics::grouped_mid_dring_rows2<sm90a>>(64, ids);
+}
+
 TEST_CASE("the block at 17 .. 32 tokens: the grouped mid configuration serves every route once") {
   // the block's experts: the decode chain up to 16 tokens, grouped from 17
   static_assert(tactics::grouped_min_tokens == contracts::moe_expert_gate_up_decode<sm90a>::max_tokens + 1);
   for (int tokens = 17; tokens <= 32; ++tokens) {
-    CHECK(std::string(tactics::grouped_configuration<sm90a>(tokens)) == "mid_ring2");
+    CHECK(std::string(tactics::grouped_configuration<sm90a>(tokens)) == tactics::grouped_dispatch<sm90a>::mid_name);
     CHECK(std::string(tactics::grouped_configuration<gfx950>(tokens)) == "mid");
     for (const auto& ids : {oracles::routed_ids(tokens, 1000 + tokens), skewed_ids(tokens, 3), std::vector<std::int32_t>(tokens * 9, 7)}) {
       check_served_once<tactics::grouped_mid_of<sm90a>>(tokens, ids);
@@ -304,17 +313,21 @@ TEST_CASE("grouped contracts: launch geometry, the article's M768 figures, domai
   CHECK(std::string(tactics::grouped_configuration<gfx950>(768)) == "split_k");
   CHECK(std::string(tactics::grouped_configuration<gfx950>(128)) == "mid");
   CHECK(std::string(tactics::grouped_configuration<gfx950>(512)) == "large");
-  CHECK(std::string(tactics::grouped_configuration<sm90a>(128)) == "mid_ring2");
-  CHECK(std::string(tactics::grouped_configuration<sm90a>(768)) == "large_ring");
+  CHECK(std::string(tactics::grouped_configuration<sm90a>(128)) == "mid_dring");
+  CHECK(std::string(tactics::grouped_configuration<sm90a>(768)) == "large16");
   // the mid candidates: a 2-block ring fits two gate_up workgroups per SM, the dispatched 4-block one
   using ring2 = kernels::moe_grouped_gate_up_kernel<tactics::grouped_mid_ring2<sm90a>::gate_up>;
   CHECK(ring2::min_workgroups_per_processor == 2);
   CHECK(kernels::moe_grouped_gate_up_kernel<tactics::grouped_mid_ring<sm90a>::gate_up>::min_workgroups_per_processor == 1);
   CHECK(kernels::moe_grouped_gate_up_kernel<tactics::grouped_mid<sm90a>::gate_up>::min_workgroups_per_processor == 1);
   CHECK(kernels::moe_grouped_down_kernel<tactics::grouped_mid_ring_rows2<sm90a>::down>::passes == 8);
-  CHECK(tactics::grouped_mid_ring_early<sm90a>::down::early_weights);
-  CHECK(!tactics::grouped_mid_ring<sm90a>::down::early_weights);
-  CHECK(std::size(tactics::grouped_mid_ring_early<sm90a>::down::template_args) == 6);
+  // down through its ring: no weight registers, as many workgroups an SM as its LDS allows (at most 3)
+  using dring = kernels::moe_grouped_down_kernel<tactics::grouped_mid_dring<sm90a>::down>;
+  CHECK(dring::min_workgroups_per_processor == 3);
+  CHECK(kernels::moe_grouped_down_kernel<tactics::grouped_large_dring<sm90a>::down>::min_workgroups_per_processor == 2);
+  CHECK(kernels::moe_grouped_down_kernel<tactics::grouped_mid_ring<sm90a>::down>::min_workgroups_per_processor == 1);
+  CHECK(dring::dynamic_lds_bytes == 4 * 16384);
+  CHECK(std::size(tactics::grouped_mid_dring<sm90a>::down::template_args) == 6);
   CHECK(std::size(tactics::grouped_mid_ring<sm90a>::down::template_args) == 5);  // its instance name unchanged
   static_assert(boost::hana::length(tactics::grouped_configs<sm90a>) == boost::hana::size_c<2>);
   static_assert(boost::hana::length(tactics::grouped_configs<gfx950>) == boost::hana::size_c<3>);

@@ -23,10 +23,11 @@
 // p = x % KParts, output rows [2048 / RowTiles * (x / KParts), + 2048 / RowTiles) in passes of
 // 128 rows (8 waves of 16 rows). The tile's activations (its K part) are staged once in LDS; each
 // W2 byte of an expert is read once per tile of that expert.
-// Field EarlyWeights 1: before its wait on gate_up, each workgroup asks L2 for its W2 rows of the
-// expert that a speculative read of its plan tile names (the plan was written two launches
-// before; a stale read only wastes the prefetch: no value depends on it, the key is clamped to
-// the weights). 0: no prefetch. Spelled only when not 0, so the other instances keep their names.
+// Field WeightStages: 0, the wave's weight pieces of a whole 128-row pass in registers, the next
+// pass's in flight; S in [2, 4], through a per-thread LDS ring of S scale blocks (asynchronous
+// 16-byte copies, S - 1 blocks ahead, no weight registers held), so that several workgroups share
+// an SM. The same operations per value either way. Spelled only when not 0 (the register
+// instances keep their names).
 #pragma once
 #include "netra/contracts/moe/grouped_plan.hpp"
 
@@ -41,14 +42,14 @@ struct moe_grouped_down_signature : moe_grouped_stage_signature {
 
 namespace contracts {
 
-template <u32 MinTokens, u32 MaxTokens, u32 Tile, u32 KParts, u32 RowTiles, u32 EarlyWeights> struct moe_grouped_down_args {
-  static constexpr i64 value[] = {MinTokens, MaxTokens, Tile, KParts, RowTiles, EarlyWeights};
+template <u32 MinTokens, u32 MaxTokens, u32 Tile, u32 KParts, u32 RowTiles, u32 WeightStages> struct moe_grouped_down_args {
+  static constexpr i64 value[] = {MinTokens, MaxTokens, Tile, KParts, RowTiles, WeightStages};
 };
 template <u32 MinTokens, u32 MaxTokens, u32 Tile, u32 KParts, u32 RowTiles> struct moe_grouped_down_args<MinTokens, MaxTokens, Tile, KParts, RowTiles, 0> {
   static constexpr i64 value[] = {MinTokens, MaxTokens, Tile, KParts, RowTiles};
 };
 
-template <class Target, u32 MinTokens, u32 MaxTokens, u32 Tile, u32 KParts, u32 RowTiles, u32 EarlyWeights = 0, u32 WaveSize = Target::wave_size>
+template <class Target, u32 MinTokens, u32 MaxTokens, u32 Tile, u32 KParts, u32 RowTiles, u32 WeightStages = 0, u32 WaveSize = Target::wave_size>
 struct moe_grouped_down {
   static_assert(is_built_target_v<Target>,
                 "netra::contracts::moe_grouped_down: field Target is not supported; supported: netra::gfx950, netra::sm90a");
@@ -61,7 +62,8 @@ struct moe_grouped_down {
                 "netra::contracts::moe_grouped_down: field KParts must be 1 (FP32 y) or 2 (two FP16 K partials)");
   static_assert(RowTiles == 1 || RowTiles == 2 || RowTiles == 4 || RowTiles == 8 || RowTiles == 16,
                 "netra::contracts::moe_grouped_down: field RowTiles must be 1, 2, 4, 8 or 16 (whole 128-row passes)");
-  static_assert(EarlyWeights <= 1, "netra::contracts::moe_grouped_down: field EarlyWeights must be 0 or 1");
+  static_assert(WeightStages == 0 || (WeightStages >= 2 && WeightStages <= 4),
+                "netra::contracts::moe_grouped_down: field WeightStages must be 0 (registers) or in [2, 4] (an LDS ring)");
 
   using target = Target;
   using weights = moe::expert_weights;
@@ -73,17 +75,21 @@ struct moe_grouped_down {
   static constexpr u32 tile = Tile;
   static constexpr u32 k_parts = KParts;
   static constexpr u32 row_tiles = RowTiles;
-  static constexpr bool early_weights = EarlyWeights != 0;
+  static constexpr u32 weight_stages = WeightStages;
   static constexpr u32 wave_size = WaveSize;
   static constexpr u32 waves = 8;
   static constexpr u32 max_routes = layout::max_routes;
   /// Bytes of the partials: FP32 [R_max, 2048] (KParts 1) or FP16 [R_max, 2048, 2] (KParts 2).
   static constexpr u64 partials_bytes = 4ull * max_routes * weights::hidden;
   static constexpr u64 workspace_bytes = 0;
-  static constexpr const auto& template_args = moe_grouped_down_args<MinTokens, MaxTokens, Tile, KParts, RowTiles, EarlyWeights>::value;
+  static constexpr const auto& template_args = moe_grouped_down_args<MinTokens, MaxTokens, Tile, KParts, RowTiles, WeightStages>::value;
   /// LDS of the tile's activations: Tile columns of the part's K bytes, each padded by 64 bytes.
   static constexpr u32 part_k = weights::intermediate / KParts;
   static constexpr u32 column_stride = part_k + 64;
+  /// The weight ring (WeightStages > 0): per stage, every thread's pieces of one scale block (16
+  /// rows x 128 K of each of the 8 waves).
+  static constexpr u32 ring_stage_bytes = 16 * 128 * waves;
+  static constexpr u32 ring_bytes = WeightStages * ring_stage_bytes;
 
   static decision admits(const moe_grouped_down_signature& s) {
     if (const decision d = admits_grouped_stage<Target, MinTokens, MaxTokens, layout>(s); !d.admitted()) return d;
@@ -107,8 +113,9 @@ struct moe_grouped_down {
       return b;
     } else if constexpr (same_v<Target, sm90a>) {
       resource_budget b;
-      b.max_registers = RowTiles == 16 ? 168 : 255;  // one pass per workgroup; or several, the next pass's weights in flight
-      b.max_lds_bytes = 65536;
+      // one pass per workgroup; or several, the next pass's weights in flight; or the ring, several workgroups per SM
+      b.max_registers = WeightStages > 0 ? 128 : RowTiles == 16 ? 168 : 255;
+      b.max_lds_bytes = 65536 + ring_bytes;
       b.max_code_bytes = 65536;
       return b;
     } else {

@@ -23,7 +23,6 @@
 // On sm90a: programmatic dependent launch (released at once, waits before reading the plan).
 #pragma once
 #include "netra/contracts/moe/grouped_gate_up.hpp"
-#include "netra/dsl/async_copy.hpp"
 #include "netra/dsl/block_quant.hpp"
 #include "netra/dsl/entry.hpp"
 #include "netra/dsl/math.hpp"
@@ -97,20 +96,11 @@ template <class Contract> struct moe_grouped_gate_up_kernel {
     NETRA_UNROLL
     for (u32 t = 0; t < 2; ++t) moe_grouped::load_weight_pieces<target, weights::hidden>(rows_of(p, key, g, t), b * weights::block, lane, out[t]);
   }
-  /// The ring (stages > 0): piece (t, v) of block b of the thread, threads adjacent (conflict-free
-  /// 16-byte reads); only the thread that copies a piece reads it.
-  static NETRA_DEVICE u8* ring_piece(u8* ring, u32 b, u32 t, u32 v, u32 thread) {
-    return ring + ((((b % max_of(stages, 1u)) * 2 + t) * F::weight_pieces + v) * workgroup_size + thread) * 16;
-  }
-  /// Block b's pieces into the ring by asynchronous copies, one commit group.
+  /// Block b's pieces of both row tiles into ring slot b % stages (grouped_tile.hpp), one commit group.
   static NETRA_DEVICE void issue_block(const params& p, u32 key, u32 g, u32 b, u32 lane, u32 thread, u8* ring) {
     NETRA_UNROLL
     for (u32 t = 0; t < 2; ++t)
-      NETRA_UNROLL
-      for (u32 v = 0; v < F::weight_pieces; ++v) {
-        const netra::fragment::piece pc = F::weight_piece(lane, v);
-        copy_16B_to_lds<target>(ring_piece(ring, b, t, v, thread), rows_of(p, key, g, t) + pc.index * weights::hidden + b * weights::block + pc.k, true);
-      }
+      moe_grouped::copy_weight_pieces<target, weights::hidden, workgroup_size, 2>(ring, b % max_of(stages, 1u), t, rows_of(p, key, g, t), b * weights::block, lane, thread);
     commit_lds_copies<target>();
   }
 
@@ -149,9 +139,7 @@ template <class Contract> struct moe_grouped_gate_up_kernel {
         else commit_lds_copies<target>();
         wait_lds_copies<target, stages - 1>();
         NETRA_UNROLL
-        for (u32 t = 0; t < 2; ++t)
-          NETRA_UNROLL
-          for (u32 v = 0; v < F::weight_pieces; ++v) cur[t][v] = *reinterpret_cast<const u32x4*>(ring_piece(ring, b, t, v, thread));
+        for (u32 t = 0; t < 2; ++t) moe_grouped::read_weight_pieces<target, workgroup_size, 2>(ring, b % max_of(stages, 1u), t, thread, cur[t]);
       }
       const float sw[2] = {bit_cast<float>(wave_broadcast<target>(bit_cast<u32>(scale), b)),
                            bit_cast<float>(wave_broadcast<target>(bit_cast<u32>(scale), 16 + b))};

@@ -11,6 +11,7 @@
 // cover all 32 banks.
 #pragma once
 #include "netra/contracts/moe/grouped_plan.hpp"
+#include "netra/dsl/async_copy.hpp"
 #include "netra/dsl/ids.hpp"
 #include "netra/dsl/sync.hpp"
 #include "netra/dsl/vector_memory.hpp"
@@ -63,6 +64,28 @@ template <class Target, u32 RowBytes> NETRA_DEVICE void load_weight_pieces(const
     const netra::fragment::piece pc = fragment<Target>::weight_piece(lane, v);
     out[v] = load_16B<Target, cache_policy::streaming>(rows + static_cast<u64>(pc.index) * RowBytes + k0 + pc.k);
   }
+}
+
+/// A per-thread LDS ring of weight pieces (the WeightStages forms): slot s, set t (a 16-row tile)
+/// and piece v of each of the workgroup's `Threads` threads, threads adjacent (conflict-free
+/// 16-byte reads); only the thread that copies a piece reads it, so the ring needs no barrier.
+template <class Target, u32 Threads, u32 Sets> NETRA_DEVICE u8* ring_piece(u8* ring, u32 slot, u32 set, u32 v, u32 thread) {
+  return ring + (((slot * Sets + set) * fragment<Target>::weight_pieces + v) * Threads + thread) * 16;
+}
+/// The lane's pieces of 16 rows (as load_weight_pieces) into ring slot `slot`, set `set`, by
+/// asynchronous copies (no commit).
+template <class Target, u32 RowBytes, u32 Threads, u32 Sets>
+NETRA_DEVICE void copy_weight_pieces(u8* ring, u32 slot, u32 set, const u8* rows, u32 k0, u32 lane, u32 thread) {
+  NETRA_UNROLL
+  for (u32 v = 0; v < fragment<Target>::weight_pieces; ++v) {
+    const netra::fragment::piece pc = fragment<Target>::weight_piece(lane, v);
+    copy_16B_to_lds<Target>(ring_piece<Target, Threads, Sets>(ring, slot, set, v, thread), rows + static_cast<u64>(pc.index) * RowBytes + k0 + pc.k, true);
+  }
+}
+/// The thread's pieces of ring slot `slot`, set `set` (landed: after wait_lds_copies).
+template <class Target, u32 Threads, u32 Sets> NETRA_DEVICE void read_weight_pieces(u8* ring, u32 slot, u32 set, u32 thread, weight_pieces<Target>& out) {
+  NETRA_UNROLL
+  for (u32 v = 0; v < fragment<Target>::weight_pieces; ++v) out[v] = *reinterpret_cast<const u32x4*>(ring_piece<Target, Threads, Sets>(ring, slot, set, v, thread));
 }
 
 /// d = W(16 x 128) * X(128 x the columns of instruction tile n of chunk `chunk`) for the scale
