@@ -110,3 +110,13 @@ if(NETRA_CLANG AND NETRA_LLVM_OBJDUMP AND Python3_FOUND)
                    ${CMAKE_CURRENT_SOURCE_DIR}/tools/mfma_scale_zero.hip)
   set_tests_properties(gfx950_mfma_literal_scale_zero PROPERTIES LABELS audit)
 endif()
+
+# Where the decode block's time goes at M <= 16 (each chain prefix, each stage alone, fused vs
+# unfused): bench/moe_decode_stages.py runs it on the GPU.
+if(CUDAToolkit_FOUND AND TARGET netra_runtime)
+  add_executable(netra-bench-moe-decode-stages ${PROJECT_SOURCE_DIR}/bench/moe_decode_stages.cpp)
+  find_package(Threads REQUIRED)
+  target_link_libraries(netra-bench-moe-decode-stages PRIVATE netra::runtime Boost::headers Threads::Threads ${CMAKE_DL_LIBS})
+  target_include_directories(netra-bench-moe-decode-stages PRIVATE ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR} ${CUDAToolkit_INCLUDE_DIRS})
+  target_compile_options(netra-bench-moe-decode-stages PRIVATE ${NETRA_TEST_WARNINGS} -O2)
+endif()

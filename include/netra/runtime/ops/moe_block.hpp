@@ -13,7 +13,9 @@
 //     optional there (written when given: gate_up's BF16 rows, nothing else changes)
 //
 // On sm90a every kernel runs with programmatic dependent launch: each waits before it reads its
-// predecessor's output and releases its successor early.
+// predecessor's output and releases its successor early. Up to
+// tactics::gate_up_prefetch_down_max_tokens tokens gate_up also asks L2 for down's W2 rows of the
+// experts it serves (moe_gate_up_signature::prefetch_w2, a hint: the same bits).
 //
 // select() decides every stage before anything is launched: a stage no tactic admits, or a
 // strict refusal in any stage, launches nothing. run() then records the selected stages as they
@@ -98,6 +100,7 @@ class moe_block_dispatcher {
     p.gate_up = gate_up_.select(gate_up_signature(t));
     if (!p.fused) p.act_quant = act_quant_.select(act_quant_signature(t));
     p.down = down_.select(down_signature(t, p.fused));
+    if (p.down.tactic != fallback && t.hidden.shape[0] <= tactics::gate_up_prefetch_down_max_tokens) p.gate_up.signature.prefetch_w2 = t.w2.data;
     return p;
   }
 
@@ -106,15 +109,26 @@ class moe_block_dispatcher {
   bool run(stream_handle stream, const moe_block_tensors& t, moe_block_variant variant) const {
     const plan p = select(t, variant);
     if (!p.runnable()) return false;
-    router_.launch(stream, p.router);
-    if (p.grouped) {
-      grouped_.launch(stream, p.experts);
-      return true;
-    }
-    gate_up_.launch(stream, p.gate_up);
-    if (!p.fused) act_quant_.launch(stream, p.act_quant);
-    down_.launch(stream, p.down);
+    record(stream, p, all_stages);
     return true;
+  }
+
+  /// Stages of a decode plan (1..16 tokens), as bits of record()'s mask.
+  static constexpr unsigned router_stage = 1, gate_up_stage = 2, act_quant_stage = 4, down_stage = 8, all_stages = 15;
+
+  /// Records the stages of a runnable plan that `stages` names, as select() admitted them (the
+  /// grouped experts count as one stage, down_stage). run() records all; a subset is the decode
+  /// attribution's (bench/moe_decode_stages.cpp: a prefix of the chain, or one stage alone on the
+  /// intermediates an earlier call left).
+  void record(stream_handle stream, const plan& p, unsigned stages) const {
+    if (stages & router_stage) router_.launch(stream, p.router);
+    if (p.grouped) {
+      if (stages & down_stage) grouped_.launch(stream, p.experts);
+      return;
+    }
+    if (stages & gate_up_stage) gate_up_.launch(stream, p.gate_up);
+    if (!p.fused && (stages & act_quant_stage)) act_quant_.launch(stream, p.act_quant);
+    if (stages & down_stage) down_.launch(stream, p.down);
   }
 
   /// The same from raw pointers; throws status::not_supported naming the stage (nothing

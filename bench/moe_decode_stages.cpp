@@ -1,0 +1,234 @@
+// netra-bench-moe-decode-stages: where the decode MoE block's time goes at M <= 16 tokens. The
+// block as moe_block_dispatcher selects it (router -> gate_up -> act_quant -> down, and variant
+// fused: gate_up -> down of gate_up's BF16 where down's Input 1 admits M), recorded through
+// moe_block_dispatcher::record with a stage mask: each prefix of the chain (router; + gate_up;
+// + act_quant; all), each stage alone on the intermediates call 0 left, and the experts without
+// the router. Every variant eager and graph-replayed (bench/gpu_timing.hpp), each call of a burst
+// on its own layer's 257-expert weights and hidden rows (8 layers x 771 MB: every call streams
+// cold weights past the 60 MB L2). A prefix's time minus the shorter prefix's is that stage's
+// share of the chain's critical path (its boundary included). Before timing, call 0 of every layer:
+// the fused block's ids, route weights, gate_up and out bit for bit the unfused block's (the
+// variants' promise; the bound policy itself is test_moe_block_gpu's). One JSON line per
+// (M, variant) with the distinct experts the calls hit; bench/moe_decode_stages.py records them.
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench/gpu_timing.hpp"
+#include "netra/runtime/ops/moe_block.hpp"
+#include "oracles/argmax_rows.hpp"
+#include "oracles/moe_experts.hpp"
+
+using namespace netra;
+
+namespace {
+
+constexpr int layers = 8;
+
+struct device_bytes {
+  CUdeviceptr p = 0;
+  explicit device_bytes(std::size_t bytes) { bench::drv().check(bench::drv().cuMemAlloc(&p, bytes), "cuMemAlloc"); }
+  ~device_bytes() { bench::drv().cuMemFree(p); }
+  device_bytes(const device_bytes&) = delete;
+  template <class T> T* as() const { return reinterpret_cast<T*>(p); }
+  template <class T> void upload(const std::vector<T>& v) const { bench::drv().check(bench::drv().cuMemcpyHtoD(p, v.data(), v.size() * sizeof(T)), "HtoD"); }
+  template <class T> std::vector<T> download(std::size_t count) const {
+    std::vector<T> v(count);
+    bench::drv().check(bench::drv().cuMemcpyDtoH(v.data(), p, count * sizeof(T)), "DtoH");
+    return v;
+  }
+};
+
+/// One layer's weights (hashed E4M3 and block scales, the same values in every layer at other
+/// addresses) and its router's and shared gate's BF16 weights.
+struct layer_weights {
+  device_bytes w13{257ull << 21}, w2{257ull << 20}, s13{257 * 128 * 4}, s2{257 * 64 * 4}, router{256 * 2048 * 2}, shared_gate{2048 * 2};
+  moe_expert_weights experts() const { return {w13.as<void>(), s13.as<float>(), w2.as<void>(), s2.as<float>()}; }
+};
+
+/// One call's hidden rows and the block's outputs.
+struct call_buffers {
+  int m;
+  device_bytes hidden, ids, route_weights, gate_up, act, act_scales, out;
+  explicit call_buffers(int tokens)
+      : m(tokens), hidden(tokens * 2048ull * 2), ids(tokens * 9ull * 4), route_weights(tokens * 9ull * 4), gate_up(tokens * 9ull * 1024 * 2),
+        act(tokens * 9ull * 512), act_scales(tokens * 36ull * 4), out(tokens * 2048ull * 2) {}
+  moe_block_args args(const layer_weights& w) const {
+    moe_block_args a;
+    a.hidden = hidden.as<void>();
+    a.router_weight = w.router.as<void>();
+    a.shared_gate_weight = w.shared_gate.as<void>();
+    a.experts = w.experts();
+    a.ids = ids.as<i32>();
+    a.route_weights = route_weights.as<float>();
+    a.gate_up = gate_up.as<void>();
+    a.act = act.as<void>();
+    a.act_scales = act_scales.as<float>();
+    a.out = out.as<void>();
+    a.tokens = m;
+    return a;
+  }
+  /// What both variants write: ids, route weights, gate_up, out (act and its scales: unfused only).
+  std::vector<std::uint8_t> shared_outputs() const {
+    std::vector<std::uint8_t> all;
+    for (const auto& [b, n] : {std::pair{&ids, m * 36ull}, {&route_weights, m * 36ull}, {&gate_up, m * 9ull * 2048}, {&out, m * 4096ull}}) {
+      const auto v = b->download<std::uint8_t>(n);
+      all.insert(all.end(), v.begin(), v.end());
+    }
+    return all;
+  }
+  void poison() const {
+    for (const auto& [b, n] : {std::pair{&ids, m * 36ull}, {&route_weights, m * 36ull}, {&gate_up, m * 9ull * 2048}, {&act, m * 9ull * 512},
+                               {&act_scales, m * 144ull}, {&out, m * 4096ull}})
+      bench::drv().check(bench::drv().cuMemsetD8(b->p, 0xFF, n), "cuMemsetD8");
+  }
+};
+
+std::vector<int> token_counts(int argc, char** argv) {
+  std::vector<int> m;
+  if (argc > 1)
+    for (char* s = argv[1]; *s;) {
+      m.push_back(static_cast<int>(std::strtol(s, &s, 10)));
+      if (*s == ',') ++s;
+    }
+  if (m.empty()) m = {1, 2, 3, 4, 6, 8, 12, 16};
+  return m;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bench::drv().check(bench::drv().cuInit(0), "cuInit");
+  const moe_block_dispatcher block(current_cuda_device(), jit::options{});
+  CUstream stream;
+  bench::drv().check(bench::drv().cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+
+  const auto gen = oracles::hashed_weights(oracles::weight_params{});
+  std::vector<std::uint8_t> w13(257ull << 21), w2(257ull << 20);
+  std::vector<float> s13(257 * 128), s2(257 * 64);
+  std::vector<std::thread> workers;
+  for (int part = 0; part < 16; ++part)
+    workers.emplace_back([&, part] {
+      for (int e = part; e < 257; e += 16) {
+        for (int n = 0; n < 1024; ++n)
+          for (int k = 0; k < 2048; ++k) w13[(static_cast<std::size_t>(e) << 21) + n * 2048 + k] = gen.w13(e, n, k);
+        for (int n = 0; n < 2048; ++n)
+          for (int k = 0; k < 512; ++k) w2[(static_cast<std::size_t>(e) << 20) + n * 512 + k] = gen.w2(e, n, k);
+        for (int i = 0; i < 128; ++i) s13[e * 128 + i] = gen.s13(e, i / 16, i % 16);
+        for (int i = 0; i < 64; ++i) s2[e * 64 + i] = gen.s2(e, i / 4, i % 4);
+      }
+    });
+  for (auto& t : workers) t.join();
+  std::deque<layer_weights> weights(layers);
+  for (int l = 0; l < layers; ++l) {
+    oracles::xorshift r{static_cast<std::uint64_t>(900 + l)};
+    std::vector<std::uint16_t> router(256 * 2048), shared_gate(2048);
+    for (auto& v : router) v = bf16_from_f32_reference(0.05f * r.uniform());
+    for (auto& v : shared_gate) v = bf16_from_f32_reference(0.02f * r.uniform());
+    weights[l].w13.upload(w13);
+    weights[l].w2.upload(w2);
+    weights[l].s13.upload(s13);
+    weights[l].s2.upload(s2);
+    weights[l].router.upload(router);
+    weights[l].shared_gate.upload(shared_gate);
+  }
+
+  using D = moe_block_dispatcher;
+  // Plans: as the block selects them, or with gate_up's hint for down (prefetch_w2) forced on
+  // (calls below the resident schedule's 10 tokens) or off.
+  enum hint { dispatched, hint_on, hint_off };
+  struct variant {
+    const char* name;
+    hint h;
+    bool fused;
+    unsigned stages;
+  };
+  const variant variants[] = {{"chain", dispatched, false, D::all_stages},
+                              {"chain_hint", hint_on, false, D::all_stages},
+                              {"chain_no_hint", hint_off, false, D::all_stages},
+                              {"fused", dispatched, true, D::all_stages},
+                              {"fused_hint", hint_on, true, D::all_stages},
+                              {"fused_no_hint", hint_off, true, D::all_stages},
+                              {"router", dispatched, false, D::router_stage},
+                              {"router_gate_up", dispatched, false, D::router_stage | D::gate_up_stage},
+                              {"router_gate_up_act_quant", dispatched, false, D::router_stage | D::gate_up_stage | D::act_quant_stage},
+                              {"experts", dispatched, false, D::all_stages & ~D::router_stage},
+                              {"experts_fused", dispatched, true, D::all_stages & ~D::router_stage},
+                              {"gate_up", dispatched, false, D::gate_up_stage},
+                              {"gate_up_hint", hint_on, false, D::gate_up_stage},
+                              {"gate_up_no_hint", hint_off, false, D::gate_up_stage},
+                              {"act_quant", dispatched, false, D::act_quant_stage},
+                              {"down", dispatched, false, D::down_stage},
+                              {"down_fused", dispatched, true, D::down_stage}};
+
+  for (const int m : token_counts(argc, argv)) {
+    std::deque<call_buffers> calls;
+    for (int l = 0; l < layers; ++l) {
+      calls.emplace_back(m);
+      calls.back().hidden.upload(oracles::hidden_rows(m, 500 + 37 * l + m));
+    }
+    std::vector<moe_block_dispatcher::plan> plans[3][2];  // [hint][fused]
+    for (int l = 0; l < layers; ++l) {
+      const moe_block_tensors t = block.tensors_of(calls[l].args(weights[l]));
+      for (int f = 0; f < 2; ++f) {
+        const moe_block_dispatcher::plan p = block.select(t, f ? moe_block_variant::fused : moe_block_variant::unfused);
+        plans[dispatched][f].push_back(p);
+        for (const hint h : {hint_on, hint_off}) {
+          moe_block_dispatcher::plan q = p;
+          q.gate_up.signature.prefetch_w2 = h == hint_on && m < tactics::unit_list_min_tokens ? t.w2.data : nullptr;
+          plans[h][f].push_back(q);
+        }
+      }
+    }
+    const bool fused_runnable = plans[dispatched][1][0].runnable();
+    // Call 0 of every layer: every plan writes the hint-free unfused block's bits (the fused ones:
+    // all but act and its scales); the distinct experts the calls hit.
+    bool equal = true;
+    double distinct = 0;
+    for (int l = 0; l < layers; ++l) {
+      const call_buffers& c = calls[l];
+      auto outputs = [&](const moe_block_dispatcher::plan& p, bool with_act) {
+        c.poison();
+        block.record(stream, p, D::all_stages);
+        bench::drv().check(bench::drv().cuStreamSynchronize(stream), "sync");
+        std::vector<std::uint8_t> o = c.shared_outputs();
+        if (with_act)
+          for (const auto& [b, n] : {std::pair{&c.act, m * 9ull * 512}, {&c.act_scales, m * 144ull}}) {
+            const auto v = b->download<std::uint8_t>(n);
+            o.insert(o.end(), v.begin(), v.end());
+          }
+        return o;
+      };
+      const auto reference = outputs(plans[hint_off][0][l], true);
+      const auto reference_shared = outputs(plans[hint_off][0][l], false);
+      std::set<std::int32_t> hit;
+      for (auto id : c.ids.download<std::int32_t>(m * 9ull))
+        if (id >= 0 && id < 257) hit.insert(id);
+      distinct += static_cast<double>(hit.size()) / layers;
+      equal = equal && outputs(plans[dispatched][0][l], true) == reference && outputs(plans[hint_on][0][l], true) == reference;
+      if (fused_runnable)
+        for (const hint h : {dispatched, hint_on, hint_off}) equal = equal && outputs(plans[h][1][l], false) == reference_shared;
+      block.record(stream, plans[dispatched][0][l], D::all_stages);  // the unfused call's intermediates, for the stages timed alone
+    }
+    bench::drv().check(bench::drv().cuStreamSynchronize(stream), "sync");
+    for (const variant& v : variants) {
+      if (v.fused && !fused_runnable) continue;
+      const auto& p = plans[v.h][v.fused ? 1 : 0];
+      const auto burst = [&] {
+        for (int l = 0; l < layers; ++l) block.record(stream, p[l], v.stages);
+      };
+      const bench::timing t = bench::time_eager_and_graph(stream, layers, burst);
+      std::printf("{\"tokens\": %d, \"variant\": \"%s\", \"graph_us\": %.3f, \"eager_us\": %.3f, \"distinct_experts\": %.3f, "
+                  "\"hint_dispatched\": %s, \"fused_runnable\": %s, \"bits_equal\": %s}\n",
+                  m, v.name, t.graph_us, t.eager_us, distinct, plans[dispatched][0][0].gate_up.signature.prefetch_w2 ? "true" : "false",
+                  fused_runnable ? "true" : "false", equal ? "true" : "false");
+      std::fflush(stdout);
+    }
+  }
+  bench::drv().check(bench::drv().cuStreamSynchronize(stream), "sync");
+  return 0;
+}
