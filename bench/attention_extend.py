@@ -46,7 +46,7 @@ class Args(ctypes.Structure):  # kernels/attention/extend.hpp: attention_extend_
 
 WIDE_SLICES = 16  # kernels/attention/extend.hpp: attention_extend_stage_two::wide_slices (the launch path's choice)
 # Stage two's forms (kernels/attention/extend.hpp: extend_stage_two_form<Lanes, Ahead>, Lanes x 128 threads): key, symbol, threads.
-TWO_FORMS = {"two": 128, "two_wide": 512}
+TWO_FORMS = {"two": 128, "two_wide": 512, "two_rows": 128, "two_wide_rows": 512}  # *_rows: RowScalars, not yet served
 TWO_SYMBOLS = tuple((k, f"netra_attention_extend_{k.replace('two', 'stage_two', 1)}".encode()) for k in TWO_FORMS)
 
 

@@ -123,7 +123,9 @@ TEST_CASE_TEMPLATE("extend: every stage-two form gives the served form's bits (r
   const extend_case c = make_case({1, {0, 1, 63, 700, 4099, 64, 2000}, {12, 1, 5, 12, 12, 8, 12}, 0.9f, 1.1f, extend_fill::random, 0}, 6);
   for (i64 slices : {2, 3, 16}) {
     const auto served = run<P>(c, slices);
-    const std::vector<std::uint16_t> forms[] = {run<P, kernels::extend_stage_two_sequential>(c, slices), run<P, kernels::extend_stage_two_wide>(c, slices)};
+    const std::vector<std::uint16_t> forms[] = {run<P, kernels::extend_stage_two_sequential>(c, slices), run<P, kernels::extend_stage_two_wide>(c, slices),
+                                                run<P, kernels::extend_stage_two_form<1, 2, true>>(c, slices),
+                                                run<P, kernels::extend_stage_two_form<4, 8, true>>(c, slices)};
     for (const auto& f : forms) CHECK(std::memcmp(served.data(), f.data(), served.size() * 2) == 0);
   }
 }

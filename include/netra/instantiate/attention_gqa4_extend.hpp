@@ -7,7 +7,11 @@
 #define NETRA_INSTANTIATE(...)                                                                                                        \
   using netra_contract = __VA_ARGS__;                                                                                                 \
   using netra_two_wide = ::netra::kernels::attention_extend_stage_two<netra_contract, ::netra::kernels::extend_stage_two_wide>;      \
+  using netra_two_rows = ::netra::kernels::attention_extend_stage_two<netra_contract, ::netra::kernels::extend_stage_two_form<1, 2, true>>; \
+  using netra_two_wide_rows = ::netra::kernels::attention_extend_stage_two<netra_contract, ::netra::kernels::extend_stage_two_form<4, 8, true>>; \
   NETRA_ENTRY(netra_attention_extend_stage_zero, ::netra::kernels::attention_extend_stage_zero<netra_contract>)                       \
   NETRA_ENTRY_MIN_WORKGROUPS(netra_attention_gqa8_stage_one, ::netra::kernels::attention_gqa8_stage_one<netra_contract::pair_view>) \
   NETRA_ENTRY(netra_attention_extend_stage_two, ::netra::kernels::attention_extend_stage_two<netra_contract>)                           \
-  NETRA_ENTRY(netra_attention_extend_stage_two_wide, netra_two_wide)
+  NETRA_ENTRY(netra_attention_extend_stage_two_wide, netra_two_wide)                                                                    \
+  NETRA_ENTRY(netra_attention_extend_stage_two_rows, netra_two_rows)                                                                    \
+  NETRA_ENTRY(netra_attention_extend_stage_two_wide_rows, netra_two_wide_rows)

@@ -84,13 +84,17 @@ template <class Contract> struct attention_extend_stage_zero {
 
 /// Stage two's forms: Lanes x 128 threads, thread (jw, d) owns element d of the Rows = 4 / Lanes rows
 /// 4 kv + Rows jw .. + Rows - 1 and merges their slices side by side with the loads of Ahead slices
-/// in flight (merge_ahead), then takes their extension blocks one after another. Every form keeps
-/// each row's order, so all give the same bits; they differ in registers, threads and loads in
-/// flight; the launch path picks one by the call's slices (runtime/ops/attention_gqa4_extend.hpp).
-template <u32 Lanes, u32 Ahead> struct extend_stage_two_form {
+/// in flight, then takes their extension blocks one after another. RowScalars: each row's scalars
+/// (its slice merges' factors, the extension weights, the last merge) are computed once — threads
+/// (row, j) and one thread per row — and read from LDS, the element threads only multiplying and
+/// adding; otherwise every thread of a row computes them for itself (merge_ahead). Every form keeps
+/// each row's order, so all give the same bits; the launch path picks one by the call's slices
+/// (runtime/ops/attention_gqa4_extend.hpp).
+template <u32 Lanes, u32 Ahead, bool RowScalars = false> struct extend_stage_two_form {
   static_assert(Lanes == 1 || Lanes == 2 || Lanes == 4, "netra::kernels::extend_stage_two_form: Lanes must be 1, 2 or 4");
   static_assert(Ahead >= 1 && Ahead <= 8, "netra::kernels::extend_stage_two_form: Ahead must be in [1, 8]");
   static constexpr u32 lanes = Lanes, ahead = Ahead;
+  static constexpr bool row_scalars = RowScalars;
 };
 using extend_stage_two_sequential = extend_stage_two_form<1, 1>;  // 128 threads, one slice ahead
 using extend_stage_two_wide = extend_stage_two_form<4, 8>;        // 512 threads, 8 slices ahead
@@ -101,22 +105,31 @@ template <class Contract, class Form = extend_stage_two_sequential> struct atten
   using params = attention_extend_args;
   static constexpr u32 G = Contract::group, D = Contract::head_dim, E = Contract::max_extend, Ahead = Form::ahead, Lanes = Form::lanes;
   static constexpr u32 workgroup_size = Lanes * D, rows = G / Lanes;  // rows: the thread's merge chains
-  static constexpr const char* symbol = Lanes == 1 && Ahead == 1   ? "netra_attention_extend_stage_two"
-                                        : Lanes == 4 && Ahead == 8 ? "netra_attention_extend_stage_two_wide"
-                                                                   : nullptr;
-  static_assert(symbol != nullptr, "netra::kernels::attention_extend_stage_two: this (Lanes, Ahead) form has no symbol");
+  static constexpr bool row_scalars = Form::row_scalars;
+  static constexpr const char* symbol = Lanes == 1 && Ahead == 1 && !row_scalars   ? "netra_attention_extend_stage_two"
+                                        : Lanes == 4 && Ahead == 8 && !row_scalars ? "netra_attention_extend_stage_two_wide"
+                                        : Lanes == 1 && Ahead == 2 && row_scalars  ? "netra_attention_extend_stage_two_rows"
+                                        : Lanes == 4 && Ahead == 8 && row_scalars  ? "netra_attention_extend_stage_two_wide_rows"
+                                                                                   : nullptr;
+  static_assert(symbol != nullptr, "netra::kernels::attention_extend_stage_two: this (Lanes, Ahead, RowScalars) form has no symbol");
   static constexpr bool programmatic_dependent_launch = true;  // stage one releases it as it starts
   static constexpr u32 wide_slices = 16;
+  /// RowScalars' LDS: alpha and beta of row j's merge with slice sl (sl >= 1), the weights w[j][e],
+  /// and per row the last merge's alpha, beta and l.
+  static constexpr u32 cap = Contract::split_capacity, scalar_floats = row_scalars ? 2 * G * cap + G * E + 3 * G : 1;
 
   NETRA_HOST_DEVICE static constexpr launch_shape shape(u32 batch) { return {{Contract::kv_heads, E, batch}, workgroup_size, 0}; }
 
-  /// m[c], o[c]: the merged prefix state of row (t, 4 half + j0 + c), element 128 half + d, in slice order.
-  template <class Unit>
-  static NETRA_DEVICE void merge_ahead(softmax_stats (&m)[rows], float (&o)[rows], const params& p, Unit unit, u32 half, u32 d, u32 j0) {
+  /// m[c], o[c]: the merged prefix state of row (t, 4 half + j0 + c), element 128 half + d, in slice order
+  /// (RowScalars: o only, with row j's factors at alpha(j, sl), beta(j, sl)).
+  template <class Unit, class Alpha, class Beta>
+  static NETRA_DEVICE void merge_ahead(softmax_stats (&m)[rows], float (&o)[rows], const params& p, Unit unit, u32 half, u32 d, u32 j0, Alpha alpha,
+                                       Beta beta) {
     NETRA_UNROLL
     for (u32 j = 0; j < rows; ++j) {
       const u64 at = unit(0, j0 + j);
-      m[j] = {p.view.split_stats[at * 2], p.view.split_stats[at * 2 + 1]}, o[j] = p.view.split_o[at * view::head_dim + D * half + d];
+      if constexpr (!row_scalars) m[j] = {p.view.split_stats[at * 2], p.view.split_stats[at * 2 + 1]};
+      o[j] = p.view.split_o[at * view::head_dim + D * half + d];
     }
     for (u32 first = 1; first < p.view.slices; first += Ahead) {
       softmax_stats sm[Ahead][rows] = {};
@@ -127,16 +140,21 @@ template <class Contract, class Form = extend_stage_two_sequential> struct atten
         for (u32 j = 0; j < rows; ++j)
           if (first + k < p.view.slices) {
             const u64 at = unit(first + k, j0 + j);
-            sm[k][j] = {p.view.split_stats[at * 2], p.view.split_stats[at * 2 + 1]}, so[k][j] = p.view.split_o[at * view::head_dim + D * half + d];
+            if constexpr (!row_scalars) sm[k][j] = {p.view.split_stats[at * 2], p.view.split_stats[at * 2 + 1]};
+            so[k][j] = p.view.split_o[at * view::head_dim + D * half + d];
           }
       NETRA_UNROLL
       for (u32 k = 0; k < Ahead; ++k)
         NETRA_UNROLL
         for (u32 j = 0; j < rows; ++j)
           if (first + k < p.view.slices) {
-            const softmax_merge_factors f = softmax_merge(m[j], sm[k][j]);
-            o[j] = softmax_merge_value(o[j], so[k][j], f);
-            m[j] = f.merged;
+            if constexpr (row_scalars) {
+              o[j] = add_rn(mul_rn(o[j], alpha(j0 + j, first + k)), mul_rn(so[k][j], beta(j0 + j, first + k)));
+            } else {
+              const softmax_merge_factors f = softmax_merge(m[j], sm[k][j]);
+              o[j] = softmax_merge_value(o[j], so[k][j], f);
+              m[j] = f.merged;
+            }
           }
     }
   }
@@ -145,6 +163,7 @@ template <class Contract, class Form = extend_stage_two_sequential> struct atten
     NETRA_SHARED float q[G][D + 1];  // + 1: the score lanes' reads fall in distinct banks
     NETRA_SHARED float k[E][D + 1];
     NETRA_SHARED float s[G][E];
+    NETRA_SHARED float scalars[scalar_floats];
     const u32 kv = workgroup_id<target, 0>(), t = workgroup_id<target, 1>(), b = workgroup_id<target, 2>(), tid = thread_id<target>();
     const u32 d = tid % D, j0 = tid / D * rows;  // the thread's first row
     const extend_request r = extend_request::read(p, b, E);
@@ -172,40 +191,82 @@ template <class Contract, class Form = extend_stage_two_sequential> struct atten
     auto unit = [&](u32 sl, u32 j) {
       return ((static_cast<u64>(b) * p.view.slices + sl) * view::kv_heads + pair) * view::rows + t * view::group + G * half + j;
     };
+    auto stats = [&](u32 sl, u32 j) { return softmax_stats{p.view.split_stats[unit(sl, j) * 2], p.view.split_stats[unit(sl, j) * 2 + 1]}; };
+    auto alpha = [&](u32 j, u32 sl) -> float& { return scalars[j * cap + sl]; };
+    auto beta = [&](u32 j, u32 sl) -> float& { return scalars[(G + j) * cap + sl]; };
+    auto weight = [&](u32 j, u32 e) -> float& { return scalars[2 * G * cap + j * E + e]; };
+    auto last = [&](u32 j, u32 i) -> float& { return scalars[2 * G * cap + G * E + 3 * j + i]; };  // alpha, beta, l
+    auto block_max = [&](u32 j) {
+      float m_block = negative_infinity();
+      for (u32 e = 0; e <= t; ++e) m_block = max_of(m_block, s[j][e]);
+      return m_block;
+    };
     softmax_stats merged[rows];
     float merged_o[rows];
-    merge_ahead(merged, merged_o, p, unit, half, d, j0);
+    if constexpr (row_scalars) {
+      workgroup_barrier<target>();  // the scores
+      softmax_stats chain{};
+      if (tid < G * (t + 1)) {  // thread (j, e): the row's prefix maximum (the merge chain's, in slice order), its weight of e
+        const u32 j = tid / (t + 1), e = tid % (t + 1);
+        float m = p.view.split_stats[unit(0, j) * 2];
+        for (u32 sl = 1; sl < p.view.slices; ++sl) m = max_of(m, p.view.split_stats[unit(sl, j) * 2]);
+        weight(j, e) = softmax_weight(s[j][e], max_of(m, block_max(j)));
+      }
+      if (tid < G) {  // row tid's slice merges, in slice order
+        chain = stats(0, tid);
+        for (u32 sl = 1; sl < p.view.slices; ++sl) {
+          const softmax_merge_factors f = softmax_merge(chain, stats(sl, tid));
+          alpha(tid, sl) = f.alpha, beta(tid, sl) = f.beta, chain = f.merged;
+        }
+      }
+      workgroup_barrier<target>();
+      if (tid < G) {  // row tid's extension block as one online-softmax step
+        float l_block = 0.0f;
+        for (u32 e = 0; e <= t; ++e) l_block = add_rn(l_block, weight(tid, e));
+        const softmax_merge_factors f = softmax_merge(chain, {max_of(chain.m, block_max(tid)), l_block});
+        last(tid, 0) = f.alpha, last(tid, 1) = f.beta, last(tid, 2) = f.merged.l;
+      }
+    }
+    merge_ahead(merged, merged_o, p, unit, half, d, j0, alpha, beta);
     workgroup_barrier<target>();
     const float v_scale = *p.view.v_scale;
     NETRA_UNROLL
     for (u32 c = 0; c < rows; ++c) {
       const u32 j = j0 + c;
-      const softmax_stats m = merged[c];
-      float o = mul_rn(merged_o[c], v_scale);
+      float o = mul_rn(merged_o[c], v_scale), result;
       // The extension block: positions 0..t, one online-softmax step.
-      float m_block = negative_infinity();
-      for (u32 e = 0; e <= t; ++e) m_block = max_of(m_block, s[j][e]);
-      const float m_new = max_of(m.m, m_block);
-      float l_block = 0.0f, o_block = 0.0f;
-      NETRA_UNROLL
-      for (u32 e = 0; e < E; ++e)
-        if (e <= t) {
-          const float w = softmax_weight(s[j][e], m_new);
-          l_block = add_rn(l_block, w);
-          o_block = add_rn(o_block, mul_rn(w, v[e]));
-        }
-      const softmax_merge_factors f = softmax_merge(m, {m_new, l_block});
-      o = softmax_merge_value(o, o_block, f);
-      p.out[(static_cast<u64>(token) * Contract::q_heads + G * kv + j) * D + d] =
-          static_cast<u16>(pack_bf16x2<target>(softmax_finish(o, f.merged.l, 1.0f), 0.0f));
+      if constexpr (row_scalars) {
+        float o_block = 0.0f;
+        NETRA_UNROLL
+        for (u32 e = 0; e < E; ++e)
+          if (e <= t) o_block = add_rn(o_block, mul_rn(weight(j, e), v[e]));
+        result = softmax_finish(add_rn(mul_rn(o, last(j, 0)), mul_rn(o_block, last(j, 1))), last(j, 2), 1.0f);
+      } else {
+        const softmax_stats m = merged[c];
+        const float m_new = max_of(m.m, block_max(j));
+        float l_block = 0.0f, o_block = 0.0f;
+        NETRA_UNROLL
+        for (u32 e = 0; e < E; ++e)
+          if (e <= t) {
+            const float w = softmax_weight(s[j][e], m_new);
+            l_block = add_rn(l_block, w);
+            o_block = add_rn(o_block, mul_rn(w, v[e]));
+          }
+        const softmax_merge_factors f = softmax_merge(m, {m_new, l_block});
+        result = softmax_finish(softmax_merge_value(o, o_block, f), f.merged.l, 1.0f);
+      }
+      p.out[(static_cast<u64>(token) * Contract::q_heads + G * kv + j) * D + d] = static_cast<u16>(pack_bf16x2<target>(result, 0.0f));
     }
   }
 };
 
-/// A contract's kernels: `Lead` (its stage one, in launch order), then the stage-two forms the
-/// launch path serves.
+/// A contract's kernels: `Lead` (its stage one, in launch order), then the stage-two forms: the two
+/// the launch path serves, and the RowScalars forms of each (built and timed by the bench; not yet
+/// served: not measured on a GPU).
 template <class Contract, class... Lead>
-using extend_kernel_list = type_list<Lead..., attention_extend_stage_two<Contract>, attention_extend_stage_two<Contract, extend_stage_two_wide>>;
+using extend_kernel_list = type_list<Lead..., attention_extend_stage_two<Contract>, attention_extend_stage_two<Contract, extend_stage_two_wide>,
+                                     attention_extend_stage_two<Contract, extend_stage_two_form<1, 2, true>>,
+                                     attention_extend_stage_two<Contract, extend_stage_two_form<4, 8, true>>>;
 
 template <class Target, u32 PageSize, u32 BlockWarps, u32 Stages, u32 MaxBatch, u32 SplitCapacity>
 struct kernels_of<contracts::attention_gqa4_extend<Target, PageSize, BlockWarps, Stages, MaxBatch, SplitCapacity>> {
