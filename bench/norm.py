@@ -206,7 +206,7 @@ def warm_peers() -> int:
 
 
 def mapping_of(instance: str) -> str:
-    """WavesPerRow-RowsPerWorkgroup-Resident[-Split[-P[-L]]] of an instance name norm-sm90a-K-W-F-MaxTokens-WPR-R-Resident[-Split[-P[-L]]]
+    """WavesPerRow-RowsPerWorkgroup-Resident[-Split] of an instance name norm-sm90a-K-W-F-MaxTokens-WPR-R-Resident[-Split]
     (Split only where it is not 1, as in the instance name and bench/norm_floor.cu's mapping names)."""
     fields = instance.split("-")[2:]
     return "-".join(fields[4:] + ["0"] * (7 - len(fields)))

@@ -7,7 +7,8 @@
 # .carry-norm/ (test_norm_gpu, netra-bench-norm, norm-floor, and the norm cubins under objects/,
 # linked where the binaries look for them: build-norm/code_objects); logs and JSON go to $OUT
 # (default /tmp/norm-out). Step limits: NORM_TEST_S, NORM_WARM_S, NORM_FLOOR_S, NORM_DRIVER_S,
-# NORM_BENCH_S (defaults 25 beside 40, 12, 30, 40: a device call of at most about 125 s).
+# NORM_BENCH_S (defaults 25 beside 35, then 8, 28, 45, and 12 for the floor file: at most about
+# 128 s; at ebcdaa0 the whole script took 112 s, the peers' 30 records 35 s of their 40).
 # NETRA_GIT_REVISION (the revision the carried binaries were built at) goes into the results'
 # environment: the device copy's git metadata is stale.
 set -uo pipefail
@@ -31,7 +32,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv
 # timed until all three end.
 scratch=/tmp/norm-scratch
 mkdir -p "$scratch" /tmp/norm-dump
-timeout "${NORM_WARM_S:-40}" python3 bench/norm.py --warm-peers > "$scratch/warm.txt" 2>&1 &
+timeout "${NORM_WARM_S:-35}" python3 bench/norm.py --warm-peers > "$scratch/warm.txt" 2>&1 &
 warm=$!
 NETRA_NORM_GPU_QUICK=1 timeout "${NORM_TEST_S:-25}" compute-sanitizer --tool memcheck --error-exitcode 9 "$carry/test_norm_gpu" \
   > "$scratch/memcheck.txt" 2>&1 &
@@ -42,10 +43,10 @@ wait "$memcheck"; rc=$?
 echo "== memcheck exit $rc"; [ "$rc" = 0 ] || status=1
 grep -E "ERROR SUMMARY|test cases|calls checked|Device not supported" "$scratch/memcheck.txt" | tail -n 4
 wait "$warm"; echo "== warm-up exit $?"; tail -n 3 "$scratch/warm.txt"
-step timeout "${NORM_FLOOR_S:-12}" "$carry/norm-floor" > "$out/norm_floor.jsonl"
-step timeout "${NORM_DRIVER_S:-30}" "$carry/netra-bench-norm" --dump /tmp/norm-dump > "$out/norm_driver.jsonl"
-step timeout "${NORM_BENCH_S:-40}" python3 bench/norm.py --driver-output "$out/norm_driver.jsonl" --dump /tmp/norm-dump --out "$out/norm_h200.json" \
+step timeout "${NORM_FLOOR_S:-8}" "$carry/norm-floor" > "$out/norm_floor.jsonl"
+step timeout "${NORM_DRIVER_S:-28}" "$carry/netra-bench-norm" --dump /tmp/norm-dump > "$out/norm_driver.jsonl"
+step timeout "${NORM_BENCH_S:-45}" python3 bench/norm.py --driver-output "$out/norm_driver.jsonl" --dump /tmp/norm-dump --out "$out/norm_h200.json" \
   --floor-lines "$out/norm_floor.jsonl"
-step timeout 5 python3 bench/norm_floor.py --lines "$out/norm_floor.jsonl" --out "$out/norm_floor_h200.json"
+step timeout 12 python3 bench/norm_floor.py --lines "$out/norm_floor.jsonl" --out "$out/norm_floor_h200.json"
 echo "== [${SECONDS} s] done"
 exit $status

@@ -37,20 +37,18 @@ const char* name(op o) { return o == op::rms ? "rms_norm" : o == op::add_rms ? "
 /// The mapping of contracts::norm<sm90a, Kind, *, *, *, WavesPerRow, RowsPerWorkgroup, 0, Split, SlicesPerThread>
 /// (Split > 1: workgroup g is part g % Split of row g / Split, loading the whole row, storing
 /// the chunks q + S k of its part's K / Split; add_rms: a cluster of the parts, r' after its wait;
-/// SlicesPerThread P > 0, gated: a head over 16 / P threads, P chunks each; LanesPerChunk L 2,
-/// gated: a head over 32 threads, lanes 2q, 2q + 1 both loading chunk q, each storing half of it).
-template <op Op, int WavesPerRow, int RowsPerWorkgroup, int Split = 1, int SlicesPerThread = 0, int Lanes = 1> struct mapping {
+/// SlicesPerThread P > 0, gated: a head over 16 / P threads, P chunks each).
+template <op Op, int WavesPerRow, int RowsPerWorkgroup, int Split = 1, int SlicesPerThread = 0> struct mapping {
   static constexpr int n = Op == op::gated ? 128 : 2048, heads = Op == op::gated ? 32 : 1, cols = n * heads;
   static constexpr int row_chunks = n / 8, slices = row_chunks < 64 ? row_chunks : 64, per_slice = row_chunks / slices;
-  static constexpr int lanes = Lanes, slice_threads = SlicesPerThread > 0 ? slices / SlicesPerThread : (slices < 32 ? slices : 32) * WavesPerRow;
-  static constexpr int threads_per_row = slice_threads * Lanes;
-  static constexpr int group_threads = threads_per_row < 16 * Lanes ? threads_per_row : 16 * Lanes;  // threads of an E4M3 group
-  static constexpr int per_thread = slices / slice_threads, chunks = per_thread * per_slice;
+  static constexpr int threads_per_row = SlicesPerThread > 0 ? slices / SlicesPerThread : (slices < 32 ? slices : 32) * WavesPerRow;
+  static constexpr int group_threads = threads_per_row < 16 ? threads_per_row : 16;  // threads of an E4M3 group
+  static constexpr int per_thread = slices / threads_per_row, chunks = per_thread * per_slice;
   static constexpr int threads = RowsPerWorkgroup * threads_per_row;
   static constexpr int split = Split;
   static int grid(int rows) { return (rows + RowsPerWorkgroup - 1) / RowsPerWorkgroup * Split; }
   __device__ static bool owns(int part, int i) { return (i % per_slice) / (per_slice / Split) == part; }
-  __device__ static int chunk_of(int j, int i) { return j / Lanes + slice_threads * (i / per_slice) + slices * (i % per_slice); }
+  __device__ static int chunk_of(int j, int i) { return j + threads_per_row * (i / per_slice) + slices * (i % per_slice); }
   __device__ static long row_offset(int row) { return static_cast<long>(row / heads) * cols + static_cast<long>(row % heads) * n; }
 };
 
@@ -86,7 +84,7 @@ __device__ u32x4 xor_of(const u32x4& a, const u32x4& b, unsigned f) { return u32
 /// The row's xor butterfly of `fold` over its threads (LDS and a barrier for two warps per row).
 template <class M, int WavesPerRow> __device__ unsigned row_butterfly(unsigned fold, int t) {
 #pragma unroll
-  for (int mask = M::lanes; mask < (M::threads_per_row < 32 ? M::threads_per_row : 32); mask <<= 1) fold ^= __shfl_xor_sync(0xFFFFFFFFu, fold, mask);
+  for (int mask = 1; mask < (M::threads_per_row < 32 ? M::threads_per_row : 32); mask <<= 1) fold ^= __shfl_xor_sync(0xFFFFFFFFu, fold, mask);
   if constexpr (WavesPerRow == 2) {
     __shared__ unsigned halves[M::threads / 64][2];
     const int r = t / M::threads_per_row, w = (t % M::threads_per_row) / 32;
@@ -118,11 +116,9 @@ __device__ void finish_row(const call_args& a, int t, int row, int part, bool li
   for (int i = 0; i < M::chunks; ++i) {
     if (!M::owns(part, i)) continue;
     const u32x4 y = xor_of(in.v[i], w[i], Op == op::gated ? fold ^ fold_of(in.second[i]) : fold);
-    const int c = M::chunk_of(j, i), h = j % M::lanes;
+    const int c = M::chunk_of(j, i);
     if constexpr (!Fp8) {
-      if (!live) continue;
-      if constexpr (M::lanes == 1) netra::sm90a_isa::st_global_v4_b32(static_cast<uint16_t*>(a.out) + out_offset + 8 * c, y);
-      else *reinterpret_cast<uint2*>(static_cast<uint16_t*>(a.out) + out_offset + 8 * c + 4 * h) = make_uint2(y.x ^ y.z, y.y ^ y.w);
+      if (live) netra::sm90a_isa::st_global_v4_b32(static_cast<uint16_t*>(a.out) + out_offset + 8 * c, y);
     } else {
       unsigned amax = y.x ^ y.w;
       if constexpr (Reduce)  // one butterfly per group (a gated head over < 16 threads: one per thread)
@@ -130,9 +126,8 @@ __device__ void finish_row(const call_args& a, int t, int row, int part, bool li
 #pragma unroll
           for (int mask = 1; mask < M::group_threads; mask <<= 1) amax ^= __shfl_xor_sync(0xFFFFFFFFu, amax, mask);
       if (live) {
-        if constexpr (M::lanes == 1) *reinterpret_cast<uint2*>(static_cast<uint8_t*>(a.out) + out_offset + 8 * c) = make_uint2(y.x ^ y.y, y.z ^ amax);
-        else *reinterpret_cast<unsigned*>(static_cast<uint8_t*>(a.out) + out_offset + 8 * c + 4 * h) = y.x ^ y.y ^ y.z ^ amax;
-        if (c % 16 == 0 && h == 0) a.scales[static_cast<long>(row) * (M::n / 128) + c / 16] = amax;
+        *reinterpret_cast<uint2*>(static_cast<uint8_t*>(a.out) + out_offset + 8 * c) = make_uint2(y.x ^ y.y, y.z ^ amax);
+        if (c % 16 == 0) a.scales[static_cast<long>(row) * (M::n / 128) + c / 16] = amax;
       }
     }
   }
@@ -239,12 +234,11 @@ template <class M, op Op, bool Fp8, int WavesPerRow, bool Reduce> void time_kern
 }
 
 /// The floor of contracts::norm<sm90a, Op, *, Fp8, *, WavesPerRow, R, 0, Split, P> at each token count.
-template <op Op, bool Fp8, int WavesPerRow, int R, int Split = 1, int P = 0, int L = 1>
+template <op Op, bool Fp8, int WavesPerRow, int R, int Split = 1, int P = 0>
 void measure(std::initializer_list<int> tokens_list, cudaStream_t stream, int l2, bool reduce) {
-  using M = mapping<Op, WavesPerRow, R, Split, P, L>;
+  using M = mapping<Op, WavesPerRow, R, Split, P>;
   char mapping_name[64];  // the instance name's last fields
-  if (L > 1) std::snprintf(mapping_name, sizeof mapping_name, "%d-%d-0-%d-%d-%d", WavesPerRow, R, Split, P, L);
-  else if (P > 0) std::snprintf(mapping_name, sizeof mapping_name, "%d-%d-0-%d-%d", WavesPerRow, R, Split, P);
+  if (P > 0) std::snprintf(mapping_name, sizeof mapping_name, "%d-%d-0-%d-%d", WavesPerRow, R, Split, P);
   else if (Split == 1) std::snprintf(mapping_name, sizeof mapping_name, "%d-%d-0", WavesPerRow, R);
   else std::snprintf(mapping_name, sizeof mapping_name, "%d-%d-0-%d", WavesPerRow, R, Split);
   for (int tokens : tokens_list) {
@@ -272,11 +266,10 @@ template <op Op, bool Fp8> void measure_operation(cudaStream_t stream, int l2) {
   // The dispatched mappings (contracts::norm_decode / norm_prefill; on sm90a rms and add_rms use
   // the two-warp mapping at every size, add_rms FP8 at decode sizes with Split 2), then the
   // mappings the driver compares at the sizes it times them: catalog::norm_alternatives at 512
-  // tokens, catalog::norm_gated_alternatives and norm_gated_decode_alternatives. The butterflies
-  // (move_reduce) for the gated norm's decode mappings (its FP8 target was missed at 2 heads a warp).
+  // tokens, catalog::norm_gated_alternatives. The butterflies (move_reduce) where a decode target
+  // is missed: the gated norm's decode mapping.
   if constexpr (Op == op::gated) {
-    measure<Op, Fp8, 1, 1, 1, 0, 2>({1, 16, 64}, stream, l2, true);  // the decode mapping: a head per warp
-    measure<Op, Fp8, 1, 2>({1, 16, 64}, stream, l2, true);           // catalog::norm_gated_decode_alternatives
+    measure<Op, Fp8, 1, 2>({1, 16, 64}, stream, l2, true);
     measure<Op, Fp8, 1, 16>({64, 512, 8192}, stream, l2, false);
     measure<Op, Fp8, 1, 16, 1, 2>({512, 8192}, stream, l2, false);  // catalog::norm_gated_alternatives
     measure<Op, Fp8, 1, 8>({512}, stream, l2, false);

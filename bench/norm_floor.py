@@ -18,8 +18,8 @@ import sys
 
 import common
 
-# The mappings dispatch ships (contracts::norm_decode / norm_prefill on sm90a): WavesPerRow-R-Resident[-Split[-P[-L]]].
-DISPATCHED = {("decode", False): "2-1-0", ("prefill", False): "2-1-0", ("decode", True): "1-1-0-1-0-2", ("prefill", True): "1-16-0"}
+# The mappings dispatch ships (contracts::norm_decode / norm_prefill on sm90a): WavesPerRow-R-Resident[-Split].
+DISPATCHED = {("decode", False): "2-1-0", ("prefill", False): "2-1-0", ("decode", True): "1-2-0", ("prefill", True): "1-16-0"}
 
 
 def dispatched(record: dict) -> bool:

@@ -30,8 +30,6 @@ netra_add_compile_fail_test(negative_norm_split_clusters negative/norm_split_clu
   "netra::contracts::norm: field Split > 1 for add_rms needs workgroup clusters")
 netra_add_compile_fail_test(negative_norm_slices_per_thread negative/norm_slices_per_thread.cpp
   "netra::contracts::norm: field SlicesPerThread must be 0 \\(as the wave gives\\), or 2 or 4 for the gated norm")
-netra_add_compile_fail_test(negative_norm_lanes_per_chunk negative/norm_lanes_per_chunk.cpp
-  "netra::contracts::norm: field LanesPerChunk must be 1, or 2 for the gated norm with SlicesPerThread 0")
 
 netra_add_gpu_test(test_norm_gpu gpu/test_norm_gpu.cpp)
 

@@ -132,30 +132,6 @@ TEST_CASE("norm SlicesPerThread: a gated head over 16 / P threads; 0 keeps the n
   CHECK(kernels::norm_kernel<contracts::norm_decode<sm90a, 0, 0, 1>>::group_slots == 4);
 }
 
-TEST_CASE("norm LanesPerChunk 2: a gated head over the 32 lanes of a warp, 4 values a lane; 1 keeps the names") {
-  using l2 = contracts::norm_decode<sm90a, 2, 0, 1>;
-  using K = kernels::norm_kernel<l2>;
-  CHECK(same_v<l2, contracts::gated_rms_norm<sm90a, 1, 64, 1, 0, 0, 2>>);
-  CHECK(instance_name<l2>() == "norm-sm90a-2-0-1-64-1-1-0-1-0-2");
-  CHECK(instance_name<contracts::norm<sm90a, 2, 0, 1, 64, 1, 2, 0, 1, 0, 1>>() == "norm-sm90a-2-0-1-64-1-2-0");
-  CHECK(l2::threads_per_row == 32);
-  CHECK(l2::slice_threads == 16);
-  CHECK(l2::workgroup_size == 32);  // one head per warp and workgroup
-  CHECK(l2::group_threads == 32);
-  CHECK(K::words == 2);
-  // Lanes 2q and 2q + 1 hold chunk q, the first values 8q .. 8q + 3, the second 8q + 4 .. 8q + 7.
-  CHECK(K::chunk_of(6, 0) == 3);
-  CHECK(K::chunk_of(7, 0) == 3);
-  CHECK(K::part_of(6) == 0);
-  CHECK(K::part_of(7) == 1);
-  CHECK(K::row_of(5, 31) == 5);
-  CHECK(K::stores_scale(0, 0));
-  CHECK(!K::stores_scale(1, 0));  // chunk 0's second half: the scale is stored once
-  CHECK(!K::stores_scale(2, 0));
-  CHECK(contracts::norm_decode<gfx950, 2, 0, 1>::lanes_per_chunk == 1);  // wave64: 4 heads per wave (16 lanes each)
-  CHECK(contracts::norm_prefill<sm90a, 2, 0, 1>::lanes_per_chunk == 1);
-}
-
 TEST_CASE("a valid call of each kind is admitted; out may be x itself when x is compact") {
   CHECK(rms_decode::admits(valid<rms_decode>(64)).admitted());
   CHECK(rms_prefill_fp8::admits(valid<rms_prefill_fp8>(8192)).admitted());

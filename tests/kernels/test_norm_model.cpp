@@ -103,14 +103,14 @@ template <class C> struct norm_model {
         pending.clear();
       }
       auto partner = [&](u32 t, u32 mask) { return (t / W) * W + ((t % W) ^ mask); };
-      // The butterfly over slice q = j / L + (T_r / L) p: partner q ^ mask is lane j ^ (L mask)
-      // (mask < T_r / L) or the thread's own slice p ^ (mask / (T_r / L)).
-      constexpr u32 ST = C::slice_threads, L = C::lanes_per_chunk;
+      // The butterfly over slice q = j + T_r p: partner q ^ mask is lane j ^ mask (mask < T_r) or
+      // the thread's own slice p ^ (mask / T_r).
       for (u32 mask = 1; mask < C::half; mask <<= 1) {
         auto next = part;
         for (u32 t = 0; t < T; ++t)
           for (u32 p = 0; p < K::per_thread; ++p)
-            next[t][p] = mask < ST ? add_rn(part[t][p], part[partner(t, mask * L)][p]) : add_rn(part[t][p], part[t][p ^ (mask / ST)]);
+            next[t][p] = mask < C::threads_per_row ? add_rn(part[t][p], part[partner(t, mask)][p])
+                                                   : add_rn(part[t][p], part[t][p ^ (mask / C::threads_per_row)]);
         part = next;
       }
       std::vector<float> sum(T);
@@ -124,27 +124,23 @@ template <class C> struct norm_model {
           sum[t] = add_rn(part[first][0], part[first + W][0]);
         }
       }
-      // y of the thread's part of each chunk: words K::words * part .. (all four for L = 1).
-      constexpr u32 WD = K::words;
-      std::vector<std::array<std::array<u32, WD>, chunks>> y(T);
+      std::vector<std::array<std::array<u32, 4>, chunks>> y(T);
       for (u32 t = 0; t < T; ++t) {
         const float rs = rsqrt_f32(add_rn(mul_rn(sum[t], 1.0f / C::n), eps));
         for (u32 i = 0; i < chunks; ++i)
-          for (u32 e = 0; e < WD; ++e) {
-            const u32 we = WD * K::part_of(t) + e;
-            y[t][i][e] = pack(y_of(mul_rn(lo(v[t][i][we]), rs), lo(w[t][i][we]), lo(z[t][i][we])),
-                              y_of(mul_rn(hi(v[t][i][we]), rs), hi(w[t][i][we]), hi(z[t][i][we])));
-          }
+          for (u32 e = 0; e < 4; ++e)
+            y[t][i][e] = pack(y_of(mul_rn(lo(v[t][i][e]), rs), lo(w[t][i][e]), lo(z[t][i][e])),
+                              y_of(mul_rn(hi(v[t][i][e]), rs), hi(w[t][i][e]), hi(z[t][i][e])));
       }
       std::vector<std::array<u32, chunks>> mag(T);
       for (u32 t = 0; t < T; ++t)
         for (u32 i = 0; i < chunks; ++i) {
           mag[t][i] = 0;
-          for (u32 e = 0; e < WD; ++e) mag[t][i] = std::max(mag[t][i], bf16x2_magnitude_max(y[t][i][e]));
+          for (u32 e = 0; e < 4; ++e) mag[t][i] = std::max(mag[t][i], bf16x2_magnitude_max(y[t][i][e]));
         }
-      // The group's 16 chunks over 16 L lanes: partner lane j ^ mask's chunk i (mask < T_r) or,
+      // The group's 16 chunks: partner chunk c ^ mask is lane j ^ mask's chunk i (mask < T_r) or,
       // for a gated head over T_r < 16 threads (one slice per chunk), the thread's chunk i ^ (mask / T_r).
-      for (u32 mask = 1; mask < 16 * L; mask <<= 1) {
+      for (u32 mask = 1; mask < 16; mask <<= 1) {
         auto next = mag;
         for (u32 t = 0; t < T; ++t)
           for (u32 i = 0; i < chunks; ++i)
@@ -156,9 +152,9 @@ template <class C> struct norm_model {
         if (row >= rows) continue;
         for (u32 i = 0; i < chunks; ++i) {
           if (!K::owns(piece, i)) continue;
-          const std::size_t at = static_cast<std::size_t>(row) * C::n + 8 * K::chunk_of(t, i) + 2 * WD * K::part_of(t);
+          const std::size_t at = static_cast<std::size_t>(row) * C::n + 8 * K::chunk_of(t, i);
           const e4m3_block_quantizer quant = e4m3_block_quantizer::of(mag[t][i]);
-          for (u32 e = 0; e < WD; ++e)
+          for (u32 e = 0; e < 4; ++e)
             for (u32 h = 0; h < 2; ++h) {
               const u16 bits = static_cast<u16>(y[t][i][e] >> (16 * h));
               if constexpr (C::fp8_out) b.out_e4m3[at + 2 * e + h] = e4m3_from_f32_reference(quant.divider.quotient(f32_from_bf16(bits)));
@@ -249,10 +245,8 @@ TEST_CASE("the norm kernel's decomposition equals the oracle bitwise for every c
   CHECK(instances == static_cast<long>(boost::hana::length(catalog::norm)));
 }
 
-TEST_CASE("the gated mappings over 8, 4 and 32 threads per head (SlicesPerThread 2, 4; LanesPerChunk 2) equal the oracle bitwise") {
+TEST_CASE("the gated mappings over 8 and 4 threads per head (SlicesPerThread 2, 4) equal the oracle bitwise") {
   boost::hana::for_each(boost::hana::tuple_t<contracts::gated_rms_norm<sm90a, 0, 64, 4, 0, 2>, contracts::gated_rms_norm<sm90a, 1, 64, 4, 0, 2>,
-                                             contracts::gated_rms_norm<sm90a, 0, 64, 2, 0, 0, 2>, contracts::gated_rms_norm<sm90a, 1, 64, 2, 0, 0, 2>,
-                                             contracts::gated_rms_norm<gfx950, 1, 64, 2, 0, 0, 2>, contracts::gated_rms_norm<gfx950, 0, 8192, 16, 0, 0, 2>,
                                              contracts::gated_rms_norm<sm90a, 0, 64, 8, 0, 4>, contracts::gated_rms_norm<sm90a, 1, 64, 8, 0, 4>,
                                              contracts::gated_rms_norm<gfx950, 1, 64, 8, 0, 2>>,
                         [](auto type) {

@@ -47,10 +47,6 @@
 //   SlicesPerThread P (gated, S = 16): a head over 16 / P threads, thread j holding slices j and
 //     j + 16 / P ..; the butterfly's stages of masks >= 16 / P are adds inside the thread (the same
 //     bits: each stage adds the two partners, in either order); an E4M3 group is the head's threads.
-//   LanesPerChunk 2 (gated, S = 16, P 1): a head over 32 threads, lanes 2q and 2q + 1 both load
-//     chunk q and run slice q's FMA chain (the same partial on both), the butterfly's masks on
-//     lanes doubled; each lane computes y, SiLU and E4M3 of 4 of the chunk's values (lane 2q + h:
-//     values 8q + 4h ..), the E4M3 group is the head's 32 threads: the same bits.
 // The values are the same for every mapping; dispatch picks decode (rows <= 64: one row per
 // workgroup, the most SMs; add_rms FP8 where clusters exist: Split 2) or prefill instances
 // (wave64: 4 rows per workgroup; warp32: the two-warp mapping, its release point chosen at run
@@ -62,28 +58,23 @@
 
 namespace netra::contracts {
 
-/// The instance's fields as named (Split 1, SlicesPerThread 0 and LanesPerChunk 1, the defaults,
-/// leave the name as it was before those fields).
-template <u32 Kind, u32 Weight, u32 Fp8Out, u32 MaxTokens, u32 WavesPerRow, u32 RowsPerWorkgroup, u32 Resident, u32 Split, u32 SlicesPerThread,
-          u32 LanesPerChunk>
-struct norm_args {
-  static constexpr i64 value[] = {Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident, Split, SlicesPerThread, LanesPerChunk};
-};
+/// The instance's fields as named (Split 1 and SlicesPerThread 0, the defaults, leave the name as
+/// it was before those fields).
 template <u32 Kind, u32 Weight, u32 Fp8Out, u32 MaxTokens, u32 WavesPerRow, u32 RowsPerWorkgroup, u32 Resident, u32 Split, u32 SlicesPerThread>
-struct norm_args<Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident, Split, SlicesPerThread, 1> {
+struct norm_args {
   static constexpr i64 value[] = {Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident, Split, SlicesPerThread};
 };
 template <u32 Kind, u32 Weight, u32 Fp8Out, u32 MaxTokens, u32 WavesPerRow, u32 RowsPerWorkgroup, u32 Resident, u32 Split>
-struct norm_args<Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident, Split, 0, 1> {
+struct norm_args<Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident, Split, 0> {
   static constexpr i64 value[] = {Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident, Split};
 };
 template <u32 Kind, u32 Weight, u32 Fp8Out, u32 MaxTokens, u32 WavesPerRow, u32 RowsPerWorkgroup, u32 Resident>
-struct norm_args<Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident, 1, 0, 1> {
+struct norm_args<Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident, 1, 0> {
   static constexpr i64 value[] = {Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident};
 };
 
 template <class Target, u32 Kind, u32 Weight, u32 Fp8Out, u32 MaxTokens, u32 WavesPerRow, u32 RowsPerWorkgroup, u32 Resident = 0,
-          u32 Split = 1, u32 SlicesPerThread = 0, u32 LanesPerChunk = 1, u32 WaveSize = Target::wave_size>
+          u32 Split = 1, u32 SlicesPerThread = 0, u32 WaveSize = Target::wave_size>
 struct norm {
   static_assert(is_built_target_v<Target> || is_audit_only_target_v<Target>,
                 "netra::contracts::norm: field Target is not supported; supported: netra::gfx950, netra::sm90a, netra::gfx942, "
@@ -122,17 +113,10 @@ struct norm {
   static_assert(SlicesPerThread == 0 || ((SlicesPerThread == 2 || SlicesPerThread == 4) && Kind == 2),
                 "netra::contracts::norm: field SlicesPerThread must be 0 (as the wave gives), or 2 or 4 for the gated norm "
                 "(16 / SlicesPerThread threads per head)");
-  static_assert(LanesPerChunk == 1 || (LanesPerChunk == 2 && Kind == 2 && SlicesPerThread == 0),
-                "netra::contracts::norm: field LanesPerChunk must be 1, or 2 for the gated norm with SlicesPerThread 0 "
-                "(a head over 32 threads, 4 values each)");
   /// SlicesPerThread 0: a row over min(S, W) * WavesPerRow threads; P (gated): over S / P threads,
   /// each holding P slices (more values per thread, fewer threads and shuffles per head).
-  /// LanesPerChunk L (gated): a head over 16 L threads, the L lanes of a chunk each summing the
-  /// whole chunk (the slice's partial on every one of them) and computing y of 8 / L of its values.
-  static constexpr u32 slice_threads = SlicesPerThread > 0 ? slices / SlicesPerThread : (slices < WaveSize ? slices : WaveSize) * WavesPerRow;
-  static constexpr u32 lanes_per_chunk = LanesPerChunk;
-  static constexpr u32 threads_per_row = slice_threads * LanesPerChunk;
-  static constexpr u32 slices_per_thread = slices / slice_threads;
+  static constexpr u32 threads_per_row = SlicesPerThread > 0 ? slices / SlicesPerThread : (slices < WaveSize ? slices : WaveSize) * WavesPerRow;
+  static constexpr u32 slices_per_thread = slices / threads_per_row;
   static constexpr u32 rows_per_workgroup = RowsPerWorkgroup;
   static constexpr u32 workgroup_size = RowsPerWorkgroup * threads_per_row;
   static_assert(RowsPerWorkgroup >= 1 && workgroup_size <= 1024,
@@ -141,9 +125,9 @@ struct norm {
                 "netra::contracts::norm: field RowsPerWorkgroup must make whole waves (RowsPerWorkgroup * threads per row a "
                 "multiple of the wave size)");
   static_assert(WaveSize % 16 == 0 && slices % 16 == 0, "netra::contracts::norm: an E4M3 group's 16 chunks lie in one wave");
-  /// Threads that share an E4M3 group (16 chunks): 16 L consecutive threads, or a gated head's
+  /// Threads that share an E4M3 group (16 chunks): 16 consecutive threads, or a gated head's
   /// S / P threads (each holding P of its chunks).
-  static constexpr u32 group_threads = threads_per_row < 16 * LanesPerChunk ? threads_per_row : 16 * LanesPerChunk;
+  static constexpr u32 group_threads = threads_per_row < 16 ? threads_per_row : 16;
   static_assert(Resident <= 16 && (Resident == 0 || WavesPerRow == 1),
                 "netra::contracts::norm: field Resident must be 0, or 1 .. 16 with WavesPerRow 1 (a looping grid)");
   /// Resident 0: one row per thread group, grid ceil(rows / R). Resident > 0: grid
@@ -168,7 +152,7 @@ struct norm {
   static constexpr u64 workspace_bytes = 0;
 
   static constexpr const auto& template_args =
-      norm_args<Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident, Split, SlicesPerThread, LanesPerChunk>::value;
+      norm_args<Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident, Split, SlicesPerThread>::value;
 
   /// Run-time admission: the first field that refuses, in this order.
   static decision admits(const norm_signature& s) {
@@ -272,20 +256,16 @@ using rms_norm = norm<Target, 0, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPer
 template <class Target, u32 Weight, u32 Fp8Out, u32 MaxTokens, u32 WavesPerRow, u32 RowsPerWorkgroup, u32 Resident = 0>
 using add_rms_norm = norm<Target, 1, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident>;
 /// RMSNorm(o) * SiLU(z) per head of 128, 32 heads per token, plain weight [128].
-template <class Target, u32 Fp8Out, u32 MaxTokens, u32 RowsPerWorkgroup, u32 Resident = 0, u32 SlicesPerThread = 0, u32 LanesPerChunk = 1>
-using gated_rms_norm = norm<Target, 2, 0, Fp8Out, MaxTokens, 1, RowsPerWorkgroup, Resident, 1, SlicesPerThread, LanesPerChunk>;
+template <class Target, u32 Fp8Out, u32 MaxTokens, u32 RowsPerWorkgroup, u32 Resident = 0, u32 SlicesPerThread = 0>
+using gated_rms_norm = norm<Target, 2, 0, Fp8Out, MaxTokens, 1, RowsPerWorkgroup, Resident, 1, SlicesPerThread>;
 
 /// The decode mapping (up to 64 tokens): one row per workgroup, a whole wave64 or two warps per
-/// row of 2048; for the gated norm one wave per workgroup: W / 16 heads (wave64), or on warp32
-/// one head over the warp (LanesPerChunk 2: 4 values a lane). add_rms with an FP8 output on a
-/// target with clusters: each row over two workgroups (Split 2; the fastest sm90a candidate
-/// measured at 16 and 64 tokens, bench/results/norm_h200.json).
-template <class Target, u32 Kind>
-inline constexpr u32 norm_decode_lanes = Kind == 2 && Target::wave_size < 64 ? 2 : 1;
+/// row of 2048; for the gated norm one wave of W / 16 heads per workgroup. add_rms with an FP8
+/// output on a target with clusters: each row over two workgroups (Split 2; the fastest sm90a
+/// candidate measured at 16 and 64 tokens, bench/results/norm_h200.json).
 template <class Target, u32 Kind, u32 Weight, u32 Fp8Out>
-using norm_decode = norm<Target, Kind, Weight, Fp8Out, 64, Kind != 2 && Target::wave_size < 64 ? 2 : 1,
-                         Kind == 2 ? Target::wave_size / (16 * norm_decode_lanes<Target, Kind>) : 1, 0,
-                         Kind == 1 && Fp8Out == 1 && Target::has_clusters ? 2 : 1, 0, norm_decode_lanes<Target, Kind>>;
+using norm_decode = norm<Target, Kind, Weight, Fp8Out, 64, Kind != 2 && Target::wave_size < 64 ? 2 : 1, Kind == 2 ? Target::wave_size / 16 : 1, 0,
+                         Kind == 1 && Fp8Out == 1 && Target::has_clusters ? 2 : 1>;
 /// The prefill mapping (up to 8192 tokens): rms and add_rms one row per wave64, 4 rows per
 /// workgroup, or on warp32 two warps per row and one row per workgroup (the decode mapping: 64
 /// registers, 32 warps per SM; the fastest sm90a mapping measured at 512 and 8192 tokens,

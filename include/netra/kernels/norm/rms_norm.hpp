@@ -4,18 +4,22 @@
 // Contract: contracts/norm/norm.hpp (the sum's order, rs, y, the output rounding; bitwise).
 // Mapping: grid ceil(rows / R) workgroups of R * T_r threads (R = RowsPerWorkgroup, T_r threads
 // per row). Thread t of workgroup g owns row g R + t / T_r (row = token * heads + head) and, with
-// j = t % T_r, the slices q_p = j / L + (T_r / L) p (p < P, L lanes per chunk), slice q holding
-// chunks q + S k (k < K): one 16-byte load of x (and of r, z) and of w per chunk, all issued
-// before the first use. Per slice one FMA chain over its 8 K values; the butterfly (xor masks
-// 1 .. G/2) over slice q: its lane bits by shuffles (lane mask L mask), its bits inside the thread
-// (P > 1) by adds; S = 64: R_0 + R_1 in the thread (warp32, one warp per row), across the wave
-// (wave64) or through LDS [R][2] and one barrier (two warps per row). Then y of the thread's part
-// of each chunk (L = 2: lane 2q + h, values 8q + 4h ..), stored as BF16 or (dsl/block_quant.hpp,
-// the amax over the group's threads) E4M3 and the group's scale. add_rms stores r' over r. Rows
-// past the last compute on the last row and store nothing (every lane shuffles, meets the barrier).
+// j = t % T_r, the slices q_p = j + T_r p (p < P = S / T_r), slice q holding chunks q + S k
+// (k < K): one 16-byte load of x (and of r, z) and of w per chunk, all issued before the first
+// use. Per slice one FMA chain over its 8 K values; the butterfly (xor masks 1 .. G/2) over slice
+// q: its lane bits by shuffles, its bits inside the thread (P > 1, masks >= T_r) by adds; S = 64:
+// R_0 + R_1 in the thread (warp32, one warp per row), across the wave (wave64) or through LDS
+// [R][2] and one barrier (two warps per row). Then y per value, one 16-byte BF16 store per chunk
+// (FP8: the group amax over the group's threads (16, or a gated head's T_r, each max over its P
+// chunks first), one scale per group by dsl/block_quant.hpp, one 8-byte E4M3 store per chunk; the
+// thread of the group's first chunk stores the scale).
+// add_rms stores r' (16 bytes per chunk) over r. Rows past the last (last workgroup) compute on
+// the last row and store nothing, so every lane takes part in the shuffles and the barrier.
 // Split > 1 (R = 1): grid rows x Split, workgroup g is part g % Split of row g / Split; every part
-// sums the whole row and stores only its chunks (owns), r' included; add_rms: the parts are a
-// cluster (arrive after the sum's reads, wait, then r'). gated: silu(z) before the sum. PDL:
+// loads and sums the whole row and stores only its chunks (owns), r' included; add_rms: the parts
+// are a cluster (arrive after the sum's reads, wait, then r'). gated: silu(z) before the sum.
+// gfx950: a wave per row of 2048, 4 heads per wave (gated); no LDS. sm90a: two warps per row, or
+// one (P = 2); gated 2 heads per warp, or a head over 16 / P threads (SlicesPerThread P). PDL:
 // weights before the wait; calls of <= release_at_start_max_tokens tokens release at once.
 #pragma once
 #include "netra/contracts/norm/norm.hpp"
@@ -42,14 +46,13 @@ template <class Contract> struct norm_kernel {
   static constexpr u32 min_workgroups_per_processor = Contract::resident;  // 0: no minimum (launch bounds of the block size alone)
   static constexpr u32 wave = target::wave_size;
   static constexpr u32 threads_per_row = Contract::threads_per_row;
-  static constexpr u32 lanes = Contract::lanes_per_chunk, slice_threads = Contract::slice_threads;  // L lanes a chunk; T_r / L
-  static constexpr u32 words = 4 / lanes;  // BF16 pairs of a chunk a lane computes y of
   static constexpr u32 slices = Contract::slices;
   static constexpr u32 per_thread = Contract::slices_per_thread;  // P
   static constexpr u32 per_slice = Contract::chunks_per_slice;    // K
   static constexpr u32 chunks = per_thread * per_slice;           // chunks per thread
-  static constexpr u32 rows_per_workgroup = Contract::rows_per_workgroup;  // R
-  static constexpr u32 waves_per_row = Contract::waves_per_row, split = Contract::split;
+  static constexpr u32 rows_per_workgroup = Contract::rows_per_workgroup;
+  static constexpr u32 waves_per_row = Contract::waves_per_row;
+  static constexpr u32 split = Contract::split;
   static constexpr norm_kind kind = Contract::kind;
   /// add_rms with Split > 1: the parts of a row are a cluster; r' only after every part read r.
   static constexpr bool split_residual = kind == norm_kind::add_rms && split > 1;
@@ -76,9 +79,7 @@ template <class Contract> struct norm_kernel {
   /// True when the workgroup's part (workgroup % Split) stores the thread's chunk i: every part
   /// loads and sums the whole row, part s stores k = i % K in [s K / Split, (s + 1) K / Split).
   NETRA_HOST_DEVICE static constexpr bool owns(u32 part, u32 i) { return (i % per_slice) / (per_slice / split) == part; }
-  NETRA_HOST_DEVICE static constexpr u32 slice_of(u32 thread, u32 p) { return thread % threads_per_row / lanes + slice_threads * p; }
-  /// The thread's part of each of its chunks: words part * (4 / L) .. (values 8 part / L ..).
-  NETRA_HOST_DEVICE static constexpr u32 part_of(u32 thread) { return thread % lanes; }
+  NETRA_HOST_DEVICE static constexpr u32 slice_of(u32 thread, u32 p) { return thread % threads_per_row + threads_per_row * p; }
   /// The thread's chunk i = p K + k: chunk q_p + S k of its row (values 8 chunk .. 8 chunk + 7).
   NETRA_HOST_DEVICE static constexpr u32 chunk_of(u32 thread, u32 i) { return slice_of(thread, i / per_slice) + slices * (i % per_slice); }
   /// Offset of a row's first value in a [T, C] tensor of token stride `stride`.
@@ -86,7 +87,7 @@ template <class Contract> struct norm_kernel {
     return static_cast<i64>(row / Contract::heads) * stride + static_cast<i64>(row % Contract::heads) * Contract::n;
   }
   /// True when the thread stores the scale of its chunk i's group: the group's first chunk.
-  NETRA_HOST_DEVICE static constexpr bool stores_scale(u32 thread, u32 i) { return chunk_of(thread, i) % 16 == 0 && part_of(thread) == 0; }
+  NETRA_HOST_DEVICE static constexpr bool stores_scale(u32 thread, u32 i) { return chunk_of(thread, i) % 16 == 0; }
   /// Chunk i's E4M3 group slot: one per chunk, or one for all (a gated head over < 16 threads).
   static constexpr u32 group_threads = Contract::group_threads;
   static constexpr u32 group_slots = group_threads < 16 ? 1 : chunks;
@@ -94,19 +95,17 @@ template <class Contract> struct norm_kernel {
 
   static NETRA_DEVICE float lo_of(u32 w) { return bit_cast<float>(w << 16); }
   static NETRA_DEVICE float hi_of(u32 w) { return bit_cast<float>(w & 0xFFFF0000u); }
-  /// Word e of the thread's part h of a chunk (a select, never a dynamic register index).
-  static NETRA_DEVICE u32 word_of(const u32x4& a, u32 e, u32 h) { return lanes > 1 && h != 0 ? a[words + e] : a[e]; }
 
   /// The row's sum of squares in the contract's order from this thread's slice partials: the
-  /// butterfly stages of masks 1 .. G / 2 over slice q = j / L + (T_r / L) p (lane bits by shuffles,
-  /// the thread's own bits by adds), then for S = 64 the stage of mask G (R_0 + R_1).
+  /// butterfly stages of masks 1 .. G / 2 over slice q = j + T_r p (lane bits by shuffles, the
+  /// thread's own bits, masks >= T_r, by adds), then for S = 64 the stage of mask G (R_0 + R_1).
   static NETRA_DEVICE float row_sum(float (&part)[per_thread], u32 thread) {
 NETRA_UNROLL
     for (u32 mask = 1; mask < Contract::half; mask <<= 1) {
-      const u32 d = mask / slice_threads;  // 0: a lane stage (slice q on lanes L q ..: lane mask L mask)
+      const u32 d = mask / threads_per_row;  // 0: a lane stage
 NETRA_UNROLL
       for (u32 p = 0; p < per_thread; ++p) {
-        if (d == 0) part[p] = add_rn(part[p], xor_shuffle_f32<target>(part[p], mask * lanes));
+        if (d == 0) part[p] = add_rn(part[p], xor_shuffle_f32<target>(part[p], mask));
         else if ((p & d) == 0 && p + d < per_thread) part[p] = add_rn(part[p], part[p + d]);
       }
     }
@@ -179,16 +178,16 @@ NETRA_UNROLL
   }
 
   /// Everything after the loads for one row: r' (stored), the sum, rs, y, the stores of part Part.
-  template <u32 Part> static NETRA_DEVICE void finish_row(const params& p, u32 thread, u32 row, bool live, row_inputs& in, const u32x4 (&w)[chunks]) {
+  template <u32 Part>
+  static NETRA_DEVICE void finish_row(const params& p, u32 thread, u32 row, bool live, row_inputs& in, const u32x4 (&w)[chunks]) {
     u32x4 (&v)[chunks] = in.v;
-    const u32 h = part_of(thread);
-    float gate[kind == norm_kind::gated ? chunks : 1][2 * words] = {};  // gated: silu(z) of the part, independent of the sum (issued before it)
+    float gate[kind == norm_kind::gated ? chunks : 1][8] = {};  // gated: silu(z), independent of the sum (issued before it)
     constexpr u32 gated = kind == norm_kind::gated ? 1 : 0;
     if constexpr (kind == norm_kind::gated) {
 NETRA_UNROLL
       for (u32 i = 0; i < chunks; ++i)
 NETRA_UNROLL
-        for (u32 e = 0; e < 2 * words; ++e) gate[i][e] = silu_f32(e % 2 ? hi_of(word_of(in.z[i], e / 2, h)) : lo_of(word_of(in.z[i], e / 2, h)));
+        for (u32 e = 0; e < 8; ++e) gate[i][e] = silu_f32(e % 2 ? hi_of(in.z[i][e / 2]) : lo_of(in.z[i][e / 2]));
     }
     if constexpr (kind == norm_kind::add_rms) {
       u16* r = p.residual + row_offset(row, p.residual_stride);
@@ -202,53 +201,49 @@ NETRA_UNROLL
         if (!split_residual && live && owns(Part, i)) store_16B<target>(r + 8 * chunk_of(thread, i), v[i]);
       }
     }
+
     float part[per_thread];
 NETRA_UNROLL
     for (u32 s = 0; s < per_thread; ++s) {
       float acc = 0.0f;
 NETRA_UNROLL
-      for (u32 k = 0; k < per_slice; ++k)
+      for (u32 k = 0; k < per_slice; ++k) {
 NETRA_UNROLL
         for (u32 e = 0; e < 4; ++e) {
           const u32 word = v[s * per_slice + k][e];
           acc = fma_rn(lo_of(word), lo_of(word), acc);
           acc = fma_rn(hi_of(word), hi_of(word), acc);
         }
+      }
       part[s] = acc;
     }
     if constexpr (split_residual) cluster_ops<target>::arrive();  // this part has read r (its values are summed above)
     const float sum = row_sum(part, thread);
     const float rs = rsqrt_f32(add_rn(mul_rn(sum, 1.0f / Contract::n), p.eps));
-    u32 y[chunks][words] = {};
+
+    u32 y[chunks][4] = {};
 NETRA_UNROLL
     for (u32 i = 0; i < chunks; ++i) {
       if (!owns(Part, i)) continue;
 NETRA_UNROLL
-      for (u32 e = 0; e < words; ++e) {
-        const u32 vw = word_of(v[i], e, h), ww = word_of(w[i], e, h);
-        y[i][e] = pack_bf16x2<target>(value(vw, ww, gate[gated * i][2 * e], rs, false), value(vw, ww, gate[gated * i][2 * e + 1], rs, true));
-      }
+      for (u32 e = 0; e < 4; ++e)
+        y[i][e] = pack_bf16x2<target>(value(v[i][e], w[i][e], gate[gated * i][2 * e], rs, false), value(v[i][e], w[i][e], gate[gated * i][2 * e + 1], rs, true));
     }
 
     const i64 out_offset = static_cast<i64>(row) * Contract::n;
     if constexpr (!Contract::fp8_out) {
       u16* out = static_cast<u16*>(p.out) + out_offset;
 NETRA_UNROLL
-      for (u32 i = 0; i < chunks; ++i) {
-        if (!live || !owns(Part, i)) continue;
-        if constexpr (lanes == 1) store_16B<target>(out + 8 * chunk_of(thread, i), u32x4{y[i][0], y[i][1], y[i][2], y[i][3]});
-        else store_8B<target>(out + 8 * chunk_of(thread, i) + 4 * h, y[i][0], y[i][1]);
-      }
+      for (u32 i = 0; i < chunks; ++i)
+        if (live && owns(Part, i)) store_16B<target>(out + 8 * chunk_of(thread, i), u32x4{y[i][0], y[i][1], y[i][2], y[i][3]});
     } else {
       u8* out = static_cast<u8*>(p.out) + out_offset;
       u32 magnitude[group_slots] = {};
 NETRA_UNROLL
       for (u32 i = 0; i < chunks; ++i)
-        if (owns(Part, i)) {
-          u32 m = max_of(bf16x2_magnitude_max(y[i][0]), bf16x2_magnitude_max(y[i][1]));
-          if constexpr (words == 4) m = max_of(m, max_of(bf16x2_magnitude_max(y[i][2]), bf16x2_magnitude_max(y[i][3])));
-          magnitude[slot_of(i)] = max_of(magnitude[slot_of(i)], m);
-        }
+        if (owns(Part, i))
+          magnitude[slot_of(i)] = max_of(magnitude[slot_of(i)], max_of(max_of(bf16x2_magnitude_max(y[i][0]), bf16x2_magnitude_max(y[i][1])),
+                                                                    max_of(bf16x2_magnitude_max(y[i][2]), bf16x2_magnitude_max(y[i][3]))));
 NETRA_UNROLL
       for (u32 mask = 1; mask < group_threads; mask <<= 1) {
 NETRA_UNROLL
@@ -259,13 +254,12 @@ NETRA_UNROLL
       for (u32 i = 0; i < chunks; ++i) {
         if (!owns(Part, i)) continue;
         const e4m3_block_quantizer quant = e4m3_block_quantizer::of(magnitude[slot_of(i)]);  // one slot: the same, computed once
-        u32 q[words];
+        u32 q[4];
 NETRA_UNROLL
-        for (u32 e = 0; e < words; ++e) q[e] = pack_e4m3x2<target>(quant.divider.quotient(lo_of(y[i][e])), quant.divider.quotient(hi_of(y[i][e])));
+        for (u32 e = 0; e < 4; ++e) q[e] = pack_e4m3x2<target>(quant.divider.quotient(lo_of(y[i][e])), quant.divider.quotient(hi_of(y[i][e])));
         const u32 c = chunk_of(thread, i);
         if (live) {
-          if constexpr (lanes == 1) store_8B<target>(out + 8 * c, q[0] | (q[1] << 16), q[2] | (q[3] << 16));
-          else store_4B<target>(out + 8 * c + 4 * h, q[0] | (q[1] << 16));
+          store_8B<target>(out + 8 * c, q[0] | (q[1] << 16), q[2] | (q[3] << 16));
           if (stores_scale(thread, i)) store_4B<target>(p.scales + static_cast<i64>(row) * Contract::groups_per_row + c / 16, bit_cast<u32>(quant.scale));
         }
       }
@@ -281,7 +275,8 @@ NETRA_UNROLL
 
   /// y of the low (hi = false) or high BF16 of a word pair, in FP32 (the contract's order; g = silu(z)).
   static NETRA_DEVICE float value(u32 vw, u32 ww, float g, float rs, bool hi) {
-    const float x = hi ? hi_of(vw) : lo_of(vw), wt = hi ? hi_of(ww) : lo_of(ww);
+    const float x = hi ? hi_of(vw) : lo_of(vw);
+    const float wt = hi ? hi_of(ww) : lo_of(ww);
     const float n = mul_rn(x, rs);
     if constexpr (kind == norm_kind::gated) return mul_rn(mul_rn(n, wt), g);
     else if constexpr (Contract::weight_form == norm_weight::zero_centred) return mul_rn(n, add_rn(1.0f, wt));
@@ -291,10 +286,10 @@ NETRA_UNROLL
 
 /// The kernels of a norm contract instance, in launch order.
 template <class Target, u32 Kind, u32 Weight, u32 Fp8Out, u32 MaxTokens, u32 WavesPerRow, u32 RowsPerWorkgroup, u32 Resident, u32 Split,
-          u32 SlicesPerThread, u32 LanesPerChunk, u32 WaveSize>
-struct kernels_of<contracts::norm<Target, Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident, Split, SlicesPerThread, LanesPerChunk, WaveSize>> {
-  using type = type_list<norm_kernel<contracts::norm<Target, Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident, Split,
-                                                     SlicesPerThread, LanesPerChunk, WaveSize>>>;
+          u32 SlicesPerThread, u32 WaveSize>
+struct kernels_of<contracts::norm<Target, Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident, Split, SlicesPerThread, WaveSize>> {
+  using contract = contracts::norm<Target, Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident, Split, SlicesPerThread, WaveSize>;
+  using type = type_list<norm_kernel<contract>>;
 };
 
 }  // namespace netra::kernels

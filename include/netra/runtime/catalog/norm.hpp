@@ -34,10 +34,6 @@ inline constexpr auto norm_alternatives = boost::hana::tuple_t<
 inline constexpr auto norm_gated_alternatives =
     boost::hana::tuple_t<contracts::gated_rms_norm<sm90a, 0, 8192, 16, 0, 2>, contracts::gated_rms_norm<sm90a, 1, 8192, 16, 0, 2>>;
 
-/// The sm90a gated decode mapping before LanesPerChunk 2: 2 heads per warp over 16 threads each,
-/// 8 values a thread (compared at 1, 16 and 64 tokens with the dispatched head per warp).
-inline constexpr auto norm_gated_decode_alternatives = boost::hana::tuple_t<contracts::gated_rms_norm<sm90a, 0, 64, 2>, contracts::gated_rms_norm<sm90a, 1, 64, 2>>;
-
-inline constexpr auto norm = boost::hana::flatten(boost::hana::make_tuple(norm_detail::of_target<gfx950>, norm_detail::of_target<sm90a>, norm_alternatives,
-                                                                          norm_gated_alternatives, norm_gated_decode_alternatives));
+inline constexpr auto norm =
+    boost::hana::flatten(boost::hana::make_tuple(norm_detail::of_target<gfx950>, norm_detail::of_target<sm90a>, norm_alternatives, norm_gated_alternatives));
 }  // namespace netra::catalog
