@@ -15,12 +15,14 @@
 #           at M = 32, 64, 128 for mid_ring and its candidates (bench/moe_grouped.py, no peers);
 #           the grouped floor; bench/moe_block.py at 17, 24, 32, 48, 64, 128, into OUT/moe_h200.json,
 #           OUT/moe_block_h200.json and OUT/moe_grouped_floor_h200.json
-#   tune    the mid and large candidates (tactics/moe_grouped.hpp): their bits against the ring
-#           forms, the dispatch path, the block's GPU cases from 17 tokens; the grouped stages,
-#           pairs and experts path at M = 32, 64, 128 (mid) and 256, 768 (mid, large) for the
-#           dispatched configuration and its candidates; bench/moe_block.py at 32, 64, 128, 256,
-#           768 with BUILD's libnetra, then with BASE's (BASE_LIBRARY: the previous dispatch) into
-#           OUT/moe_block_base_h200.json, about 210 s
+#   tune    the mid and large candidates (tactics/moe_grouped.hpp): SASS opcode counts of the
+#           gate_up / down objects (OUT/sass.txt); their bits against the ring forms; the grouped
+#           stages, pairs and experts path at M = 32, 64, 128 (mid) and 256, 768 (mid, large) for
+#           the dispatched configurations and the candidates; bench/moe_block.py at 32, 64, 128,
+#           256, 768 with BUILD's libnetra (the dispatch), then with $CANDIDATES/libnetra.so (a
+#           library built with the candidates dispatched) into OUT/moe_block_candidates_h200.json;
+#           the dispatch path; $CANDIDATES/test_moe_block_gpu (built with that dispatch) from 17
+#           tokens, about 210 s
 # usage: bench/moe_device.sh MODE BUILD OUT [BUDGET]
 #   BUILD needs libnetra.so, the tests and drivers the mode runs (tests/test_moe_*_gpu,
 #   tests/netra-bench-moe-{grouped,routing}, tests/moe-grouped-floor) and the sm90a MoE code
@@ -71,18 +73,23 @@ case "$mode" in
   tune)
     cp bench/results/moe_h200.json "$out/moe_h200.json"
     cp bench/results/moe_block_h200.json "$out/moe_block_h200.json"
-    cp bench/results/moe_block_h200.json "$out/moe_block_base_h200.json"
+    cp bench/results/moe_block_h200.json "$out/moe_block_candidates_h200.json"
+    sass=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
+    for f in gate-up-sm90a-17-256-16-2 gate-up-sm90a-257-768-32-4 gate-up-sm90a-257-768-16-2 down-sm90a-17-256-16-1-4 down-sm90a-17-256-16-1-4-4; do
+      echo "== moe-grouped-$f" >> "$out/sass.txt"
+      timeout 10 "$sass" -sass "$build/code_objects/moe-grouped-$f.cubin" 2>&1 | grep -oE "(F2FP|HMMA|LDS|LDGSTS|LDG|FFMA|FMUL|SHFL|BAR)[.A-Z0-9_]*" | sort | uniq -c >> "$out/sass.txt"
+    done
     step tests.txt 40 "$build/tests/test_moe_grouped_gpu" --test-case='*mid candidates*,*large candidates*'
     step bench.txt 50 python3 bench/moe_grouped.py --netra-bench "$build/tests/netra-bench-moe-grouped" --out "$out/moe_h200.json" \
       --tokens 32,64,128 --configs mid_ring2,mid_ring2_rows2,mid_dring,mid_dring_rows2 --compile-tokens "" --time-budget 0
     step bench.txt 35 python3 bench/moe_grouped.py --netra-bench "$build/tests/netra-bench-moe-grouped" --out "$out/moe_h200.json" \
       --tokens 256,768 --configs mid_ring2,mid_dring,large_ring,large_dring,large16 --compile-tokens "" --time-budget 0
-    step bench.txt 30 python3 bench/moe_block.py --out "$out/moe_block_h200.json" --tokens 32,64,128,256,768 --peer-max-tokens 0 \
+    step bench.txt 25 python3 bench/moe_block.py --out "$out/moe_block_h200.json" --tokens 32,64,128,256,768 --peer-max-tokens 0 \
       --compile-tokens "" --layers 8
+    (export NETRA_LIBRARY="$CANDIDATES/libnetra.so"; step bench.txt 25 python3 bench/moe_block.py --out "$out/moe_block_candidates_h200.json" \
+      --tokens 32,64,128,256,768 --peer-max-tokens 0 --compile-tokens "" --layers 8)
     step tests.txt 12 "$build/tests/test_moe_grouped_dispatch_gpu"
-    step tests.txt 30 "$build/tests/test_moe_block_gpu" --test-case='*24 and 32*,*17..256*,*257..768*'
-    (export NETRA_LIBRARY="$BASE_LIBRARY"; step bench.txt 22 python3 bench/moe_block.py --out "$out/moe_block_base_h200.json" --tokens 64,128,768 \
-      --peer-max-tokens 0 --compile-tokens "" --layers 8)
+    (export LD_LIBRARY_PATH="$CANDIDATES"; step tests.txt 25 "$CANDIDATES/test_moe_block_gpu" --test-case='*24 and 32*,*17..256*,*257..768*')
     ;;
   *)
     echo "usage: bench/moe_device.sh family|block|mid|tune BUILD OUT [BUDGET]" >&2

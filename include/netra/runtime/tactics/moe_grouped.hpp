@@ -113,11 +113,11 @@ template <class Target> struct grouped_dispatch {
   static constexpr const char* large_name = "large";
 };
 template <> struct grouped_dispatch<sm90a> {
-  using mid = grouped_mid_dring<sm90a>;
-  using large = grouped_large16<sm90a>;
+  using mid = grouped_mid_ring2<sm90a>;
+  using large = grouped_large_ring<sm90a>;
   static constexpr bool split_k = false;
-  static constexpr const char* mid_name = "mid_dring";
-  static constexpr const char* large_name = "large16";
+  static constexpr const char* mid_name = "mid_ring2";
+  static constexpr const char* large_name = "large_ring";
 };
 template <class Target> using grouped_mid_of = typename grouped_dispatch<Target>::mid;
 template <class Target> using grouped_large_of = typename grouped_dispatch<Target>::large;
