@@ -16,7 +16,8 @@
 #           the grouped floor; bench/moe_block.py at 17, 24, 32, 48, 64, 128, into OUT/moe_h200.json,
 #           OUT/moe_block_h200.json and OUT/moe_grouped_floor_h200.json
 #   tune    the mid and large candidates (tactics/moe_grouped.hpp): SASS opcode counts of the
-#           gate_up / down objects (OUT/sass.txt); their bits against the ring forms; the grouped
+#           gate_up / down objects (OUT/sass.txt); clocks and power during the benchmarks
+#           (OUT/clocks.csv); their bits against the ring forms; the grouped
 #           stages, pairs and experts path at M = 32, 64, 128 (mid) and 256, 768 (mid, large) for
 #           the dispatched configurations and the candidates; bench/moe_block.py at 32, 64, 128,
 #           256, 768 with BUILD's libnetra (the dispatch), then with $CANDIDATES/libnetra.so (a
@@ -80,6 +81,9 @@ case "$mode" in
       timeout 10 "$sass" -sass "$build/code_objects/moe-grouped-$f.cubin" 2>&1 | grep -oE "(F2FP|HMMA|LDS|LDGSTS|LDG|FFMA|FMUL|SHFL|BAR)[.A-Z0-9_]*" | sort | uniq -c >> "$out/sass.txt"
     done
     step tests.txt 40 "$build/tests/test_moe_grouped_gpu" --test-case='*mid candidates*,*large candidates*'
+    # SM / memory clocks and power every 100 ms while the benchmarks run (do the stages slow each other by clock?)
+    nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw --format=csv -lms 100 > "$out/clocks.csv" 2>&1 &
+    sampler=$!
     step bench.txt 50 python3 bench/moe_grouped.py --netra-bench "$build/tests/netra-bench-moe-grouped" --out "$out/moe_h200.json" \
       --tokens 32,64,128 --configs mid_ring2,mid_ring2_rows2,mid_dring,mid_dring_rows2 --compile-tokens "" --time-budget 0
     step bench.txt 35 python3 bench/moe_grouped.py --netra-bench "$build/tests/netra-bench-moe-grouped" --out "$out/moe_h200.json" \
@@ -88,6 +92,7 @@ case "$mode" in
       --compile-tokens "" --layers 8
     (export NETRA_LIBRARY="$CANDIDATES/libnetra.so"; step bench.txt 25 python3 bench/moe_block.py --out "$out/moe_block_candidates_h200.json" \
       --tokens 32,64,128,256,768 --peer-max-tokens 0 --compile-tokens "" --layers 8)
+    kill "$sampler" 2>/dev/null
     step tests.txt 12 "$build/tests/test_moe_grouped_dispatch_gpu"
     (export LD_LIBRARY_PATH="$CANDIDATES"; step tests.txt 25 "$CANDIDATES/test_moe_block_gpu" --test-case='*24 and 32*,*17..256*,*257..768*')
     ;;
