@@ -215,7 +215,8 @@ TEST_CASE_TEMPLATE("the state block through LDS: each lane's runs are the block'
                    contracts::gdn_decode_core<sm90a, 1>) {
   using core = kernels::gdn_recurrent_core<C>;
   using block = typename core::state_block;
-  static_assert(C::state_through_lds && core::dynamic_lds_bytes == C::state_lds_bytes && core::shape(1).dynamic_lds_bytes == C::state_lds_bytes);
+  static_assert(C::state_through_lds && block::bytes * core::waves == C::state_lds_bytes);
+  static_assert(core::shape(1).dynamic_lds_bytes == (C::state_copy_async ? C::state_lds_bytes : 0));
   CHECK(C::lds_bytes + 1024 <= C::budget().max_lds_bytes);
   // fetch: lane + k wave is the block's vector p (global offset 16 p); its unit at(p) is distinct and inside the wave's units.
   std::vector<int> unit_of_vector(block::units, 0);

@@ -149,16 +149,14 @@ struct gdn_recurrent {
       Staging == gdn::token_staging::block_and_state ||
       (same_v<Target, sm90a> && Tokens == 1 && ColumnsPerLane == 1 &&
        WavesPerWorkgroup * ValueBlock * gdn::key_dim * gdn::state_bytes_per_element(StateStorage) <= 32768);
-  /// Dynamic LDS of the state blocks (0 without state_through_lds): a wave's block and its pad
-  /// units (one 16-byte unit per lane's C columns).
+  /// Staging block_and_state copies asynchronously into dynamic LDS with a pad unit per lane's C
+  /// columns; the one-token form through registers into static LDS (kernels/gdn/state_io.hpp).
+  static constexpr bool state_copy_async = Staging == gdn::token_staging::block_and_state;
+  /// LDS of the state blocks (0 without state_through_lds).
   static constexpr u32 state_lds_bytes =
-      state_through_lds ? WavesPerWorkgroup * (ValueBlock * gdn::key_dim * gdn::state_bytes_per_element(StateStorage) + ValueBlock / ColumnsPerLane * 16) : 0;
-  /// M16 on targets with programmatic dependent launch (sm90a): launched with programmatic
-  /// serialisation behind the precompute, which lets it start at once; the core waits for it
-  /// (griddepcontrol.wait) before its first read and only asks for the L2 prefetch of its state
-  /// block before that. The one-token decode (T 1) is launched as before.
-  static constexpr bool launched_programmatic = Target::has_programmatic_dependent_launch && Commit == gdn::state_commit::final && Tokens > 1;
-
+      state_through_lds
+          ? WavesPerWorkgroup * (ValueBlock * gdn::key_dim * gdn::state_bytes_per_element(StateStorage) + (state_copy_async ? ValueBlock / ColumnsPerLane * 16 : 0))
+          : 0;
   static decision admits(const gdn_recurrent_signature& s) {
     constexpr i64 D = gdn::channels, H = gdn::heads_qk, HV = gdn::heads_v, K = gdn::key_dim, V = gdn::value_dim;
     constexpr dtype state = StateStorage == gdn::state_storage::fp32 ? dtype::f32 : dtype::bf16;

@@ -6,8 +6,7 @@
 // s - 16 (their channels are adjacent: 128 s .. 128 s + 127). Lane l of the group holds elements
 // 4l .. 4l + 3 (one 8-byte load, one 16-byte store). Threads 0..7 of workgroup (x, r) also compute
 // decay and beta of v head 8 x + thread. The reduction tree is the contract's and is the same on
-// both targets (32-lane groups). It lets a successor launched with programmatic serialisation (the
-// M16 core) start at once; that successor waits for its completion before reading anything.
+// both targets (32-lane groups).
 #pragma once
 #include "netra/contracts/gdn/precompute.hpp"
 #include "netra/dsl/activation.hpp"
@@ -15,7 +14,6 @@
 #include "netra/dsl/entry.hpp"
 #include "netra/dsl/ids.hpp"
 #include "netra/dsl/narrow_store.hpp"
-#include "netra/dsl/sync.hpp"
 #include "netra/dsl/vector_memory.hpp"
 #include "netra/dsl/wave_reduce.hpp"
 
@@ -49,7 +47,6 @@ template <class Contract> struct gdn_precompute_kernel {
   NETRA_HOST_DEVICE static constexpr u32 head_slot(u32 workgroup_x, u32 group) { return workgroup_x * groups_per_workgroup + group; }
 
   static NETRA_DEVICE void run(const params& p) {
-    launch_dependents<target>();
     const u32 x = workgroup_id<target, 0>();
     const u64 row = workgroup_id<target, 1>();
     const u32 thread = thread_id<target>();

@@ -23,19 +23,16 @@
 // last token's after the loop. PrefetchAhead P: first, thread 0 asks for the L2 prefetch of the
 // state block of workgroup n + P of the launch order (kernels/gdn/prefetch_ahead.hpp) and threads
 // 1..T for its token rows, where that workgroup reads anything. Contract::state_through_lds
-// (gdn_state_io::wave_block, dynamic LDS, one block a wave): the wave copies its block with
-// consecutive 16-byte asynchronous copies, issued before the token staging (both in flight
-// together), instead of each lane's 128-byte runs (a warp access over 32 lines); the store
-// likewise. Contract::launched_programmatic (M16 behind the precompute): thread 0 asks for the L2
-// prefetch of the workgroup's state block, then every thread waits for the predecessor grid
-// before its first read (wait_for_prerequisites).
+// (gdn_state_io::wave_block, one block a wave): the wave copies its block with consecutive 16-byte
+// vectors instead of each lane's 128-byte runs (a warp access over 32 lines), the store likewise;
+// with Staging block_and_state asynchronously into dynamic LDS, issued before the token staging
+// (both in flight together).
 #pragma once
 #include "netra/contracts/gdn/recurrent.hpp"
 #include "netra/dsl/entry.hpp"
 #include "netra/dsl/ids.hpp"
 #include "netra/dsl/math.hpp"
 #include "netra/dsl/prefetch.hpp"
-#include "netra/dsl/sync.hpp"
 #include "netra/dsl/workgroup_barrier.hpp"
 #include "netra/kernels/gdn/conv_commit.hpp"
 #include "netra/kernels/gdn/dot_tree.hpp"
@@ -52,7 +49,7 @@ template <class Contract> struct gdn_recurrent_core {
   static constexpr u32 wave = target::wave_size;
   static constexpr u32 waves = Contract::waves_per_workgroup;
   static constexpr u32 workgroup_size = wave * waves;
-  static constexpr bool programmatic_dependent_launch = Contract::launched_programmatic;
+  static constexpr bool programmatic_dependent_launch = false;
   static constexpr u32 vb = Contract::value_block;
   static constexpr u32 cpl = Contract::columns_per_lane;
   static constexpr u32 column_lanes = vb / cpl;
@@ -68,9 +65,9 @@ template <class Contract> struct gdn_recurrent_core {
   static constexpr u32 columns = vb * waves;  // per workgroup
   using inputs = gdn_token_block<Contract, dot, columns, workgroup_size>;
   static constexpr bool staged = inputs::staged;
-  using state_block = gdn_state_io::wave_block<target, Contract::state_storage, vb, wave, cpl>;
+  using state_block = gdn_state_io::wave_block<target, Contract::state_storage, vb, wave, cpl, Contract::state_copy_async>;
   static constexpr bool stage_state = Contract::state_through_lds;
-  static constexpr u32 dynamic_lds_bytes = stage_state ? waves * state_block::bytes : 0;
+  static constexpr u32 dynamic_lds_bytes = stage_state && state_block::async ? waves * state_block::bytes : 0;
   using params = gdn_recurrent_params;
   using stage = typename inputs::stage;
   using tokens_in = typename inputs::reader;
@@ -111,10 +108,6 @@ template <class Contract> struct gdn_recurrent_core {
     const u32 x = workgroup_id<target, 0>();
     const u32 hv = workgroup_id<target, 1>();
     const u32 b = workgroup_id<target, 2>();
-    if constexpr (Contract::launched_programmatic) {
-      if (thread_id<target>() == 0) prefetch_state(p, x, hv, b);  // a hint: the slot read before the wait only aims it
-      wait_for_prerequisites<target>();
-    }
     if constexpr (Contract::prefetch_ahead > 0) prefetch_later(p, x, hv, b);
     const u32 j = column(x, waves == 1 ? 0u : wave_id<target>(), lane);  // the lane's first column
     const i32 requested = p.slots[b];
@@ -134,8 +127,14 @@ template <class Contract> struct gdn_recurrent_core {
     char* const wave_base = column_base - lane_column * column_bytes;  // the wave's first column
     [[maybe_unused]] u32x4* wave_lds = nullptr;
     if constexpr (stage_state) {
-      NETRA_DYNAMIC_SHARED_BYTES(state_lds);
-      wave_lds = reinterpret_cast<u32x4*>(state_lds) + (waves == 1 ? 0u : wave_id<target>()) * state_block::units;
+      const u32 w = waves == 1 ? 0u : wave_id<target>();
+      if constexpr (state_block::async) {
+        NETRA_DYNAMIC_SHARED_BYTES(state_lds);
+        wave_lds = reinterpret_cast<u32x4*>(state_lds) + w * state_block::units;
+      } else {
+        NETRA_SHARED u32x4 state_lds[waves][state_block::units];
+        wave_lds = state_lds[w];
+      }
       state_block::fetch(wave_base, wave_lds, lane);
     } else {
       each_run([&](u32 c, u32 m) { gdn_state_io::load<target, Contract::state_storage>(column_base + c * column_bytes + row_group(lane, m) * rows * bytes, s[c][m]); });
@@ -149,7 +148,7 @@ template <class Contract> struct gdn_recurrent_core {
       inputs::fill(p, block, row0, x, hv, head);
       sh = &block;
     }
-    if constexpr (stage_state) wait_lds_copies<target, 0>();
+    if constexpr (stage_state && state_block::async) wait_lds_copies<target, 0>();
     if constexpr (staged) workgroup_barrier<target>();
     else if constexpr (stage_state) wave_barrier<target>();
     if constexpr (stage_state) each_run([&](u32 c, u32 m) { state_block::take(wave_lds, lane_column + c, row_group(lane, m), s[c][m]); });
@@ -204,13 +203,6 @@ template <class Contract> struct gdn_recurrent_core {
     for (u32 c = 0; c < cpl; ++c)
       NETRA_UNROLL
       for (u32 m = 0; m < groups_per_lane; ++m) f(c, m);
-  }
-  /// The L2 prefetch of this workgroup's state block (the slot clamped into the pool).
-  static NETRA_DEVICE void prefetch_state(const params& p, u32 x, u32 hv, u32 b) {
-    const u32 s = static_cast<u32>(p.slots[b]), last = static_cast<u32>(p.state_slots - 1);
-    constexpr u32 bytes = gdn::state_bytes_per_element(Contract::state_storage);
-    const u64 column0 = (u64{s < last ? s : last} * gdn::heads_v + hv) * gdn::value_dim + x * columns;
-    prefetch_l2<target>(static_cast<const char*>(p.state) + column0 * gdn::key_dim * bytes, columns * gdn::key_dim * bytes);
   }
   /// Token t's q dot over the state after its update, then its outputs.
   static NETRA_DEVICE void q_dot_and_output(const params& p, const tokens_in& in, const float (&s)[cpl][groups_per_lane][rows], u32 t, u64 row0, u32 hv,

@@ -3,11 +3,13 @@
 // FP32 storage: 8 x 16 B; BF16 storage: 4 x 16 B, widened exactly on load, rounded to nearest
 // even (NaN -> 0x7FFF, dsl/convert.hpp) on store — the only rounding storage adds.
 // wave_block: the same runs through LDS — the wave copies its whole state block (its Vb adjacent
-// columns, contiguous in the pool) with consecutive 16-byte asynchronous copies a lane (the caller
-// waits for them and puts the barrier), then each lane takes its runs from LDS (every C columns —
-// the columns of one lane — followed by one 16-byte pad unit, so the 8 column lanes of a row group
-// read 8 bank groups and a lane's units stay at constant offsets); the store is the reverse. The
-// bits are the same as the direct runs.
+// columns, contiguous in the pool) with consecutive 16-byte vectors a lane, then each lane takes its
+// runs from LDS; the store is the reverse. The bits are the same as the direct runs. Two forms
+// (Async): the one-token decode's copy goes through registers into units XOR-swizzled by column;
+// Staging block_and_state's copy is asynchronous (cp.async: no registers, in flight beside the
+// token staging; the caller waits and puts the barrier) into units where every C columns (one
+// lane's) are followed by a 16-byte pad unit. Either way the 8 column lanes of a row group read 8
+// bank groups; the padded form keeps a lane's units at constant offsets.
 #pragma once
 #include "netra/contracts/gdn/model.hpp"
 #include "netra/dsl/async_copy.hpp"
@@ -45,25 +47,32 @@ template <class Target, u32 Storage> NETRA_DEVICE void store(void* base, const f
   for (u32 v = 0; v < rows / n; ++v) store_16B<Target>(static_cast<char*>(base) + 16 * v, narrow<Target, Storage>(s + n * v));
 }
 
-/// A wave's block of Columns state columns in LDS (`lds`: vectors 16-byte units); each lane owns
+/// A wave's block of Columns state columns in LDS (`lds`: `units` 16-byte units); each lane owns
 /// ColumnsPerLane adjacent columns of it.
-template <class Target, u32 Storage, u32 Columns, u32 Wave, u32 ColumnsPerLane = 1> struct wave_block {
+template <class Target, u32 Storage, u32 Columns, u32 Wave, u32 ColumnsPerLane = 1, bool Async = false> struct wave_block {
+  static constexpr bool async = Async;
   static constexpr u32 column_vectors = gdn::key_dim * gdn::state_bytes_per_element(Storage) / 16;
   static constexpr u32 run_vectors = rows / per_vector<Storage>;
   static constexpr u32 vectors = Columns * column_vectors;
-  /// LDS units of the block: its vectors and one pad unit per ColumnsPerLane columns.
-  static constexpr u32 units = vectors + Columns / ColumnsPerLane;
+  /// LDS units of the block: its vectors (and in the padded form one pad unit per ColumnsPerLane columns).
+  static constexpr u32 units = vectors + (Async ? Columns / ColumnsPerLane : 0);
   static constexpr u32 bytes = 16 * units;
   static_assert(vectors % Wave == 0 && column_vectors % 8 == 0 && Columns % ColumnsPerLane == 0,
                 "gdn_state_io::wave_block: whole vectors per lane, columns of whole bank rows, whole lanes' columns");
   /// The LDS unit of the block's vector p (distinct for distinct p, below units).
-  NETRA_HOST_DEVICE static constexpr u32 at(u32 p) { return p + p / (column_vectors * ColumnsPerLane); }
-  /// The wave's block from global memory (every lane calls it): asynchronous copies, one group;
-  /// the caller waits for them (wait_lds_copies) and then puts the wave or workgroup barrier.
+  NETRA_HOST_DEVICE static constexpr u32 at(u32 p) {
+    if constexpr (Async) return p + p / (column_vectors * ColumnsPerLane);
+    else return p ^ ((p / column_vectors / ColumnsPerLane) & 7u);
+  }
+  /// The wave's block from global memory (every lane calls it); Async: one group of asynchronous
+  /// copies. The caller waits for them (wait_lds_copies, Async) and then puts the wave or workgroup barrier.
   NETRA_DEVICE static void fetch(const char* global, u32x4* lds, u32 lane) {
     NETRA_UNROLL
-    for (u32 k = 0; k < vectors / Wave; ++k) copy_16B_to_lds<Target>(&lds[at(lane + k * Wave)], global + 16 * (lane + k * Wave), true);
-    commit_lds_copies<Target>();
+    for (u32 k = 0; k < vectors / Wave; ++k) {
+      if constexpr (Async) copy_16B_to_lds<Target>(&lds[at(lane + k * Wave)], global + 16 * (lane + k * Wave), true);
+      else lds[at(lane + k * Wave)] = load_16B<Target>(global + 16 * (lane + k * Wave));
+    }
+    if constexpr (Async) commit_lds_copies<Target>();
   }
   /// Rows [32 group, + 32) of the block's column `column`.
   NETRA_DEVICE static void take(const u32x4* lds, u32 column, u32 group, float (&s)[rows]) {
