@@ -35,6 +35,18 @@ template <class T> tensor_arg tensor(const gpu_array<T>& a, dtype type, std::ini
   return strided_tensor(a.data() + offset, type, dev(), extents, strides);
 }
 
+/// The precompute call over `rows` rows of conv output y [rows, 8192]; a, b: the two halves of `ab`
+/// ([2 rows, 32]: a first, then b); q, k [rows, 16, 128], decay, beta [rows, 32] FP32.
+inline gdn_precompute_signature precompute_rows(const gpu_array<std::uint16_t>& y, const gpu_array<std::uint16_t>& ab, const gpu_array<float>& a_log,
+                                                const gpu_array<float>& dt_bias, const gpu_array<float>& q, const gpu_array<float>& k,
+                                                const gpu_array<float>& decay, const gpu_array<float>& beta, std::size_t rows) {
+  constexpr i64 D = ref::D, H = ref::H, K = ref::K, HV = ref::HV;
+  const i64 r = static_cast<i64>(rows);
+  return gdn_precompute_call(device(), tensor(y, dtype::bf16, {r, D}), tensor(ab, dtype::bf16, {r, HV}), tensor(ab, dtype::bf16, {r, HV}, {}, rows * ref::HV),
+                             tensor(a_log, dtype::f32, {HV}), tensor(dt_bias, dtype::f32, {HV}), tensor(q, dtype::f32, {r, H, K}),
+                             tensor(k, dtype::f32, {r, H, K}), tensor(decay, dtype::f32, {r, HV}), tensor(beta, dtype::f32, {r, HV}));
+}
+
 /// BF16 bits of a value drawn for kind (ordinary values of scale `s` mostly, then the
 /// adversarial ones: signed zeros, subnormals, large magnitudes, and, where `specials`, NaN/Inf).
 inline std::uint16_t bf16_value(std::mt19937& g, float s, bool specials) {

@@ -47,12 +47,7 @@ template <class C> struct m16_chain {
     out.fill_bytes(0xAB), q.fill_bytes(0xCD), k.fill_bytes(0xCD), decay.fill_bytes(0xCD), beta.fill_bytes(0xCD);
   }
   void launch(std::size_t, CUstream stream) {
-    gdn_precompute(handle_of<pre_c>(), stream,
-                   gdn_precompute_call(device(), tensor(y, dtype::bf16, {i64(T), i64(D)}), tensor(ab, dtype::bf16, {i64(T), i64(HV)}),
-                                       tensor(ab, dtype::bf16, {i64(T), i64(HV)}, {}, T * HV), tensor(al, dtype::f32, {i64(HV)}),
-                                       tensor(dt, dtype::f32, {i64(HV)}), tensor(q, dtype::f32, {i64(T), i64(H), i64(K)}),
-                                       tensor(k, dtype::f32, {i64(T), i64(H), i64(K)}), tensor(decay, dtype::f32, {i64(T), i64(HV)}),
-                                       tensor(beta, dtype::f32, {i64(T), i64(HV)})));
+    gdn_precompute(handle_of<pre_c>(), stream, precompute_rows(y, ab, al, dt, q, k, decay, beta, T));
     gdn_recurrent(handle_of<C>(), stream,
                   gdn_recurrent_call(device(), tensor(q, dtype::f32, {i64(T), i64(H), i64(K)}), tensor(k, dtype::f32, {i64(T), i64(H), i64(K)}),
                                      tensor(y, dtype::bf16, {i64(T), i64(D)}), tensor(decay, dtype::f32, {i64(T), i64(HV)}),

@@ -108,12 +108,7 @@ template <u32 Storage, class Schedule = per_token_schedule> struct protocol {
                                     tensor(conv_pool, dtype::bf16, {i64(capacity), i64(D), 3}),
                                     tensor(win, dtype::bf16, {i64(n), i64(T), i64(D), 3}, {}, r0 * ref::conv_slot)));
     }
-    gdn_precompute(handle_of<pre_c>(), stream,
-                   gdn_precompute_call(device(), tensor(y, dtype::bf16, {i64(rows), i64(D)}), tensor(ab, dtype::bf16, {i64(rows), i64(HV)}),
-                                       tensor(ab, dtype::bf16, {i64(rows), i64(HV)}, {}, rows * HV), tensor(a_log, dtype::f32, {i64(HV)}),
-                                       tensor(dt_bias, dtype::f32, {i64(HV)}), tensor(q, dtype::f32, {i64(rows), i64(H), i64(K)}),
-                                       tensor(k, dtype::f32, {i64(rows), i64(H), i64(K)}), tensor(decay, dtype::f32, {i64(rows), i64(HV)}),
-                                       tensor(beta, dtype::f32, {i64(rows), i64(HV)})));
+    gdn_precompute(handle_of<pre_c>(), stream, precompute_rows(y, ab, a_log, dt_bias, q, k, decay, beta, rows));
     for (std::size_t b0 = 0; b0 < B; b0 += 64) {
       const std::size_t n = std::min<std::size_t>(64, B - b0), r0 = b0 * T, nr = n * T;
       gdn_recurrent(handle_of<k0_c>(), stream,
@@ -213,6 +208,11 @@ template <u32 Storage, class Schedule = per_token_schedule> void eager_every_bat
   MESSAGE(instance_name<typename protocol<Storage, Schedule>::k0_c>(), ": ", p.steps, " eager steps, ", p.checked_heads, " (request, head) states checked");
 }
 
+template <class Schedule> void eager_both_storages() {
+  eager_every_batch<gdn::state_storage::bf16, Schedule>();
+  eager_every_batch<gdn::state_storage::fp32, Schedule>();
+}
+
 template <u32 Storage, class Schedule = per_token_schedule> void graph_buckets(std::initializer_list<std::size_t> buckets, int replays) {
   protocol<Storage, Schedule> p;
   replay_in_graphs(p, buckets, replays);
@@ -250,26 +250,14 @@ TEST_CASE("protocol in one captured graph, replayed 100 times at B = 128 (5 time
   graph_buckets<gdn::state_storage::fp32>({128}, 100);
   graph_buckets<gdn::state_storage::bf16>({128}, 5);
 }
-TEST_CASE("protocol, whole-head schedule: every B in 1..128 eagerly (FP32 and BF16 state)") {
-  eager_every_batch<gdn::state_storage::fp32, head_schedule>();
-  eager_every_batch<gdn::state_storage::bf16, head_schedule>();
-}
-TEST_CASE("protocol, whole-head prefetch schedule: every B in 1..128 eagerly (BF16 and FP32 state)") {
-  eager_every_batch<gdn::state_storage::bf16, prefetch_schedule>();
-  eager_every_batch<gdn::state_storage::fp32, prefetch_schedule>();
-}
+TEST_CASE("protocol, whole-head schedule: every B in 1..128 eagerly (FP32 and BF16 state)") { eager_both_storages<head_schedule>(); }
+TEST_CASE("protocol, whole-head prefetch schedule: every B in 1..128 eagerly (BF16 and FP32 state)") { eager_both_storages<prefetch_schedule>(); }
 TEST_CASE("protocol, whole-head prefetch schedule: one captured graph replayed 100 times at B = 128 (BF16 state; 5 times at B = 1, 37, 64, FP32)") {
   graph_buckets<gdn::state_storage::bf16, prefetch_schedule>({128}, 100);
   graph_buckets<gdn::state_storage::fp32, prefetch_schedule>({1, 37, 64}, 5);
 }
-TEST_CASE("protocol, state-through-LDS schedule: every B in 1..128 eagerly (BF16 and FP32 state)") {
-  eager_every_batch<gdn::state_storage::bf16, lds_schedule>();
-  eager_every_batch<gdn::state_storage::fp32, lds_schedule>();
-}
-TEST_CASE("protocol, state-through-LDS prefetch schedule: every B in 1..128 eagerly (BF16 and FP32 state)") {
-  eager_every_batch<gdn::state_storage::bf16, lds_prefetch_schedule>();
-  eager_every_batch<gdn::state_storage::fp32, lds_prefetch_schedule>();
-}
+TEST_CASE("protocol, state-through-LDS schedule: every B in 1..128 eagerly (BF16 and FP32 state)") { eager_both_storages<lds_schedule>(); }
+TEST_CASE("protocol, state-through-LDS prefetch schedule: every B in 1..128 eagerly (BF16 and FP32 state)") { eager_both_storages<lds_prefetch_schedule>(); }
 TEST_CASE("protocol, state-through-LDS schedules: one captured graph replayed 100 times at B = 128 (BF16, prefetch; 5 times at B = 1, 37, 64, FP32, and without the prefetch)") {
   graph_buckets<gdn::state_storage::bf16, lds_prefetch_schedule>({128}, 100);
   graph_buckets<gdn::state_storage::fp32, lds_prefetch_schedule>({1, 37, 64, 128}, 5);
