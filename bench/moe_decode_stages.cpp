@@ -3,7 +3,9 @@
 // fused: gate_up -> down of gate_up's BF16 where down's Input 1 admits M), recorded through
 // moe_block_dispatcher::record with a stage mask: each prefix of the chain (router; + gate_up;
 // + act_quant; all), each stage alone on the intermediates call 0 left, and the experts without
-// the router. Every variant eager and graph-replayed (bench/gpu_timing.hpp), each call of a burst
+// the router; the whole block and gate_up alone also with gate_up's L2 hint for down
+// (moe_gate_up_signature::prefetch_w2) forced on (right behind its weight copy, or once the copy
+// landed) and off, at every M below the resident schedule's. Every variant eager and graph-replayed (bench/gpu_timing.hpp), each call of a burst
 // on its own layer's 257-expert weights and hidden rows (8 layers x 771 MB: every call streams
 // cold weights past the 60 MB L2). A prefix's time minus the shorter prefix's is that stage's
 // share of the chain's critical path (its boundary included). Before timing, call 0 of every layer:
@@ -140,7 +142,7 @@ int main(int argc, char** argv) {
   using D = moe_block_dispatcher;
   // Plans: as the block selects them, or with gate_up's hint for down (prefetch_w2) forced on
   // (calls below the resident schedule's 10 tokens) or off.
-  enum hint { dispatched, hint_on, hint_off };
+  enum hint { dispatched, hint_on, hint_off, hint_late };
   struct variant {
     const char* name;
     hint h;
@@ -150,9 +152,11 @@ int main(int argc, char** argv) {
   const variant variants[] = {{"chain", dispatched, false, D::all_stages},
                               {"chain_hint", hint_on, false, D::all_stages},
                               {"chain_no_hint", hint_off, false, D::all_stages},
+                              {"chain_hint_late", hint_late, false, D::all_stages},
                               {"fused", dispatched, true, D::all_stages},
                               {"fused_hint", hint_on, true, D::all_stages},
                               {"fused_no_hint", hint_off, true, D::all_stages},
+                              {"fused_hint_late", hint_late, true, D::all_stages},
                               {"router", dispatched, false, D::router_stage},
                               {"router_gate_up", dispatched, false, D::router_stage | D::gate_up_stage},
                               {"router_gate_up_act_quant", dispatched, false, D::router_stage | D::gate_up_stage | D::act_quant_stage},
@@ -161,6 +165,7 @@ int main(int argc, char** argv) {
                               {"gate_up", dispatched, false, D::gate_up_stage},
                               {"gate_up_hint", hint_on, false, D::gate_up_stage},
                               {"gate_up_no_hint", hint_off, false, D::gate_up_stage},
+                              {"gate_up_hint_late", hint_late, false, D::gate_up_stage},
                               {"act_quant", dispatched, false, D::act_quant_stage},
                               {"down", dispatched, false, D::down_stage},
                               {"down_fused", dispatched, true, D::down_stage}};
@@ -171,15 +176,16 @@ int main(int argc, char** argv) {
       calls.emplace_back(m);
       calls.back().hidden.upload(oracles::hidden_rows(m, 500 + 37 * l + m));
     }
-    std::vector<moe_block_dispatcher::plan> plans[3][2];  // [hint][fused]
+    std::vector<moe_block_dispatcher::plan> plans[4][2];  // [hint][fused]
     for (int l = 0; l < layers; ++l) {
       const moe_block_tensors t = block.tensors_of(calls[l].args(weights[l]));
       for (int f = 0; f < 2; ++f) {
         const moe_block_dispatcher::plan p = block.select(t, f ? moe_block_variant::fused : moe_block_variant::unfused);
         plans[dispatched][f].push_back(p);
-        for (const hint h : {hint_on, hint_off}) {
+        for (const hint h : {hint_on, hint_off, hint_late}) {
           moe_block_dispatcher::plan q = p;
-          q.gate_up.signature.prefetch_w2 = h == hint_on && m < tactics::unit_list_min_tokens ? t.w2.data : nullptr;
+          q.gate_up.signature.prefetch_w2 = h != hint_off && m < tactics::unit_list_min_tokens ? t.w2.data : nullptr;
+          q.gate_up.signature.prefetch_w2_late = h == hint_late ? 1 : 0;
           plans[h][f].push_back(q);
         }
       }
@@ -209,9 +215,9 @@ int main(int argc, char** argv) {
       for (auto id : c.ids.download<std::int32_t>(m * 9ull))
         if (id >= 0 && id < 257) hit.insert(id);
       distinct += static_cast<double>(hit.size()) / layers;
-      equal = equal && outputs(plans[dispatched][0][l], true) == reference && outputs(plans[hint_on][0][l], true) == reference;
+      for (const hint h : {dispatched, hint_on, hint_late}) equal = equal && outputs(plans[h][0][l], true) == reference;
       if (fused_runnable)
-        for (const hint h : {dispatched, hint_on, hint_off}) equal = equal && outputs(plans[h][1][l], false) == reference_shared;
+        for (const hint h : {dispatched, hint_on, hint_off, hint_late}) equal = equal && outputs(plans[h][1][l], false) == reference_shared;
       block.record(stream, plans[dispatched][0][l], D::all_stages);  // the unfused call's intermediates, for the stages timed alone
     }
     bench::drv().check(bench::drv().cuStreamSynchronize(stream), "sync");

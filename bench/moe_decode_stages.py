@@ -71,7 +71,8 @@ def main() -> None:
                             peers=[], bytes_moved=c["distinct_experts"] * EXPERT_BYTES, copy_bandwidth=bw, floor_us=None, target_us=target,
                             distinct_experts=c["distinct_experts"], bits_equal=all(x["bits_equal"] for x in v.values()),
                             gate_up_hint_for_down=c["hint_dispatched"], critical_path_share_us=c["critical_path_share_us"],
-                            hint={k: v[k]["graph_us"] for k in ("chain_hint", "chain_no_hint", "fused_hint", "fused_no_hint") if k in v},
+                            hint={k: v[k]["graph_us"] for k in ("chain_hint", "chain_no_hint", "chain_hint_late", "fused_hint", "fused_no_hint",
+                                                        "fused_hint_late") if k in v},
                             fused_graph_us=v["fused"]["graph_us"] if "fused" in v else None,
                             stages_alone_graph_us={k: v[k]["graph_us"] for k in ("router", "gate_up", "act_quant", "down", "down_fused") if k in v},
                             )

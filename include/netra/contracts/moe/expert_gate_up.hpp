@@ -72,6 +72,7 @@ struct moe_gate_up_signature {
   // L2 for after its own weight copy (a hint: where a target has no L2 prefetch, nothing). Set by
   // the block only (moe_block.hpp, tactics::gate_up_prefetch_down_max_tokens); null: no hint.
   const void* prefetch_w2 = nullptr;
+  u32 prefetch_w2_late = 0;  // 0: the hint right behind the unit's own weight copy; 1: once that copy has landed
   NETRA_HOST_DEVICE constexpr i64 tokens() const { return hidden.rank == 2 ? hidden.shape[0] : 0; }
 };
 

@@ -76,6 +76,7 @@ template <class Contract> struct gate_up_layout {
     u32 tokens;
     u32* units;         // the workspace: unit_list, the list the units kernel wrote; resident, the counters (expert_unit_list.hpp)
     const u8* prefetch_w2;  // optional: down's W2 [257, 2048, 512], asked of L2 per served unit (serve); null: none
+    u32 prefetch_w2_late;   // 0: the hint right behind the unit's weight copy; 1: once the copy landed
   };
 
   /// The workgroup's LDS (sm90a about 36 KiB; gfx950, weights in VGPRs, about 4 KiB).
