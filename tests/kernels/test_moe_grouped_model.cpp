@@ -313,8 +313,8 @@ TEST_CASE("grouped contracts: launch geometry, the article's M768 figures, domai
   CHECK(std::string(tactics::grouped_configuration<gfx950>(768)) == "split_k");
   CHECK(std::string(tactics::grouped_configuration<gfx950>(128)) == "mid");
   CHECK(std::string(tactics::grouped_configuration<gfx950>(512)) == "large");
-  CHECK(std::string(tactics::grouped_configuration<sm90a>(128)) == "mid_ring2");
-  CHECK(std::string(tactics::grouped_configuration<sm90a>(768)) == "large_ring");
+  CHECK(std::string(tactics::grouped_configuration<sm90a>(128)) == "mid_dring");
+  CHECK(std::string(tactics::grouped_configuration<sm90a>(768)) == "large_dring");
   // the mid candidates: a 2-block ring fits two gate_up workgroups per SM, the dispatched 4-block one
   using ring2 = kernels::moe_grouped_gate_up_kernel<tactics::grouped_mid_ring2<sm90a>::gate_up>;
   CHECK(ring2::min_workgroups_per_processor == 2);

@@ -98,13 +98,13 @@ using grouped_large16 = grouped_config<contracts::moe_grouped_plan<Target, 768, 
 
 /// The configurations a target dispatches: mid (17..256), on gfx950 the article's split-K pair at
 /// 768, and large (257..768). sm90a takes the ring forms, chosen by measurement (H200, revision
-/// 4745415, the experts path graph-replayed, every record within the policy: M = 32 193.8 against
-/// 244.8 us, 64 250.4 / 331.1, 96 270.7 / 353.4, 128 291.6 / 367.4, 256 299.3 / 359.4; at 768
-/// large_ring 468.2 against the split-K pair's 503.4 and large's 503.6), so on the H200 the
-/// split-K pair (FP16 partials, 56.6 MB) is built, tested and benchmarked but not dispatched. The mid
-/// range takes mid_ring's 2-block-ring candidate (H200, revision f1dd448, the experts path
-/// graph-replayed: M = 32 189.5 against mid_ring's 198.2 us, 64 249.3 / 251.7, 128 282.0 / 293.3; its
-/// bits equal mid_ring's on the GPU at 24 and 64 tokens and one saturated expert).
+/// 4745415: the experts path graph-replayed, M = 64 250.4 against the register forms' 331.1 us,
+/// 128 291.6 / 367.4; at 768 large_ring 468.2 against the split-K pair's 503.4 and large's 503.6,
+/// so on the H200 the split-K pair is built, tested and benchmarked but not dispatched), with
+/// gate_up's 2-block ring in the mid range and down through its LDS ring in both (H200, revision
+/// 90aa8cd, the experts path graph-replayed, every record within the policy and the candidates'
+/// bits equal on the GPU: mid_dring M = 32 163.4 against mid_ring2's 189.4 us, 64 212.2 / 247.9, 128
+/// 238.3 / 281.9, 256 257.8 / 306.6; large_dring at 768 408.6 against large_ring's 464.5).
 template <class Target> struct grouped_dispatch {
   using mid = grouped_mid<Target>;
   using large = grouped_large<Target>;
@@ -113,11 +113,11 @@ template <class Target> struct grouped_dispatch {
   static constexpr const char* large_name = "large";
 };
 template <> struct grouped_dispatch<sm90a> {
-  using mid = grouped_mid_ring2<sm90a>;
-  using large = grouped_large_ring<sm90a>;
+  using mid = grouped_mid_dring<sm90a>;
+  using large = grouped_large_dring<sm90a>;
   static constexpr bool split_k = false;
-  static constexpr const char* mid_name = "mid_ring2";
-  static constexpr const char* large_name = "large_ring";
+  static constexpr const char* mid_name = "mid_dring";
+  static constexpr const char* large_name = "large_dring";
 };
 template <class Target> using grouped_mid_of = typename grouped_dispatch<Target>::mid;
 template <class Target> using grouped_large_of = typename grouped_dispatch<Target>::large;
@@ -129,7 +129,7 @@ template <class Target> inline constexpr auto grouped_configs = [] {
 }();
 
 /// The name of the first configuration whose range holds `tokens` ("mid", "split_k", "large";
-/// sm90a "mid_ring2", "large_ring"), or "" outside [17, 768].
+/// sm90a "mid_dring", "large_dring"), or "" outside [17, 768].
 template <class Target> constexpr const char* grouped_configuration(i64 tokens) {
   using D = grouped_dispatch<Target>;
   if (D::mid::contains(tokens)) return D::mid_name;
