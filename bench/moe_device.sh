@@ -11,7 +11,7 @@
 #           dispatch path, then bench/moe_block.py at the decode and mid token counts with the
 #           torch peers, into OUT/moe_block_h200.json
 #   mid     17..256 tokens: the block's GPU cases at 24 and 32 tokens, 17..256 and the graph
-#           buckets, the grouped dispatch path, the mid candidates' bits; the grouped stages, their pairs and the experts path
+#           buckets, the grouped dispatch path, the mid ring forms' bits; the grouped stages, their pairs and the experts path
 #           at M = 32, 64, 128 for mid_ring and its candidates (bench/moe_grouped.py, no peers);
 #           the grouped floor; bench/moe_block.py at 17, 24, 32, 48, 64, 128, into OUT/moe_h200.json,
 #           OUT/moe_block_h200.json and OUT/moe_grouped_floor_h200.json
@@ -64,9 +64,9 @@ case "$mode" in
     cp bench/results/moe_block_h200.json "$out/moe_block_h200.json"
     step tests.txt 45 "$build/tests/test_moe_block_gpu" --test-case='*24 and 32*,*17..256*,*graph buckets*'
     step tests.txt 15 "$build/tests/test_moe_grouped_dispatch_gpu"
-    step tests.txt 25 "$build/tests/test_moe_grouped_gpu" --test-case='*mid candidates*'
+    step tests.txt 25 "$build/tests/test_moe_grouped_gpu" --test-case='*2-block ring*'
     step bench.txt 55 python3 bench/moe_grouped.py --netra-bench "$build/tests/netra-bench-moe-grouped" --out "$out/moe_h200.json" \
-      --tokens 32,64,128 --configs mid_ring,mid_ring2,mid_ring_rows2,mid_ring2_rows2 --compile-tokens "" --time-budget 0
+      --tokens 32,64,128 --configs mid_ring,mid_ring2,mid_dring --compile-tokens "" --time-budget 0
     floor 20
     step bench.txt 60 python3 bench/moe_block.py --out "$out/moe_block_h200.json" --grouped-floor "$out/moe_grouped_floor_h200.json" \
       --tokens 17,24,32,48,64,128 --peer-max-tokens 0 --compile-tokens "" --layers 8
@@ -80,14 +80,14 @@ case "$mode" in
       echo "== moe-grouped-$f" >> "$out/sass.txt"
       timeout 10 "$sass" -sass "$build/code_objects/moe-grouped-$f.cubin" 2>&1 | grep -oE "(F2FP|HMMA|LDS|LDGSTS|LDG|FFMA|FMUL|SHFL|BAR)[.A-Z0-9_]*" | sort | uniq -c >> "$out/sass.txt"
     done
-    step tests.txt 40 "$build/tests/test_moe_grouped_gpu" --test-case='*mid candidates*,*large candidates*'
+    step tests.txt 40 "$build/tests/test_moe_grouped_gpu" --test-case='*2-block ring*'
     # SM / memory clocks and power every 100 ms while the benchmarks run (do the stages slow each other by clock?)
     nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw --format=csv -lms 100 > "$out/clocks.csv" 2>&1 &
     sampler=$!
     step bench.txt 50 python3 bench/moe_grouped.py --netra-bench "$build/tests/netra-bench-moe-grouped" --out "$out/moe_h200.json" \
-      --tokens 32,64,128 --configs mid_ring2,mid_ring2_rows2,mid_dring,mid_dring_rows2 --compile-tokens "" --time-budget 0
+      --tokens 32,64,128 --configs mid_ring2,mid_dring --compile-tokens "" --time-budget 0
     step bench.txt 35 python3 bench/moe_grouped.py --netra-bench "$build/tests/netra-bench-moe-grouped" --out "$out/moe_h200.json" \
-      --tokens 256,768 --configs mid_ring2,mid_dring,large_ring,large_dring,large16 --compile-tokens "" --time-budget 0
+      --tokens 256,768 --configs mid_ring2,mid_dring,large_ring,large_dring --compile-tokens "" --time-budget 0
     step bench.txt 25 python3 bench/moe_block.py --out "$out/moe_block_h200.json" --tokens 32,64,128,256,768 --peer-max-tokens 0 \
       --compile-tokens "" --layers 8
     (export NETRA_LIBRARY="$CANDIDATES/libnetra.so"; step bench.txt 25 python3 bench/moe_block.py --out "$out/moe_block_candidates_h200.json" \

@@ -4,7 +4,7 @@
 // 257-expert weights (LAYERS copies, 771 MB each: every call streams cold weights past the 60 MB
 // L2). At M = 768 both sm90a mappings of down are timed (the split-K pair and KParts 1), which is
 // how the split-K contract's sm90a mapping is chosen; at every M also the register forms and the
-// mid candidates (tactics/moe_grouped.hpp), and each pair of consecutive stages in one burst (the
+// mid and large ring forms (tactics/moe_grouped.hpp), and each pair of consecutive stages in one burst (the
 // stage boundaries). Before timing, call 0 of every M is checked
 // against the host oracles (tests/oracles): gate_up's rows within the expert policy, act_quant of
 // them bit for bit, the route sum within its policy (KParts 1) or the split-K bound (KParts 2), on
@@ -228,18 +228,14 @@ int main(int argc, char** argv) {
     auto run = [&]<class Config>(const char* name) {
       if (wanted(configs, name) && Config::contains(m)) run_config<Config>(name, m, hx, w, stream, d);
     };
-    // the dispatched configuration (tactics::grouped_dispatch<sm90a>: the ring forms), then the
-    // candidates, the register forms and at 768 the split-K pair, measured against it
+    // the ring forms before the dispatched ones (tactics::grouped_dispatch<sm90a>: mid_dring,
+    // large_dring), the register forms and at 768 the split-K pair, measured against them
     run.template operator()<tactics::grouped_mid_ring<sm90a>>("mid_ring");
     run.template operator()<tactics::grouped_mid_ring2<sm90a>>("mid_ring2");
-    run.template operator()<tactics::grouped_mid_ring_rows2<sm90a>>("mid_ring_rows2");
-    run.template operator()<tactics::grouped_mid_ring2_rows2<sm90a>>("mid_ring2_rows2");
     run.template operator()<tactics::grouped_mid_dring<sm90a>>("mid_dring");
-    run.template operator()<tactics::grouped_mid_dring_rows2<sm90a>>("mid_dring_rows2");
     run.template operator()<tactics::grouped_mid<sm90a>>("mid");
     run.template operator()<tactics::grouped_large_ring<sm90a>>("large_ring");
     run.template operator()<tactics::grouped_large_dring<sm90a>>("large_dring");
-    run.template operator()<tactics::grouped_large16<sm90a>>("large16");
     run.template operator()<tactics::grouped_large<sm90a>>("large");
     run.template operator()<tactics::grouped_split_k<sm90a>>("split_k");
   }

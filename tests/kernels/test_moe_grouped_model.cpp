@@ -238,13 +238,13 @@ template <class Config> void check_served_once(int tokens, const std::vector<std
   CHECK(reduce::shape(static_cast<u32>(tokens)).grid[0] * reduce::columns == moe::expert_weights::hidden);
 }
 
-TEST_CASE("tiles of 16 up to 768 tokens (large16) and down through its ring serve every route once") {
+TEST_CASE("down through its ring (mid_dring, large_dring) serves every route once") {
+  for (int tokens : {17, 64, 256})
+    for (const auto& ids : {oracles::routed_ids(tokens, 2000 + tokens), skewed_ids(tokens, 5), std::vector<std::int32_t>(tokens * 9, 7)})
+      check_served_once<tactics::grouped_mid_dring<sm90a>>(tokens, ids);
   for (int tokens : {257, 300, 768})
-    for (const auto& ids : {oracles::routed_ids(tokens, 2000 + tokens), skewed_ids(tokens, 5), std::vector<std::int32_t>(tokens * 9, 7)}) {
-      check_served_once<tactics::grouped_large16<sm90a>>(tokens, ids);
+    for (const auto& ids : {oracles::routed_ids(tokens, 2000 + tokens), skewed_ids(tokens, 5), std::vector<std::int32_t>(tokens * 9, 7)})
       check_served_once<tactics::grouped_large_dring<sm90a>>(tokens, ids);
-    }
-  for (const auto& ids : {oracles::routed_ids(64, 2064), skewed_ids(64, 5)}) check_served_once<tactics::grouped_mid_dring_rows2<sm90a>>(64, ids);
 }
 
 TEST_CASE("the block at 17 .. 32 tokens: the grouped mid configuration serves every route once") {
@@ -315,12 +315,12 @@ TEST_CASE("grouped contracts: launch geometry, the article's M768 figures, domai
   CHECK(std::string(tactics::grouped_configuration<gfx950>(512)) == "large");
   CHECK(std::string(tactics::grouped_configuration<sm90a>(128)) == "mid_dring");
   CHECK(std::string(tactics::grouped_configuration<sm90a>(768)) == "large_dring");
-  // the mid candidates: a 2-block ring fits two gate_up workgroups per SM, the dispatched 4-block one
+  // a 2-block ring fits two gate_up workgroups per SM, the 4-block one (mid_ring) one
   using ring2 = kernels::moe_grouped_gate_up_kernel<tactics::grouped_mid_ring2<sm90a>::gate_up>;
   CHECK(ring2::min_workgroups_per_processor == 2);
   CHECK(kernels::moe_grouped_gate_up_kernel<tactics::grouped_mid_ring<sm90a>::gate_up>::min_workgroups_per_processor == 1);
   CHECK(kernels::moe_grouped_gate_up_kernel<tactics::grouped_mid<sm90a>::gate_up>::min_workgroups_per_processor == 1);
-  CHECK(kernels::moe_grouped_down_kernel<tactics::grouped_mid_ring_rows2<sm90a>::down>::passes == 8);
+  CHECK(kernels::moe_grouped_down_kernel<tactics::grouped_mid_dring<sm90a>::down>::passes == 4);
   // down through its ring: no weight registers, as many workgroups an SM as its LDS allows (at most 3)
   using dring = kernels::moe_grouped_down_kernel<tactics::grouped_mid_dring<sm90a>::down>;
   CHECK(dring::min_workgroups_per_processor == 3);

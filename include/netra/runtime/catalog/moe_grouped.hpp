@@ -3,9 +3,8 @@
 // hidden quantized once), gate_up with act_quant fused, down per route and the weighted route sum;
 // 17..256 tokens with tiles of 16 routes, 257..768 with tiles of 32 (sm90a) / 64 (gfx950), and the
 // exact M768 split-K pair (two FP16 K partials, then the reducer); on sm90a also gate_up with its
-// weights through an LDS ring and down over 4 row tiles (dispatched), and the mid and large
-// candidates of tactics/moe_grouped.hpp (a 2-block ring, down over 2 row tiles, down's weights
-// through a ring, tiles of 16 up to 768 tokens).
+// weights through an LDS ring and down over 4 row tiles, the 2-block ring, and down's weights
+// through its LDS ring (tactics/moe_grouped.hpp: mid_dring and large_dring are dispatched).
 #pragma once
 #include <boost/hana.hpp>
 
@@ -16,7 +15,5 @@ inline constexpr auto moe_grouped = boost::hana::flatten(boost::hana::make_tuple
     tactics::grouped_contracts<gfx950>, tactics::grouped_contracts<sm90a>,
     boost::hana::tuple_t<tactics::grouped_mid_ring<sm90a>::gate_up, tactics::grouped_large_ring<sm90a>::gate_up, tactics::grouped_mid_ring<sm90a>::down,
                          tactics::grouped_large_ring<sm90a>::down, tactics::grouped_mid_ring2<sm90a>::gate_up,
-                         tactics::grouped_mid_ring_rows2<sm90a>::down, tactics::grouped_mid_dring<sm90a>::down,
-                         tactics::grouped_mid_dring_rows2<sm90a>::down, tactics::grouped_large_dring<sm90a>::down, tactics::grouped_large16<sm90a>::plan,
-                         tactics::grouped_large16<sm90a>::gate_up, tactics::grouped_large16<sm90a>::down>));
+                         tactics::grouped_mid_dring<sm90a>::down, tactics::grouped_large_dring<sm90a>::down>));
 }  // namespace netra::catalog

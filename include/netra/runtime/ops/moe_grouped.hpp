@@ -161,7 +161,7 @@ template <class Target> class moe_grouped_experts {
   moe_grouped_experts(const device_info& device, const loader& code_object) : configs_(load(device, code_object)) {}
 
   /// Bytes the caller's plan and partials buffers need for every M this object admits.
-  static constexpr u64 plan_bytes = moe::grouped_plan_layout<768, 16>::bytes;  // the most tiles: tiles of 16
+  static constexpr u64 plan_bytes = moe::grouped_plan_layout<768, contracts::split_k_tile<Target>>::bytes;
   static constexpr u64 partials_bytes = contracts::moe_grouped_reduce<Target, 257, 768, 1>::partials_bytes;
   static_assert(boost::hana::all_of(tactics::grouped_configs<Target>,
                                     [](auto c) {

@@ -103,8 +103,9 @@ struct moe_grouped_reduce_op : binds_nothing {
 class moe_grouped_dispatcher {
  public:
   /// The largest plan and partials of any configuration of either target.
-  static constexpr u64 plan_bytes =
-      max_of(moe::grouped_plan_layout<768, 16>::bytes, max_of(moe::grouped_plan_layout<768, 32>::bytes, moe::grouped_plan_layout<768, 64>::bytes));
+  static constexpr u64 plan_bytes = moe::grouped_plan_layout<768, 32>::bytes > moe::grouped_plan_layout<768, 64>::bytes
+                                        ? moe::grouped_plan_layout<768, 32>::bytes
+                                        : moe::grouped_plan_layout<768, 64>::bytes;
   static constexpr u64 partials_bytes = contracts::moe_grouped_reduce<sm90a, 257, 768, 1>::partials_bytes;
 
   moe_grouped_dispatcher(const device_info& device, const jit::options& jit)

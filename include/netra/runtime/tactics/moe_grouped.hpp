@@ -61,40 +61,24 @@ using grouped_large_ring = grouped_config<typename grouped_large<Target>::plan, 
                                           contracts::moe_grouped_down<Target, 257, 768, contracts::split_k_tile<Target>, 1, 4>,
                                           typename grouped_large<Target>::reduce>;
 
-/// Candidates for mid_ring (in the catalog, bitwise equal to it in test_moe_grouped_gpu, timed by
-/// netra-bench-moe-grouped; mid_ring2 is dispatched): gate_up's ring of 2 blocks (one block in
-/// flight; 105 KB of LDS, so two workgroups share an SM and one's staging and act_quant overlap
-/// the other's weight stream), down over 2 row tiles (1024 rows, eight passes per workgroup: half
-/// the activation stagings), and both. The same operations per value.
+/// The mid range's forms after mid_ring (each the same operations per value; in the catalog,
+/// bitwise equal to mid_ring in test_moe_grouped_gpu, timed by netra-bench-moe-grouped): gate_up's
+/// ring of 2 blocks (one block in flight; 105 KB of LDS, so two workgroups share an SM and one's
+/// staging and act_quant overlap the other's weight stream), then down's weights through a
+/// 4-block LDS ring too (contracts::moe_grouped_down field WeightStages: no weight registers,
+/// three workgroups an SM, so one's staging and stores overlap the others' weight streams and a
+/// down workgroup fits beside a gate_up one at the boundary). mid_dring is dispatched.
 template <class Target>
 using grouped_mid_ring2 = grouped_config<typename grouped_mid<Target>::plan, contracts::moe_grouped_gate_up<Target, 17, 256, 16, 2>,
                                          typename grouped_mid_ring<Target>::down, typename grouped_mid<Target>::reduce>;
 template <class Target>
-using grouped_mid_ring_rows2 = grouped_config<typename grouped_mid<Target>::plan, typename grouped_mid_ring<Target>::gate_up,
-                                              contracts::moe_grouped_down<Target, 17, 256, 16, 1, 2>, typename grouped_mid<Target>::reduce>;
-template <class Target>
-using grouped_mid_ring2_rows2 = grouped_config<typename grouped_mid<Target>::plan, typename grouped_mid_ring2<Target>::gate_up,
-                                               typename grouped_mid_ring_rows2<Target>::down, typename grouped_mid<Target>::reduce>;
-/// And down's weights through a 4-block LDS ring too (contracts::moe_grouped_down field
-/// WeightStages: no weight registers, three workgroups an SM, so one's staging and stores overlap
-/// the others' weight streams), over 4 or 2 row tiles, after mid_ring2's gate_up.
-template <class Target>
 using grouped_mid_dring = grouped_config<typename grouped_mid<Target>::plan, typename grouped_mid_ring2<Target>::gate_up,
                                          contracts::moe_grouped_down<Target, 17, 256, 16, 1, 4, 4>, typename grouped_mid<Target>::reduce>;
-template <class Target>
-using grouped_mid_dring_rows2 = grouped_config<typename grouped_mid<Target>::plan, typename grouped_mid_ring2<Target>::gate_up,
-                                               contracts::moe_grouped_down<Target, 17, 256, 16, 1, 2, 4>, typename grouped_mid<Target>::reduce>;
-/// Candidates for large_ring (M 257 .. 768): down through the 4-block ring (two workgroups an SM
-/// at tiles of 32); and tiles of 16 (the plan's Tile; gate_up's 2-block ring, two workgroups an
-/// SM, one 16-column chunk each; down through the ring), an expert of 17 .. 32 routes in two
-/// adjacent tiles whose weight reads meet in L2.
+/// large_ring with down through the 4-block ring (two workgroups an SM at tiles of 32): dispatched.
 template <class Target>
 using grouped_large_dring = grouped_config<typename grouped_large<Target>::plan, typename grouped_large_ring<Target>::gate_up,
                                            contracts::moe_grouped_down<Target, 257, 768, contracts::split_k_tile<Target>, 1, 4, 4>,
                                            typename grouped_large<Target>::reduce>;
-template <class Target>
-using grouped_large16 = grouped_config<contracts::moe_grouped_plan<Target, 768, 16>, contracts::moe_grouped_gate_up<Target, 257, 768, 16, 2>,
-                                       contracts::moe_grouped_down<Target, 257, 768, 16, 1, 4, 4>, typename grouped_large<Target>::reduce>;
 
 /// The configurations a target dispatches: mid (17..256), on gfx950 the article's split-K pair at
 /// 768, and large (257..768). sm90a takes the ring forms, chosen by measurement (H200, revision
