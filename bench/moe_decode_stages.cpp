@@ -3,9 +3,7 @@
 // fused: gate_up -> down of gate_up's BF16 where down's Input 1 admits M), recorded through
 // moe_block_dispatcher::record with a stage mask: each prefix of the chain (router; + gate_up;
 // + act_quant; all), each stage alone on the intermediates call 0 left, and the experts without
-// the router; the whole block and gate_up alone also with gate_up's L2 hint for down
-// (moe_gate_up_signature::prefetch_w2) forced on (right behind its weight copy, or once the copy
-// landed) and off, at every M below the resident schedule's. Every variant eager and graph-replayed (bench/gpu_timing.hpp), each call of a burst
+// the router. Every variant eager and graph-replayed (bench/gpu_timing.hpp), each call of a burst
 // on its own layer's 257-expert weights and hidden rows (8 layers x 771 MB: every call streams
 // cold weights past the 60 MB L2). A prefix's time minus the shorter prefix's is that stage's
 // share of the chain's critical path (its boundary included). Before timing, call 0 of every layer:
@@ -140,35 +138,22 @@ int main(int argc, char** argv) {
   }
 
   using D = moe_block_dispatcher;
-  // Plans: as the block selects them, or with gate_up's hint for down (prefetch_w2) forced on
-  // (calls below the resident schedule's 10 tokens) or off.
-  enum hint { dispatched, hint_on, hint_off, hint_late };
   struct variant {
     const char* name;
-    hint h;
     bool fused;
     unsigned stages;
   };
-  const variant variants[] = {{"chain", dispatched, false, D::all_stages},
-                              {"chain_hint", hint_on, false, D::all_stages},
-                              {"chain_no_hint", hint_off, false, D::all_stages},
-                              {"chain_hint_late", hint_late, false, D::all_stages},
-                              {"fused", dispatched, true, D::all_stages},
-                              {"fused_hint", hint_on, true, D::all_stages},
-                              {"fused_no_hint", hint_off, true, D::all_stages},
-                              {"fused_hint_late", hint_late, true, D::all_stages},
-                              {"router", dispatched, false, D::router_stage},
-                              {"router_gate_up", dispatched, false, D::router_stage | D::gate_up_stage},
-                              {"router_gate_up_act_quant", dispatched, false, D::router_stage | D::gate_up_stage | D::act_quant_stage},
-                              {"experts", dispatched, false, D::all_stages & ~D::router_stage},
-                              {"experts_fused", dispatched, true, D::all_stages & ~D::router_stage},
-                              {"gate_up", dispatched, false, D::gate_up_stage},
-                              {"gate_up_hint", hint_on, false, D::gate_up_stage},
-                              {"gate_up_no_hint", hint_off, false, D::gate_up_stage},
-                              {"gate_up_hint_late", hint_late, false, D::gate_up_stage},
-                              {"act_quant", dispatched, false, D::act_quant_stage},
-                              {"down", dispatched, false, D::down_stage},
-                              {"down_fused", dispatched, true, D::down_stage}};
+  const variant variants[] = {{"chain", false, D::all_stages},
+                              {"fused", true, D::all_stages},
+                              {"router", false, D::router_stage},
+                              {"router_gate_up", false, D::router_stage | D::gate_up_stage},
+                              {"router_gate_up_act_quant", false, D::router_stage | D::gate_up_stage | D::act_quant_stage},
+                              {"experts", false, D::all_stages & ~D::router_stage},
+                              {"experts_fused", true, D::all_stages & ~D::router_stage},
+                              {"gate_up", false, D::gate_up_stage},
+                              {"act_quant", false, D::act_quant_stage},
+                              {"down", false, D::down_stage},
+                              {"down_fused", true, D::down_stage}};
 
   for (const int m : token_counts(argc, argv)) {
     std::deque<call_buffers> calls;
@@ -176,62 +161,43 @@ int main(int argc, char** argv) {
       calls.emplace_back(m);
       calls.back().hidden.upload(oracles::hidden_rows(m, 500 + 37 * l + m));
     }
-    std::vector<moe_block_dispatcher::plan> plans[4][2];  // [hint][fused]
+    std::vector<moe_block_dispatcher::plan> plans[2];  // [fused]
     for (int l = 0; l < layers; ++l) {
       const moe_block_tensors t = block.tensors_of(calls[l].args(weights[l]));
-      for (int f = 0; f < 2; ++f) {
-        const moe_block_dispatcher::plan p = block.select(t, f ? moe_block_variant::fused : moe_block_variant::unfused);
-        plans[dispatched][f].push_back(p);
-        for (const hint h : {hint_on, hint_off, hint_late}) {
-          moe_block_dispatcher::plan q = p;
-          q.gate_up.signature.prefetch_w2 = h != hint_off && m < tactics::unit_list_min_tokens ? t.w2.data : nullptr;
-          q.gate_up.signature.prefetch_w2_late = h == hint_late ? 1 : 0;
-          plans[h][f].push_back(q);
-        }
-      }
+      for (int f = 0; f < 2; ++f) plans[f].push_back(block.select(t, f ? moe_block_variant::fused : moe_block_variant::unfused));
     }
-    const bool fused_runnable = plans[dispatched][1][0].runnable();
-    // Call 0 of every layer: every plan writes the hint-free unfused block's bits (the fused ones:
-    // all but act and its scales); the distinct experts the calls hit.
+    const bool fused_runnable = plans[1][0].runnable();
+    // Call 0 of every layer: the fused block writes the unfused block's bits (all but act and its
+    // scales, which it does not write); the distinct experts the calls hit.
     bool equal = true;
     double distinct = 0;
     for (int l = 0; l < layers; ++l) {
       const call_buffers& c = calls[l];
-      auto outputs = [&](const moe_block_dispatcher::plan& p, bool with_act) {
+      auto outputs = [&](const moe_block_dispatcher::plan& p) {
         c.poison();
         block.record(stream, p, D::all_stages);
         bench::drv().check(bench::drv().cuStreamSynchronize(stream), "sync");
-        std::vector<std::uint8_t> o = c.shared_outputs();
-        if (with_act)
-          for (const auto& [b, n] : {std::pair{&c.act, m * 9ull * 512}, {&c.act_scales, m * 144ull}}) {
-            const auto v = b->download<std::uint8_t>(n);
-            o.insert(o.end(), v.begin(), v.end());
-          }
-        return o;
+        return c.shared_outputs();
       };
-      const auto reference = outputs(plans[hint_off][0][l], true);
-      const auto reference_shared = outputs(plans[hint_off][0][l], false);
+      const auto reference = outputs(plans[0][l]);
       std::set<std::int32_t> hit;
       for (auto id : c.ids.download<std::int32_t>(m * 9ull))
         if (id >= 0 && id < 257) hit.insert(id);
       distinct += static_cast<double>(hit.size()) / layers;
-      for (const hint h : {dispatched, hint_on, hint_late}) equal = equal && outputs(plans[h][0][l], true) == reference;
-      if (fused_runnable)
-        for (const hint h : {dispatched, hint_on, hint_off, hint_late}) equal = equal && outputs(plans[h][1][l], false) == reference_shared;
-      block.record(stream, plans[dispatched][0][l], D::all_stages);  // the unfused call's intermediates, for the stages timed alone
+      if (fused_runnable) equal = equal && outputs(plans[1][l]) == reference;
+      block.record(stream, plans[0][l], D::all_stages);  // the unfused call's intermediates, for the stages timed alone
     }
     bench::drv().check(bench::drv().cuStreamSynchronize(stream), "sync");
     for (const variant& v : variants) {
       if (v.fused && !fused_runnable) continue;
-      const auto& p = plans[v.h][v.fused ? 1 : 0];
+      const auto& p = plans[v.fused ? 1 : 0];
       const auto burst = [&] {
         for (int l = 0; l < layers; ++l) block.record(stream, p[l], v.stages);
       };
       const bench::timing t = bench::time_eager_and_graph(stream, layers, burst);
       std::printf("{\"tokens\": %d, \"variant\": \"%s\", \"graph_us\": %.3f, \"eager_us\": %.3f, \"distinct_experts\": %.3f, "
-                  "\"hint_dispatched\": %s, \"fused_runnable\": %s, \"bits_equal\": %s}\n",
-                  m, v.name, t.graph_us, t.eager_us, distinct, plans[dispatched][0][0].gate_up.signature.prefetch_w2 ? "true" : "false",
-                  fused_runnable ? "true" : "false", equal ? "true" : "false");
+                  "\"fused_runnable\": %s, \"bits_equal\": %s}\n",
+                  m, v.name, t.graph_us, t.eager_us, distinct, fused_runnable ? "true" : "false", equal ? "true" : "false");
       std::fflush(stdout);
     }
   }

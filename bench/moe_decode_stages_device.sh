@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call for the decode MoE block at M <= 16 (issue 29 §2): the block's GPU cases of
 # 1..16 tokens and its graph buckets, then bench/moe_decode_stages.py (each chain prefix, each stage
-# alone, fused and unfused, gate_up's L2 hint for down on and off) into OUT/moe_block_h200.json
+# alone, fused and unfused) into OUT/moe_block_h200.json
 # (a copy of the committed file, merged by record) and OUT/moe_decode_stages_h200.json; logs in
 # OUT/tests.txt and OUT/bench.txt, nvidia-smi's clocks in OUT/gpu.txt.
 # usage: bench/moe_decode_stages_device.sh BUILD OUT [BUDGET]

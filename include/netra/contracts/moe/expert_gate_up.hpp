@@ -67,12 +67,6 @@ struct moe_gate_up_signature {
   tensor_arg out;
   const void* workspace = nullptr;  // Schedule unit_list: the unit list; resident: its counters (the handle's)
   u64 workspace_bytes = 0;
-  // Optional, never read for results: the successor down's W2 (E4M3 [257, 2048, 512], a tensor the
-  // caller's down call was admitted with), whose rows of each served unit's expert the kernel asks
-  // L2 for after its own weight copy (a hint: where a target has no L2 prefetch, nothing). Set by
-  // the block only (moe_block.hpp, tactics::gate_up_prefetch_down_max_tokens); null: no hint.
-  const void* prefetch_w2 = nullptr;
-  u32 prefetch_w2_late = 0;  // 0: the hint right behind the unit's own weight copy; 1: once that copy has landed
   NETRA_HOST_DEVICE constexpr i64 tokens() const { return hidden.rank == 2 ? hidden.shape[0] : 0; }
 };
 

@@ -134,19 +134,6 @@ template <class Contract> struct gate_up_compute : gate_up_layout<Contract> {
     } else {
       load_weights(tile_rows_k0 + w * k_per_wave, lane, wt);
     }
-    // The hint for down (p.prefetch_w2): tile x asks L2 for the x-th 64th (16 KiB) of the expert's
-    // W2, so the unit's whole W2 streams while gate_up still works (results unchanged); right behind
-    // the weight copy, or (p.prefetch_w2_late, route_scan only: the unit-list form spills with it)
-    // once the copy has landed.
-    auto hint_down = [&] {
-      if constexpr (target::has_l2_prefetch) {
-        constexpr u32 slice = static_cast<u32>(weights::w2_expert_bytes / base::tiles);
-        if (p.prefetch_w2 != nullptr && thread == 0)
-          prefetch_l2<target>(p.prefetch_w2 + static_cast<u64>(expert) * weights::w2_expert_bytes + static_cast<u64>(row0 / tile_rows) * slice, slice);
-      }
-    };
-    constexpr bool late_hint = !Contract::unit_list && !Contract::resident;
-    if (!late_hint || p.prefetch_w2_late == 0) hint_down();
     // The wave's 4 block scales (they arrive with the weights): lane l holds block l % 4's, the
     // block loop takes it from lane b (one register instead of four).
     const float* srow = p.s13 + static_cast<u64>(expert) * (weights::w13_scale_rows * weights::w13_scale_cols) +
@@ -162,9 +149,6 @@ template <class Contract> struct gate_up_compute : gate_up_layout<Contract> {
       float sx[blocks_per_wave];
       quantize_tile(p, scan, columns, w, lane, n, q, sx);
       if constexpr (weights_in_lds) bulk_copy_ops<target>::wait(sh.weight_ready, use & 1u);
-      if constexpr (late_hint) {
-        if (n == 0 && p.prefetch_w2_late != 0) hint_down();
-      }
       float acc[S::d_items];
       NETRA_UNROLL
       for (u32 i = 0; i < S::d_items; ++i) acc[i] = 0.0f;

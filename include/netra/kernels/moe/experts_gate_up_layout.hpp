@@ -14,7 +14,6 @@
 #include "netra/contracts/moe/expert_gate_up.hpp"
 #include "netra/dsl/bulk_copy.hpp"
 #include "netra/dsl/entry.hpp"
-#include "netra/dsl/prefetch.hpp"
 #include "netra/dsl/vector_memory.hpp"
 #include "netra/dsl/workgroup_barrier.hpp"
 #include "netra/kernels/moe/experts_units.hpp"
@@ -75,8 +74,6 @@ template <class Contract> struct gate_up_layout {
     u16* out;           // BF16 [9M, 1024]
     u32 tokens;
     u32* units;         // the workspace: unit_list, the list the units kernel wrote; resident, the counters (expert_unit_list.hpp)
-    const u8* prefetch_w2;  // optional: down's W2 [257, 2048, 512], asked of L2 per served unit (serve); null: none
-    u32 prefetch_w2_late;   // 0: the hint right behind the unit's weight copy; 1: once the copy landed
   };
 
   /// The workgroup's LDS (sm90a about 36 KiB; gfx950, weights in VGPRs, about 4 KiB).

@@ -13,9 +13,7 @@
 //     optional there (written when given: gate_up's BF16 rows, nothing else changes)
 //
 // On sm90a every kernel runs with programmatic dependent launch: each waits before it reads its
-// predecessor's output and releases its successor early. Up to
-// tactics::gate_up_prefetch_down_max_tokens tokens gate_up also asks L2 for down's W2 rows of the
-// experts it serves (moe_gate_up_signature::prefetch_w2, a hint: the same bits).
+// predecessor's output and releases its successor early.
 //
 // select() decides every stage before anything is launched: a stage no tactic admits, or a
 // strict refusal in any stage, launches nothing. run() then records the selected stages as they
@@ -100,7 +98,6 @@ class moe_block_dispatcher {
     p.gate_up = gate_up_.select(gate_up_signature(t));
     if (!p.fused) p.act_quant = act_quant_.select(act_quant_signature(t));
     p.down = down_.select(down_signature(t, p.fused));
-    if (p.down.tactic != fallback && t.hidden.shape[0] <= tactics::gate_up_prefetch_down_max_tokens) p.gate_up.signature.prefetch_w2 = t.w2.data;
     return p;
   }
 

@@ -54,8 +54,7 @@ template <class Contract> void launch_moe_expert_gate_up(const handle<Contract>&
   using kernel = kernels::moe_expert_gate_up_kernel<Contract>;
   h.template launch<kernel>(stream,
                             {static_cast<const u16*>(s.hidden.data), ids, static_cast<const u8*>(s.w13.data), static_cast<const float*>(s.s13.data),
-                             static_cast<u16*>(const_cast<void*>(s.out.data)), m, workspace, static_cast<const u8*>(s.prefetch_w2),
-                             s.prefetch_w2_late},
+                             static_cast<u16*>(const_cast<void*>(s.out.data)), m, workspace},
                             kernel::shape(m));
 }
 

@@ -31,10 +31,6 @@ template <class Contract> struct moe_down_domain {
            (s.act.type == dtype::bf16) == Contract::fused_act_quant;
   }
 };
-/// The block asks gate_up to put down's W2 rows into L2 behind its own weights
-/// (moe_gate_up_signature::prefetch_w2) for calls of up to this many tokens: the experts' W13 and
-/// W2 together must fit the L2 (60 MiB on the H200) for the early W2 to be there when down reads it.
-inline constexpr i64 gate_up_prefetch_down_max_tokens = 2;
 /// The list's threshold between gate_up's two schedules (both admit every 1..16-token call).
 struct from_unit_list_min_tokens {
   static decision decide(const moe_gate_up_signature& s) {
