@@ -15,10 +15,9 @@
 #include <deque>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include "bench/gpu_timing.hpp"
+#include "bench/moe_bench_memory.hpp"
 #include "netra/runtime/ops/moe_block.hpp"
 #include "oracles/argmax_rows.hpp"
 #include "oracles/moe_experts.hpp"
@@ -29,19 +28,7 @@ namespace {
 
 constexpr int layers = 8;
 
-struct device_bytes {
-  CUdeviceptr p = 0;
-  explicit device_bytes(std::size_t bytes) { bench::drv().check(bench::drv().cuMemAlloc(&p, bytes), "cuMemAlloc"); }
-  ~device_bytes() { bench::drv().cuMemFree(p); }
-  device_bytes(const device_bytes&) = delete;
-  template <class T> T* as() const { return reinterpret_cast<T*>(p); }
-  template <class T> void upload(const std::vector<T>& v) const { bench::drv().check(bench::drv().cuMemcpyHtoD(p, v.data(), v.size() * sizeof(T)), "HtoD"); }
-  template <class T> std::vector<T> download(std::size_t count) const {
-    std::vector<T> v(count);
-    bench::drv().check(bench::drv().cuMemcpyDtoH(v.data(), p, count * sizeof(T)), "DtoH");
-    return v;
-  }
-};
+using bench::device_bytes;
 
 /// One layer's weights (hashed E4M3 and block scales, the same values in every layer at other
 /// addresses) and its router's and shared gate's BF16 weights.
@@ -107,32 +94,17 @@ int main(int argc, char** argv) {
   CUstream stream;
   bench::drv().check(bench::drv().cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
 
-  const auto gen = oracles::hashed_weights(oracles::weight_params{});
-  std::vector<std::uint8_t> w13(257ull << 21), w2(257ull << 20);
-  std::vector<float> s13(257 * 128), s2(257 * 64);
-  std::vector<std::thread> workers;
-  for (int part = 0; part < 16; ++part)
-    workers.emplace_back([&, part] {
-      for (int e = part; e < 257; e += 16) {
-        for (int n = 0; n < 1024; ++n)
-          for (int k = 0; k < 2048; ++k) w13[(static_cast<std::size_t>(e) << 21) + n * 2048 + k] = gen.w13(e, n, k);
-        for (int n = 0; n < 2048; ++n)
-          for (int k = 0; k < 512; ++k) w2[(static_cast<std::size_t>(e) << 20) + n * 512 + k] = gen.w2(e, n, k);
-        for (int i = 0; i < 128; ++i) s13[e * 128 + i] = gen.s13(e, i / 16, i % 16);
-        for (int i = 0; i < 64; ++i) s2[e * 64 + i] = gen.s2(e, i / 4, i % 4);
-      }
-    });
-  for (auto& t : workers) t.join();
+  const bench::host_experts hx;
   std::deque<layer_weights> weights(layers);
   for (int l = 0; l < layers; ++l) {
     oracles::xorshift r{static_cast<std::uint64_t>(900 + l)};
     std::vector<std::uint16_t> router(256 * 2048), shared_gate(2048);
     for (auto& v : router) v = bf16_from_f32_reference(0.05f * r.uniform());
     for (auto& v : shared_gate) v = bf16_from_f32_reference(0.02f * r.uniform());
-    weights[l].w13.upload(w13);
-    weights[l].w2.upload(w2);
-    weights[l].s13.upload(s13);
-    weights[l].s2.upload(s2);
+    weights[l].w13.upload(hx.w13);
+    weights[l].w2.upload(hx.w2);
+    weights[l].s13.upload(hx.s13);
+    weights[l].s2.upload(hx.s2);
     weights[l].router.upload(router);
     weights[l].shared_gate.upload(shared_gate);
   }
