@@ -165,15 +165,15 @@ template <class C, class Pre = void> void bench_core(std::size_t B, bool random_
                              (replay ? B * ref::conv_slot * 2.0 * 2 : 0);
   const std::size_t n = sets_for(state_bytes + token_bytes), slots = n * B + 1;
   std::vector<float> qh, kh, dh, bh;
-  std::vector<std::uint16_t> yh;
+  std::vector<std::uint16_t> yh, gates_a, gates_b;
+  const std::vector<float> al(HV, -1.0f), dt(HV, 0.2f);
   {
     // Token inputs: the host precompute of random conv outputs (normalised q / k, decays in (0, 1)).
     yh = bf16_values(rows * D, 7, 1.0f, false);
-    const auto ah = bf16_values(rows * HV, 8, 3.0f, false), bbh = bf16_values(rows * HV, 9, 3.0f, false);
-    std::vector<float> al(HV, -1.0f), dt(HV, 0.2f);
+    gates_a = bf16_values(rows * HV, 8, 3.0f, false), gates_b = bf16_values(rows * HV, 9, 3.0f, false);
     qh.resize(rows * H * K), kh.resize(rows * H * K), dh.resize(rows * HV), bh.resize(rows * HV);
     for (std::size_t r = 0; r < rows; ++r)
-      ref::precompute_row(yh.data() + r * D, ah.data() + r * HV, bbh.data() + r * HV, al.data(), dt.data(), qh.data() + r * H * K, kh.data() + r * H * K,
+      ref::precompute_row(yh.data() + r * D, gates_a.data() + r * HV, gates_b.data() + r * HV, al.data(), dt.data(), qh.data() + r * H * K, kh.data() + r * H * K,
                           dh.data() + r * HV, bh.data() + r * HV);
   }
   gpu_array<float> q(n * rows * H * K), k(n * rows * H * K), decay(n * rows * HV), beta(n * rows * HV);
@@ -185,6 +185,15 @@ template <class C, class Pre = void> void bench_core(std::size_t B, bool random_
       drv().check(drv().cuMemcpyHtoD(reinterpret_cast<CUdeviceptr>(dst.data() + i * src.size()), src.data(), src.size() * sizeof(src[0])), "upload");
     };
     up(q, qh), up(k, kh), up(decay, dh), up(beta, bh), up(y, yh);
+  }
+  // Inputs raw (the precompute fused into the core): a, b and the parameters the host precompute used.
+  gpu_array<std::uint16_t> ga(C::raw_inputs ? n * rows * HV : 1), gb(C::raw_inputs ? n * rows * HV : 1);
+  gpu_array<float> gal(HV), gdt(HV);
+  if constexpr (C::raw_inputs) {
+    std::vector<std::uint16_t> an, bn;
+    for (std::size_t i = 0; i < n; ++i) an.insert(an.end(), gates_a.begin(), gates_a.end()), bn.insert(bn.end(), gates_b.begin(), gates_b.end());
+    ga.upload(an), gb.upload(bn), gal.upload(al), gdt.upload(dt);
+    q.fill_bytes(0xCD), k.fill_bytes(0xCD), decay.fill_bytes(0xCD), beta.fill_bytes(0xCD);  // not read: the core forms them
   }
   std::mt19937 g(11);
   // The random pool, drawn once per state type and grown as needed (drawing it per record cost
@@ -208,6 +217,11 @@ template <class C, class Pre = void> void bench_core(std::size_t B, bool random_
   if (replay) win.fill_bytes(0x3C), conv.fill_bytes(0x3C);
   auto sig = [&](std::size_t i) {
     const std::size_t r0 = i * rows;
+    if constexpr (C::raw_inputs)
+      return gdn_recurrent_raw_call(device(), tensor(y, dtype::bf16, {i64(rows), i64(D)}, {}, r0 * D), tensor(ga, dtype::bf16, {i64(rows), i64(HV)}, {}, r0 * HV),
+                                    tensor(gb, dtype::bf16, {i64(rows), i64(HV)}, {}, r0 * HV), tensor(gal, dtype::f32, {i64(HV)}), tensor(gdt, dtype::f32, {i64(HV)}),
+                                    tensor(pool, sd, {i64(slots), i64(HV), i64(V), i64(K)}), tensor(slot, dtype::i32, {i64(B)}, {}, i * B),
+                                    tensor(out, dtype::bf16, {i64(rows), i64(HV), i64(V)}, {}, r0 * HV * V));
     return gdn_recurrent_call(device(), tensor(q, dtype::f32, {i64(rows), i64(H), i64(K)}, {}, r0 * H * K), tensor(k, dtype::f32, {i64(rows), i64(H), i64(K)}, {}, r0 * H * K),
                               tensor(y, dtype::bf16, {i64(rows), i64(D)}, {}, r0 * D), tensor(decay, dtype::f32, {i64(rows), i64(HV)}, {}, r0 * HV),
                               tensor(beta, dtype::f32, {i64(rows), i64(HV)}, {}, r0 * HV), tensor(pool, sd, {i64(slots), i64(HV), i64(V), i64(K)}),
@@ -257,7 +271,9 @@ template <class C, class Pre = void> void bench_core(std::size_t B, bool random_
     const auto t = bench::time_eager_and_graph(stream, static_cast<int>(n), [&] {
       for (std::size_t i = 0; i < n; ++i) launch_gdn_recurrent(h, stream, sig(i));
     });
-    emit(contract, instance_name<C>(), shape, t, ok, state_bytes + token_bytes, fp32_ops);
+    // Inputs raw: one launch does precompute + core (the combined M16 target's record).
+    if constexpr (C::raw_inputs) emit("m16_precompute_core", instance_name<C>(), shape + ", \"inputs\": \"raw\"", t, ok, state_bytes + rows * (D * 2.0 + 2 * HV * 2.0) + rows * HV * V * 2.0, fp32_ops);
+    else emit(contract, instance_name<C>(), shape, t, ok, state_bytes + token_bytes, fp32_ops);
   } else {
     // Precompute + core in one burst (M16 at B = 1: the combined target).
     gpu_array<std::uint16_t> ab(n * rows * HV * 2);
@@ -286,12 +302,14 @@ int main(int argc, char** argv) {
   bool cores_only = false;  // --cores-only: the K0 and replay records alone (K0 B 64, 16, 1; replay B 128, 64, 16, 1)
   bool decode_only = false;  // --decode-only: the decode core records alone
   bool lds_only = false;     // --lds-only: the state-through-LDS maps (Staging 3) beside the maps they would replace
+  bool m16_only = false;     // --m16-only: M16 B 1 with the precompute fused in (Inputs raw), the two-launch chain, the core alone
   for (int i = 1; i < argc; ++i) {
     if (i + 1 < argc && std::string(argv[i]) == "--dump") dump_dir = argv[i + 1];
     conv_only |= std::string(argv[i]) == "--conv-only";
     cores_only |= std::string(argv[i]) == "--cores-only";
     decode_only |= std::string(argv[i]) == "--decode-only";
     lds_only |= std::string(argv[i]) == "--lds-only";
+    m16_only |= std::string(argv[i]) == "--m16-only";
   }
   (void)device();
   drv().check(drv().cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
@@ -337,9 +355,20 @@ int main(int argc, char** argv) {
     each(cd::decode_candidates<ss::fp32>{}, [&]<class C>() { bench_core<C>(B, false, "decode"); });
     each(cd::decode_candidates<ss::bf16>{}, [&]<class C>() { bench_core<C>(B, false, "decode"); });
   };
+  using pre = contracts::gdn_precompute<sm90a, 1, 16>;
+  auto m16 = [&]<class C>() { bench_core<C, pre>(1, false, "m16"), bench_core<C>(1, false, "m16"); };
+  if (m16_only) {  // twice each, interleaved: the one-launch against the two-launch form in the same minute
+    for (int round = 0; round < 2; ++round) {
+      bench_core<contracts::gdn_m16<sm90a, ss::bf16, 8, 3, 4, 1, 1, gdn::core_inputs::raw>>(1, false, "m16");
+      m16.template operator()<contracts::gdn_m16<sm90a, ss::bf16, 8, 3, 4, 1, 1>>();
+      bench_core<contracts::gdn_m16<sm90a, ss::fp32, 8, 3, 4, 1, 1, gdn::core_inputs::raw>>(1, false, "m16");
+      m16.template operator()<contracts::gdn_m16<sm90a, ss::fp32, 8, 3, 4, 1, 1>>();
+    }
+    return 0;
+  }
   if (lds_only) {  // M16 B 1 (core, and precompute + core), replay B 128 / 64 / 16 / 1, K0 B 64, the decode default map B 64 / 128
-    using pre = contracts::gdn_precompute<sm90a, 1, 16>;
-    auto m16 = [&]<class C>() { bench_core<C, pre>(1, false, "m16"), bench_core<C>(1, false, "m16"); };
+    bench_core<contracts::gdn_m16<sm90a, ss::bf16, 8, 3, 4, 1, 1, gdn::core_inputs::raw>>(1, false, "m16");
+    bench_core<contracts::gdn_m16<sm90a, ss::fp32, 8, 3, 4, 1, 1, gdn::core_inputs::raw>>(1, false, "m16");
     m16.template operator()<contracts::gdn_m16<sm90a, ss::bf16, 8, 3, 4, 1, 1>>();
     m16.template operator()<contracts::gdn_m16<sm90a, ss::bf16, 8, 1, 4, 1, 1>>();
     m16.template operator()<contracts::gdn_m16<sm90a, ss::fp32, 8, 3, 4, 1, 1>>();
@@ -391,9 +420,14 @@ int main(int argc, char** argv) {
   bench_core<contracts::gdn_m16<sm90a, ss::bf16>, pre16>(1, false, "m16");
   bench_core<contracts::gdn_m16<sm90a, ss::fp32, 8, 1, 4>>(1, false, "m16");
   bench_core<contracts::gdn_m16<sm90a, ss::fp32, 8, 1, 4>, pre16>(1, false, "m16");
-  auto m16 = [&]<class C>() { bench_core<C>(1, false, "m16"), bench_core<C, pre16>(1, false, "m16"); };
-  each(cd::m16_candidates<ss::fp32>{}, m16);
-  each(cd::m16_candidates<ss::bf16>{}, m16);
+  auto m16_candidate = [&]<class C>() {  // sm90a's candidates; a raw-input core is its own precompute + core
+    if constexpr (same_v<typename C::target, sm90a>) {
+      bench_core<C>(1, false, "m16");
+      if constexpr (!C::raw_inputs) bench_core<C, pre16>(1, false, "m16");
+    }
+  };
+  each(cd::m16_candidates<ss::fp32>{}, m16_candidate);
+  each(cd::m16_candidates<ss::bf16>{}, m16_candidate);
   replay(128, false);
   replay(128, true);
   k0(16);

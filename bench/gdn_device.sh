@@ -26,7 +26,11 @@
 #          code_objects/: the sm90a gdn cubins), copied to build-gdn/ here; GDN_CARRY and
 #          GDN_BUILD name others (the decode scope needs only test_gdn_decode_gpu, netra-bench-gdn
 #          and the T 1 cubins).
-#   usage: OUT=... NETRA_GIT_REVISION=<commit> [GDN_SCOPE=cores|decode|lds] bash bench/gdn_device.sh [tests-s driver-s peers-s]
+# GDN_SCOPE=m16: M16 with the precompute fused into the core (Inputs raw) — the precompute and M16
+# kernel tests (the chain test checks the fused core against the host chain), the refusals, the
+# protocol smoke, memcheck of the chain, racecheck of the fused cores, their SASS counts, and the
+# driver's --m16-only records (fused, two-launch chain, core alone; both storages, twice).
+#   usage: OUT=... NETRA_GIT_REVISION=<commit> [GDN_SCOPE=cores|decode|lds|m16] bash bench/gdn_device.sh [tests-s driver-s peers-s]
 set -u
 B=${GDN_BUILD:-build-gdn}
 T1=${1:-75} T2=${2:-65} T3=${3:-15}
@@ -65,6 +69,32 @@ if [ "${GDN_SCOPE:-all}" = decode ]; then
   exit 0
 fi
 G="$B/tests/test_gdn_gpu"
+if [ "${GDN_SCOPE:-all}" = m16 ]; then
+  START=$(date +%s)
+  PIDS=""
+  bg() { local log=$1; shift; timeout "$T1" "$@" > "$log" 2>&1 & PIDS="$PIDS $!"; }
+  bg "$OUT/gdn_gpu_tests.txt" "$G" --duration=true -tc="precompute*,M16*,refused*"
+  bg /tmp/gdn_smoke.txt "$G" --duration=true -tc="protocol smoke*"
+  bg "$OUT/gdn_sanitizers.txt" compute-sanitizer --tool memcheck --error-exitcode 9 "$G" -tc="M16 behind*"
+  bg /tmp/gdn_racecheck.txt compute-sanitizer --tool racecheck --error-exitcode 9 "$G" -tc="M16 behind*1? 0? 1? 1? 32>>"
+  for f in "$B"/code_objects/gdn-recurrent-sm90a-1-1-16-*-8-3-4-1-0-1*.cubin; do
+    timeout 10 cuobjdump --dump-sass "$f" > /tmp/gdn.sass 2>&1
+    echo "== $(basename "$f")"
+    timeout 10 python3 bench/gdn_sass.py /tmp/gdn.sass --elements 32
+  done > "$OUT/gdn_sass.txt" 2>&1
+  for p in $PIDS; do wait "$p"; echo "rc[$p]=$?" >> "$L"; done
+  echo "== tests took $(( $(date +%s) - START )) s" >> "$L"
+  [ -f /tmp/gdn_smoke.txt ] && { echo "== protocol smoke"; cat /tmp/gdn_smoke.txt; } >> "$OUT/gdn_gpu_tests.txt"
+  [ -f /tmp/gdn_racecheck.txt ] && { echo "== racecheck, M16 with the precompute fused in"; tail -n 12 /tmp/gdn_racecheck.txt; } >> "$OUT/gdn_sanitizers.txt"
+  echo "== netra-bench-gdn --m16-only" >> "$L"
+  timeout "$T2" "$B/tests/netra-bench-gdn" --m16-only > "$OUT/gdn_m16_bench.jsonl" 2>> "$L"
+  echo "rc=$?" >> "$L"
+  grep -E "^== |test cases:|Status" "$OUT/gdn_gpu_tests.txt"
+  grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/gdn_sanitizers.txt"
+  grep -E "^== |^rc" "$L"
+  cat "$OUT/gdn_m16_bench.jsonl"
+  exit 0
+fi
 if [ "${GDN_SCOPE:-all}" = lds ]; then
   START=$(date +%s)
   PIDS=""

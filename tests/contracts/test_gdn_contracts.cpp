@@ -9,6 +9,7 @@
 #include "netra/contracts/gdn/conv.hpp"
 #include "netra/contracts/gdn/precompute.hpp"
 #include "netra/contracts/gdn/recurrent.hpp"
+#include "netra/runtime/instance.hpp"
 
 using namespace netra;
 
@@ -108,4 +109,24 @@ TEST_CASE("gdn_recurrent admits K0, M16 and replay calls and refuses each wrong 
   big.decay = big.beta = t(dtype::f32, {128 * T, 32});
   big.conv_windows = t(dtype::bf16, {128, T, D, 3});
   CHECK(R::admits(big).admitted());  // replay: every batch up to 128, capacity (9 slots) separate from the batch
+}
+
+TEST_CASE("gdn_m16 with Inputs raw admits the precompute's inputs instead of q, k, decay, beta and refuses each wrong one") {
+  using Raw = contracts::gdn_m16<sm90a, gdn::state_storage::bf16, 8, gdn::token_staging::block_and_state, 4, 1, 1, gdn::core_inputs::raw>;
+  using Pre = contracts::gdn_m16<sm90a, gdn::state_storage::bf16, 8, gdn::token_staging::block_and_state, 4, 1, 1>;
+  static_assert(Raw::raw_inputs && !Pre::raw_inputs);
+  constexpr i64 rows = 16;
+  gdn_recurrent_signature s{target_id::sm90a, cuda0, tensor_arg{}, tensor_arg{}, t(dtype::bf16, {rows, D}), tensor_arg{}, tensor_arg{},
+                            t(dtype::bf16, {3, 32, 128, 128}), t(dtype::i32, {1}), t(dtype::bf16, {rows, 32, 128}), tensor_arg{}, tensor_arg{}, tensor_arg{},
+                            t(dtype::bf16, {rows, 32}), t(dtype::bf16, {rows, 32}), t(dtype::f32, {32}), t(dtype::f32, {32})};
+  CHECK(Raw::admits(s).admitted());
+  refused(Pre::admits(s), "q");  // the precomputed form needs the precompute's outputs
+  auto with = [&](auto f) { auto c = s; f(c); return Raw::admits(c); };
+  refused(with([](auto& c) { c.a = tensor_arg{}; }), "a");
+  refused(with([](auto& c) { c.b = t(dtype::bf16, {rows - 1, 32}); }), "b");
+  refused(with([](auto& c) { c.a_log = t(dtype::bf16, {32}); }), "A_log");
+  refused(with([](auto& c) { c.dt_bias = t(dtype::f32, {31}); }), "dt_bias");
+  refused(with([](auto& c) { c.v = t(dtype::bf16, {rows, 4096}); }), "v");  // the whole conv output: q | k | v channels
+  refused(with([](auto& c) { c.out = tensor_arg{}; }), "out");
+  CHECK(std::string(instance_name<Raw>()) == "gdn-recurrent-sm90a-1-1-16-1-8-3-4-1-0-1-1");
 }

@@ -3,7 +3,9 @@
 // precompute -> core, and compares every output and the whole pool bit for bit with the host
 // precompute and recurrence from the previous step's state; the slot not named (and the sentinel)
 // stays unchanged. Eagerly, then in one captured graph replayed with inputs and slots changing
-// between replays. (A programmatic launch of the core behind the precompute was measured slower
+// between replays. A core with Inputs raw (the precompute fused in) is launched alone on the same
+// inputs, its q, k, decay, beta buffers poisoned, and checked against the same host chain: the
+// one-launch form computes the two-launch chain's bits. (A programmatic launch of the core behind the precompute was measured slower
 // on the H200 and is not built: lab/gdn/m16_programmatic_launch.patch.)
 #include <doctest/doctest.h>
 
@@ -47,6 +49,14 @@ template <class C> struct m16_chain {
     out.fill_bytes(0xAB), q.fill_bytes(0xCD), k.fill_bytes(0xCD), decay.fill_bytes(0xCD), beta.fill_bytes(0xCD);
   }
   void launch(std::size_t, CUstream stream) {
+    if constexpr (C::raw_inputs) {
+      gdn_recurrent(handle_of<C>(), stream,
+                    gdn_recurrent_raw_call(device(), tensor(y, dtype::bf16, {i64(T), i64(D)}), tensor(ab, dtype::bf16, {i64(T), i64(HV)}),
+                                           tensor(ab, dtype::bf16, {i64(T), i64(HV)}, {}, T * HV), tensor(al, dtype::f32, {i64(HV)}),
+                                           tensor(dt, dtype::f32, {i64(HV)}), tensor(pool, sd, {i64(slots), i64(HV), i64(V), i64(K)}),
+                                           tensor(slot, dtype::i32, {1}), tensor(out, dtype::bf16, {i64(T), i64(HV), i64(V)})));
+      return;
+    }
     gdn_precompute(handle_of<pre_c>(), stream, precompute_rows(y, ab, al, dt, q, k, decay, beta, T));
     gdn_recurrent(handle_of<C>(), stream,
                   gdn_recurrent_call(device(), tensor(q, dtype::f32, {i64(T), i64(H), i64(K)}), tensor(k, dtype::f32, {i64(T), i64(H), i64(K)}),
@@ -88,6 +98,7 @@ template <class C> void eager_then_graph() {
 
 TEST_CASE_TEMPLATE("M16 behind its precompute: outputs and pool bitwise, eager and graph-replayed", C,
                    contracts::gdn_m16<sm90a, 0>, contracts::gdn_m16<sm90a, 1>, contracts::gdn_m16<sm90a, 0, 8, 1, 4, 1, 1>,
-                   contracts::gdn_m16<sm90a, 1, 8, 1, 4, 1, 1>, contracts::gdn_m16<sm90a, 0, 8, 3, 4, 1, 1>, contracts::gdn_m16<sm90a, 1, 8, 3, 4, 1, 1>) {
+                   contracts::gdn_m16<sm90a, 1, 8, 1, 4, 1, 1>, contracts::gdn_m16<sm90a, 0, 8, 3, 4, 1, 1>, contracts::gdn_m16<sm90a, 1, 8, 3, 4, 1, 1>,
+                   contracts::gdn_m16<sm90a, 0, 8, 3, 4, 1, 1, gdn::core_inputs::raw>, contracts::gdn_m16<sm90a, 1, 8, 3, 4, 1, 1, gdn::core_inputs::raw>) {
   eager_then_graph<C>();
 }

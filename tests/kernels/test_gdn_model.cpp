@@ -4,6 +4,8 @@
 #include <doctest/doctest.h>
 
 #include <cstring>
+#include <iterator>
+#include <limits>
 #include <random>
 #include <set>
 #include <vector>
@@ -239,4 +241,40 @@ TEST_CASE_TEMPLATE("the state block through LDS: each lane's runs are the block'
         for (int n : lanes_per_bank_group) CHECK(n == static_cast<int>(C::wave_size / 8));  // the minimum: wave x 16 B / 128 B wavefronts
       }
   for (int n : taken) REQUIRE(n == 1);
+}
+
+TEST_CASE("the raw-input staging (Inputs raw): its k / q channels are the precompute's head slots, its gates the precompute oracle's bits") {
+  using Raw = contracts::gdn_m16<sm90a, gdn::state_storage::bf16, 8, gdn::token_staging::block_and_state, 4, 1, 1, gdn::core_inputs::raw>;
+  using block = kernels::gdn_recurrent_core<Raw>::inputs;
+  using pre = kernels::gdn_precompute_kernel<contracts::gdn_precompute<sm90a, 1, 16>>;
+  for (u32 head = 0; head < gdn::heads_qk; ++head) {
+    CHECK(block::raw_channel(1, head) == pre::head_slot(head / 8, head % 8) * gdn::key_dim);  // q head: slot head
+    CHECK(block::raw_channel(0, head) == pre::head_slot((16 + head) / 8, head % 8) * gdn::key_dim);  // k head: slot 16 + head
+  }
+  // gates_of against ref::precompute_row's decay and beta on adversarial a, b and parameters.
+  const std::uint16_t specials[] = {0x0000, 0x8000, 0x7F80, 0xFF80, 0x7FC0, 0xFFC1, 0x0001, 0x8001, 0x007F, 0x7F7F, 0xFF7F, 0x3F80, 0xBF80,
+                                    0x4120, 0xC120, 0x42A0, 0xC2A0, 0x42B2, 0xC2B2, 0x4300, 0xC300, 0x3C00, 0xBC00, 0x4000, 0xC000};
+  const float params[] = {0.0f, -0.0f, -1.0f, 1.0f, 4.5f, -20.0f, 88.0f, -88.0f, 1e-30f, std::numeric_limits<float>::infinity(),
+                          -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()};
+  std::vector<std::uint16_t> y(ref::D, 0), a(ref::HV), b(ref::HV);
+  std::vector<float> al(ref::HV), dt(ref::HV), q(ref::H * ref::K), k(ref::H * ref::K), decay(ref::HV), beta(ref::HV);
+  std::mt19937 rng(27);
+  std::size_t checked = 0, mismatched = 0;
+  for (int round = 0; round < 400; ++round) {
+    for (std::size_t hv = 0; hv < ref::HV; ++hv) {
+      const std::size_t n = std::size(specials);
+      a[hv] = round < 40 ? specials[(round * ref::HV + hv) % n] : static_cast<std::uint16_t>(rng());
+      b[hv] = round < 40 ? specials[(round * 7 + hv) % n] : static_cast<std::uint16_t>(rng());
+      al[hv] = params[(round + hv) % std::size(params)];
+      dt[hv] = round % 3 == 0 ? params[(round * 5 + hv) % std::size(params)] : ref::bf(static_cast<std::uint16_t>(rng() & 0xBFFF));
+    }
+    ref::precompute_row(y.data(), a.data(), b.data(), al.data(), dt.data(), q.data(), k.data(), decay.data(), beta.data());
+    for (std::size_t hv = 0; hv < ref::HV; ++hv) {
+      const auto g = kernels::gdn_precompute_math::gates_of(a[hv], b[hv], al[hv], dt[hv]);
+      mismatched += bit_cast<u32>(g.decay) != bit_cast<u32>(decay[hv]) || bit_cast<u32>(g.beta) != bit_cast<u32>(beta[hv]);
+      ++checked;
+    }
+  }
+  CHECK(checked == 400 * ref::HV);
+  CHECK(mismatched == 0);
 }

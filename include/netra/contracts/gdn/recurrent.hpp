@@ -25,6 +25,11 @@
 // result depends on it; no-op on targets without an L2 prefetch); FusedDots (outputs only): the
 // q dot of token t computed in the same pass over the state as the decay and k dot of token t + 1
 // (one chain's latency per token instead of two). Comparison: bitwise.
+// Contract field Inputs (gdn::core_inputs): precomputed (q, k, decay, beta read as above), or raw:
+// the core reads the precompute's inputs instead — the conv output v (all 8192 channels: q | k | v),
+// a, b [B T, 32] BF16, A_log, dt_bias [32] FP32 — and forms q, k, decay, beta of the rows it needs
+// with contracts/gdn/precompute.hpp's semantics (the same operations in the same order: the bits of
+// the two-launch chain precompute -> core); q, k, decay, beta are not read. Staged maps only.
 #pragma once
 #include "netra/contracts/gdn/admission.hpp"
 
@@ -39,6 +44,7 @@ struct gdn_recurrent_signature {
   target_id target;
   device_ref device;
   tensor_arg q, k, v, decay, beta, state, slots, out, accepted, conv_windows, conv_state;
+  tensor_arg a{}, b{}, a_log{}, dt_bias{};  // Inputs raw only: the precompute's gates and parameters
   NETRA_HOST_DEVICE constexpr i64 batch() const { return slots.rank == 1 ? slots.shape[0] : 0; }
   NETRA_HOST_DEVICE constexpr i64 state_slots() const { return state.extent(0); }
 };
@@ -48,6 +54,10 @@ namespace gdn::token_staging {
 /// block with consecutive 16-byte vectors instead of each lane's 128-byte runs (state_through_lds).
 inline constexpr u32 block_and_state = 3;
 }  // namespace gdn::token_staging
+namespace gdn::core_inputs {
+inline constexpr u32 precomputed = 0;  // q, k, decay, beta from the precompute launch
+inline constexpr u32 raw = 1;          // the precompute fused into the core's staging (its exact order)
+}  // namespace gdn::core_inputs
 
 namespace contracts {
 
@@ -81,11 +91,20 @@ template <u32 Commit, u32 MaxBatch, u32 Tokens, u32 StateStorage, u32 ValueBlock
 struct gdn_recurrent_all_args<Commit, MaxBatch, Tokens, StateStorage, ValueBlock, Staging, Waves, Columns, Prefetch, 0> {
   static constexpr const auto& value = gdn_recurrent_prefetch_args<Commit, MaxBatch, Tokens, StateStorage, ValueBlock, Staging, Waves, Columns, Prefetch>::value;
 };
+/// Inputs raw: every field appears.
+template <u32 Commit, u32 MaxBatch, u32 Tokens, u32 StateStorage, u32 ValueBlock, u32 Staging, u32 Waves, u32 Columns, u32 Prefetch, u32 Fused, u32 Inputs>
+struct gdn_recurrent_input_args {
+  static constexpr i64 value[] = {Commit, MaxBatch, Tokens, StateStorage, ValueBlock, Staging, Waves, Columns, Prefetch, Fused, Inputs};
+};
+template <u32 Commit, u32 MaxBatch, u32 Tokens, u32 StateStorage, u32 ValueBlock, u32 Staging, u32 Waves, u32 Columns, u32 Prefetch, u32 Fused>
+struct gdn_recurrent_input_args<Commit, MaxBatch, Tokens, StateStorage, ValueBlock, Staging, Waves, Columns, Prefetch, Fused, 0> {
+  static constexpr const auto& value = gdn_recurrent_all_args<Commit, MaxBatch, Tokens, StateStorage, ValueBlock, Staging, Waves, Columns, Prefetch, Fused>::value;
+};
 
 
 template <class Target, u32 Commit, u32 MaxBatch, u32 Tokens, u32 StateStorage, u32 ValueBlock = gdn_default_value_block<Target>,
           u32 Staging = gdn::token_staging::per_token, u32 WavesPerWorkgroup = 1, u32 ColumnsPerLane = 1, u32 PrefetchAhead = 0,
-          u32 FusedDots = 0, u32 WaveSize = Target::wave_size>
+          u32 FusedDots = 0, u32 Inputs = gdn::core_inputs::precomputed, u32 WaveSize = Target::wave_size>
 struct gdn_recurrent {
   static_assert(is_built_target_v<Target>,
                 "netra::contracts::gdn_recurrent: field Target is not supported; supported: netra::gfx950, netra::sm90a");
@@ -110,6 +129,8 @@ struct gdn_recurrent {
                 "netra::contracts::gdn_recurrent: field FusedDots must be 0, or 1 with outputs (Commit none or final)");
   static_assert(Staging != gdn::token_staging::per_token || WavesPerWorkgroup == 1,
                 "netra::contracts::gdn_recurrent: field WavesPerWorkgroup must be 1 with Staging 0 (per_token): waves share only staged tokens");
+  static_assert(Inputs == gdn::core_inputs::precomputed || (Inputs == gdn::core_inputs::raw && Staging != gdn::token_staging::per_token && PrefetchAhead == 0),
+                "netra::contracts::gdn_recurrent: field Inputs must be 0 (precomputed), or 1 (raw) with a staged map (Staging 1 or 3) and PrefetchAhead 0");
 
   using target = Target;
   // The replay's code object also holds the conv commit kernel: its own instantiation header.
@@ -125,12 +146,13 @@ struct gdn_recurrent {
   static constexpr u32 columns_per_lane = ColumnsPerLane;
   static constexpr u32 prefetch_ahead = PrefetchAhead;
   static constexpr bool fused_dots = FusedDots == 1;
+  static constexpr bool raw_inputs = Inputs == gdn::core_inputs::raw;
   static constexpr u32 wave_size = WaveSize;
   static constexpr bool writes_outputs = Commit != gdn::state_commit::accepted_prefix;
   static constexpr u64 workspace_bytes = 0;
   static constexpr u64 state_bytes_per_slot = u64{gdn::state_elements} * gdn::state_bytes_per_element(StateStorage);
   static constexpr const auto& template_args =
-      gdn_recurrent_all_args<Commit, MaxBatch, Tokens, StateStorage, ValueBlock, Staging, WavesPerWorkgroup, ColumnsPerLane, PrefetchAhead, FusedDots>::value;
+      gdn_recurrent_input_args<Commit, MaxBatch, Tokens, StateStorage, ValueBlock, Staging, WavesPerWorkgroup, ColumnsPerLane, PrefetchAhead, FusedDots, Inputs>::value;
   /// State registers per lane (FP32): the wave's 128 x Vb block over its lanes.
   static constexpr u32 state_registers = gdn::key_dim * ValueBlock / WaveSize;
   /// LDS of the staged token block (kernels/gdn/token_block.hpp's stage): k, q (not for the
@@ -162,13 +184,25 @@ struct gdn_recurrent {
     constexpr dtype state = StateStorage == gdn::state_storage::fp32 ? dtype::f32 : dtype::bf16;
     if (const decision d = gdn::admit_slots<Target>(s.target, s.slots, s.device, MaxBatch); !d.admitted()) return d;
     const i64 B = s.batch(), R = B * Tokens;
-    if (const decision d = require_tensor(s.q, {"q", dtype::f32, 3, {R, H, K}, "[B T, 16, 128]", layout::compact, 16}, s.device); !d.admitted()) return d;
-    if (const decision d = require_tensor(s.k, {"k", dtype::f32, 3, {R, H, K}, "[B T, 16, 128]", layout::compact, 16}, s.device); !d.admitted()) return d;
-    if (const decision d = require_tensor(s.v, {"v", dtype::bf16, 2, {R, D}, "[B T, 8192]", layout::rows, 16}, s.device); !d.admitted()) return d;
-    if (const decision d = gdn::admit_row_stride("v row stride", s.v); !d.admitted()) return d;
-    if (const decision d = require_tensor(s.decay, {"decay", dtype::f32, 2, {R, HV}, "[B T, 32]", layout::compact, 4}, s.device); !d.admitted())
-      return d;
-    if (const decision d = require_tensor(s.beta, {"beta", dtype::f32, 2, {R, HV}, "[B T, 32]", layout::compact, 4}, s.device); !d.admitted()) return d;
+    const auto v_rows = [&] {
+      if (const decision d = require_tensor(s.v, {"v", dtype::bf16, 2, {R, D}, "[B T, 8192]", layout::rows, 16}, s.device); !d.admitted()) return d;
+      return gdn::admit_row_stride("v row stride", s.v);
+    };
+    if constexpr (raw_inputs) {
+      if (const decision d = v_rows(); !d.admitted()) return d;
+      if (const decision d = require_tensor(s.a, {"a", dtype::bf16, 2, {R, HV}, "[B T, 32]", layout::compact, 2}, s.device); !d.admitted()) return d;
+      if (const decision d = require_tensor(s.b, {"b", dtype::bf16, 2, {R, HV}, "[B T, 32]", layout::compact, 2}, s.device); !d.admitted()) return d;
+      if (const decision d = require_tensor(s.a_log, {"A_log", dtype::f32, 1, {HV}, "[32]", layout::compact, 4}, s.device); !d.admitted()) return d;
+      if (const decision d = require_tensor(s.dt_bias, {"dt_bias", dtype::f32, 1, {HV}, "[32]", layout::compact, 4}, s.device); !d.admitted()) return d;
+    } else {
+      if (const decision d = require_tensor(s.q, {"q", dtype::f32, 3, {R, H, K}, "[B T, 16, 128]", layout::compact, 16}, s.device); !d.admitted()) return d;
+      if (const decision d = require_tensor(s.k, {"k", dtype::f32, 3, {R, H, K}, "[B T, 16, 128]", layout::compact, 16}, s.device); !d.admitted()) return d;
+      if (const decision d = v_rows(); !d.admitted()) return d;
+      if (const decision d = require_tensor(s.decay, {"decay", dtype::f32, 2, {R, HV}, "[B T, 32]", layout::compact, 4}, s.device); !d.admitted())
+        return d;
+      if (const decision d = require_tensor(s.beta, {"beta", dtype::f32, 2, {R, HV}, "[B T, 32]", layout::compact, 4}, s.device); !d.admitted())
+        return d;
+    }
     if (const decision d = require_tensor(s.state, {"state", state, 4, {-1, HV, V, K}, "[slots, 32, 128, 128]", layout::compact, 16}, s.device);
         !d.admitted())
       return d;
@@ -231,8 +265,9 @@ struct gdn_recurrent {
 template <class Target, u32 StateStorage, u32 ValueBlock = gdn_default_value_block<Target>, u32 Staging = 0, u32 Waves = 1, u32 Columns = 1, u32 Prefetch = 0,
           u32 Fused = 0>
 using gdn_k0 = gdn_recurrent<Target, gdn::state_commit::none, 64, 12, StateStorage, ValueBlock, Staging, Waves, Columns, Prefetch, Fused>;
-template <class Target, u32 StateStorage, u32 ValueBlock = gdn_default_value_block<Target>, u32 Staging = 0, u32 Waves = 1, u32 Columns = 1, u32 Fused = 0>
-using gdn_m16 = gdn_recurrent<Target, gdn::state_commit::final, 1, 16, StateStorage, ValueBlock, Staging, Waves, Columns, 0, Fused>;
+template <class Target, u32 StateStorage, u32 ValueBlock = gdn_default_value_block<Target>, u32 Staging = 0, u32 Waves = 1, u32 Columns = 1, u32 Fused = 0,
+          u32 Inputs = gdn::core_inputs::precomputed>
+using gdn_m16 = gdn_recurrent<Target, gdn::state_commit::final, 1, 16, StateStorage, ValueBlock, Staging, Waves, Columns, 0, Fused, Inputs>;
 template <class Target, u32 StateStorage, u32 ValueBlock = gdn_default_value_block<Target>, u32 Staging = 0, u32 Waves = 1, u32 Columns = 1, u32 Prefetch = 0>
 using gdn_replay = gdn_recurrent<Target, gdn::state_commit::accepted_prefix, 128, 12, StateStorage, ValueBlock, Staging, Waves, Columns, Prefetch>;
 

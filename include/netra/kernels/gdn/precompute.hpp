@@ -9,13 +9,10 @@
 // both targets (32-lane groups).
 #pragma once
 #include "netra/contracts/gdn/precompute.hpp"
-#include "netra/dsl/activation.hpp"
-#include "netra/dsl/convert.hpp"
 #include "netra/dsl/entry.hpp"
 #include "netra/dsl/ids.hpp"
 #include "netra/dsl/narrow_store.hpp"
-#include "netra/dsl/vector_memory.hpp"
-#include "netra/dsl/wave_reduce.hpp"
+#include "netra/kernels/gdn/precompute_math.hpp"
 
 namespace netra::kernels {
 
@@ -24,7 +21,7 @@ template <class Contract> struct gdn_precompute_kernel {
   static constexpr const char* symbol = "netra_gdn_precompute";
   static constexpr u32 workgroup_size = 256;
   static constexpr bool programmatic_dependent_launch = false;
-  static constexpr u32 group_lanes = 32;
+  static constexpr u32 group_lanes = gdn_precompute_math::group_lanes;
   static constexpr u32 groups_per_workgroup = workgroup_size / group_lanes;
   static constexpr u32 head_slots = 2 * gdn::heads_qk;
   static_assert(head_slots % groups_per_workgroup == 0 && gdn::heads_v == head_slots, "netra::kernels::gdn_precompute_kernel: mapping");
@@ -53,29 +50,18 @@ template <class Contract> struct gdn_precompute_kernel {
     const u32 lane = thread % group_lanes;
     const u32 s = head_slot(x, thread / group_lanes);
 
-    const u32x2 raw = *reinterpret_cast<const u32x2*>(p.y + row * p.y_row_stride + s * gdn::key_dim + 4 * lane);
-    const float v[4] = {f32_from_bf16(static_cast<u16>(raw.x)), f32_from_bf16(static_cast<u16>(raw.x >> 16)),
-                        f32_from_bf16(static_cast<u16>(raw.y)), f32_from_bf16(static_cast<u16>(raw.y >> 16))};
-    float ss = mul_rn(v[0], v[0]);
-    ss = fma_rn(v[1], v[1], ss);
-    ss = fma_rn(v[2], v[2], ss);
-    ss = fma_rn(v[3], v[3], ss);
-    NETRA_UNROLL
-    for (u32 m = 1; m < group_lanes; m <<= 1) ss = add_rn(ss, xor_shuffle_f32<target>(ss, m));
-    const float inv = div_rn(1.0f, sqrt_rn(add_rn(ss, gdn::l2_eps)));
     const bool is_q = s < gdn::heads_qk;
     float o[4];
-    NETRA_UNROLL
-    for (u32 e = 0; e < 4; ++e) o[e] = is_q ? mul_rn(mul_rn(v[e], inv), gdn::q_scale) : mul_rn(v[e], inv);
+    gdn_precompute_math::head_values<target>(p.y + row * p.y_row_stride + s * gdn::key_dim, lane, is_q, o);
     float* out = (is_q ? p.q + s * gdn::key_dim : p.k + (s - gdn::heads_qk) * gdn::key_dim) + row * (gdn::heads_qk * gdn::key_dim) + 4 * lane;
     store_16B<target>(out, u32x4{bit_cast<u32>(o[0]), bit_cast<u32>(o[1]), bit_cast<u32>(o[2]), bit_cast<u32>(o[3])});
 
     if (thread < groups_per_workgroup) {
       const u32 hv = x * groups_per_workgroup + thread;
       const u64 at = row * gdn::heads_v + hv;
-      const float sp = softplus_f32(add_rn(f32_from_bf16(p.a[at]), p.dt_bias[hv]));
-      p.decay[at] = gdn::canonical_nan(exp_f32(-mul_rn(exp_f32(p.a_log[hv]), sp)));
-      p.beta[at] = gdn::canonical_nan(sigmoid_f32(f32_from_bf16(p.b[at])));
+      const gdn_precompute_math::gates g = gdn_precompute_math::gates_of(p.a[at], p.b[at], p.a_log[hv], p.dt_bias[hv]);
+      p.decay[at] = g.decay;
+      p.beta[at] = g.beta;
     }
   }
 };

@@ -26,7 +26,8 @@
 // (gdn_state_io::wave_block, one block a wave): the wave copies its block with consecutive 16-byte
 // vectors instead of each lane's 128-byte runs (a warp access over 32 lines), the store likewise;
 // with Staging block_and_state asynchronously into dynamic LDS, issued before the token staging
-// (both in flight together).
+// (both in flight together). Inputs raw: the staging forms k, q, decay, beta from the conv output
+// and the gates itself (kernels/gdn/token_block.hpp), in the precompute's order.
 #pragma once
 #include "netra/contracts/gdn/recurrent.hpp"
 #include "netra/dsl/entry.hpp"
@@ -68,7 +69,7 @@ template <class Contract> struct gdn_recurrent_core {
   using state_block = gdn_state_io::wave_block<target, Contract::state_storage, vb, wave, cpl, Contract::state_copy_async>;
   static constexpr bool stage_state = Contract::state_through_lds;
   static constexpr u32 dynamic_lds_bytes = stage_state && state_block::async ? waves * state_block::bytes : 0;
-  using params = gdn_recurrent_params;
+  using params = typename inputs::params;
   using stage = typename inputs::stage;
   using tokens_in = typename inputs::reader;
 
@@ -235,9 +236,9 @@ template <class Contract> struct gdn_recurrent_core {
 };
 
 template <class Target, u32 Commit, u32 MaxBatch, u32 Tokens, u32 StateStorage, u32 ValueBlock, u32 Staging, u32 Waves, u32 Columns, u32 Prefetch,
-          u32 Fused, u32 WaveSize>
-struct kernels_of<contracts::gdn_recurrent<Target, Commit, MaxBatch, Tokens, StateStorage, ValueBlock, Staging, Waves, Columns, Prefetch, Fused, WaveSize>> {
-  using contract = contracts::gdn_recurrent<Target, Commit, MaxBatch, Tokens, StateStorage, ValueBlock, Staging, Waves, Columns, Prefetch, Fused, WaveSize>;
+          u32 Fused, u32 Inputs, u32 WaveSize>
+struct kernels_of<contracts::gdn_recurrent<Target, Commit, MaxBatch, Tokens, StateStorage, ValueBlock, Staging, Waves, Columns, Prefetch, Fused, Inputs, WaveSize>> {
+  using contract = contracts::gdn_recurrent<Target, Commit, MaxBatch, Tokens, StateStorage, ValueBlock, Staging, Waves, Columns, Prefetch, Fused, Inputs, WaveSize>;
   using type = conditional_t<Commit == gdn::state_commit::accepted_prefix, type_list<gdn_recurrent_core<contract>, gdn_conv_commit<contract>>,
                              type_list<gdn_recurrent_core<contract>>>;
 };

@@ -4,12 +4,16 @@
 // group read the same addresses). Staging block / block_and_state: the workgroup first copies the
 // head's whole token block (k, q — not for the replay, which has no outputs — of head hv / 2 for
 // all T tokens, the workgroup's columns of v, decay, beta) into LDS; the caller's workgroup
-// barrier follows, and the loop reads only LDS.
+// barrier follows, and the loop reads only LDS. Inputs raw (staged only): the workgroup forms the
+// block's k and q rows from the conv output itself, one 32-lane group a row and head
+// (kernels/gdn/precompute_math.hpp: the precompute's operations), and threads 0..T-1 its decay and
+// beta; v as above.
 #pragma once
 #include "netra/contracts/gdn/recurrent.hpp"
 #include "netra/dsl/convert.hpp"
 #include "netra/dsl/ids.hpp"
 #include "netra/dsl/vector_memory.hpp"
+#include "netra/kernels/gdn/precompute_math.hpp"
 
 namespace netra::kernels {
 
@@ -27,11 +31,18 @@ struct gdn_recurrent_params {
   i32 state_slots;
   u32 batch;
 };
+/// Inputs raw: the precompute's gates and parameters besides (q, k, decay, beta unused).
+struct gdn_recurrent_raw_params : gdn_recurrent_params {
+  const u16* a;
+  const u16* b;
+  const float* a_log;
+  const float* dt_bias;
+};
 
 /// `Dot`: the core's gdn_dot (its per-token row loads); `Columns`: value columns per workgroup.
 template <class Contract, class Dot, u32 Columns, u32 WorkgroupSize> struct gdn_token_block {
   using target = typename Contract::target;
-  using params = gdn_recurrent_params;
+  using params = conditional_t<Contract::raw_inputs, gdn_recurrent_raw_params, gdn_recurrent_params>;
   static constexpr u32 tokens = Contract::tokens;
   static constexpr u32 rows = Dot::rows;
   static constexpr bool staged = Contract::staging != gdn::token_staging::per_token;
@@ -73,23 +84,46 @@ template <class Contract, class Dot, u32 Columns, u32 WorkgroupSize> struct gdn_
     }
   };
 
+  /// Inputs raw: the first conv-output channel of k (which 0) or q (which 1) of q/k head `head`
+  /// (the precompute's head slots 16 + head and head).
+  NETRA_HOST_DEVICE static constexpr u32 raw_channel(u32 which, u32 head) { return (which ? head : gdn::heads_qk + head) * gdn::key_dim; }
+
   /// Copies the head's token block into `sh` (every thread of the workgroup; the caller's barrier follows).
   static NETRA_DEVICE void fill(const params& p, stage& sh, u64 row0, u32 x, u32 hv, u32 head) {
     const u32 thread = thread_id<target>();
-    constexpr u32 kq_vectors = kq_rows * tokens * gdn::key_dim / 4;
-    for (u32 e = thread; e < kq_vectors; e += WorkgroupSize) {
-      const u32 which = e / (tokens * gdn::key_dim / 4), t = (e / (gdn::key_dim / 4)) % tokens, c = e % (gdn::key_dim / 4);
-      const u32x4 w = load_16B<target>((which ? p.q : p.k) + ((row0 + t) * gdn::heads_qk + head) * gdn::key_dim + 4 * c);
-      float* dst = &sh.kq[which][t][4 * c];
-      dst[0] = bit_cast<float>(w.x), dst[1] = bit_cast<float>(w.y), dst[2] = bit_cast<float>(w.z), dst[3] = bit_cast<float>(w.w);
+    if constexpr (Contract::raw_inputs) {
+      namespace pm = gdn_precompute_math;
+      static_assert(WorkgroupSize % pm::group_lanes == 0 && tokens <= WorkgroupSize, "netra::kernels::gdn_token_block: raw-input staging mapping");
+      const u32 group = thread / pm::group_lanes, lane = thread % pm::group_lanes;
+      for (u32 e = group; e < kq_rows * tokens; e += WorkgroupSize / pm::group_lanes) {  // uniform per group: its shuffles see every lane
+        const u32 which = e / tokens, t = e % tokens;  // which 0: k, 1: q
+        float o[4];
+        pm::head_values<target>(p.v + (row0 + t) * p.v_row_stride + raw_channel(which, head), lane, which == 1, o);
+        float* dst = &sh.kq[which][t][4 * lane];
+        dst[0] = o[0], dst[1] = o[1], dst[2] = o[2], dst[3] = o[3];
+      }
+    } else {
+      constexpr u32 kq_vectors = kq_rows * tokens * gdn::key_dim / 4;
+      for (u32 e = thread; e < kq_vectors; e += WorkgroupSize) {
+        const u32 which = e / (tokens * gdn::key_dim / 4), t = (e / (gdn::key_dim / 4)) % tokens, c = e % (gdn::key_dim / 4);
+        const u32x4 w = load_16B<target>((which ? p.q : p.k) + ((row0 + t) * gdn::heads_qk + head) * gdn::key_dim + 4 * c);
+        float* dst = &sh.kq[which][t][4 * c];
+        dst[0] = bit_cast<float>(w.x), dst[1] = bit_cast<float>(w.y), dst[2] = bit_cast<float>(w.z), dst[3] = bit_cast<float>(w.w);
+      }
     }
     for (u32 e = thread; e < tokens * Columns; e += WorkgroupSize) {
       const u32 t = e / Columns, c = e % Columns;
       sh.v[t][c] = f32_from_bf16(p.v[(row0 + t) * p.v_row_stride + gdn::v_offset + hv * gdn::value_dim + x * Columns + c]);
     }
     if (thread < tokens) {
-      sh.decay[thread] = p.decay[(row0 + thread) * gdn::heads_v + hv];
-      sh.beta[thread] = p.beta[(row0 + thread) * gdn::heads_v + hv];
+      const u64 at = (row0 + thread) * gdn::heads_v + hv;
+      if constexpr (Contract::raw_inputs) {
+        const gdn_precompute_math::gates g = gdn_precompute_math::gates_of(p.a[at], p.b[at], p.a_log[hv], p.dt_bias[hv]);
+        sh.decay[thread] = g.decay, sh.beta[thread] = g.beta;
+      } else {
+        sh.decay[thread] = p.decay[at];
+        sh.beta[thread] = p.beta[at];
+      }
     }
   }
 };

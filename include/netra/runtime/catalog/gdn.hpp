@@ -44,9 +44,13 @@ template <u32 S>
 using k0_candidates = boost::hana::tuple<boost::hana::type<contracts::gdn_k0<sm90a, S, 16, 1, 8, 2>>, boost::hana::type<contracts::gdn_k0<sm90a, S, 16, 1, 4, 2>>,
                                          boost::hana::type<contracts::gdn_k0<sm90a, S, 16, 3, 8, 2>>, boost::hana::type<contracts::gdn_k0<sm90a, S, 16, 3, 4, 2>>>;
 /// M16 with FusedDots (token t's q dot in token t + 1's decay pass) on the staged 8-column map.
+/// Inputs raw (gdn::core_inputs::raw: the precompute fused into the core's staging, one launch
+/// instead of two): the shipped M16 map on sm90a; on gfx950 its staged map (Staging 1), audited.
 template <u32 S>
 using m16_candidates = boost::hana::tuple<boost::hana::type<contracts::gdn_m16<sm90a, S, 16, 1, 2, 2>>, boost::hana::type<contracts::gdn_m16<sm90a, S, 8, 1, 4, 1, 1>>,
-                                          boost::hana::type<contracts::gdn_m16<sm90a, S, 8, 3, 4, 1, 1>>>;
+                                          boost::hana::type<contracts::gdn_m16<sm90a, S, 8, 3, 4, 1, 1>>,
+                                          boost::hana::type<contracts::gdn_m16<sm90a, S, 8, 3, 4, 1, 1, gdn::core_inputs::raw>>,
+                                          boost::hana::type<contracts::gdn_m16<gfx950, S, 16, 1, 4, 1, 1, gdn::core_inputs::raw>>>;
 /// The whole-head replay, and with PrefetchAhead 264 (two resident workgroups on each of the H200's
 /// 132 processors: the state block and token rows of the workgroup one resident wave later).
 template <u32 S>

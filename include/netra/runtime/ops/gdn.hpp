@@ -38,6 +38,13 @@ inline gdn_recurrent_signature gdn_recurrent_call(const device_info& device, con
                                                   const tensor_arg& conv_state) {
   return {device.target, device_of(device), q, k, v, decay, beta, state, slots, out, accepted, conv_windows, conv_state};
 }
+/// A core with Inputs raw (the precompute fused in): y (the conv output, read as v), a, b, A_log,
+/// dt_bias, state, slots, out; q, k, decay, beta absent.
+inline gdn_recurrent_signature gdn_recurrent_raw_call(const device_info& device, const tensor_arg& y, const tensor_arg& a, const tensor_arg& b,
+                                                      const tensor_arg& a_log, const tensor_arg& dt_bias, const tensor_arg& state, const tensor_arg& slots,
+                                                      const tensor_arg& out) {
+  return {device.target, device_of(device), {}, {}, y, {}, {}, state, slots, out, {}, {}, {}, a, b, a_log, dt_bias};
+}
 
 template <class Contract> void launch_gdn_conv(const handle<Contract>& h, stream_handle stream, const gdn_conv_signature& s) {
   using kernel = kernels::gdn_conv_update<Contract>;
@@ -62,10 +69,10 @@ template <class Contract> void launch_gdn_recurrent(const handle<Contract>& h, s
   using namespace gdn_ops;
   const u32 batch = static_cast<u32>(s.batch());
   const i32 slots = static_cast<i32>(s.state_slots());
-  h.template launch<core>(stream,
-                          {in<float>(s.q), in<float>(s.k), in<u16>(s.v), gdn::row_stride(s.v), in<float>(s.decay), in<float>(s.beta),
-                           mut<void>(s.state), in<i32>(s.slots), mut<u16>(s.out), in<i32>(s.accepted), slots, batch},
-                          core::shape(batch));
+  const kernels::gdn_recurrent_params base{in<float>(s.q), in<float>(s.k), in<u16>(s.v), gdn::row_stride(s.v), in<float>(s.decay), in<float>(s.beta),
+                                           mut<void>(s.state), in<i32>(s.slots), mut<u16>(s.out), in<i32>(s.accepted), slots, batch};
+  if constexpr (Contract::raw_inputs) h.template launch<core>(stream, {base, in<u16>(s.a), in<u16>(s.b), in<float>(s.a_log), in<float>(s.dt_bias)}, core::shape(batch));
+  else h.template launch<core>(stream, base, core::shape(batch));
   if constexpr (Contract::commit == gdn::state_commit::accepted_prefix) {
     using commit = kernels::gdn_conv_commit<Contract>;
     h.template launch<commit>(stream, {in<u16>(s.conv_windows), mut<u16>(s.conv_state), in<i32>(s.slots), in<i32>(s.accepted), slots},

@@ -49,6 +49,9 @@ template <class C> using gdn_replay_strict = strict<C, gdn_replay_domain<C>>;
 namespace measured {
 template <u32 S> using k0 = contracts::gdn_k0<sm90a, S, 16, gdn::token_staging::block_and_state, 4, 2>;
 template <u32 S> using m16 = contracts::gdn_m16<sm90a, S, 8, gdn::token_staging::block_and_state, 4, 1, 1>;
+/// M16 with the precompute fused in (Inputs raw): admitted only for a call that carries the
+/// precompute's inputs (gdn_recurrent_raw_call); the two-launch chain serves the rest.
+template <u32 S> using m16_raw = contracts::gdn_m16<sm90a, S, 8, gdn::token_staging::block_and_state, 4, 1, 1, gdn::core_inputs::raw>;
 template <u32 Writes>
 using conv = conditional_t<Writes == gdn::conv_writes::windows,
                            contracts::gdn_conv<sm90a, 64, 12, gdn::conv_layout::channel_major, Writes, gdn::token_staging::block, 256, 2>,
@@ -72,6 +75,7 @@ inline constexpr auto gdn_verify =
                          measured::k0<gdn::state_storage::fp32>, measured::k0<gdn::state_storage::bf16>,
                          contracts::gdn_k0<sm90a, gdn::state_storage::fp32>, contracts::gdn_k0<sm90a, gdn::state_storage::bf16>>;
 inline constexpr auto gdn_m16 = boost::hana::tuple_t<contracts::gdn_m16<gfx950, gdn::state_storage::fp32>, contracts::gdn_m16<gfx950, gdn::state_storage::bf16>,
+                                                     measured::m16_raw<gdn::state_storage::fp32>, measured::m16_raw<gdn::state_storage::bf16>,
                                                      measured::m16<gdn::state_storage::fp32>, measured::m16<gdn::state_storage::bf16>,
                                                      contracts::gdn_m16<sm90a, gdn::state_storage::fp32>, contracts::gdn_m16<sm90a, gdn::state_storage::bf16>,
                                                      contracts::gdn_decode_core<gfx950, gdn::state_storage::fp32>, contracts::gdn_decode_core<gfx950, gdn::state_storage::bf16>,
