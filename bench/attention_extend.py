@@ -46,7 +46,7 @@ class Args(ctypes.Structure):  # kernels/attention/extend.hpp: attention_extend_
 
 WIDE_SLICES = 16  # kernels/attention/extend.hpp: attention_extend_stage_two::wide_slices (the launch path's choice)
 # Stage two's forms (kernels/attention/extend.hpp: extend_stage_two_form<Lanes, Ahead>, Lanes x 128 threads): key, symbol, threads.
-TWO_FORMS = {"two": 128, "two_wide": 512, "two_rows": 128, "two_wide_rows": 512}  # *_rows: RowScalars, not yet served
+TWO_FORMS = {"two": 128, "two_wide": 512, "two_rows": 128, "two_wide_rows": 512}  # *_rows: RowScalars; two_rows served below 16 slices, two_wide from 16
 TWO_SYMBOLS = tuple((k, f"netra_attention_extend_{k.replace('two', 'stage_two', 1)}".encode()) for k in TWO_FORMS)
 
 
@@ -89,7 +89,7 @@ class Instance:
     def stage_two(self, c: "Case", slices: int, st, pa, form: str | None = None, programmatic: bool = True) -> None:
         """Stage two in `form` (a TWO_FORMS key; None: the launch path's choice by slices), as the runtime records it: a
         programmatic dependent of stage one (`programmatic` False: a plain launch, its wait then a no-op)."""
-        form = form or ("two_wide" if slices >= WIDE_SLICES else "two")
+        form = form or ("two_wide" if slices >= WIDE_SLICES else "two_rows")
         grid = (HKV, E, c.batch)
         if programmatic:
             launch_programmatic(self.f[form], grid, TWO_FORMS[form], st, pa)

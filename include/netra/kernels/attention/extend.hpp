@@ -98,6 +98,7 @@ template <u32 Lanes, u32 Ahead, bool RowScalars = false> struct extend_stage_two
 };
 using extend_stage_two_sequential = extend_stage_two_form<1, 1>;  // 128 threads, one slice ahead
 using extend_stage_two_wide = extend_stage_two_form<4, 8>;        // 512 threads, 8 slices ahead
+using extend_stage_two_rows = extend_stage_two_form<1, 2, true>;  // 128 threads, 2 slices ahead, row scalars once
 
 template <class Contract, class Form = extend_stage_two_sequential> struct attention_extend_stage_two {
   using target = typename Contract::target;
@@ -260,12 +261,13 @@ template <class Contract, class Form = extend_stage_two_sequential> struct atten
   }
 };
 
-/// A contract's kernels: `Lead` (its stage one, in launch order), then the stage-two forms: the two
-/// the launch path serves, and the RowScalars forms of each (built and timed by the bench; not yet
-/// served: not measured on a GPU).
+/// A contract's kernels: `Lead` (its stage one, in launch order), then the stage-two forms: the
+/// launch path serves extend_stage_two_rows below wide_slices slices and extend_stage_two_wide from
+/// there; the sequential and wide RowScalars forms are the bench's compared forms (a caller can force
+/// any of them through launch_attention_extend's Form).
 template <class Contract, class... Lead>
 using extend_kernel_list = type_list<Lead..., attention_extend_stage_two<Contract>, attention_extend_stage_two<Contract, extend_stage_two_wide>,
-                                     attention_extend_stage_two<Contract, extend_stage_two_form<1, 2, true>>,
+                                     attention_extend_stage_two<Contract, extend_stage_two_rows>,
                                      attention_extend_stage_two<Contract, extend_stage_two_form<4, 8, true>>>;
 
 template <class Target, u32 PageSize, u32 BlockWarps, u32 Stages, u32 MaxBatch, u32 SplitCapacity>

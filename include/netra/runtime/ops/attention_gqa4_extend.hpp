@@ -71,7 +71,8 @@ template <class Contract, class Form = void> void launch_attention_extend(const 
     using wide = kernels::attention_extend_stage_two<Contract, kernels::extend_stage_two_wide>;
     h.template launch<wide>(stream, a, wide::shape(batch));
   } else {
-    h.template launch<two>(stream, a, two::shape(batch));
+    using rows = kernels::attention_extend_stage_two<Contract, kernels::extend_stage_two_rows>;
+    h.template launch<rows>(stream, a, rows::shape(batch));
   }
 }
 
