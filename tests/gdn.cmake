@@ -25,6 +25,8 @@ netra_add_compile_fail_test(negative_gdn_commit negative/gdn_commit.cpp
   "netra::contracts::gdn_recurrent: field Commit must be 0 \\(none\\), 1 \\(final\\) or 2 \\(accepted_prefix\\)")
 netra_add_compile_fail_test(negative_gdn_waves_per_token negative/gdn_waves_per_token.cpp
   "netra::contracts::gdn_recurrent: field WavesPerWorkgroup must be 1 with Staging 0")
+netra_add_compile_fail_test(negative_gdn_raw_inputs negative/gdn_raw_inputs.cpp
+  "netra::contracts::gdn_recurrent: field Inputs must be 0 \\(precomputed\\), or 1 \\(raw\\) with a staged map")
 netra_add_compile_fail_test(negative_gdn_conv_layout negative/gdn_conv_layout.cpp
   "netra::contracts::gdn_conv: field Layout must be 0 \\(channel_major")
 netra_add_compile_fail_test(negative_gdn_max_batch negative/gdn_max_batch.cpp

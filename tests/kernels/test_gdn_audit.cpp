@@ -1,7 +1,7 @@
 // The gdn code objects, read back (gfx950 disassembly, sm90a PTX): the K0 verify core's only
 // global stores are the output stores (2 bytes, or 4 with 2 columns per lane) — no state store
 // exists in its code — while the committing cores (M16, replay) do store state; after every
-// gfx950 transcendental in the precompute and conv objects, the next instruction does not read
+// gfx950 transcendental in the precompute, conv and fused-precompute M16 objects, the next instruction does not read
 // its result without a wait state (the trans-forwarding hazard of gfx940+); and which packed FP32
 // instructions the gfx950 recurrent core uses (reported).
 #include <doctest/doctest.h>
@@ -124,8 +124,10 @@ TEST_CASE_TEMPLATE("K0 stores only its BF16 outputs; the committing cores store 
 }
 
 TEST_CASE_TEMPLATE("gfx950: no transcendental result is read by the next instruction without a wait state", C,
-                   contracts::gdn_precompute<gfx950, 128, 12>, contracts::gdn_conv<gfx950, 64, 12, 0, 1>, contracts::gdn_conv<gfx950, 64, 12, 1, 0>) {
-  const std::string symbol = C::family == std::string("gdn_conv") ? "netra_gdn_conv_update" : "netra_gdn_precompute";
+                   contracts::gdn_precompute<gfx950, 128, 12>, contracts::gdn_conv<gfx950, 64, 12, 0, 1>, contracts::gdn_conv<gfx950, 64, 12, 1, 0>,
+                   contracts::gdn_m16<gfx950, 0, 16, 1, 4, 1, 1, gdn::core_inputs::raw>, contracts::gdn_m16<gfx950, 1, 16, 1, 4, 1, 1, gdn::core_inputs::raw>) {
+  const std::string family = C::family;
+  const std::string symbol = family == "gdn_conv" ? "netra_gdn_conv_update" : family == "gdn_precompute" ? "netra_gdn_precompute" : "netra_gdn_recurrent";
   const auto code = gfx950_code(object<C>(".hsaco"), symbol);
   static const std::set<std::string> trans = {"v_exp_f32", "v_log_f32", "v_rcp_f32", "v_rsq_f32", "v_sqrt_f32", "v_rcp_iflag_f32"};
   int transcendentals = 0, hazards = 0;

@@ -52,7 +52,7 @@ template <class Contract> struct gdn_precompute_kernel {
 
     const bool is_q = s < gdn::heads_qk;
     float o[4];
-    gdn_precompute_math::head_values<target>(p.y + row * p.y_row_stride + s * gdn::key_dim, lane, is_q, o);
+    gdn_precompute_math::head_values<target>(gdn_precompute_math::head_load(p.y + row * p.y_row_stride + s * gdn::key_dim, lane), is_q, o);
     float* out = (is_q ? p.q + s * gdn::key_dim : p.k + (s - gdn::heads_qk) * gdn::key_dim) + row * (gdn::heads_qk * gdn::key_dim) + 4 * lane;
     store_16B<target>(out, u32x4{bit_cast<u32>(o[0]), bit_cast<u32>(o[1]), bit_cast<u32>(o[2]), bit_cast<u32>(o[3])});
 

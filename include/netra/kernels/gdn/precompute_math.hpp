@@ -14,11 +14,13 @@ namespace netra::kernels::gdn_precompute_math {
 
 inline constexpr u32 group_lanes = 32;  // one head over a 32-lane group (gfx950: half a wave64; the xor masks stay inside it)
 
-/// Lane `lane` (0..31) of the group that owns the head whose 128 BF16 values start at `head`:
-/// its 4 values x[4 lane .. 4 lane + 3] normalised (inv = 1 / sqrt_rn(ss + 1e-6), ss the
-/// contract's partials and butterfly), q-scaled when `is_q`. Every lane of the group must call it.
-template <class Target> NETRA_DEVICE void head_values(const u16* head, u32 lane, bool is_q, float (&o)[4]) {
-  const u32x2 raw = *reinterpret_cast<const u32x2*>(head + 4 * lane);
+/// Lane `lane`'s 4 BF16 values x[4 lane .. 4 lane + 3] of the head whose 128 values start at `head`.
+NETRA_DEVICE u32x2 head_load(const u16* head, u32 lane) { return *reinterpret_cast<const u32x2*>(head + 4 * lane); }
+
+/// Lane `lane` (0..31) of the group that owns a head, from its 4 loaded values (head_load): the
+/// values normalised (inv = 1 / sqrt_rn(ss + 1e-6), ss the contract's partials and butterfly),
+/// q-scaled when `is_q`. Every lane of the group must call it.
+template <class Target> NETRA_DEVICE void head_values(u32x2 raw, bool is_q, float (&o)[4]) {
   const float v[4] = {f32_from_bf16(static_cast<u16>(raw.x)), f32_from_bf16(static_cast<u16>(raw.x >> 16)), f32_from_bf16(static_cast<u16>(raw.y)),
                       f32_from_bf16(static_cast<u16>(raw.y >> 16))};
   float ss = mul_rn(v[0], v[0]);

@@ -92,38 +92,65 @@ template <class Contract, class Dot, u32 Columns, u32 WorkgroupSize> struct gdn_
   static NETRA_DEVICE void fill(const params& p, stage& sh, u64 row0, u32 x, u32 hv, u32 head) {
     const u32 thread = thread_id<target>();
     if constexpr (Contract::raw_inputs) {
-      namespace pm = gdn_precompute_math;
-      static_assert(WorkgroupSize % pm::group_lanes == 0 && tokens <= WorkgroupSize, "netra::kernels::gdn_token_block: raw-input staging mapping");
-      const u32 group = thread / pm::group_lanes, lane = thread % pm::group_lanes;
-      for (u32 e = group; e < kq_rows * tokens; e += WorkgroupSize / pm::group_lanes) {  // uniform per group: its shuffles see every lane
-        const u32 which = e / tokens, t = e % tokens;  // which 0: k, 1: q
-        float o[4];
-        pm::head_values<target>(p.v + (row0 + t) * p.v_row_stride + raw_channel(which, head), lane, which == 1, o);
-        float* dst = &sh.kq[which][t][4 * lane];
-        dst[0] = o[0], dst[1] = o[1], dst[2] = o[2], dst[3] = o[3];
-      }
-    } else {
-      constexpr u32 kq_vectors = kq_rows * tokens * gdn::key_dim / 4;
-      for (u32 e = thread; e < kq_vectors; e += WorkgroupSize) {
-        const u32 which = e / (tokens * gdn::key_dim / 4), t = (e / (gdn::key_dim / 4)) % tokens, c = e % (gdn::key_dim / 4);
-        const u32x4 w = load_16B<target>((which ? p.q : p.k) + ((row0 + t) * gdn::heads_qk + head) * gdn::key_dim + 4 * c);
-        float* dst = &sh.kq[which][t][4 * c];
-        dst[0] = bit_cast<float>(w.x), dst[1] = bit_cast<float>(w.y), dst[2] = bit_cast<float>(w.z), dst[3] = bit_cast<float>(w.w);
-      }
+      fill_raw(p, sh, row0, x, hv, head, thread);
+      return;
+    }
+    constexpr u32 kq_vectors = kq_rows * tokens * gdn::key_dim / 4;
+    for (u32 e = thread; e < kq_vectors; e += WorkgroupSize) {
+      const u32 which = e / (tokens * gdn::key_dim / 4), t = (e / (gdn::key_dim / 4)) % tokens, c = e % (gdn::key_dim / 4);
+      const u32x4 w = load_16B<target>((which ? p.q : p.k) + ((row0 + t) * gdn::heads_qk + head) * gdn::key_dim + 4 * c);
+      float* dst = &sh.kq[which][t][4 * c];
+      dst[0] = bit_cast<float>(w.x), dst[1] = bit_cast<float>(w.y), dst[2] = bit_cast<float>(w.z), dst[3] = bit_cast<float>(w.w);
     }
     for (u32 e = thread; e < tokens * Columns; e += WorkgroupSize) {
       const u32 t = e / Columns, c = e % Columns;
       sh.v[t][c] = f32_from_bf16(p.v[(row0 + t) * p.v_row_stride + gdn::v_offset + hv * gdn::value_dim + x * Columns + c]);
     }
     if (thread < tokens) {
-      const u64 at = (row0 + thread) * gdn::heads_v + hv;
-      if constexpr (Contract::raw_inputs) {
-        const gdn_precompute_math::gates g = gdn_precompute_math::gates_of(p.a[at], p.b[at], p.a_log[hv], p.dt_bias[hv]);
-        sh.decay[thread] = g.decay, sh.beta[thread] = g.beta;
-      } else {
-        sh.decay[thread] = p.decay[at];
-        sh.beta[thread] = p.beta[at];
+      sh.decay[thread] = p.decay[(row0 + thread) * gdn::heads_v + hv];
+      sh.beta[thread] = p.beta[(row0 + thread) * gdn::heads_v + hv];
+    }
+  }
+
+ private:
+  /// Inputs raw: every global load first (the group's k / q heads, the thread's v values, a gate
+  /// thread's a, b, A_log, dt_bias), then the precompute's arithmetic. Head e = group + G i
+  /// (G groups of 32 lanes; which = e / T: 0 k, 1 q; token e % T), uniform per group, so the
+  /// butterfly's shuffles see every lane.
+  static NETRA_DEVICE void fill_raw(const params& p, stage& sh, u64 row0, u32 x, u32 hv, u32 head, u32 thread) {
+    namespace pm = gdn_precompute_math;
+    static_assert(WorkgroupSize % pm::group_lanes == 0 && tokens <= WorkgroupSize, "netra::kernels::gdn_token_block: raw-input staging mapping");
+    constexpr u32 groups = WorkgroupSize / pm::group_lanes, heads = kq_rows * tokens, per_group = (heads + groups - 1) / groups;
+    constexpr u32 values = tokens * Columns, per_thread = (values + WorkgroupSize - 1) / WorkgroupSize;
+    const u32 group = thread / pm::group_lanes, lane = thread % pm::group_lanes;
+    u32x2 raw[per_group];
+    NETRA_UNROLL
+    for (u32 i = 0; i < per_group; ++i)
+      if (const u32 e = group + groups * i; e < heads) raw[i] = pm::head_load(p.v + (row0 + e % tokens) * p.v_row_stride + raw_channel(e / tokens, head), lane);
+    u16 vv[per_thread];
+    NETRA_UNROLL
+    for (u32 i = 0; i < per_thread; ++i)
+      if (const u32 e = thread + WorkgroupSize * i; e < values)
+        vv[i] = p.v[(row0 + e / Columns) * p.v_row_stride + gdn::v_offset + hv * gdn::value_dim + x * Columns + e % Columns];
+    const bool gate_thread = thread < tokens;
+    const u64 at = (row0 + thread) * gdn::heads_v + hv;
+    u16 a = 0, b = 0;
+    float a_log = 0.0f, dt_bias = 0.0f;
+    if (gate_thread) a = p.a[at], b = p.b[at], a_log = p.a_log[hv], dt_bias = p.dt_bias[hv];
+    NETRA_UNROLL
+    for (u32 i = 0; i < per_group; ++i)
+      if (const u32 e = group + groups * i; e < heads) {
+        float o[4];
+        pm::head_values<target>(raw[i], e / tokens == 1, o);
+        float* dst = &sh.kq[e / tokens][e % tokens][4 * lane];
+        dst[0] = o[0], dst[1] = o[1], dst[2] = o[2], dst[3] = o[3];
       }
+    NETRA_UNROLL
+    for (u32 i = 0; i < per_thread; ++i)
+      if (const u32 e = thread + WorkgroupSize * i; e < values) sh.v[e / Columns][e % Columns] = f32_from_bf16(vv[i]);
+    if (gate_thread) {
+      const pm::gates g = pm::gates_of(a, b, a_log, dt_bias);
+      sh.decay[thread] = g.decay, sh.beta[thread] = g.beta;
     }
   }
 };
