@@ -69,36 +69,45 @@ if [ "${GDN_SCOPE:-all}" = decode ]; then
   exit 0
 fi
 G="$B/tests/test_gdn_gpu"
+# Test processes side by side, each under its limit (bg); SASS counts; the summary.
+START=$(date +%s)
+PIDS=""
+bg() { local log=$1; shift; timeout "$T1" "$@" > "$log" 2>&1 & PIDS="$PIDS $!"; }
+sass_counts() {  # sass_counts ELEMENTS CUBIN...: bench/gdn_sass.py's per-loop counts of each
+  local elements=$1 f
+  shift
+  for f in "$@"; do
+    timeout 10 cuobjdump --dump-sass "$f" > /tmp/gdn.sass 2>&1
+    echo "== $(basename "$f")"
+    timeout 10 python3 bench/gdn_sass.py /tmp/gdn.sass --elements "$elements"
+  done
+}
+wait_tests() {
+  for p in $PIDS; do wait "$p"; echo "rc[$p]=$?" >> "$L"; done
+  echo "== tests took $(( $(date +%s) - START )) s" >> "$L"
+}
+summary() {
+  grep -E "^== |test cases:|Status" "$OUT/gdn_gpu_tests.txt"
+  grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/gdn_sanitizers.txt"
+  grep -E "^== |^rc" "$L"
+}
 if [ "${GDN_SCOPE:-all}" = m16 ]; then
-  START=$(date +%s)
-  PIDS=""
-  bg() { local log=$1; shift; timeout "$T1" "$@" > "$log" 2>&1 & PIDS="$PIDS $!"; }
   bg "$OUT/gdn_gpu_tests.txt" "$G" --duration=true -tc="precompute*,M16*,refused*"
   bg /tmp/gdn_smoke.txt "$G" --duration=true -tc="protocol smoke*"
   bg "$OUT/gdn_sanitizers.txt" compute-sanitizer --tool memcheck --error-exitcode 9 "$G" -tc="M16 behind*"
   bg /tmp/gdn_racecheck.txt compute-sanitizer --tool racecheck --error-exitcode 9 "$G" -tc="M16 behind*1? 0? 1? 1? 32>>"
-  for f in "$B"/code_objects/gdn-recurrent-sm90a-1-1-16-*-8-3-4-1-0-1*.cubin; do
-    timeout 10 cuobjdump --dump-sass "$f" > /tmp/gdn.sass 2>&1
-    echo "== $(basename "$f")"
-    timeout 10 python3 bench/gdn_sass.py /tmp/gdn.sass --elements 32
-  done > "$OUT/gdn_sass.txt" 2>&1
-  for p in $PIDS; do wait "$p"; echo "rc[$p]=$?" >> "$L"; done
-  echo "== tests took $(( $(date +%s) - START )) s" >> "$L"
+  sass_counts 32 "$B"/code_objects/gdn-recurrent-sm90a-1-1-16-*-8-3-4-1-0-1*.cubin > "$OUT/gdn_sass.txt" 2>&1
+  wait_tests
   [ -f /tmp/gdn_smoke.txt ] && { echo "== protocol smoke"; cat /tmp/gdn_smoke.txt; } >> "$OUT/gdn_gpu_tests.txt"
   [ -f /tmp/gdn_racecheck.txt ] && { echo "== racecheck, M16 with the precompute fused in"; tail -n 12 /tmp/gdn_racecheck.txt; } >> "$OUT/gdn_sanitizers.txt"
   echo "== netra-bench-gdn --m16-only" >> "$L"
   timeout "$T2" "$B/tests/netra-bench-gdn" --m16-only > "$OUT/gdn_m16_bench.jsonl" 2>> "$L"
   echo "rc=$?" >> "$L"
-  grep -E "^== |test cases:|Status" "$OUT/gdn_gpu_tests.txt"
-  grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/gdn_sanitizers.txt"
-  grep -E "^== |^rc" "$L"
+  summary
   cat "$OUT/gdn_m16_bench.jsonl"
   exit 0
 fi
 if [ "${GDN_SCOPE:-all}" = lds ]; then
-  START=$(date +%s)
-  PIDS=""
-  bg() { local log=$1; shift; timeout "$T1" "$@" > "$log" 2>&1 & PIDS="$PIDS $!"; }
   bg "$OUT/gdn_gpu_tests.txt" "$G" --duration=true -tc="K0*,M16*,refused*,protocol smoke*"
   bg /tmp/gdn_lds_prefetch.txt "$G" --duration=true -tc="protocol? state-through-LDS prefetch schedule: every*"
   bg /tmp/gdn_lds_plain.txt "$G" --duration=true -tc="protocol? state-through-LDS schedule: every*"
@@ -107,13 +116,8 @@ if [ "${GDN_SCOPE:-all}" = lds ]; then
   bg "$OUT/gdn_sanitizers.txt" compute-sanitizer --tool memcheck --error-exitcode 9 "$G" -tc="protocol smoke*"
   bg /tmp/gdn_memcheck_m16.txt compute-sanitizer --tool memcheck --error-exitcode 9 "$G" -tc="M16 behind*"
   bg /tmp/gdn_racecheck.txt compute-sanitizer --tool racecheck --error-exitcode 9 "$G" -tc="M16 core*"
-  for f in "$B"/code_objects/gdn-replay-sm90a-2-128-12-*-16-[13]-8-2*.cubin; do
-    timeout 10 cuobjdump --dump-sass "$f" > /tmp/gdn.sass 2>&1
-    echo "== $(basename "$f")"
-    timeout 10 python3 bench/gdn_sass.py /tmp/gdn.sass --elements 64
-  done > "$OUT/gdn_sass.txt" 2>&1
-  for p in $PIDS; do wait "$p"; echo "rc[$p]=$?" >> "$L"; done
-  echo "== tests took $(( $(date +%s) - START )) s" >> "$L"
+  sass_counts 64 "$B"/code_objects/gdn-replay-sm90a-2-128-12-*-16-[13]-8-2*.cubin > "$OUT/gdn_sass.txt" 2>&1
+  wait_tests
   for f in /tmp/gdn_lds_prefetch.txt /tmp/gdn_lds_plain.txt /tmp/gdn_lds_graph.txt /tmp/gdn_decode.txt; do
     [ -f "$f" ] && { echo "== $(basename "$f")"; cat "$f"; } >> "$OUT/gdn_gpu_tests.txt"
   done
@@ -122,40 +126,29 @@ if [ "${GDN_SCOPE:-all}" = lds ]; then
   echo "== netra-bench-gdn --lds-only" >> "$L"
   timeout "$T2" "$B/tests/netra-bench-gdn" --lds-only > "$OUT/gdn_lds_bench.jsonl" 2>> "$L"
   echo "rc=$?" >> "$L"
-  grep -E "^== |test cases:|Status" "$OUT/gdn_gpu_tests.txt"
-  grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/gdn_sanitizers.txt"
-  grep -E "^== |^rc" "$L"
+  summary
   exit 0
 fi
 # ---- correctness (parallel processes, each under its limit; doctest filters split at commas: "?" stands for one)
-START=$(date +%s)
-PIDS=""
-run() {  # run LOG COMMAND...: in the background under the limit
-  local log=$1
-  shift
-  timeout "$T1" "$@" > "$log" 2>&1 &
-  PIDS="$PIDS $!"
-}
 if [ $CORES = 1 ]; then
-  run "$OUT/gdn_gpu_tests.txt" "$G" --duration=true -tc="K0*,refused*,protocol smoke*"
-  run /tmp/gdn_racecheck.txt compute-sanitizer --tool racecheck --error-exitcode 9 "$G" -tc="M16 core*"
+  bg "$OUT/gdn_gpu_tests.txt" "$G" --duration=true -tc="K0*,refused*,protocol smoke*"
+  bg /tmp/gdn_racecheck.txt compute-sanitizer --tool racecheck --error-exitcode 9 "$G" -tc="M16 core*"
   SASS="$B/code_objects/gdn-recurrent-sm90a-0-64-12-*-16-1-*-2.cubin $B/code_objects/gdn-replay-sm90a-2-128-12-1-16-1-8-2*.cubin"
 else
-  run "$OUT/gdn_gpu_tests.txt" "$G" --duration=true -tc="conv update*,precompute*,K0*,M16*,refused*,protocol smoke*"
-  run /tmp/gdn_gpu_protocol.txt "$G" --duration=true -tc="protocol: verify*,protocol in one*"
-  run /tmp/gdn_decode.txt "$B/tests/test_gdn_decode_gpu" --duration=true
+  bg "$OUT/gdn_gpu_tests.txt" "$G" --duration=true -tc="conv update*,precompute*,K0*,M16*,refused*,protocol smoke*"
+  bg /tmp/gdn_gpu_protocol.txt "$G" --duration=true -tc="protocol: verify*,protocol in one*"
+  bg /tmp/gdn_decode.txt "$B/tests/test_gdn_decode_gpu" --duration=true
   SASS="$B/code_objects/gdn-replay-sm90a-*.cubin $B/code_objects/gdn-conv-sm90a-64-12-0-*-1-256-*.cubin"
 fi
-run /tmp/gdn_gpu_prefetch.txt "$G" --duration=true -tc="protocol? whole-head prefetch*"
-run "$OUT/gdn_sanitizers.txt" compute-sanitizer --tool memcheck --error-exitcode 9 "$G" -tc="refused*,protocol smoke*"
+bg /tmp/gdn_gpu_prefetch.txt "$G" --duration=true -tc="protocol? whole-head prefetch*"
+bg "$OUT/gdn_sanitizers.txt" compute-sanitizer --tool memcheck --error-exitcode 9 "$G" -tc="refused*,protocol smoke*"
 for f in $SASS; do
   timeout 10 cuobjdump --dump-sass "$f" > /tmp/gdn.sass 2>&1
   echo "== $(basename "$f")"
   timeout 10 python3 bench/gdn_sass.py /tmp/gdn.sass --elements 64
   case "$f" in *0-64-12-0-16-1-8-2.cubin) cp /tmp/gdn.sass /tmp/gdn_k0_head.sass ;; esac
 done > "$OUT/gdn_sass.txt" 2>&1
-for p in $PIDS; do wait "$p"; echo "rc[$p]=$?" >> "$L"; done
-echo "== tests took $(( $(date +%s) - START )) s" >> "$L"
+wait_tests
 for f in /tmp/gdn_gpu_protocol.txt /tmp/gdn_gpu_prefetch.txt /tmp/gdn_decode.txt; do
   [ -f "$f" ] && { echo "== $(basename "$f")"; cat "$f"; } >> "$OUT/gdn_gpu_tests.txt"
 done
@@ -176,6 +169,4 @@ timeout $((T3 + 30)) python3 bench/gdn.py --netra-bench "$B/tests/netra-bench-gd
   --floors "$OUT/gdn_floor.jsonl" --floor-out "$OUT/gdn_floor_h200.json" --out "$OUT/gdn_h200.json" --compile-peers $((1 - CORES)) \
   --peer-seconds "$T3" >> "$L" 2>&1
 echo "rc=$?" >> "$L"
-grep -E "^== |test cases:|Status" "$OUT/gdn_gpu_tests.txt"
-grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/gdn_sanitizers.txt"
-grep -E "^== |^rc" "$L"
+summary
