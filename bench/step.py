@@ -127,10 +127,9 @@ class Runner:
         t = time.perf_counter()
         self.dense_table = load_or_tune_dense(cfg, a)
         d["dense_tune_s"] = time.perf_counter() - t
-        self.fp8_rows, self.w8_rows = model.rows_of(self.dense_table, "fp8"), model.rows_of(self.dense_table, "w8")
-        model.use_w8_configs(cfg, self.dense_table)
+        self.fp8_rows = model.fp8_rows_of(self.dense_table)
         t = time.perf_counter()
-        self.w = model.Weights(cfg, "cuda", seed=a.seed, fp8_rows=self.fp8_rows, w8_rows=self.w8_rows)
+        self.w = model.Weights(cfg, "cuda", seed=a.seed, fp8_rows=self.fp8_rows)
         requests = max(max(a.buckets), max(a.verify_buckets) if a.verify_buckets else 1)
         self.p = model.Pools(cfg, "cuda", requests=requests, kv_len=a.kv_len, seed=a.seed + 1)
         torch.cuda.synchronize()
@@ -141,8 +140,7 @@ class Runner:
         log(f"setup: {json.dumps(d)}")
 
     def fp8_groups(self, rows):
-        """The dense groups whose weights the step reads as E4M3 at this row count (either FP8 path)."""
-        return {g for paths in (self.fp8_rows, self.w8_rows) for g, ms in paths.items() if rows in ms}
+        return {g for g, ms in self.fp8_rows.items() if rows in ms}
 
     def batch(self, phase, B):
         b = model.Batch(self.p, phase, B)
@@ -238,7 +236,7 @@ class Runner:
                              floor_fp8_dense_us=plan.step_bytes(cfg, B, a.kv_len, phase, 1, experts)["total"] / self.bw * 1e6,
                              floor_with_compute_us=plan.floor_with_compute_us(floor, plan.step_flops(cfg, B, phase), self.bw, self.matrix_rate),
                              distinct_experts=experts, end_to_end=orc, verify_commit=commit, teacher_forced_prefix=tf["summary"],
-                             dense_path=model.dense_label(self.fp8_rows, rows, self.w8_rows),
+                             dense_path=model.dense_label(self.fp8_rows, rows),
                              **{k: v for k, v in r.items() if k not in ("netra_graph_us", "netra_eager_us")})
         self.records.append(rec_)
         log(f"{phase} B={B}: netra {r['netra_graph_us']:.0f} us graph, {r['netra_eager_us']:.0f} eager; floor {floor['total'] / self.bw * 1e6:.0f} us; "
@@ -438,8 +436,6 @@ class Runner:
                 key = "copies"
             elif low.startswith(("_attn_pre", "_gate_mul", "_quant")):
                 key = "framework glue (fused)"
-            elif low.startswith("_w8_mm"):
-                key = "framework GEMM"
             else:
                 key = "framework other"
             events.append((e.time_range.start, e.time_range.end, key, name[:120]))
@@ -475,7 +471,7 @@ class Runner:
             "phase": phase, "batch": B, "families": fam, "sum_device_us": device, "sum_critical_us": critical, "gap_us": gaps / reps,
             "graph_us": graph_us, "floor_us": part_us["total"], "launches_per_step": round(len(events) / reps),
             "framework_gemm_compute_floor_us": sum(plan.step_flops(self.cfg, B, phase).values()) / self.matrix_rate * 1e6,
-            "graph_minus_device_us": graph_us - device, "dense_path": model.dense_label(self.fp8_rows, rows, self.w8_rows),
+            "graph_minus_device_us": graph_us - device, "dense_path": model.dense_label(self.fp8_rows, rows),
             "kernels": dict(sorted(shown.items(), key=lambda kv: -kv[1]["critical_us"]))}
         log(f"profile {phase} B={B} (graph {graph_us:.0f} us, floor {part_us['total']:.0f} us, {len(events) / reps:.0f} launches, "
             f"critical {critical:.0f} + gaps {gaps / reps:.0f} us): " + ", ".join(
@@ -508,8 +504,7 @@ def matrix_rate(n=8192, reps=10):
 def load_or_tune_dense(cfg, a):
     """The dense path's table: read from --dense-table when that file exists (the fresh processes
     reuse the main run's measurement), else measured here (model.tune_dense) and written there;
-    --dense bf16 / fp8 / w8 force one path at every row count (BF16 where that path failed or was
-    not measured)."""
+    --dense bf16 / fp8 force one path at every row count (fp8 still BF16 where FP8 failed)."""
     if a.dense_table and os.path.exists(a.dense_table):
         with open(a.dense_table) as f:
             table = json.load(f)
@@ -526,8 +521,7 @@ def load_or_tune_dense(cfg, a):
     if a.dense != "tuned":
         for entries in table.values():
             for e in entries.values():
-                ok = {"fp8": "fp8_us" in e, "w8": e.get("w8_ok", False)}.get(a.dense, False)
-                e["chosen"] = a.dense if ok else "bf16"
+                e["chosen"] = "fp8" if a.dense == "fp8" and "fp8_us" in e else "bf16"
     return table
 
 
@@ -548,19 +542,17 @@ def write(R, a):
     for e in R.doc["teacher_forced"]:
         summaries.append((e["summary"], {"what": f"{e['phase']} B={e['batch']}, all {e['layers']} layers, KV {e['kv_len']}"}))
     dense_path = {"table": R.dense_table, "fp8_rows": {g: sorted(ms) for g, ms in R.fp8_rows.items()},
-                  "w8_rows": {g: sorted(ms) for g, ms in R.w8_rows.items()},
-                  "how": "per dense group (the projections of one input as one GEMM) and GEMM row count, the fastest correct of: BF16 on "
-                         "weights dequantized at load; FP8 block-scaled torch._scaled_mm (activations quantized per token and 128, rows "
-                         "below 16 padded); at up to 128 rows the weight-only FP8 Triton kernel (netra.step.dense_w8: E4M3 weights as "
-                         "stored, BF16 activations, launch config measured per shape); the FP8 paths only where model.tune_dense measured "
-                         "them correct and below 0.97 x the BF16 time (graph-replayed, weights rotated past the L2)"}
+                  "how": "per dense group (the projections of one input as one GEMM) and GEMM row count: FP8 block-scaled torch._scaled_mm "
+                         "(activations quantized per token and 128, rows below 16 padded) where model.tune_dense measured it "
+                         "correct and faster than BF16 (graph-replayed, weights rotated past the L2), BF16 on weights dequantized at load "
+                         "elsewhere"}
     doc = common.write_family(os.path.join(a.out_dir, "step_h200.json"), "step", R.records, R.bw, method, dense_path=dense_path, **R.doc,
                               workspace=R.workspace, coverage=R.coverage)
     meta = {"date": doc["environment"]["date"], "git_revision": doc["environment"]["git_revision"], "layers": R.cfg.layers, "kv_len": a.kv_len,
             "handle_bytes": R.doc["setup"].get("handle_bytes")}
     glue = R.doc["setup"].get("glue", {})
-    meta["note"] = ("Framework path, per bucket (dense projections: `bf16`, or `fp8:` the groups multiplied block-scaled FP8 and `w8:` "
-                    "those on the weight-only FP8 kernel at that bucket's row count, as measured by model.tune_dense): " + ", ".join(
+    meta["note"] = ("Framework path, per bucket (dense projections: `bf16`, or `fp8:` the groups multiplied block-scaled FP8 at that "
+                    "bucket's row count, as measured by model.tune_dense): " + ", ".join(
                         f"{r['contract'].replace('step_', '')} {r['shape']['batch']}: {r.get('dense_path')}" for r in R.records) +
                     f". Attention glue and activation quantization: {'fused Triton kernels' if glue.get('fused') else 'torch'} "
                     f"({glue.get('why', 'not selected')}).")
@@ -576,8 +568,7 @@ def headline_child(a):
     ops.prepare()
     glue = model.select_glue("cuda") if a.glue == "fused" else {"fused": False}
     table = load_or_tune_dense(cfg, a)
-    model.use_w8_configs(cfg, table)
-    w = model.Weights(cfg, "cuda", seed=a.seed, fp8_rows=model.rows_of(table, "fp8"), w8_rows=model.rows_of(table, "w8"))
+    w = model.Weights(cfg, "cuda", seed=a.seed, fp8_rows=model.fp8_rows_of(table))
     p = model.Pools(cfg, "cuda", requests=max(B for _, B in HEADLINE), kv_len=a.kv_len, seed=a.seed + 1)
     net, gen, out = model.Step(w, p), torch.Generator().manual_seed(a.seed), []
     setup_s = time.perf_counter() - t0
@@ -592,8 +583,7 @@ def headline_child(a):
         p.restore(snap)
         del g
     print(json.dumps({"layers": cfg.layers, "kv_len": a.kv_len, "seed": a.seed, "setup_s": setup_s, "glue_fused": glue["fused"],
-                      "dense_fp8_rows": {g: sorted(ms) for g, ms in w.fp8_rows.items()},
-                      "dense_w8_rows": {g: sorted(ms) for g, ms in w.w8_rows.items()}, "buckets": out}))
+                      "dense_fp8_rows": {g: sorted(ms) for g, ms in w.fp8_rows.items()}, "buckets": out}))
 
 
 def merge_fresh(a):
@@ -642,7 +632,7 @@ def main():
     ap.add_argument("--headline-child", action="store_true")
     ap.add_argument("--merge-fresh", default=None, help="comma-separated outputs of --headline-child")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--dense", choices=("tuned", "bf16", "fp8", "w8"), default="tuned", help="the dense projections' path (tuned: per group and M)")
+    ap.add_argument("--dense", choices=("tuned", "bf16", "fp8"), default="tuned", help="the dense projections' path (tuned: per group and M)")
     ap.add_argument("--dense-table", default=None, help="JSON of model.tune_dense: read when it exists, else measured and written")
     ap.add_argument("--dense-seconds", type=float, default=40, help="time budget of the dense measurement")
     ap.add_argument("--tune-dense-only", action="store_true", help="measure the dense path into --dense-table and stop")

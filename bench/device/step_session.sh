@@ -5,8 +5,8 @@
 #   1. the step's GPU tests (tests/python/test_step.py: the teacher-forced oracle of every op within
 #      its bound, the checks failing past their bounds, decode / verify / commit, eager == graph,
 #      the dense FP8 / BF16 paths);
-#   2. the dense path's measured choice per group and row count (BF16, block-scaled FP8, the
-#      weight-only FP8 kernel and its launch configs: $OUT/dense_table.json, one process of its own);
+#   2. the dense path's measured choice per group and row count (BF16 or block-scaled FP8:
+#      $OUT/dense_table.json, one process of its own);
 #   3. three fresh processes timing the headline buckets on that table;
 #   4. bench/step.py at 40 layers on that table, its clock what the deadline leaves: every decode
 #      and verify bucket (each with the teacher-forced oracle on its first 4 layers), the all-layer teacher-forced oracle at decode 16 / 64 and

@@ -16,7 +16,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="netra-python-tests skipped: torch is not installed")
 import netra.torch_ops as ops  # noqa: E402  (conftest puts python/ on the path)
 from netra import gdn as _gdn  # noqa: E402
-from netra.step import dense_w8, glue, model, oracle, plan  # noqa: E402
+from netra.step import glue, model, oracle, plan  # noqa: E402
 
 LOGIT_GUARD = 2.0 ** -4  # end to end at 4 layers (measured 0.02-0.03 on the H200): a guard, not a derived bound (docs/step.md)
 # with the dense projections in FP8 the activations cross one more E4M3 rounding boundary on both paths, where one BF16 step
@@ -32,10 +32,8 @@ def world():
     ops.prepare()
     model.select_glue("cuda")  # the fused attention glue where it agrees with torch's (test_fused_glue asserts it does)
     cfg = plan.TEST_CONFIG
-    # the dense projections in FP8 at the decode bucket 4 (padded to 16 rows) and the verify bucket 4 (48 rows), on the
-    # weight-only FP8 kernel at the decode bucket 80 (where Triton is), BF16 elsewhere
-    w = model.Weights(cfg, "cuda", seed=3, fp8_rows={g: {4, 48} for g in FP8_GROUPS},
-                      w8_rows={g: {80} for g in FP8_GROUPS} if dense_w8.available() else None)
+    # the dense projections in FP8 at the decode bucket 4 (padded to 16 rows) and the verify bucket 4 (48 rows), BF16 elsewhere
+    w = model.Weights(cfg, "cuda", seed=3, fp8_rows={g: {4, 48} for g in FP8_GROUPS})
     p = model.Pools(cfg, "cuda", requests=8, kv_len=300, seed=4)
     return cfg, w, p
 
@@ -144,9 +142,8 @@ def test_verify_commit_is_the_accepted_prefix(world):
 
 def test_decode_bucket_80_is_served_by_netra(world):
     """B = 80 (3 live rows, 77 padded on the sentinels): attention through the widened GQA8 decode,
-    the GDN decode at one token per request, the dense projections on the weight-only FP8 kernel
-    (the fixture); logits within the BF16 path's guard of the torch path (w8 quantizes no
-    activation), the pools' real slots advance and every other slot (the sentinel included) stays."""
+    the GDN decode at one token per request; logits within the bound of the torch path, the
+    pools' real slots advance and every other slot (the sentinel included) stays."""
     cfg, _, p = world
     assert plan.bucket_for(70) == 80
     batch, snap, _, ref, ln, _ = _decode(world, 80, [4, 1, 7], [120, 299, 5], 9, ("attention_gqa8", "gdn_conv", "gdn_precompute", "gdn_m16", "argmax"))
@@ -249,44 +246,6 @@ def test_dense_fp8_and_bf16_paths(m):
     b0, b1, bt = d(x)
     whole = x @ d.w.t()
     assert torch.equal(torch.cat([b0, b1, bt], dim=1), whole)
-
-
-@pytest.mark.parametrize("m", [1, 5, 16, 40, 128])
-def test_dense_w8_path(m):
-    """The weight-only FP8 projection (netra.step.dense_w8, Triton): every launch config it offers
-    within 2^-8 |ref| + 2^-14 E of the FP64 product of x and the dequantized weights (BF16 tail
-    appended; E the product on magnitudes), the check failing on an output pushed 4 bounds away;
-    Dense at a w8 row count splits that one product; rows past 128, a config of another row tile
-    and a K the loop cannot take are refused before launch."""
-    if not dense_w8.available():
-        pytest.skip("netra-python-tests: Triton is not installed (the w8 dense path is never offered without it)")
-    g = torch.Generator(device="cuda").manual_seed(100 + m)
-    parts = [model._fp8_blocks(256, 1024, (), g, "cuda"), model._fp8_blocks(384, 1024, (), g, "cuda")]
-    tail = (torch.randn(64, 1024, device="cuda", generator=g) * 0.05).to(torch.bfloat16)
-    d = model.Dense(parts, tail, w8_rows={m})
-    x = torch.randn(m, 1024, device="cuda", generator=g).to(torch.bfloat16)
-    ref, mag = dense_w8.reference(x, d.q, d.s, tail)
-    assert dense_w8.configs_for(m)
-    for c in dense_w8.configs_for(m):
-        assert dense_w8.admits(x, d.q, c), c
-        y = dense_w8.mm(x, d.q, d.s, tail, c)
-        assert y.shape == (m, 704) and y.dtype == torch.bfloat16
-        verdict = dense_w8.check(y, ref, mag)
-        assert verdict["ok"], (c, verdict)
-        worse = y.clone()
-        bound = 2.0 ** -8 * ref[m - 1, 5].abs() + 2.0 ** -14 * mag[m - 1, 5]
-        worse[m - 1, 5] = (ref[m - 1, 5] + 4 * bound).to(torch.bfloat16)  # 4 bounds away, >= 2.9 after its BF16 rounding
-        assert not dense_w8.check(worse, ref, mag)["ok"]
-    y0, y1, yt = d(x)
-    assert y0.shape == (m, 256) and y1.shape == (m, 384) and yt.shape == (m, 64)
-    assert torch.equal(torch.cat([y0, y1, yt], dim=1), dense_w8.mm(x, d.q, d.s, tail))
-    x129 = torch.randn(129, 1024, device="cuda", generator=g).to(torch.bfloat16)
-    assert not dense_w8.configs_for(129)
-    with pytest.raises(ValueError):
-        dense_w8.mm(x129, d.q, d.s, tail)
-    other = dense_w8.CONFIGS[32 if dense_w8.rows_tile(m) != 32 else 64][0]
-    assert not dense_w8.admits(x, d.q, other)
-    assert not dense_w8.admits(x[:, :640], d.q, dense_w8.configs_for(m)[0])
 
 
 def test_split_heads_moves_whole_blocks():

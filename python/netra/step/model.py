@@ -7,12 +7,11 @@ single-tactic toggles).
 
 Framework path, always torch: the embedding (BF16 rows), the dense projections (FP8 E4M3 weights
 with float32 128 x 128 block scales, as the checkpoint stores them; the projections of one input
-are one GEMM (Dense): through torch._scaled_mm with per-token 1 x 128 activation scales, or, at
-up to 128 rows, through the step's weight-only FP8 Triton kernel (dense_w8: the E4M3 weights as
-stored, BF16 activations), at the row counts where tune_dense measured that faster than BF16, else
-BF16 on weights dequantized once at load), in_proj_ba (BF16), q/k head norms, partial RoPE, the KV
-append (E4M3 with a per-tensor scale), the attention output gate, the LM head (BF16, FP32 logits).
-Every layer: add + RMSNorm (zero-centred weights), mixer, add + RMSNorm, MoE.
+are one GEMM (Dense): through torch._scaled_mm with per-token 1 x 128 activation scales at the row
+counts where tune_dense measured it faster than BF16, else BF16 on weights dequantized once at
+load), in_proj_ba (BF16), q/k head norms, partial RoPE, the KV append (E4M3 with a per-tensor
+scale), the attention output gate, the LM head (BF16, FP32 logits). Every layer: add + RMSNorm
+(zero-centred weights), mixer, add + RMSNorm, MoE.
 """
 from __future__ import annotations
 
@@ -26,7 +25,7 @@ import torch
 import torch.nn.functional as F
 
 from netra import torch_ops as ops
-from netra.step import dense_w8, glue
+from netra.step import glue
 from netra.step.plan import DRAFT_TOKENS, ModelConfig
 
 FAMILIES = ("norm", "attention", "gdn", "moe", "argmax")
@@ -70,26 +69,22 @@ class Dense:
     [n_i, K] with float32 128 x 128 block scales (the checkpoint's), concatenated along N; `tail` an
     optional BF16 weight [n_t, K] (the GDN's in_proj_ba). Returns [M, n_i] per part (+ [M, n_t]):
     column views of one product. At a row count M in `fp8_rows` (set by the measured choice,
-    tune_dense) the parts go through fp8_blockwise_mm and the tail through its own BF16 GEMM; at M in
-    `w8_rows` parts and tail go through one dense_w8.mm (the E4M3 weights read as stored, BF16
-    activations); at every other M one BF16 GEMM multiplies the parts dequantized once at load with
-    the tail appended. Both paths of the step (netra's and the torch reference) call the same objects."""
+    tune_dense) the parts go through fp8_blockwise_mm and the tail through its own BF16 GEMM; at
+    every other M one BF16 GEMM multiplies the parts dequantized once at load with the tail
+    appended. Both paths of the step (netra's and the torch reference) call the same objects."""
 
-    def __init__(self, parts, tail=None, fp8_rows=(), w8_rows=()):
+    def __init__(self, parts, tail=None, fp8_rows=()):
         self.q, self.s = _cat(*parts)
         w = dequantize(self.q, self.s).to(torch.bfloat16)
         self.tail = tail
         self.w = w if tail is None else torch.cat([w, tail])
-        self.splits = [q.shape[0] for q, _ in parts] + ([tail.shape[0]] if tail is not None else [])
-        self.fp8_rows, self.w8_rows = frozenset(fp8_rows), frozenset(w8_rows)
+        self.splits = [q.shape[0] for q, _ in parts]
+        self.fp8_rows = frozenset(fp8_rows)
 
     def __call__(self, x):
-        m = x.shape[0]
-        if m in self.w8_rows:
-            return list(dense_w8.mm(x, self.q, self.s, self.tail).split(self.splits, dim=1))
-        if m not in self.fp8_rows:
-            return list((x @ self.w.t()).split(self.splits, dim=1))
-        out = list(fp8_blockwise_mm(x, self.q, self.s).split(self.splits[:len(self.splits) - (self.tail is not None)], dim=1))
+        if x.shape[0] not in self.fp8_rows:
+            return list((x @ self.w.t()).split(self.splits + ([self.tail.shape[0]] if self.tail is not None else []), dim=1))
+        out = list(fp8_blockwise_mm(x, self.q, self.s).split(self.splits, dim=1))
         return out + ([x @ self.tail.t()] if self.tail is not None else [])
 
 
@@ -165,15 +160,11 @@ def dense_group_shapes(cfg):
 
 def tune_dense(cfg, device, rows=None, seconds=40.0, margin=0.97, log=print):
     """The measured choice of the dense path, per dense group shape and GEMM row count M: for each,
-    the BF16 GEMM, the FP8 block-scaled one (activation quantization and, for M < 16, the padding
-    included) and, for M <= 128, the weight-only FP8 kernel (dense_w8: the E4M3 weights as stored,
-    BF16 activations; its launch config measured at the first M of each row tile, then kept for the
-    shape and tile),
-    graph-replayed over weight copies that rotate past the L2. FP8 where it is correct (within 2^-6
-    relative of the product of the dequantized operands), w8 where every output is within
-    dense_w8.check's bound of the FP64 product; of the correct ones the fastest, the others only
-    below `margin` x the BF16 time. Returns {group: {str(M): {bf16_us, fp8_us, fp8_rel_err |
-    fp8_error, w8_us, w8_worst, w8_config | w8_error, chosen}}} (groups of one shape measured once)."""
+    the BF16 GEMM and the FP8 block-scaled one (activation quantization and, for M < 16, the padding
+    included) graph-replayed over weight copies that rotate past the L2; FP8 where it is correct
+    (within 2^-6 relative of the product of the dequantized operands) and below `margin` x the BF16
+    time. Returns {group: {str(M): {bf16_us, fp8_us, fp8_rel_err | fp8_error, chosen}}} (groups of
+    one shape measured once)."""
     rows = cfg.dense_rows() if rows is None else rows
     gen = torch.Generator(device=device).manual_seed(7)
     t_end = time.time() + seconds
@@ -190,7 +181,6 @@ def tune_dense(cfg, device, rows=None, seconds=40.0, margin=0.97, log=print):
                        (torch.randn(tail_rows, k, device=device, generator=gen) * k ** -0.5).to(torch.bfloat16) if tail_rows else None)
                  for _ in range(copies)]
         ref_w = dequantize(dense[0].q, dense[0].s)
-        w8_configs = {}  # {MP: the config kept for this shape}
         entries = {}
         for m in rows:
             if time.time() > t_end:
@@ -208,7 +198,6 @@ def tune_dense(cfg, device, rows=None, seconds=40.0, margin=0.97, log=print):
             except Exception as ex:  # a refusal of this torch / cuBLAS at this M: BF16 there
                 e["fp8_error"] = f"{type(ex).__name__}: {str(ex)[:400]}"
                 fp8_ok = False
-            dense[0].fp8_rows = frozenset()
             for mode in ("bf16", "fp8") if fp8_ok else ("bf16",):
                 for d in dense:
                     d.fp8_rows = frozenset([m]) if mode == "fp8" else frozenset()
@@ -217,75 +206,25 @@ def tune_dense(cfg, device, rows=None, seconds=40.0, margin=0.97, log=print):
                 except Exception as ex:  # e.g. a capture this torch refuses: that path is not timed, BF16 stays the default
                     e[f"{mode}_error"] = f"{type(ex).__name__}: {str(ex)[:400]}"
                     torch.cuda.synchronize()
-            for d in dense:
-                d.fp8_rows = frozenset()
-            if dense_w8.available() and m <= dense_w8.MAX_ROWS:
-                mp = dense_w8.rows_tile(m)
-                w8_configs[mp] = _tune_w8(dense, x, copies, w8_configs.get(mp), e)
-            timed = {mode: e[f"{mode}_us"] for mode, ok in (("fp8", fp8_ok), ("w8", e.get("w8_ok", False))) if ok and f"{mode}_us" in e}
-            best = min(timed, key=timed.get) if timed and "bf16_us" in e else None
-            e["chosen"] = best if best and timed[best] < margin * e["bf16_us"] else "bf16"
+            fp8_ok = fp8_ok and "fp8_us" in e and "bf16_us" in e
+            e["chosen"] = "fp8" if fp8_ok and e["fp8_us"] < margin * e["bf16_us"] else "bf16"
             entries[str(m)] = e
-        log(f"dense {group} {n}x{k}: " + ", ".join(
-            f"M={m} {e['chosen']} ({e.get('bf16_us', float('nan')):.1f} / {e.get('fp8_us', float('nan')):.1f} / {e.get('w8_us', float('nan')):.1f} us)"
-            for m, e in entries.items()) + f"; w8 configs {[c for c in w8_configs.values() if c]}")
+        log(f"dense {group} {n}x{k}: " + ", ".join(f"M={m} {e['chosen']} ({e.get('bf16_us', float('nan')):.1f} / {e.get('fp8_us', float('nan')):.1f} us)"
+                                                    for m, e in entries.items()))
         del dense, ref_w
         table[group] = by_shape[key] = entries
     return table
 
 
-def _tune_w8(dense, x, copies, config, e):
-    """dense_w8 at x's row count: every config of its row tile (dense_w8.configs_for) the first
-    time (config None), else `config`; each checked against the FP64 product (dense_w8.check) and graph-replayed. Writes
-    w8_us / w8_worst / w8_ok / w8_config (the fastest correct) or w8_error into e; returns the
-    config to keep for the shape and tile (the first call's fastest correct one, else None)."""
-    d0 = dense[0]
-    ref, mag = dense_w8.reference(x, d0.q, d0.s, d0.tail)
-    best = None
-    for c in (dense_w8.configs_for(x.shape[0]) if config is None else (config,)):
-        if not dense_w8.admits(x, d0.q, c):
-            continue
-        try:
-            verdict = dense_w8.check(dense_w8.mm(x, d0.q, d0.s, d0.tail, c), ref, mag)
-            us = _graph_us(lambda: [dense_w8.mm(x, d.q, d.s, d.tail, c) for d in dense + dense], 2 * copies) if verdict["ok"] else None
-        except Exception as ex:  # a compile error or a refused launch: this config is not offered
-            e["w8_error"] = f"{type(ex).__name__}: {str(ex)[:400]}"
-            torch.cuda.synchronize()
-            continue
-        e.setdefault("w8_tried", []).append({**c, "worst": verdict["worst"], "us": us})
-        if us is not None and (best is None or us < best[1]):
-            best = (c, us, verdict["worst"])
-    if best is None:
-        e["w8_ok"] = False
-        return config
-    e.update(w8_us=best[1], w8_worst=best[2], w8_ok=True, w8_config=best[0])
-    dense_w8.choose(d0.q.shape[0], 0 if d0.tail is None else d0.tail.shape[0], x.shape[1], best[0])
-    return best[0]
+def fp8_rows_of(table):
+    """{group: the row counts M where the tuned table chose FP8}."""
+    return {g: frozenset(int(m) for m, e in entries.items() if e.get("chosen") == "fp8") for g, entries in table.items()}
 
 
-def rows_of(table, mode="fp8"):
-    """{group: the row counts M where the tuned table chose `mode` ("fp8" or "w8")}."""
-    return {g: frozenset(int(m) for m, e in entries.items() if e.get("chosen") == mode) for g, entries in table.items()}
-
-
-def use_w8_configs(cfg, table):
-    """Fixes dense_w8's launch config of each group's shape as the tuned table recorded it (the
-    fresh processes read the main run's table)."""
-    for group, (parts, tail_rows) in dense_group_shapes(cfg).items():
-        for e in table.get(group, {}).values():
-            if e.get("chosen") == "w8":
-                dense_w8.choose(sum(o for o, _ in parts), tail_rows, parts[0][1], e["w8_config"])
-
-
-def dense_label(fp8_rows, m, w8_rows=None):
-    """How the dense path multiplies M rows: "bf16", or "fp8:<groups>" (the groups on FP8
-    block-scaled GEMMs) and / or "w8:<groups>" (the groups on the weight-only FP8 kernel)."""
-    out = []
-    for mode, rows in (("w8", w8_rows or {}), ("fp8", fp8_rows)):
-        groups = sorted(g for g, ms in rows.items() if m in ms)
-        if groups:
-            out.append(mode + ":" + "+".join(groups))
-    return ",".join(out) or "bf16"
+def dense_label(fp8_rows, m):
+    """How the dense path multiplies M rows: "bf16", or "fp8:<groups>" (the groups on FP8)."""
+    groups = sorted(g for g, ms in fp8_rows.items() if m in ms)
+    return "fp8:" + "+".join(groups) if groups else "bf16"
 
 
 _LM_HEAD_FP32_OUT = []  # decided by the first (eager) call: does torch.mm take out_dtype here?
@@ -306,15 +245,13 @@ def lm_head(h, w):
 class Weights:
     """Random weights of every layer at the checkpoint's formats (one generator, `seed`)."""
 
-    def __init__(self, cfg: ModelConfig, device, seed=0, fp8_rows=None, w8_rows=None):
-        """fp8_rows / w8_rows: {dense group: row counts M multiplied block-scaled FP8 / weight-only
-        FP8} (rows_of(tune_dense(...), mode)); None: BF16 at every M."""
+    def __init__(self, cfg: ModelConfig, device, seed=0, fp8_rows=None):
+        """fp8_rows: {dense group: row counts M multiplied in FP8} (fp8_rows_of(tune_dense(...)));
+        None: BF16 at every M."""
         g = torch.Generator(device=device).manual_seed(seed)
         h = cfg.hidden
         bf = lambda *shape, std=1.0: (torch.randn(*shape, device=device, generator=g) * std).to(torch.bfloat16)  # noqa: E731
         self.cfg, self.fp8_rows = cfg, {k: frozenset(v) for k, v in (fp8_rows or {}).items()}
-        self.w8_rows = {k: frozenset(v) for k, v in (w8_rows or {}).items()}
-        paths = lambda g: (self.fp8_rows.get(g, ()), self.w8_rows.get(g, ()))  # noqa: E731
         self.embed = bf(cfg.vocab, h)
         self.lm_head = bf(cfg.vocab, h, std=h ** -0.5)
         self.final_norm = bf(h, std=0.1)
@@ -327,16 +264,16 @@ class Weights:
                 # the head norms' zero-centred weights (1 + w in FP32) per head of [q heads | k heads]
                 L["qk_norm"] = torch.cat([(1.0 + q_norm.float()).expand(cfg.q_heads, -1), (1.0 + k_norm.float()).expand(cfg.kv_heads, -1)])
                 q, gate = _split_heads(proj["q_proj"], cfg.q_heads)
-                L["attn_in"] = Dense([_cat(q, proj["k_proj"]), gate, proj["v_proj"]], None, *paths("attn_in"))
-                L["attn_out"] = Dense([proj["o_proj"]], None, *paths("attn_out"))
+                L["attn_in"] = Dense([_cat(q, proj["k_proj"]), gate, proj["v_proj"]], None, self.fp8_rows.get("attn_in", ()))
+                L["attn_out"] = Dense([proj["o_proj"]], None, self.fp8_rows.get("attn_out", ()))
             else:
                 L["in_proj_ba"] = bf(2 * cfg.gdn_v_heads, h, std=h ** -0.5)
                 L["conv"] = bf(cfg.gdn_channels, cfg.conv_taps, std=0.5)
                 L["a_log"] = torch.rand(cfg.gdn_v_heads, device=device, generator=g) * 2 - 1
                 L["dt_bias"] = torch.rand(cfg.gdn_v_heads, device=device, generator=g) * 2 - 1
                 L["gdn_norm"] = (1 + torch.randn(cfg.gdn_head_dim, device=device, generator=g) * 0.1).to(torch.bfloat16)
-                L["gdn_in"] = Dense([proj["in_proj_qkv"], proj["in_proj_z"]], L["in_proj_ba"], *paths("gdn_in"))
-                L["gdn_out"] = Dense([proj["out_proj"]], None, *paths("gdn_out"))
+                L["gdn_in"] = Dense([proj["in_proj_qkv"], proj["in_proj_z"]], L["in_proj_ba"], self.fp8_rows.get("gdn_in", ()))
+                L["gdn_out"] = Dense([proj["out_proj"]], None, self.fp8_rows.get("gdn_out", ()))
             L["router"] = bf(cfg.experts, h, std=0.02)
             L["shared_gate"] = bf(h, std=0.02)
             L["w13"], L["s13"] = _fp8_blocks(2 * cfg.expert_intermediate, h, (cfg.experts + 1,), g, device)
