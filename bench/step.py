@@ -649,6 +649,9 @@ def main():
     if a.tune_dense_only:
         if not a.dense_table:
             raise SystemExit("--tune-dense-only needs --dense-table")
+        ops.prepare()
+        if a.glue == "fused":  # the FP8 candidate quantizes its activations with the glue the step will use
+            model.select_glue("cuda")
         load_or_tune_dense(plan.ModelConfig(layers=a.layers), a)
         return None
     R = Runner(a)
