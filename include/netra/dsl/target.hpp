@@ -111,6 +111,7 @@ struct sm90a {
   static constexpr const char* spelling = "netra::sm90a";
   static constexpr u32 wave_size = 32;
   static constexpr u32 lds_bytes_per_workgroup = 227u * 1024u;  // opt-in dynamic shared memory
+  static constexpr u32 lds_reserved_per_workgroup = 1024;        // of the SM's 228 KiB, per resident block
   static constexpr u32 max_registers = 255;                     // per thread
   static constexpr u32 max_workgroup_size = 1024;
   static constexpr u32 compute_units = 132;  // SMs on H200 SXM
@@ -140,6 +141,16 @@ template <class T> inline constexpr bool is_nvidia_v = T::maker == vendor::nvidi
 template <class T> inline constexpr bool has_bulk_copy_v = T::has_bulk_copy;
 template <class T> inline constexpr bool has_programmatic_dependent_launch_v = T::has_programmatic_dependent_launch;
 template <class T> inline constexpr bool has_clusters_v = T::has_clusters;
+
+/// LDS one processor sets aside per resident workgroup (sm90a: 1 KiB a block; AMD targets: none).
+template <class T> constexpr u32 lds_reserved_per_workgroup() {
+  if constexpr (requires { T::lds_reserved_per_workgroup; }) return T::lds_reserved_per_workgroup;
+  else return 0;
+}
+/// Workgroups of `bytes` LDS each (static + dynamic) that one processor holds at once, by LDS alone.
+template <class T> constexpr u32 workgroups_by_lds(u32 bytes) {
+  return (T::lds_bytes_per_workgroup + lds_reserved_per_workgroup<T>()) / (bytes + lds_reserved_per_workgroup<T>());
+}
 
 NETRA_HOST_DEVICE constexpr const char* target_name(target_id t) {
   switch (t) {

@@ -147,8 +147,8 @@ struct attention_gqa8 {
   /// block) and, on sm90a, by registers at the budget's cap (255 per thread: 64 Ki per SM); gfx950:
   /// by its 160 KiB of LDS per CU.
   static constexpr u32 workgroups_per_processor =
-      max_of(1u, same_v<Target, sm90a> ? min_of((Target::lds_bytes_per_workgroup + 1024u) / (lds_bytes + 1024u), 65536u / (256u * workgroup_size))
-                                       : Target::lds_bytes_per_workgroup / lds_bytes);
+      max_of(1u, same_v<Target, sm90a> ? min_of(workgroups_by_lds<Target>(lds_bytes), 65536u / (256u * workgroup_size))
+                                       : workgroups_by_lds<Target>(lds_bytes));
 
   /// Slices per request so that batch * kv_heads workgroups cover the processors at least once
   /// (1 when the batch alone does), and up to workgroups_per_processor times (at most 32 slices

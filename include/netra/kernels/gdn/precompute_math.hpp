@@ -12,7 +12,7 @@
 
 namespace netra::kernels::gdn_precompute_math {
 
-inline constexpr u32 group_lanes = 32;  // one head over a 32-lane group (gfx950: half a wave64; the xor masks stay inside it)
+inline constexpr u32 group_lanes = 32;  // one head over a 32-lane group (half of a 64-lane wave; the xor masks stay inside it)
 
 /// Lane `lane`'s 4 BF16 values x[4 lane .. 4 lane + 3] of the head whose 128 values start at `head`.
 NETRA_DEVICE u32x2 head_load(const u16* head, u32 lane) { return *reinterpret_cast<const u32x2*>(head + 4 * lane); }

@@ -72,10 +72,10 @@ template <class Contract> struct moe_grouped_down_kernel {
     u32 route[tile];
   };
 
-  /// The ring asks for as many workgroups per SM as its LDS allows (sm90a: 228 KiB, 1 KiB reserved
-  /// per workgroup), at most 3; the register form takes one.
+  /// The ring asks for as many workgroups per processor as its LDS allows (workgroups_by_lds), at
+  /// most 3; the register form takes one.
   static constexpr u32 min_workgroups_per_processor =
-      stages == 0 ? 1 : min_of(3u, 233472u / (dynamic_lds_bytes + static_cast<u32>(sizeof(shared_state)) + 1024u));
+      stages == 0 ? 1 : min_of(3u, workgroups_by_lds<target>(dynamic_lds_bytes + static_cast<u32>(sizeof(shared_state))));
 
   using pass_weights = moe_grouped::weight_pieces<target>[part_blocks];
 

@@ -77,10 +77,10 @@ template <class Contract> struct moe_grouped_gate_up_kernel {
     alignas(16) u16 y[tile][y_stride];
   };
 
-  /// A ring whose LDS fits twice in an SM (sm90a: 228 KiB, 1 KiB reserved per workgroup) asks for
-  /// two workgroups per SM (at most 128 registers a thread); the others take one.
+  /// A ring whose LDS fits twice in a processor (workgroups_by_lds) asks for two workgroups per
+  /// processor (at most 128 registers a thread); the others take one.
   static constexpr u32 min_workgroups_per_processor =
-      stages > 0 && 2 * (dynamic_lds_bytes + sizeof(shared_state) + 1024) <= 233472 ? 2 : 1;
+      stages > 0 && workgroups_by_lds<target>(dynamic_lds_bytes + static_cast<u32>(sizeof(shared_state))) >= 2 ? 2 : 1;
 
   using accumulators = float[2][chunks][F::tiles][S::d_items];
 
