@@ -27,9 +27,9 @@ template <class Contract> struct attention_gqa8_domain {
 template <class Contract> using attention_gqa8_strict = strict<Contract, attention_gqa8_domain<Contract>>;
 
 /// The measured threshold between sm90a's two Stages 0 decode mappings (both admit B 1..64): from
-/// B = 64 the 8-wave workgroup (one per KV head and request, no split: 229.7 us at B 64, L 8192,
-/// against 249.8 for the 2-wave mapping's stage one alone in the same H200 run;
-/// docs/kernels/attention.md); below it the 2-wave mapping, not measured against it between 8 and 64.
+/// B = 64 the 8-wave workgroup (one per KV head and request, no split; H200 data in
+/// bench/results/attention_h200.json, docs/kernels/attention.md); below it the 2-wave mapping, not
+/// measured against it between 8 and 64.
 inline constexpr i64 attention_gqa8_eight_wave_min_batch = 64;
 struct from_eight_wave_min_batch {
   static decision decide(const attention_signature& s) {

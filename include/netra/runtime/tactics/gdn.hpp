@@ -27,31 +27,21 @@ template <class Contract> struct gdn_replay_domain {
 };
 template <class C> using gdn_replay_strict = strict<C, gdn_replay_domain<C>>;
 
-/// sm90a mappings chosen by measurement (bench/results/gdn_h200.json, H200, graph-replayed), each
-/// ahead of the default it replaces, which still serves what it refuses (an output view aligned to
-/// 2 bytes only, for the K0 map's 4-byte stores). K0: half-head workgroups of 4 warps, 2 columns per
-/// lane, each wave's state block through LDS (Staging 3; B 64: 126.3 / 109.4 us FP32 / BF16 state;
-/// the same map without it 137.8 / 113.3, default 221.1 / 239.3; also the fastest at B 16 and 1);
-/// M16: the staged 8-column blocks of 4 warps with FusedDots and the state through LDS (core B 1:
-/// FP32 8.8 us, BF16 8.2, with the precompute 10.9 / 10.3; without it 10.2 / 8.5 and 12.4 / 10.6;
-/// default 20.7 / 22.7); conv (channel-major): with
-/// windows 6 preloaded tokens per thread (B 64: 25.5 us, default 29.7), without windows 4 tokens a
-/// thread, the next token's x in flight, 3 workgroups a SM (B 64 21.9 us, 6 preloaded 22.9, default
-/// 25.9); replay (strict, both in the promoted domain): whole-head workgroups with the state through
-/// LDS, no prefetch (every request accepting T, BF16 / FP32: B 1 10.4 / 11.6 us, B 16 30.3 / 39.5,
-/// B 64 102.9 / 133.7, B 128 194.8 / 247.8; with PrefetchAhead 264 10.5 / 11.6, 31.8 / 42.9,
-/// 105.9 / 154.9, 196.9 / 289.9; the prefetching whole-head map shipped before 11.8 / 15.6, 37.3 /
-/// 64.2, 120.2 / 191.8, 221.1 / 353.5; random lengths B 128 130.0 / 186.3 against 129.8 / 217.0
-/// and 166.8 / 315.2), the every-B and graph protocol run on the GPU for both storages; decode (T 1):
-/// the default map (its state block through LDS on sm90a) at every B: B 64 FP32 82.8 us, BF16 53.6;
-/// B 128 160.3 / 103.9 (the half-head and whole-head candidates 141.6-143.2 / 57.0-62.8 and
-/// 272.6-273.4 / 106.0-116.7).
+/// sm90a mappings chosen by measurement (bench/results/gdn_h200.json, H200, graph-replayed; the
+/// compared forms and their times are in docs/kernels/gdn.md), each ahead of the default it
+/// replaces, which still serves what it refuses (an output view aligned to 2 bytes only, for the K0
+/// map's 4-byte stores). K0: half-head workgroups of 4 warps, 2 columns per lane, each wave's state
+/// block through LDS (Staging 3); M16: the staged 8-column blocks of 4 warps with FusedDots and the
+/// state through LDS; conv (channel-major): with windows 6 preloaded tokens per thread, without
+/// windows 4 tokens a thread with the next token's x in flight, 3 workgroups a SM; replay (strict,
+/// both in the promoted domain): whole-head workgroups with the state through LDS, no prefetch (the
+/// every-B and graph protocol run on the GPU for both storages); decode (T 1): the default map (its
+/// state block through LDS on sm90a) at every B.
 namespace measured {
 template <u32 S> using k0 = contracts::gdn_k0<sm90a, S, 16, gdn::token_staging::block_and_state, 4, 2>;
 template <u32 S> using m16 = contracts::gdn_m16<sm90a, S, 8, gdn::token_staging::block_and_state, 4, 1, 1>;
 /// M16 with the precompute fused in (Inputs raw): admitted only for a call that carries the
-/// precompute's inputs (gdn_recurrent_raw_call); the two-launch chain serves the rest. Its first
-/// form (3ce8f43) measured slower than the chain: B 1 BF16 12.03 us against 10.12, FP32 12.65 / 11.04.
+/// precompute's inputs (gdn_recurrent_raw_call); the two-launch chain serves the rest.
 template <u32 S> using m16_raw = contracts::gdn_m16<sm90a, S, 8, gdn::token_staging::block_and_state, 4, 1, 1, gdn::core_inputs::raw>;
 template <u32 Writes>
 using conv = conditional_t<Writes == gdn::conv_writes::windows,

@@ -81,14 +81,11 @@ using grouped_large_dring = grouped_config<typename grouped_large<Target>::plan,
                                            typename grouped_large<Target>::reduce>;
 
 /// The configurations a target dispatches: mid (17..256), on gfx950 the article's split-K pair at
-/// 768, and large (257..768). sm90a takes the ring forms, chosen by measurement (H200, revision
-/// 4745415: the experts path graph-replayed, M = 64 250.4 against the register forms' 331.1 us,
-/// 128 291.6 / 367.4; at 768 large_ring 468.2 against the split-K pair's 503.4 and large's 503.6,
-/// so on the H200 the split-K pair is built, tested and benchmarked but not dispatched), with
-/// gate_up's 2-block ring in the mid range and down through its LDS ring in both (H200, revision
-/// 90aa8cd, the experts path graph-replayed, every record within the policy and the candidates'
-/// bits equal on the GPU: mid_dring M = 32 163.4 against mid_ring2's 189.4 us, 64 212.2 / 247.9, 128
-/// 238.3 / 281.9, 256 257.8 / 306.6; large_dring at 768 408.6 against large_ring's 464.5).
+/// 768, and large (257..768). sm90a takes the ring forms with down through its LDS ring (mid_dring,
+/// large_dring), chosen by measurement on the H200 (the experts path graph-replayed, every record
+/// within the policy, the candidates' bits equal on the GPU: bench/results/moe_h200.json,
+/// docs/kernels/moe-grouped.md); there the split-K pair is built, tested and benchmarked but not
+/// dispatched.
 template <class Target> struct grouped_dispatch {
   using mid = grouped_mid<Target>;
   using large = grouped_large<Target>;
