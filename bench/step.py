@@ -127,9 +127,9 @@ class Runner:
         t = time.perf_counter()
         self.dense_table = load_or_tune_dense(cfg, a)
         d["dense_tune_s"] = time.perf_counter() - t
-        self.fp8_rows = model.fp8_rows_of(self.dense_table)
+        self.fp8_rows, self.forms = model.fp8_rows_of(self.dense_table), plan.dense_forms_of(self.dense_table)
         t = time.perf_counter()
-        self.w = model.Weights(cfg, "cuda", seed=a.seed, fp8_rows=self.fp8_rows)
+        self.w = model.Weights(cfg, "cuda", seed=a.seed, fp8_rows=self.fp8_rows, forms=self.forms)
         requests = max(max(a.buckets), max(a.verify_buckets) if a.verify_buckets else 1)
         self.p = model.Pools(cfg, "cuda", requests=requests, kv_len=a.kv_len, seed=a.seed + 1)
         torch.cuda.synchronize()
@@ -236,7 +236,7 @@ class Runner:
                              floor_fp8_dense_us=plan.step_bytes(cfg, B, a.kv_len, phase, 1, experts)["total"] / self.bw * 1e6,
                              floor_with_compute_us=plan.floor_with_compute_us(floor, plan.step_flops(cfg, B, phase), self.bw, self.matrix_rate),
                              distinct_experts=experts, end_to_end=orc, verify_commit=commit, teacher_forced_prefix=tf["summary"],
-                             dense_path=model.dense_label(self.fp8_rows, rows),
+                             dense_path=model.dense_label(self.fp8_rows, rows, self.forms),
                              **{k: v for k, v in r.items() if k not in ("netra_graph_us", "netra_eager_us")})
         self.records.append(rec_)
         log(f"{phase} B={B}: netra {r['netra_graph_us']:.0f} us graph, {r['netra_eager_us']:.0f} eager; floor {floor['total'] / self.bw * 1e6:.0f} us; "
@@ -430,7 +430,7 @@ class Runner:
             low = name.lower()
             if name.startswith("netra_"):
                 key = "netra " + next((f for f in ("argmax", "moe", "norm", "attention", "gdn") if low.startswith("netra_" + f)), "other")
-            elif any(w in low for w in ("gemm", "cutlass", "xmma", "nvjet", "cublas", "splitk")):
+            elif any(w in low for w in ("gemm", "gemv", "cutlass", "xmma", "nvjet", "cublas", "splitk")):
                 key = "framework GEMM"
             elif "memcpy" in low or "memset" in low:
                 key = "copies"
@@ -471,7 +471,7 @@ class Runner:
             "phase": phase, "batch": B, "families": fam, "sum_device_us": device, "sum_critical_us": critical, "gap_us": gaps / reps,
             "graph_us": graph_us, "floor_us": part_us["total"], "launches_per_step": round(len(events) / reps),
             "framework_gemm_compute_floor_us": sum(plan.step_flops(self.cfg, B, phase).values()) / self.matrix_rate * 1e6,
-            "graph_minus_device_us": graph_us - device, "dense_path": model.dense_label(self.fp8_rows, rows),
+            "graph_minus_device_us": graph_us - device, "dense_path": model.dense_label(self.fp8_rows, rows, self.forms),
             "kernels": dict(sorted(shown.items(), key=lambda kv: -kv[1]["critical_us"]))}
         log(f"profile {phase} B={B} (graph {graph_us:.0f} us, floor {part_us['total']:.0f} us, {len(events) / reps:.0f} launches, "
             f"critical {critical:.0f} + gaps {gaps / reps:.0f} us): " + ", ".join(
@@ -542,17 +542,20 @@ def write(R, a):
     for e in R.doc["teacher_forced"]:
         summaries.append((e["summary"], {"what": f"{e['phase']} B={e['batch']}, all {e['layers']} layers, KV {e['kv_len']}"}))
     dense_path = {"table": R.dense_table, "fp8_rows": {g: sorted(ms) for g, ms in R.fp8_rows.items()},
+                  "bf16_forms": {g: {str(m): f for m, f in fs.items()} for g, fs in R.forms.items()},
                   "how": "per dense group (the projections of one input as one GEMM) and GEMM row count: FP8 block-scaled torch._scaled_mm "
                          "(activations quantized per token and 128, rows below 16 padded) where model.tune_dense measured it "
                          "correct and faster than BF16 (graph-replayed, weights rotated past the L2), BF16 on weights dequantized at load "
-                         "elsewhere"}
+                         "elsewhere, each BF16 GEMM in the form (plan.BF16_FORMS: the cuBLAS call, backend and split-K permission) "
+                         "measured fastest and within plan.dense_bf16_bound of the FP64 product (default unless 3 % faster)"}
     doc = common.write_family(os.path.join(a.out_dir, "step_h200.json"), "step", R.records, R.bw, method, dense_path=dense_path, **R.doc,
                               workspace=R.workspace, coverage=R.coverage)
     meta = {"date": doc["environment"]["date"], "git_revision": doc["environment"]["git_revision"], "layers": R.cfg.layers, "kv_len": a.kv_len,
             "handle_bytes": R.doc["setup"].get("handle_bytes")}
     glue = R.doc["setup"].get("glue", {})
     meta["note"] = ("Framework path, per bucket (dense projections: `bf16`, or `fp8:` the groups multiplied block-scaled FP8 at that "
-                    "bucket's row count, as measured by model.tune_dense): " + ", ".join(
+                    "bucket's row count, then `group=form` where a BF16 group's cuBLAS call is not the default, as measured by "
+                    "model.tune_dense): " + ", ".join(
                         f"{r['contract'].replace('step_', '')} {r['shape']['batch']}: {r.get('dense_path')}" for r in R.records) +
                     f". Attention glue and activation quantization: {'fused Triton kernels' if glue.get('fused') else 'torch'} "
                     f"({glue.get('why', 'not selected')}).")
@@ -568,7 +571,7 @@ def headline_child(a):
     ops.prepare()
     glue = model.select_glue("cuda") if a.glue == "fused" else {"fused": False}
     table = load_or_tune_dense(cfg, a)
-    w = model.Weights(cfg, "cuda", seed=a.seed, fp8_rows=model.fp8_rows_of(table))
+    w = model.Weights(cfg, "cuda", seed=a.seed, fp8_rows=model.fp8_rows_of(table), forms=plan.dense_forms_of(table))
     p = model.Pools(cfg, "cuda", requests=max(B for _, B in HEADLINE), kv_len=a.kv_len, seed=a.seed + 1)
     net, gen, out = model.Step(w, p), torch.Generator().manual_seed(a.seed), []
     setup_s = time.perf_counter() - t0
@@ -583,7 +586,8 @@ def headline_child(a):
         p.restore(snap)
         del g
     print(json.dumps({"layers": cfg.layers, "kv_len": a.kv_len, "seed": a.seed, "setup_s": setup_s, "glue_fused": glue["fused"],
-                      "dense_fp8_rows": {g: sorted(ms) for g, ms in w.fp8_rows.items()}, "buckets": out}))
+                      "dense_fp8_rows": {g: sorted(ms) for g, ms in w.fp8_rows.items()},
+                      "dense_forms": {g: {str(m): f for m, f in fs.items()} for g, fs in w.forms.items()}, "buckets": out}))
 
 
 def merge_fresh(a):

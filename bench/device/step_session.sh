@@ -5,8 +5,9 @@
 #   1. the step's GPU tests (tests/python/test_step.py: the teacher-forced oracle of every op within
 #      its bound, the checks failing past their bounds, decode / verify / commit, eager == graph,
 #      the dense FP8 / BF16 paths);
-#   2. the dense path's measured choice per group and row count (BF16 or block-scaled FP8:
-#      $OUT/dense_table.json, one process of its own);
+#   2. the dense path's measured choice per group and row count (the BF16 forms of
+#      plan.BF16_FORMS: cuBLAS's call, backend and split-K permission, the Triton GEMV at M = 1;
+#      block-scaled FP8 with the fused quantization: $OUT/dense_table.json, one process of its own);
 #   3. three fresh processes timing the headline buckets on that table;
 #   4. bench/step.py at 40 layers on that table, its clock what the deadline leaves: every decode
 #      and verify bucket (each with the teacher-forced oracle on its first 4 layers), the all-layer teacher-forced oracle at decode 16 / 64 and
@@ -60,7 +61,7 @@ if [ -x .carry-step/test_argmax_gpu ]; then
   step argmax_gpu 40 .carry-step/test_argmax_gpu
 fi
 step step_pytest 70 python3 -m pytest -q -rs -s -p no:cacheprovider tests/python/test_step.py
-step dense_tune 36 python3 bench/step.py --tune-dense-only --dense-table "$OUT/dense_table.json" --dense-seconds 25
+step dense_tune 55 python3 bench/step.py --tune-dense-only --dense-table "$OUT/dense_table.json" --dense-seconds 40
 fresh=()  # the headline's fresh processes before the bench: the bench's own clock takes what is left
 for i in 0 1 2; do
   step "fresh_$i" 24 python3 bench/step.py --headline-child --layers 40 --kv-len 8192 --reps 20 --seed $((100 + i)) \

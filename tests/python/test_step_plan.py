@@ -27,6 +27,37 @@ class Model(unittest.TestCase):
         self.assertEqual(cfg.dense_shapes("gdn")["out_proj"], (2048, 4096))
 
 
+class DenseForms(unittest.TestCase):
+    def test_candidates_per_row_count(self):
+        self.assertEqual(plan.bf16_forms(1), tuple(plan.BF16_FORMS))
+        self.assertEqual(plan.bf16_forms(64), ("default", "lt", "lt_no_split_k"))  # the one-row calls only at M = 1
+        with self.assertRaises(ValueError):
+            plan.bf16_forms(0)
+        self.assertEqual(plan.form_parts("default"), ("mm", None, True))
+        self.assertEqual(plan.form_parts("lt"), ("mm", "cublaslt", True))
+        self.assertEqual(plan.form_parts("lt_no_split_k"), ("mm", "cublaslt", False))
+        self.assertEqual(plan.form_parts("swap"), ("swap", None, True))
+        self.assertEqual(plan.form_parts("swap_lt_no_split_k"), ("swap", "cublaslt", False))
+        self.assertEqual(plan.form_parts("gemv_bn8"), ("gemv", None, True))
+        with self.assertRaises(ValueError):
+            plan.form_parts("gemv")
+
+    def test_choice_needs_correct_and_faster_by_the_margin(self):
+        t = {"default": {"us": 9.3, "ok": True}, "lt": {"us": 9.2, "ok": True}, "lt_no_split_k": {"us": 6.1, "ok": True},
+             "swap": {"us": 5.0, "ok": False}, "swap_lt_no_split_k": {"error": "RuntimeError: refused"}}
+        self.assertEqual(plan.choose_form(t), "lt_no_split_k")  # swap is faster but outside its bound
+        self.assertEqual(plan.choose_form({"default": {"us": 9.3, "ok": True}, "lt": {"us": 9.1, "ok": True}}), "default")  # within 3 %
+        self.assertEqual(plan.choose_form({"lt": {"us": 1.0, "ok": True}}), "default")  # no default time: nothing to beat
+        table = {"gdn_out": {"1": {"bf16_form": "swap"}, "64": {"bf16_form": "lt_no_split_k"}, "768": {"bf16_form": "default"}},
+                 "gdn_in": {"1": {"chosen": "bf16"}}}
+        self.assertEqual(plan.dense_forms_of(table), {"gdn_out": {1: "swap", 64: "lt_no_split_k"}})
+
+    def test_bf16_bound(self):
+        rel, env = plan.dense_bf16_bound(4096)
+        self.assertEqual(rel, 2.0 ** -8)
+        self.assertTrue(4095 * 2.0 ** -24 < env < 4095 * 2.0 ** -24 * (1 + 2.0 ** -11))  # gamma_4095 = 4095 u / (1 - 4095 u)
+
+
 class Buckets(unittest.TestCase):
     def test_bucket_for(self):
         self.assertEqual([plan.bucket_for(n) for n in (1, 2, 3, 16, 17, 65, 81, 128)], [1, 2, 4, 16, 32, 80, 96, 128])

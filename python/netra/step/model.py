@@ -15,6 +15,7 @@ scale), the attention output gate, the LM head (BF16, FP32 logits). Every layer:
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import math
@@ -25,7 +26,7 @@ import torch
 import torch.nn.functional as F
 
 from netra import torch_ops as ops
-from netra.step import glue
+from netra.step import gemv, glue, plan
 from netra.step.plan import DRAFT_TOKENS, ModelConfig
 
 FAMILIES = ("norm", "attention", "gdn", "moe", "argmax")
@@ -73,19 +74,56 @@ class Dense:
     every other M one BF16 GEMM multiplies the parts dequantized once at load with the tail
     appended. Both paths of the step (netra's and the torch reference) call the same objects."""
 
-    def __init__(self, parts, tail=None, fp8_rows=()):
+    def __init__(self, parts, tail=None, fp8_rows=(), forms=None):
         self.q, self.s = _cat(*parts)
         w = dequantize(self.q, self.s).to(torch.bfloat16)
         self.tail = tail
         self.w = w if tail is None else torch.cat([w, tail])
         self.splits = [q.shape[0] for q, _ in parts]
         self.fp8_rows = frozenset(fp8_rows)
+        self.forms = dict(forms or {})  # {M: BF16 form (plan.BF16_FORMS)}; "default" where absent
 
     def __call__(self, x):
         if x.shape[0] not in self.fp8_rows:
-            return list((x @ self.w.t()).split(self.splits + ([self.tail.shape[0]] if self.tail is not None else []), dim=1))
+            y = bf16_mm(x, self.w, self.forms.get(x.shape[0], "default"))
+            return list(y.split(self.splits + ([self.tail.shape[0]] if self.tail is not None else []), dim=1))
         out = list(fp8_blockwise_mm(x, self.q, self.s).split(self.splits, dim=1))
         return out + ([x @ self.tail.t()] if self.tail is not None else [])
+
+
+@contextlib.contextmanager
+def blas_settings(backend, split_k):
+    """torch's BLAS backend preference and BF16 split-K permission for the calls inside (cuBLAS
+    picks its kernel when a call is issued, also inside a graph capture: the replay keeps it);
+    restored after."""
+    if backend is None and split_k:
+        yield
+        return
+    cuda = torch.backends.cuda
+    lib, red = cuda.preferred_blas_library(), cuda.matmul.allow_bf16_reduced_precision_reduction
+    red = tuple(red) if isinstance(red, (tuple, list)) else (bool(red), True)
+    try:
+        if backend is not None:
+            cuda.preferred_blas_library(backend)
+        if not split_k:
+            cuda.matmul.allow_bf16_reduced_precision_reduction = (False, False)
+        yield
+    finally:
+        cuda.matmul.allow_bf16_reduced_precision_reduction = red if not red[1] else red[0]  # a plain bool where split-K was allowed
+        cuda.preferred_blas_library(lib)
+
+
+def bf16_mm(x, w, form="default"):
+    """x [M, K] @ w [N, K]^T in BF16 computed in `form` (plan.BF16_FORMS): the same operands, each
+    form within plan.dense_bf16_bound of the exact product. "swap" (M = 1) asks cuBLAS for w x^T,
+    whose [N, 1] column is the row; "gemv_*" (M = 1) is the step's Triton GEMV (netra.step.gemv)."""
+    call, backend, split_k = plan.form_parts(form)
+    if call != "mm" and x.shape[0] != 1:
+        raise ValueError(f"the {form} form is the row only at M = 1, got M = {x.shape[0]}")
+    if call == "gemv":
+        return gemv.mm(x, w, form)
+    with blas_settings(backend, split_k):
+        return torch.mm(w, x.t()).view(1, -1) if call == "swap" else x @ w.t()
 
 
 FP8_MIN_ROWS = 16  # torch's block-scaled _scaled_mm refuses M = 1 on the H200 (bench/results/step_h200.json): fewer rows are padded
@@ -159,12 +197,15 @@ def dense_group_shapes(cfg):
 
 
 def tune_dense(cfg, device, rows=None, seconds=40.0, margin=0.97, log=print):
-    """The measured choice of the dense path, per dense group shape and GEMM row count M: for each,
-    the BF16 GEMM and the FP8 block-scaled one (activation quantization and, for M < 16, the padding
-    included) graph-replayed over weight copies that rotate past the L2; FP8 where it is correct
-    (within 2^-6 relative of the product of the dequantized operands) and below `margin` x the BF16
-    time. Returns {group: {str(M): {bf16_us, fp8_us, fp8_rel_err | fp8_error, chosen}}} (groups of
-    one shape measured once)."""
+    """The measured choice of the dense path, per dense group shape and GEMM row count M: each BF16
+    form of plan.bf16_forms(M) (checked first against the FP64 product within plan.dense_bf16_bound)
+    and the FP8 block-scaled GEMM (activation quantization and, for M < 16, the padding included),
+    graph-replayed over weight copies that rotate past the L2. The BF16 form: plan.choose_form (the
+    fastest correct one below `margin` x the default's time); FP8 where it is correct (within 2^-6
+    relative of the product of the dequantized operands) and below `margin` x that form's time.
+    Returns {group: {str(M): {bf16_forms: {form: {us, ok, worst} | {error}}, bf16_form, bf16_us (the
+    default's), bf16_best_us, fp8_us, fp8_rel_err | fp8_error, chosen}}} (groups of one shape
+    measured once)."""
     rows = cfg.dense_rows() if rows is None else rows
     gen = torch.Generator(device=device).manual_seed(7)
     t_end = time.time() + seconds
@@ -181,13 +222,37 @@ def tune_dense(cfg, device, rows=None, seconds=40.0, margin=0.97, log=print):
                        (torch.randn(tail_rows, k, device=device, generator=gen) * k ** -0.5).to(torch.bfloat16) if tail_rows else None)
                  for _ in range(copies)]
         ref_w = dequantize(dense[0].q, dense[0].s)
+        w64 = dense[0].w.double()
+        rel, env_c = plan.dense_bf16_bound(k)
         entries = {}
         for m in rows:
             if time.time() > t_end:
                 entries[str(m)] = {"chosen": "bf16", "skipped": "time"}
                 continue
             x = torch.randn(m, k, device=device, generator=gen).to(torch.bfloat16)
-            e = {}
+            e = {"bf16_forms": {}}
+            ref = x.double() @ w64.t()
+            bound = rel * ref.abs() + env_c * (x.double().abs() @ w64.abs().t())
+            for d in dense:
+                d.fp8_rows = frozenset()
+            for form in plan.bf16_forms(m):
+                f = e["bf16_forms"][form] = {}
+                try:
+                    f["worst"] = float(((bf16_mm(x, dense[0].w, form).double() - ref).abs() / bound).max())
+                    f["ok"] = f["worst"] <= 1.0
+                    for d in dense:
+                        d.forms = {m: form}
+                    f["us"] = _graph_us(lambda: [d(x) for d in dense + dense], 2 * copies)
+                except Exception as ex:  # a form this torch / cuBLAS refuses (or cannot capture): not a candidate
+                    f.clear()
+                    f["error"] = f"{type(ex).__name__}: {str(ex)[:400]}"
+                    torch.cuda.synchronize()
+            del ref, bound
+            e["bf16_form"] = plan.choose_form(e["bf16_forms"], margin)
+            e["bf16_us"] = e["bf16_forms"].get("default", {}).get("us", float("nan"))
+            e["bf16_best_us"] = e["bf16_forms"].get(e["bf16_form"], {}).get("us", float("nan"))
+            for d in dense:
+                d.forms = {}
             try:
                 dense[0].fp8_rows = frozenset([m])
                 got = torch.cat(dense[0](x)[:len(parts)], dim=1).float()
@@ -198,20 +263,22 @@ def tune_dense(cfg, device, rows=None, seconds=40.0, margin=0.97, log=print):
             except Exception as ex:  # a refusal of this torch / cuBLAS at this M: BF16 there
                 e["fp8_error"] = f"{type(ex).__name__}: {str(ex)[:400]}"
                 fp8_ok = False
-            for mode in ("bf16", "fp8") if fp8_ok else ("bf16",):
+            if fp8_ok:
                 for d in dense:
-                    d.fp8_rows = frozenset([m]) if mode == "fp8" else frozenset()
+                    d.fp8_rows = frozenset([m])
                 try:
-                    e[f"{mode}_us"] = _graph_us(lambda: [d(x) for d in dense + dense], 2 * copies)
+                    e["fp8_us"] = _graph_us(lambda: [d(x) for d in dense + dense], 2 * copies)
                 except Exception as ex:  # e.g. a capture this torch refuses: that path is not timed, BF16 stays the default
-                    e[f"{mode}_error"] = f"{type(ex).__name__}: {str(ex)[:400]}"
+                    e["fp8_error"] = f"{type(ex).__name__}: {str(ex)[:400]}"
                     torch.cuda.synchronize()
-            fp8_ok = fp8_ok and "fp8_us" in e and "bf16_us" in e
-            e["chosen"] = "fp8" if fp8_ok and e["fp8_us"] < margin * e["bf16_us"] else "bf16"
+            fp8_ok = fp8_ok and "fp8_us" in e and not math.isnan(e["bf16_best_us"])
+            e["chosen"] = "fp8" if fp8_ok and e["fp8_us"] < margin * e["bf16_best_us"] else "bf16"
             entries[str(m)] = e
-        log(f"dense {group} {n}x{k}: " + ", ".join(f"M={m} {e['chosen']} ({e.get('bf16_us', float('nan')):.1f} / {e.get('fp8_us', float('nan')):.1f} us)"
-                                                    for m, e in entries.items()))
-        del dense, ref_w
+        log(f"dense {group} {n}x{k}: " + ", ".join(
+            f"M={m} {e['chosen']}" + ("" if "skipped" in e else
+                                      f" ({e['bf16_form']} {e['bf16_best_us']:.1f}, default {e['bf16_us']:.1f} / fp8 {e.get('fp8_us', float('nan')):.1f} us)")
+            for m, e in entries.items()))
+        del dense, ref_w, w64
         table[group] = by_shape[key] = entries
     return table
 
@@ -221,10 +288,13 @@ def fp8_rows_of(table):
     return {g: frozenset(int(m) for m, e in entries.items() if e.get("chosen") == "fp8") for g, entries in table.items()}
 
 
-def dense_label(fp8_rows, m):
-    """How the dense path multiplies M rows: "bf16", or "fp8:<groups>" (the groups on FP8)."""
+def dense_label(fp8_rows, m, forms=None):
+    """How the dense path multiplies M rows: "bf16", or "fp8:<groups>" (the groups on FP8), then
+    "; <group>=<form>" for each BF16 group whose form is not the default."""
     groups = sorted(g for g, ms in fp8_rows.items() if m in ms)
-    return "fp8:" + "+".join(groups) if groups else "bf16"
+    label = "fp8:" + "+".join(groups) if groups else "bf16"
+    other = sorted(f"{g}={fs[m]}" for g, fs in (forms or {}).items() if m in fs and g not in groups)
+    return label + "".join(f"; {o}" for o in other)
 
 
 _LM_HEAD_FP32_OUT = []  # decided by the first (eager) call: does torch.mm take out_dtype here?
@@ -245,13 +315,16 @@ def lm_head(h, w):
 class Weights:
     """Random weights of every layer at the checkpoint's formats (one generator, `seed`)."""
 
-    def __init__(self, cfg: ModelConfig, device, seed=0, fp8_rows=None):
+    def __init__(self, cfg: ModelConfig, device, seed=0, fp8_rows=None, forms=None):
         """fp8_rows: {dense group: row counts M multiplied in FP8} (fp8_rows_of(tune_dense(...)));
-        None: BF16 at every M."""
+        None: BF16 at every M. forms: {dense group: {M: BF16 form}} (plan.dense_forms_of of the same
+        table); None: the default form everywhere."""
         g = torch.Generator(device=device).manual_seed(seed)
         h = cfg.hidden
         bf = lambda *shape, std=1.0: (torch.randn(*shape, device=device, generator=g) * std).to(torch.bfloat16)  # noqa: E731
         self.cfg, self.fp8_rows = cfg, {k: frozenset(v) for k, v in (fp8_rows or {}).items()}
+        self.forms = {k: dict(v) for k, v in (forms or {}).items()}
+        dense = lambda group, parts, tail=None: Dense(parts, tail, self.fp8_rows.get(group, ()), self.forms.get(group))  # noqa: E731
         self.embed = bf(cfg.vocab, h)
         self.lm_head = bf(cfg.vocab, h, std=h ** -0.5)
         self.final_norm = bf(h, std=0.1)
@@ -264,16 +337,16 @@ class Weights:
                 # the head norms' zero-centred weights (1 + w in FP32) per head of [q heads | k heads]
                 L["qk_norm"] = torch.cat([(1.0 + q_norm.float()).expand(cfg.q_heads, -1), (1.0 + k_norm.float()).expand(cfg.kv_heads, -1)])
                 q, gate = _split_heads(proj["q_proj"], cfg.q_heads)
-                L["attn_in"] = Dense([_cat(q, proj["k_proj"]), gate, proj["v_proj"]], None, self.fp8_rows.get("attn_in", ()))
-                L["attn_out"] = Dense([proj["o_proj"]], None, self.fp8_rows.get("attn_out", ()))
+                L["attn_in"] = dense("attn_in", [_cat(q, proj["k_proj"]), gate, proj["v_proj"]])
+                L["attn_out"] = dense("attn_out", [proj["o_proj"]])
             else:
                 L["in_proj_ba"] = bf(2 * cfg.gdn_v_heads, h, std=h ** -0.5)
                 L["conv"] = bf(cfg.gdn_channels, cfg.conv_taps, std=0.5)
                 L["a_log"] = torch.rand(cfg.gdn_v_heads, device=device, generator=g) * 2 - 1
                 L["dt_bias"] = torch.rand(cfg.gdn_v_heads, device=device, generator=g) * 2 - 1
                 L["gdn_norm"] = (1 + torch.randn(cfg.gdn_head_dim, device=device, generator=g) * 0.1).to(torch.bfloat16)
-                L["gdn_in"] = Dense([proj["in_proj_qkv"], proj["in_proj_z"]], L["in_proj_ba"], self.fp8_rows.get("gdn_in", ()))
-                L["gdn_out"] = Dense([proj["out_proj"]], None, self.fp8_rows.get("gdn_out", ()))
+                L["gdn_in"] = dense("gdn_in", [proj["in_proj_qkv"], proj["in_proj_z"]], L["in_proj_ba"])
+                L["gdn_out"] = dense("gdn_out", [proj["out_proj"]])
             L["router"] = bf(cfg.experts, h, std=0.02)
             L["shared_gate"] = bf(h, std=0.02)
             L["w13"], L["s13"] = _fp8_blocks(2 * cfg.expert_intermediate, h, (cfg.experts + 1,), g, device)
@@ -528,7 +601,7 @@ class Step:
         cfg, R, T = self.cfg, h.shape[0], b.T
         state, conv = self.p.state[i], self.p.conv[i]
         qkv, z, ba = L["gdn_in"](h)  # column views of one product (the conv and the gated norm take a row stride)
-        bb, aa = ba[:, :cfg.gdn_v_heads].contiguous(), ba[:, cfg.gdn_v_heads:].contiguous()
+        bb, aa = ba[:, :cfg.gdn_v_heads], ba[:, cfg.gdn_v_heads:]  # column views: the precompute takes their row stride
         y = torch.empty(qkv.shape, dtype=qkv.dtype, device=qkv.device)
         windows = torch.empty(b.B, T, cfg.gdn_channels, cfg.conv_taps - 1, dtype=torch.bfloat16, device=h.device) if T > 1 else None
         self._dispatch("gdn", "gdn_conv", (qkv, L["conv"], y, b.gdn_slots, conv, windows), (2, 4, 5), torch.ops.netra.gdn_conv,

@@ -82,6 +82,73 @@ class ModelConfig:
 TEST_CONFIG = ModelConfig(layers=4)
 
 
+# ---- the dense path's BF16 GEMM forms ---------------------------------------------------------------
+# One BF16 product y = x W^T, asked of cuBLAS in different ways; each form is a step option chosen per
+# dense group and row count M by measurement (model.tune_dense), never by name. At M = 1..64 with
+# N = 2048 (the out projections) torch's default call gets a split-K kernel plus its reduce.
+BF16_FORMS = {
+    "default": "x @ W^T as torch issues it (the process's BLAS backend and its heuristic)",
+    "lt": "x @ W^T on the cuBLASLt backend (torch.backends.cuda.preferred_blas_library('cublaslt'))",
+    "lt_no_split_k": "x @ W^T on cuBLASLt with split-K refused (allow_bf16_reduced_precision_reduction = (False, False))",
+    "swap": "M = 1: W x^T (N as the GEMM's row count, a GEMV-shaped call), viewed as the [1, N] row",
+    "swap_lt_no_split_k": "M = 1: W x^T on cuBLASLt with split-K refused",
+    "gemv_bn4": "M = 1: the step's Triton GEMV (netra.step.gemv), 4 output columns a program",
+    "gemv_bn8": "M = 1: the step's Triton GEMV, 8 output columns a program",
+}
+ONE_ROW_CALLS = ("swap", "gemv")  # the forms that exist only at M = 1
+
+
+def bf16_forms(m: int) -> tuple[str, ...]:
+    """The candidate forms at M rows; the swapped and GEMV ones only at M = 1 (W x^T is the row
+    itself only there; the GEMV reads one row)."""
+    if m < 1:
+        raise ValueError(f"a GEMM needs at least one row, got {m}")
+    return tuple(f for f in BF16_FORMS if m == 1 or form_parts(f)[0] not in ONE_ROW_CALLS)
+
+
+def form_parts(form: str) -> tuple[str, str | None, bool]:
+    """(call: "mm" | "swap" | "gemv", BLAS backend to prefer or None for the process's own, split-K
+    allowed) of a form."""
+    if form not in BF16_FORMS:
+        raise ValueError(f"unknown BF16 GEMM form {form!r} (known: {', '.join(BF16_FORMS)})")
+    words = form.split("_")
+    call = words[0] if words[0] in ONE_ROW_CALLS else "mm"
+    return call, ("cublaslt" if "lt" in words else None), not form.endswith("no_split_k")
+
+
+def choose_form(forms: dict[str, dict], margin: float = 0.97) -> str:
+    """The measured choice among {form: {us, ok} | {error}}: the fastest form that is correct and
+    below margin x the default's time, else "default" (also when the default was not timed)."""
+    base = forms.get("default", {}).get("us")
+    if base is None:
+        return "default"
+    best, best_us = "default", base
+    for f, e in forms.items():
+        if f != "default" and e.get("ok") and e.get("us") is not None and e["us"] < margin * base and e["us"] < best_us:
+            best, best_us = f, e["us"]
+    return best
+
+
+def dense_forms_of(table: dict) -> dict[str, dict[int, str]]:
+    """{group: {M: form}} of a tuned dense table (model.tune_dense), the rows whose BF16 choice is
+    not the default (rows chosen FP8 keep their form for the BF16 tail only if any: none here)."""
+    out = {}
+    for group, entries in table.items():
+        forms = {int(m): e["bf16_form"] for m, e in entries.items() if e.get("bf16_form", "default") != "default"}
+        if forms:
+            out[group] = forms
+    return out
+
+
+def dense_bf16_bound(k: int) -> tuple[float, float]:
+    """(relative, envelope) coefficients of a BF16 GEMM output against the FP64 product of the same
+    BF16 operands: |y - ref| <= 2^-8 |ref| + gamma_{k-1} E (E = |x| |W|^T). Every BF16 x BF16 product
+    is exact in FP32; K of them summed in any order (any split of K, any tile order) is within
+    gamma_{k-1} E; the one BF16 rounding of the output adds 2^-9 |y|, taken as 2^-8 |ref|. Any form,
+    any cuBLAS kernel satisfies it: the forms differ in order, not in operands."""
+    return 2.0 ** -8, gamma(k - 1)
+
+
 # ---- buckets --------------------------------------------------------------------------------------
 
 def bucket_for(live: int, buckets=DECODE_BUCKETS) -> int:
