@@ -17,7 +17,7 @@ Before the buckets: the attention glue's selection (model.select_glue) and the d
 measured choice per group and row count (model.tune_dense, or --dense-table). After them:
 per-family device time, critical-path time and launches (profiler; --profile-buckets, default
 decode 1 / 64 and verify 64) with the floor's part of each family, AB/BA and single-family
-toggles, 1000 replays of one bucket with fixed inputs (one output), changing inputs == eager, the teacher-forced oracle over all layers (--forced, per layer and op;
+toggles, the L2 prefetch modes against none (--prefetch-buckets, netra.step.prefetch), 1000 replays of one bucket with fixed inputs (one output), changing inputs == eager, the teacher-forced oracle over all layers (--forced, per layer and op;
 the first before the buckets), the per-layer divergence trace. --headline-child: one fresh process timing the headline buckets
 (bench/device/step_session.sh runs three, --merge-fresh adds their median of medians). Every part
 runs inside the --seconds budget; a part that did not fit is recorded as skipped.
@@ -47,6 +47,7 @@ from bench import common  # noqa: E402
 import netra.torch_ops as ops  # noqa: E402
 from netra import gdn as _gdn  # noqa: E402
 from netra.step import model, oracle, plan  # noqa: E402
+from netra.step import prefetch as prefetch_mod  # noqa: E402
 
 ALL_TORCH = {f: "torch" for f in model.FAMILIES}
 HEADLINE = (("decode", 1), ("decode", 64), ("decode", 128), ("verify", 1))
@@ -351,6 +352,38 @@ class Runner:
         self.p.restore(snap)
         del base
 
+    def prefetch_ab(self, B):
+        """Each prefetch mode (netra.step.prefetch) against the step without it at decode bucket B:
+        graph replays alternated AB/BA, the outputs of every mode bitwise the base's."""
+        b = self.batch("decode", B)
+        snap = self.p.snapshot(b.gdn_slots)
+        base, bl, bt, _ = model.capture(self.net, b)
+        self.p.restore(snap)
+        base.replay()
+        want = (bl.clone(), bt.clone())
+        reps, out = max(3, self.a.reps // 4), {"batch": B, "modes": {}}
+        for mode in prefetch_mod.MODES:
+            if self.clock.left() < self.a.reserve + 5:
+                self.doc["skipped"].append(f"prefetch {mode} B={B} (time)")
+                continue
+            self.p.restore(snap)
+            g, gl, gt, _ = model.capture(model.Step(self.w, self.p, prefetch=mode), b)
+            self.p.restore(snap)
+            g.replay()
+            torch.cuda.synchronize()
+            same = bool(torch.equal(gl, want[0]) and torch.equal(gt, want[1]))
+            times = {"off": [], mode: []}
+            for order in ("AB", "BA", "AB", "BA"):
+                for arm in order:
+                    times["off" if arm == "A" else mode].append(replay_us(base if arm == "A" else g, reps)[0])
+            m_a, m_b = statistics.median(times["off"]), statistics.median(times[mode])
+            out["modes"][mode] = {"off_us": m_a, "on_us": m_b, "delta_us": m_b - m_a, "outputs_bitwise_equal": same, "rounds": times}
+            log(f"prefetch B={B} {mode}: off {m_a:.0f} us, on {m_b:.0f} us, delta {m_b - m_a:+.0f} us, outputs equal {same}")
+            del g
+        self.doc.setdefault("prefetch", []).append(out)
+        self.p.restore(snap)
+        del base
+
     def abba(self, B):
         b = self.batch("decode", B)
         snap = self.p.snapshot(b.gdn_slots)
@@ -628,6 +661,7 @@ def main():
     ap.add_argument("--forced", default="decode:16,decode:64,verify:4", help="phase:B of the all-layer teacher-forced oracle")
     ap.add_argument("--profile-buckets", default="decode:1,decode:64,verify:64", help="phase:B of the per-family profiles")
     ap.add_argument("--toggle-buckets", default="64")
+    ap.add_argument("--prefetch-buckets", default="1,64", help="decode buckets of the prefetch modes' AB measurement")
     ap.add_argument("--divergence-bucket", type=int, default=0, help="decode bucket of the per-layer divergence trace (0: none)")
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--seconds", type=float, default=180)
@@ -693,6 +727,8 @@ def main():
                 attempt(f"{phase} B={B} with the moe family on torch", R.bucket, phase, B, ("moe",))
     for phase, P in [(x.split(":")[0], int(x.split(":")[1])) for x in a.profile_buckets.split(",") if x]:
         attempt(f"profile {phase} B={P}", R.profile, phase, P, need=15)
+    for B in [int(x) for x in a.prefetch_buckets.split(",") if x]:
+        attempt(f"prefetch B={B}", R.prefetch_ab, B, need=15)
     for B in [int(x) for x in a.toggle_buckets.split(",") if x]:
         attempt(f"ABBA B={B}", R.abba, B, need=15)
         attempt(f"toggles B={B}", R.toggles, B, need=20)
