@@ -598,7 +598,8 @@ def write(R, a):
 
 def headline_child(a):
     """One fresh process: the 40-layer model, netra's graph replay of each headline bucket (median
-    of --reps); prints one JSON line."""
+    of --reps), and at the buckets of --headline-prefetch-buckets the same with the prefetch mode
+    --headline-prefetch (netra.step.prefetch); prints one JSON line."""
     cfg = plan.ModelConfig(layers=a.layers)
     t0 = time.perf_counter()
     ops.prepare()
@@ -607,6 +608,7 @@ def headline_child(a):
     w = model.Weights(cfg, "cuda", seed=a.seed, fp8_rows=model.fp8_rows_of(table), forms=plan.dense_forms_of(table))
     p = model.Pools(cfg, "cuda", requests=max(B for _, B in HEADLINE), kv_len=a.kv_len, seed=a.seed + 1)
     net, gen, out = model.Step(w, p), torch.Generator().manual_seed(a.seed), []
+    pre_buckets = {int(x) for x in a.headline_prefetch_buckets.split(",") if x}
     setup_s = time.perf_counter() - t0
     for phase, B in HEADLINE:
         b = model.Batch(p, phase, B)
@@ -618,6 +620,15 @@ def headline_child(a):
         out.append({"phase": phase, "batch": B, "netra_graph_us": us})
         p.restore(snap)
         del g
+        if phase == "decode" and B in pre_buckets:
+            try:
+                g = model.capture(model.Step(w, p, prefetch=a.headline_prefetch), b)[0]
+                out[-1][f"prefetch_{a.headline_prefetch}_graph_us"] = replay_us(g, a.reps)[0]
+                del g
+            except Exception as e:  # noqa: BLE001  (the headline stands without it, and says why)
+                out[-1][f"prefetch_{a.headline_prefetch}_error"] = f"{type(e).__name__}: {str(e)[:300]}"
+                torch.cuda.synchronize()
+            p.restore(snap)
     print(json.dumps({"layers": cfg.layers, "kv_len": a.kv_len, "seed": a.seed, "setup_s": setup_s, "glue_fused": glue["fused"],
                       "dense_fp8_rows": {g: sorted(ms) for g, ms in w.fp8_rows.items()},
                       "dense_forms": {g: {str(m): f for m, f in fs.items()} for g, fs in w.forms.items()}, "buckets": out}))
@@ -641,6 +652,10 @@ def merge_fresh(a):
     for r in doc["records"]:
         key = (r["contract"].replace("step_", ""), r["shape"]["batch"])
         meds = [b["netra_graph_us"] for run in runs for b in run.get("buckets", []) if (b["phase"], b["batch"]) == key]
+        for k in sorted({k for run in runs for b in run.get("buckets", []) if (b["phase"], b["batch"]) == key for k in b
+                         if k.startswith("prefetch_") and k.endswith("_graph_us")}):
+            pre = [b[k] for run in runs for b in run.get("buckets", []) if (b["phase"], b["batch"]) == key and k in b]
+            r[f"fresh_{k}"], r[f"fresh_median_of_medians_{k}"] = pre, statistics.median(pre)
         if meds:
             r["fresh_process_graph_us"] = meds
             r["fresh_median_of_medians_us"] = statistics.median(meds)
@@ -662,6 +677,8 @@ def main():
     ap.add_argument("--profile-buckets", default="decode:1,decode:64,verify:64", help="phase:B of the per-family profiles")
     ap.add_argument("--toggle-buckets", default="64")
     ap.add_argument("--prefetch-buckets", default="1,64", help="decode buckets of the prefetch modes' AB measurement")
+    ap.add_argument("--headline-prefetch", default="all", choices=prefetch_mod.MODES, help="--headline-child: the prefetch mode also timed")
+    ap.add_argument("--headline-prefetch-buckets", default="1", help="--headline-child: decode buckets timed with it too")
     ap.add_argument("--divergence-bucket", type=int, default=0, help="decode bucket of the per-layer divergence trace (0: none)")
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--seconds", type=float, default=180)

@@ -64,7 +64,7 @@ step step_pytest 70 python3 -m pytest -q -rs -s -p no:cacheprovider tests/python
 step dense_tune 55 python3 bench/step.py --tune-dense-only --dense-table "$OUT/dense_table.json" --dense-seconds 40
 fresh=()  # the headline's fresh processes before the bench: the bench's own clock takes what is left
 for i in 0 1 2; do
-  step "fresh_$i" 24 python3 bench/step.py --headline-child --layers 40 --kv-len 8192 --reps 20 --seed $((100 + i)) \
+  step "fresh_$i" 26 python3 bench/step.py --headline-child --layers 40 --kv-len 8192 --reps 20 --seed $((100 + i)) \
     --dense-table "$OUT/dense_table.json" --dense-seconds 8
   fresh+=("$OUT/fresh_$i.log")
 done

@@ -611,6 +611,8 @@ class Step:
         cfg, R, T = self.cfg, h.shape[0], b.T
         kb, vb, ks, vs = self.p.kv[i]
         heads, hd = cfg.q_heads, cfg.head_dim
+        self._join(self._next_in)
+        self._next_in = None
         qk, gate, v = L["attn_in"](h)  # one GEMM: [q heads | k heads], the q heads' output gates, v
         qk, gate, v = qk.view(R, heads + cfg.kv_heads, hd), gate.view(R, heads, hd), v.view(R, cfg.kv_heads, hd)
         pre = (qk, v, L["qk_norm"], *self._rope_cs, kb, vb, b.append_slots, ks, vs, cfg.rms_eps)
@@ -632,6 +634,8 @@ class Step:
     def _gdn(self, i, L, h, b: Batch):
         cfg, R, T = self.cfg, h.shape[0], b.T
         state, conv = self.p.state[i], self.p.conv[i]
+        self._join(self._next_in)
+        self._next_in = None
         qkv, z, ba = L["gdn_in"](h)  # column views of one product (the conv and the gated norm take a row stride)
         side = self._fetch(L["gdn_out"], R)
         bb, aa = ba[:, :cfg.gdn_v_heads], ba[:, cfg.gdn_v_heads:]  # column views: the precompute takes their row stride
@@ -679,19 +683,18 @@ class Step:
         output ("attention" or "gdn"), the add + RMSNorm after it ("norm"), the MoE output ("moe")
         and the residual stream after the layer ("residual"); then (layers, "logits", logits)."""
         cfg = self.cfg
-        self._pending, self._batch, self._layer = [], b, 0
+        self._pending, self._batch, self._layer, self._next_in = [], b, 0, None
         self._rope_cs = self.cos[b.positions].view(-1, 1, self.cfg.rotary_dim), self.sin[b.positions].view(-1, 1, self.cfg.rotary_dim)
         residual = self.w.embed[b.tokens]
         h = self._norm("rms", residual, None, self.w.layers[0]["input_norm"], torch.empty_like(residual))
         for i, L in enumerate(self.w.layers):
             self._layer = i
             mix = self._attention(i, L, h, b) if L["kind"] == "attention" else self._gdn(i, L, h, b)
+            if self.prefetch == "all" and i + 1 < cfg.layers:  # forked and joined beside cuBLAS calls: no PDL edge between netra kernels moves
+                nxt = self.w.layers[i + 1]
+                self._next_in = self._fetch(nxt["gdn_in" if nxt["kind"] == "gdn" else "attn_in"], mix.shape[0], prefetch_mod.NEXT_IN_BYTES)
             h = self._norm("add", mix, residual, L["post_norm"], torch.empty_like(mix))
-            nxt_in = None if i + 1 == cfg.layers or self.prefetch != "all" else self.w.layers[i + 1]
-            side = None if nxt_in is None else self._fetch(nxt_in["gdn_in" if nxt_in["kind"] == "gdn" else "attn_in"], h.shape[0],
-                                                            prefetch_mod.NEXT_IN_BYTES)
             m = self._moe(L, h)
-            self._join(side)
             if self.trace is not None:
                 self.trace += [(i, L["kind"], mix.clone()), (i, "norm", h.clone()), (i, "moe", m.clone())]
             nxt = self.w.layers[i + 1]["input_norm"] if i + 1 < cfg.layers else self.w.final_norm

@@ -7,7 +7,8 @@ only its own sink).
 
 Step(prefetch=...) (netra.step.model): "outs" reads each layer's out projection while its mixer
 runs; "all" also reads the first `NEXT_IN_BYTES` of the next layer's input projection while the
-MoE block runs. Off by default; bench/step.py measures each mode against off (AB/BA, graph replays)
+norms and the MoE block run (forked after the out projection, joined before the input projection:
+beside cuBLAS calls, so no programmatic-launch edge between two netra kernels becomes a join). Off by default; bench/step.py measures each mode against off (AB/BA, graph replays)
 and checks the outputs bitwise equal.
 
 Mapping of the touch kernel: grid PROGRAMS (few SMs: the concurrent netra kernels keep the rest),
