@@ -253,9 +253,9 @@ def test_dense_bf16_forms(m):
     """Every BF16 GEMM form of plan.bf16_forms(M) on the out projections' shape (N 2048, K 4096):
     within plan.dense_bf16_bound of the FP64 product of the same BF16 operands (and the check
     failing on the output pushed 4 bounds away), Dense at that form the split of the form's own
-    product bitwise, torch's BLAS settings the same after the call as before; the one-row forms
-    (cuBLAS's swapped call, the Triton GEMV) refused past M = 1, the GEMV on a K it cannot take,
-    before any launch."""
+    product bitwise, torch's BLAS settings the same after the call as before, the Triton forms the
+    same bits on a second call (split_k4: whichever K-slice finishes last); every form outside its
+    domain (plan.FORM_DOMAIN) and the Triton ones on a K they cannot take refused before any launch."""
     g = torch.Generator(device="cuda").manual_seed(100 + m)
     d = model.Dense([model._fp8_blocks(2048, 4096, (), g, "cuda")])
     x = torch.randn(m, 4096, device="cuda", generator=g).to(torch.bfloat16)
@@ -264,7 +264,7 @@ def test_dense_bf16_forms(m):
     bound = rel * ref.abs() + env * (x.double().abs() @ d.w.double().abs().t())
     settings = lambda: (str(torch.backends.cuda.preferred_blas_library()), torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction)  # noqa: E731
     before = settings()
-    for form in plan.bf16_forms(m):
+    for form in plan.bf16_forms(m, 2048):
         y = model.bf16_mm(x, d.w, form)
         assert y.shape == (m, 2048) and y.stride() == (2048, 1), (form, y.shape, y.stride())
         assert bool(((y.double() - ref).abs() <= bound).all()), (form, float(((y.double() - ref).abs() / bound).max()))
@@ -274,13 +274,13 @@ def test_dense_bf16_forms(m):
         (whole,) = d(x)
         assert torch.equal(whole, y), form
         assert settings() == before, form
-    if m > 1:
-        for form in ("swap", "gemv_bn8"):
-            with pytest.raises(ValueError, match="M = 1"):
-                model.bf16_mm(x, d.w, form)
-    else:
-        with pytest.raises(ValueError, match="outside its domain"):
-            model.bf16_mm(x[:, :2000], d.w[:, :2000].contiguous(), "gemv_bn4")
+        if plan.form_parts(form)[0] in ("gemv", "split"):
+            assert all(torch.equal(model.bf16_mm(x, d.w, form), y) for _ in range(3)), form
+    for form in set(plan.BF16_FORMS) - set(plan.bf16_forms(m, 2048)):
+        with pytest.raises(ValueError, match="form takes"):
+            model.bf16_mm(x, d.w, form)
+    with pytest.raises(ValueError, match="outside its domain"):
+        model.bf16_mm(x[:, :2000], d.w[:, :2000].contiguous(), "gemv_bn4" if m == 1 else "split_k4")
 
 
 def test_prefetch_reads_each_word_once_and_changes_nothing(world):

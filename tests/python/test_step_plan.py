@@ -29,8 +29,13 @@ class Model(unittest.TestCase):
 
 class DenseForms(unittest.TestCase):
     def test_candidates_per_row_count(self):
-        self.assertEqual(plan.bf16_forms(1), tuple(plan.BF16_FORMS))
-        self.assertEqual(plan.bf16_forms(64), ("default", "lt", "lt_no_split_k"))  # the one-row calls only at M = 1
+        self.assertEqual(plan.bf16_forms(1), tuple(f for f in plan.BF16_FORMS if f != "split_k4"))
+        self.assertEqual(plan.bf16_forms(1, 2048), ("default", "lt", "lt_no_split_k", "swap", "swap_lt_no_split_k", "gemv_bn4", "gemv_bn8"))
+        self.assertEqual(plan.bf16_forms(64, 2048), ("default", "lt", "lt_no_split_k", "split_k4"))  # the one-row calls only at M = 1
+        self.assertEqual(plan.bf16_forms(64, 12416), ("default", "lt", "lt_no_split_k"))  # split_k4 to N 4096
+        self.assertEqual(plan.bf16_forms(8), ("default", "lt", "lt_no_split_k"))
+        self.assertEqual(plan.bf16_forms(192), ("default", "lt", "lt_no_split_k"))
+        self.assertEqual(plan.form_parts("split_k4")[0], "split")
         with self.assertRaises(ValueError):
             plan.bf16_forms(0)
         self.assertEqual(plan.form_parts("default"), ("mm", None, True))

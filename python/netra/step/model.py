@@ -26,7 +26,7 @@ import torch
 import torch.nn.functional as F
 
 from netra import torch_ops as ops
-from netra.step import gemv, glue, plan
+from netra.step import dense_triton, glue, plan
 from netra.step import prefetch as prefetch_mod
 from netra.step.plan import DRAFT_TOKENS, ModelConfig
 
@@ -122,12 +122,15 @@ def blas_settings(backend, split_k):
 def bf16_mm(x, w, form="default"):
     """x [M, K] @ w [N, K]^T in BF16 computed in `form` (plan.BF16_FORMS): the same operands, each
     form within plan.dense_bf16_bound of the exact product. "swap" (M = 1) asks cuBLAS for w x^T,
-    whose [N, 1] column is the row; "gemv_*" (M = 1) is the step's Triton GEMV (netra.step.gemv)."""
+    whose [N, 1] column is the row; "gemv_*" and "split_*" are the step's Triton kernels
+    (netra.step.dense_triton). A form outside its plan.FORM_DOMAIN is refused (ValueError)."""
     call, backend, split_k = plan.form_parts(form)
-    if call != "mm" and x.shape[0] != 1:
-        raise ValueError(f"the {form} form is the row only at M = 1, got M = {x.shape[0]}")
+    if form not in plan.bf16_forms(x.shape[0], w.shape[0]):
+        raise ValueError(f"the {form} form takes {plan.FORM_DOMAIN[form]} (rows from, to, N at most), got M = {x.shape[0]}, N = {w.shape[0]}")
     if call == "gemv":
-        return gemv.mm(x, w, form)
+        return dense_triton.gemv(x, w, form)
+    if call == "split":
+        return dense_triton.split_k(x, w, form)
     with blas_settings(backend, split_k):
         return torch.mm(w, x.t()).view(1, -1) if call == "swap" else x @ w.t()
 
@@ -241,7 +244,7 @@ def tune_dense(cfg, device, rows=None, seconds=40.0, margin=0.97, log=print):
             bound = rel * ref.abs() + env_c * (x.double().abs() @ w64.abs().t())
             for d in dense:
                 d.fp8_rows = frozenset()
-            for form in plan.bf16_forms(m):
+            for form in plan.bf16_forms(m, n):
                 f = e["bf16_forms"][form] = {}
                 try:
                     f["worst"] = float(((bf16_mm(x, dense[0].w, form).double() - ref).abs() / bound).max())

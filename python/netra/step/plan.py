@@ -92,27 +92,33 @@ BF16_FORMS = {
     "lt_no_split_k": "x @ W^T on cuBLASLt with split-K refused (allow_bf16_reduced_precision_reduction = (False, False))",
     "swap": "M = 1: W x^T (N as the GEMM's row count, a GEMV-shaped call), viewed as the [1, N] row",
     "swap_lt_no_split_k": "M = 1: W x^T on cuBLASLt with split-K refused",
-    "gemv_bn4": "M = 1: the step's Triton GEMV (netra.step.gemv), 4 output columns a program",
+    "gemv_bn4": "M = 1: the step's Triton GEMV (netra.step.dense_triton), 4 output columns a program",
     "gemv_bn8": "M = 1: the step's Triton GEMV, 8 output columns a program",
+    "split_k4": "16..128 rows, N <= 4096: the step's Triton split-K GEMM, 4 K-slices reduced by the last in one launch",
 }
-ONE_ROW_CALLS = ("swap", "gemv")  # the forms that exist only at M = 1
+CALLS = ("swap", "gemv", "split")  # a form's first word when it is not a plain x @ W^T
+FORM_DOMAIN = {"swap": (1, 1, None), "swap_lt_no_split_k": (1, 1, None), "gemv_bn4": (1, 1, None), "gemv_bn8": (1, 1, None),
+               "split_k4": (16, 128, 4096)}  # (rows from, rows to, N at most): W x^T is the row itself only at M = 1
 
 
-def bf16_forms(m: int) -> tuple[str, ...]:
-    """The candidate forms at M rows; the swapped and GEMV ones only at M = 1 (W x^T is the row
-    itself only there; the GEMV reads one row)."""
+def bf16_forms(m: int, n: int | None = None) -> tuple[str, ...]:
+    """The candidate forms at M rows (and N columns, when given) within each form's FORM_DOMAIN."""
     if m < 1:
         raise ValueError(f"a GEMM needs at least one row, got {m}")
-    return tuple(f for f in BF16_FORMS if m == 1 or form_parts(f)[0] not in ONE_ROW_CALLS)
+
+    def inside(f):
+        lo, hi, max_n = FORM_DOMAIN.get(f, (1, None, None))
+        return lo <= m and (hi is None or m <= hi) and (n is None or max_n is None or n <= max_n)
+    return tuple(f for f in BF16_FORMS if inside(f))
 
 
 def form_parts(form: str) -> tuple[str, str | None, bool]:
-    """(call: "mm" | "swap" | "gemv", BLAS backend to prefer or None for the process's own, split-K
-    allowed) of a form."""
+    """(call: "mm" | "swap" | "gemv" | "split", BLAS backend to prefer or None for the process's
+    own, split-K allowed: the cuBLAS calls') of a form."""
     if form not in BF16_FORMS:
         raise ValueError(f"unknown BF16 GEMM form {form!r} (known: {', '.join(BF16_FORMS)})")
     words = form.split("_")
-    call = words[0] if words[0] in ONE_ROW_CALLS else "mm"
+    call = words[0] if words[0] in CALLS else "mm"
     return call, ("cublaslt" if "lt" in words else None), not form.endswith("no_split_k")
 
 
