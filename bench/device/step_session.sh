@@ -15,11 +15,12 @@
 #      64, the replay invariants, the B = 64 toggles;
 #      it rewrites $OUT/step_h200.json and $OUT/step-coverage.md after every part;
 #   5. the fresh processes' medians merged into its results (median of medians).
-# Carried (built here: cmake --build build-step --target netra_runtime test_argmax_gpu; code objects
-# embedded in the library): .carry-step/libnetra.so, .carry-step/revision (the commit it was built
-# at: the device copy's git metadata is stale, so the results' environment.git_revision comes from
-# this file), .carry-step/test_argmax_gpu and .carry-step/code_objects/ (its sm90a argmax cubins; the
-# binary reads them from build-step/code_objects, linked here to the carried folder)
+# Carried (built from an export of one commit: cmake --build <dir> --target netra_runtime
+# test_argmax_gpu; code objects embedded in the library): .carry-step/libnetra.so,
+# .carry-step/revision (the commit it was built at: the device copy's git metadata is stale, so the
+# results' environment.git_revision comes from this file), .carry-step/test_argmax_gpu and
+# .carry-step/code_objects/ (its sm90a argmax cubins; the binary reads them from the build folder
+# named in .carry-step/code_objects_at, linked here to the carried folder)
 # usage: OUT=<dir> bench/device/step_session.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -31,7 +32,7 @@ export NETRA_LIBRARY="$PWD/.carry-step/libnetra.so" PYTHONPATH="$PWD/python${PYT
 export NETRA_CACHE_DIR=${NETRA_CACHE_DIR:-/tmp/netra-cache} LD_LIBRARY_PATH="$PWD/.carry-step${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 [ -f .carry-step/revision ] && export NETRA_GIT_REVISION="$(cat .carry-step/revision)"
 
-DEADLINE=${STEP_DEADLINE:-285}  # seconds for every step together: the logs are gathered after them, inside the call's limit
+DEADLINE=${STEP_DEADLINE:-290}  # seconds for every step together: the logs are gathered after them, inside the call's limit
 step() {  # step <name> <seconds> <command...>: runs it under timeout (cut to what the deadline leaves), log in $OUT/<name>.log
   local name=$1 limit=$2
   shift 2
@@ -55,9 +56,12 @@ step() {  # step <name> <seconds> <command...>: runs it under timeout (cut to wh
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv >"$OUT/gpu.txt" 2>&1 || true
 if [ -x .carry-step/test_argmax_gpu ]; then
-  # link only where no real folder is (a build machine's own build-step keeps its code objects)
-  mkdir -p build-step
-  { [ ! -e build-step/code_objects ] || [ -L build-step/code_objects ]; } && ln -sfn "$PWD/.carry-step/code_objects" build-step/code_objects
+  # the binary reads its cubins from the build folder it was built in (.carry-step/code_objects_at,
+  # relative to the tree; default build-step/code_objects): link only where no real folder is (a
+  # build machine's own build keeps its code objects)
+  at=$(cat .carry-step/code_objects_at 2>/dev/null || echo build-step/code_objects)
+  mkdir -p "$(dirname "$at")"
+  { [ ! -e "$at" ] || [ -L "$at" ]; } && ln -sfn "$PWD/.carry-step/code_objects" "$at"
   step argmax_gpu 40 .carry-step/test_argmax_gpu
 fi
 step step_pytest 70 python3 -m pytest -q -rs -s -p no:cacheprovider tests/python/test_step.py
@@ -71,7 +75,7 @@ done
 bench_s=$((DEADLINE - SECONDS - 22))  # its start-up (~8 s) and the merge after it (10 s) inside the deadline
 [ "$bench_s" -gt 118 ] && bench_s=118
 step step_bench $((bench_s + 10)) python3 bench/step.py --layers 40 --kv-len 8192 --reps 10 --hash-replays 1000 \
-  --seconds "$bench_s" --reserve 6 --dense-table "$OUT/dense_table.json" --dense-seconds 15 --out-dir "$OUT"
+  --seconds "$bench_s" --reserve 6 --dense-table "$OUT/dense_table.json" --dense-seconds 15 --prefetch-buckets 1 --out-dir "$OUT"
 [ -f "$OUT/step_h200.json" ] && step merge_fresh 10 python3 bench/step.py --merge-fresh "$(IFS=,; echo "${fresh[*]}")" --out-dir "$OUT"
 # at most 8 files come back from $OUT: every log into one (step_h200.json, step-coverage.md and
 # dense_table.json stay beside it)
