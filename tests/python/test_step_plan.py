@@ -33,7 +33,8 @@ class DenseForms(unittest.TestCase):
         self.assertEqual(plan.bf16_forms(1, 2048), ("default", "lt", "lt_no_split_k", "swap", "swap_lt_no_split_k", "gemv_bn4", "gemv_bn8"))
         self.assertEqual(plan.bf16_forms(64, 2048), ("default", "lt", "lt_no_split_k", "split_k4"))  # the one-row calls only at M = 1
         self.assertEqual(plan.bf16_forms(64, 12416), ("default", "lt", "lt_no_split_k"))  # split_k4 to N 4096
-        self.assertEqual(plan.bf16_forms(8), ("default", "lt", "lt_no_split_k"))
+        self.assertEqual(plan.bf16_forms(8, 2048), ("default", "lt", "lt_no_split_k", "split_k4"))
+        self.assertEqual(plan.bf16_forms(8), ("default", "lt", "lt_no_split_k", "split_k4"))  # N not given: not limited
         self.assertEqual(plan.bf16_forms(192), ("default", "lt", "lt_no_split_k"))
         self.assertEqual(plan.form_parts("split_k4")[0], "split")
         with self.assertRaises(ValueError):

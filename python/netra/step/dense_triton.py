@@ -1,6 +1,6 @@
 """The framework path's BF16 projections as Triton kernels (the step's own code, not netra ops),
 y [M, N] = x [M, K] W^T with W [N, K] BF16 rows contiguous: the dense forms "gemv_bn4" /
-"gemv_bn8" (M = 1) and "split_k4" (16..128 rows, N <= 4096) of netra.step.plan.BF16_FORMS, which
+"gemv_bn8" (M = 1) and "split_k4" (2..128 rows, N <= 4096) of netra.step.plan.BF16_FORMS, which
 model.tune_dense measures against cuBLAS per group and M before the step uses any of them.
 
 Numerics (both kernels): every BF16 x BF16 product is exact in FP32 and the K of them are summed in
