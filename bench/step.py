@@ -463,8 +463,10 @@ class Runner:
             low = name.lower()
             if name.startswith("netra_"):
                 key = "netra " + next((f for f in ("argmax", "moe", "norm", "attention", "gdn") if low.startswith("netra_" + f)), "other")
-            elif any(w in low for w in ("gemm", "gemv", "cutlass", "xmma", "nvjet", "cublas", "splitk")):
-                key = "framework GEMM"
+            elif any(w in low for w in ("gemm", "gemv", "cutlass", "xmma", "nvjet", "cublas", "splitk")) or low.startswith("_split_k"):
+                key = "framework GEMM"  # cuBLAS's kernels and the step's Triton forms (_gemv, _split_k)
+            elif low.startswith("_touch"):
+                key = "framework prefetch"
             elif "memcpy" in low or "memset" in low:
                 key = "copies"
             elif low.startswith(("_attn_pre", "_gate_mul", "_quant")):
