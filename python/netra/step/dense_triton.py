@@ -4,8 +4,9 @@ y [M, N] = x [M, K] W^T with W [N, K] BF16 rows contiguous: the dense forms "gem
 model.tune_dense measures against cuBLAS per group and M before the step uses any of them.
 
 Numerics (both kernels): every BF16 x BF16 product is exact in FP32 and the K of them are summed in
-FP32 in some fixed order, so y is within gamma_{K-1} E of the exact product (E = |x| |W|^T) before
-its one RNE to BF16: plan.dense_bf16_bound, like every cuBLAS form; the same bits on every call.
+FP32 in a fixed order, so y is within gamma_{K-1} E of the exact product (E = |x| |W|^T) before its
+one RNE to BF16 (plan.dense_bf16_bound; the GEMV's additions are IEEE FP32, split_k's inside an MMA
+are the tensor cores', held to the bound by the tune's check); the same bits on every call.
 
 gemv mapping: grid (ceil(N / BN)); one program owns BN output columns and reads their BN weight
 rows whole, BK columns at a time (the K / BK chunks unrolled: every load of a program is
