@@ -25,7 +25,7 @@ import torch
 
 sys.path.insert(0, __file__.rsplit("/bench/", 1)[0])
 from bench import common  # noqa: E402
-from bench.attention_common import Gqa8Args as Args, bound, check, compare as compare_rows  # noqa: E402
+from bench.attention_common import Gqa8Args as Args, bound, check, compare as compare_rows, launch_programmatic  # noqa: E402
 
 HQ, HKV, D, BLOCK = 16, 2, 256, 64
 FP8 = torch.float8_e4m3fn
@@ -35,8 +35,12 @@ cuda = ctypes.CDLL("libcuda.so.1")
 class Instance:
     """One catalogued attention_gqa8 instance: attention-gqa8-sm90a-<phase>-<tq>-<page>-<bw>-<stages>-<maxb>-<cap>."""
 
-    def __init__(self, objects: str, phase: int, tq: int, page: int, bw: int, stages: int, max_batch: int = 64, cap: int = 128):
+    def __init__(self, objects: str, phase: int, tq: int, page: int, bw: int, stages: int, max_batch: int = 64, cap: int = 128,
+                 programmatic: bool | None = None):
         self.name = f"attention-gqa8-sm90a-{phase}-{tq}-{page}-{bw}-{stages}-{max_batch}-{cap}"
+        # attention_gqa8_stage_two::programmatic_dependent_launch (decode: Tq = 1); False for objects whose stage two
+        # does not wait on the device (a baseline built before it did)
+        self.programmatic = tq == 1 if programmatic is None else programmatic
         self.tq, self.bw, self.stages, self.cap = tq, bw, stages, cap
         tokens_per_wave = 2 if tq % 2 == 0 else 1  # attention_gqa8::tokens_per_wave
         waves = tq // tokens_per_wave * bw
@@ -62,7 +66,7 @@ class Instance:
         want = min(fill * self.per_sm, max(fill, 32))
         return 1 if want == 1 else min(want, max(1, self.cap // batch))
 
-    def launch(self, c: "Case", s: int, slices: int, stage_two: bool = True) -> None:
+    def launch(self, c: "Case", s: int, slices: int, stage_two: bool = True, programmatic: bool | None = None) -> None:
         a = Args(c.q[s].data_ptr(), c.out[s].data_ptr(), c.k[s].data_ptr(), c.v[s].data_ptr(), c.qo.data_ptr(), c.kv_indptr.data_ptr(),
                  c.kv_indices[s].data_ptr(), c.kv_indptr.data_ptr(), c.scales.data_ptr(), c.scales.data_ptr() + 4,
                  self.workspace.data_ptr(), self.workspace.data_ptr() + self.split_o_bytes, c.q_tokens, c.slots, c.kv_indices[s].numel(), slices)
@@ -70,7 +74,10 @@ class Instance:
         stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
         check(cuda.cuLaunchKernel(self.one, slices, HKV, c.batch, self.threads, 1, 1, self.lds, stream, params, None), "launch one")
         if slices > 1 and stage_two:
-            check(cuda.cuLaunchKernel(self.two, HKV * 8 * self.tq, c.batch, 1, D, 1, 1, 0, stream, params, None), "launch two")
+            if self.programmatic if programmatic is None else programmatic:
+                launch_programmatic(self.two, (HKV * 8 * self.tq, c.batch, 1), D, stream, params)
+            else:
+                check(cuda.cuLaunchKernel(self.two, HKV * 8 * self.tq, c.batch, 1, D, 1, 1, 0, stream, params, None), "launch two")
 
 
 class Case:
@@ -215,9 +222,11 @@ def bench_shape(inst: Instance, lengths: list[int], tq: int, contract: str, targ
     repeatable = bool(torch.equal(again.view(torch.int16), c.out[0].view(torch.int16)))
     g = common.bench_graph(calls, reps=15)
     e = common.bench_eager(calls, reps=15)
-    one_us = None  # stage one alone (split calls): where the time goes between the stages
+    one_us = plain_us = None  # stage one alone (split calls): where the time goes between the stages
     if slices > 1:
         one_us = common.bench_graph([lambda s=s: inst.launch(c, s, slices, stage_two=False) for s in range(sets)], reps=15)["median_us"]
+        if inst.programmatic:  # the same call with stage two launched plainly (its device wait then a no-op)
+            plain_us = common.bench_graph([lambda s=s: inst.launch(c, s, slices, programmatic=False) for s in range(sets)], reps=15)["median_us"]
     peers, copy_us = [], None
     if peers_on:
         nd = min(sets, 2)
@@ -234,8 +243,9 @@ def bench_shape(inst: Instance, lengths: list[int], tq: int, contract: str, targ
                                    "against the FP64 dequantized math, requests " + str(check_requests),
                         peers=peers, bytes_moved=c.bytes(), copy_bandwidth=bw, target_us=target_us, floor_us=floor_us,
                         slices=slices, input_sets=sets, repeatable_bits=repeatable, dequant_copy_graph_us=copy_us,
-                        stage_one_graph_us=one_us, **cmp)
-    print(f"{inst.name} {shape} slices {slices}: graph {g['median_us']:.2f} us eager {e['median_us']:.2f} stage one {one_us} "
+                        stage_one_graph_us=one_us, stage_two_programmatic=bool(slices > 1 and inst.programmatic),
+                        plain_stage_two_launch_graph_us=plain_us, **cmp)
+    print(f"{inst.name} {shape} slices {slices}: graph {g['median_us']:.2f} us eager {e['median_us']:.2f} stage one {one_us} plain {plain_us} "
           f"| roofline {rec['roofline_us']:.2f} "
           f"| {cmp} | best peer {rec['best_peer']} {rec['best_peer_graph_us']} | copy {copy_us}", flush=True)
     del c
@@ -250,6 +260,11 @@ def main() -> None:
     ap.add_argument("--budget-s", type=float, default=130.0, help="start no new shape after this many seconds")
     ap.add_argument("--floors", help="bench/attention_floor.py's evidence file: each shape's floor under netra's grid")
     ap.add_argument("--profile-verify", action="store_true", help="only launch the served verify at prefix 49152 four times (for ncu)")
+    ap.add_argument("--served-only", action="store_true",
+                    help="no slice sweep or mapping comparison: each batch gets the mapping dispatch serves (B 64: 8 x 0, else 2 x 0)")
+    ap.add_argument("--baseline-objects", help="cubins of an earlier revision (plain stage-two launch): the served B = 1 decode and "
+                                               "verify timed against them in the same run (stage_two_baseline)")
+    ap.add_argument("--baseline-revision", default="", help="the revision the baseline cubins were built from")
     a = ap.parse_args()
     if a.profile_verify:
         inst, c = Instance(a.objects, 2, 12, 1, 1, 8), Case([49152 + 12], 12, 1, 5)
@@ -267,7 +282,7 @@ def main() -> None:
     direct_8 = Instance(a.objects, 0, 1, 1, 8, 0, cap=512)  # 8 waves: one block a wave at B = 1 with 16 slices (L = 8192)
     wide = Instance(a.objects, 0, 1, 1, 2, 0, max_batch=128, cap=512)  # contracts/attention/gqa8_decode_wide.hpp: batches 65..128
     verify = Instance(a.objects, 2, 12, 1, 1, 8)  # served (sm90a): two tokens per wave, 8 stages
-    records, mapping, sweep = [], [], []
+    records, mapping, sweep, baseline = [], [], [], []
     method = ("CUDA graph replay and eager bursts of calls over input sets rotated past L2 (>= 3x L2), median of 15 (peers 10); "
               "torch SDPA peers read a dense BF16 copy of the gathered, dequantized cache, timed separately (dequant_copy_graph_us); "
               "verification first (stage_one_graph_us: stage one alone, split calls), then slice counts other than slices_for's "
@@ -276,6 +291,7 @@ def main() -> None:
 
     def save() -> None:
         common.write_family(a.out, "attention", records, bw, method=method, mapping_comparison=mapping, slice_sweep=sweep,
+                            stage_two_baseline=baseline,
                             floors_under_netra_grids=[{"shape": k[0], "mapping": k[1], "stream_graph_us": v} for k, v in floors.items()])
 
     floors = {}
@@ -296,20 +312,30 @@ def main() -> None:
     # (verify; decode B = 1, where each mapping's chunk rounding bounds the useful slices).
     measure([49152 + 12], 12, "split_verify_gqa8", 20.0, "verify Tq=12 L=49152", 102, verify)
     measure([8192 + 12], 12, "split_verify_gqa8", None, "verify Tq=12 L=8192", 105, verify)
+    if a.baseline_objects:  # the same shapes and seeds on the earlier revision's cubins, then this revision's again
+        old = {"decode": Instance(a.baseline_objects, 0, 1, 1, 2, 0, cap=512, programmatic=False),
+               "verify": Instance(a.baseline_objects, 2, 12, 1, 1, 8, programmatic=False)}
+        for lengths, tq, seed in (([8192], 1, 100), ([1024], 1, 106), ([8192] * 8, 1, 102), ([49152 + 12], 12, 102), ([8192 + 12], 12, 105)):
+            for which, inst in (("baseline", old["verify" if tq > 1 else "decode"]), ("this revision", verify if tq > 1 else candidates[0])):
+                r = bench_shape(inst, lengths, tq, "split_verify_gqa8" if tq > 1 else "gqa8_decode", None, seed, bw, peers_on=False)
+                baseline.append({"revision": a.baseline_revision if which == "baseline" else "this revision",
+                                 **{k: r[k] for k in ("instance", "shape", "netra_graph_us", "stage_one_graph_us", "plain_stage_two_launch_graph_us",
+                                                      "stage_two_programmatic", "correct", "slices")}})
+                save()
     # B = 1 first: the 8-wave mapping at the slice counts that give each wave one or two blocks
     # (16 / 8 at L = 8192), 4 x 0 and 2 x 0 at 32, then L = 1024, then verify at fewer slices.
     sweep_plan = [(direct_8, [8192], 1, n) for n in (16, 8)] + [(candidates[1], [8192], 1, 32), (candidates[0], [8192], 1, 32)]
     sweep_plan += [(direct_8, [1024], 1, 2), (candidates[1], [1024], 1, 4), (candidates[0], [1024], 1, 8), (candidates[0], [1024], 1, 66)]
     sweep_plan += [(verify, [49152 + 12], 12, n) for n in (44,)]
-    for inst, lengths, tq, n in sweep_plan:
+    for inst, lengths, tq, n in [] if a.served_only else sweep_plan:
         if time.monotonic() - began > a.budget_s * 0.4:
             break
         r = bench_shape(inst, lengths, tq, "split_verify_gqa8" if tq > 1 else "gqa8_decode", None, 700 + n, bw, peers_on=False, slices=n)
         sweep.append({k: r[k] for k in ("instance", "shape", "netra_graph_us", "stage_one_graph_us", "correct", "slices")})
         save()
 
-    best = {}  # batch -> the fastest correct decode mapping at L = 8192
-    for b in (1, 64, 8):
+    best = {1: candidates[0], 64: direct_8, 8: candidates[0]} if a.served_only else {}  # batch -> the fastest correct mapping at L = 8192
+    for b in () if a.served_only else (1, 64, 8):
         times = []
         for inst in candidates + [direct_8]:
             if time.monotonic() - began > a.budget_s * 0.55:

@@ -10,7 +10,9 @@
 # in $CARRY (default .carry-decode/: test_attention_gqa8_gpu, attention-read-floor and the sm90a
 # attention cubins under code_objects/); logs and the results JSON go to $OUT (default
 # /tmp/attention-out); NETRA_GIT_REVISION names the commit that was built (the device copy's git
-# metadata can be stale). Each step is time-limited; the whole stays under 195 s.
+# metadata can be stale). BASELINE=<dir of an earlier revision's cubins> (with BASELINE_REV) times the
+# served B = 1 decode and verify against them in the same run; SERVED_ONLY=1 skips the slice sweep and
+# the mapping comparison. Each step is time-limited; the whole stays under 195 s.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 carry=${CARRY:-.carry-decode}
@@ -29,8 +31,8 @@ ln -sfn "$PWD/$carry/code_objects" "$build/code_objects"
 status=0
 step() { echo "== $*"; "$@" || { echo "!! FAILED ($?): $*"; status=1; }; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv
-first="bitwise equal*,split-sequence verification*,an index outside the pool*,the same input*,a refused call*"
-step timeout 60 "$carry/test_attention_gqa8_gpu" -tc="$first" > "$out/gpu_tests.txt" 2>&1
+first="bitwise equal*,what dispatch serves*,split-sequence verification*,an index outside the pool*,the same input*,a refused call*"
+step timeout ${TESTS_S:-60} "$carry/test_attention_gqa8_gpu" -tc="$first" > "$out/gpu_tests.txt" 2>&1
 tail -n 4 "$out/gpu_tests.txt"
 grep -cE " 0 of [0-9]+ outputs differ" "$out/gpu_tests.txt"
 # The floors of netra's grids come from the committed evidence unless FLOORS=1 measures them again.
@@ -41,18 +43,21 @@ if [ "${FLOORS:-0}" = 1 ]; then
   cut -c1-220 "$out/floor.txt"
   floors="$out/attention_floor_h200.json"
 fi
+extra=()
+[ "${SERVED_ONLY:-0}" = 1 ] && extra+=(--served-only)
+[ -n "${BASELINE:-}" ] && extra+=(--baseline-objects "$BASELINE" --baseline-revision "${BASELINE_REV:-}")
 step timeout ${BENCH_S:-70} python3 bench/attention.py --budget-s $(( ${BENCH_S:-70} * 4 / 5 )) --objects "$carry/code_objects" --floors "$floors" \
-  --out "$out/attention_h200.json" > "$out/bench.txt" 2>&1
+  "${extra[@]}" --out "$out/attention_h200.json" > "$out/bench.txt" 2>&1
 cut -c1-300 "$out/bench.txt" | tail -n 40
-step timeout 30 "$carry/test_attention_gqa8_gpu" -tce="$first" > "$out/gpu_tests_rest.txt" 2>&1
+step timeout ${REST_S:-30} "$carry/test_attention_gqa8_gpu" -tce="$first" > "$out/gpu_tests_rest.txt" 2>&1
 tail -n 4 "$out/gpu_tests_rest.txt"
 if [ "${NCU:-0}" = 1 ]; then
   step timeout 22 ncu --clock-control none -k regex:stage_one -s 2 -c 1 --section SpeedOfLight --section WarpStateStats --section Occupancy \
     --section ComputeWorkloadAnalysis python3 bench/attention.py --objects "$carry/code_objects" --out /dev/null --profile-verify > "$out/ncu_verify.txt" 2>&1
   grep -E "Duration|Throughput|Warp Cycles|Stall|Achieved Occupancy|Issue Slots|Pipe" "$out/ncu_verify.txt" | head -30
 fi
-step timeout 14 compute-sanitizer --tool memcheck --error-exitcode 9 "$carry/test_attention_gqa8_gpu" \
-  -tc="an index outside the pool is masked*,a refused call*" > "$out/memcheck.txt" 2>&1
+step timeout ${MEMCHECK_S:-14} compute-sanitizer --tool memcheck --error-exitcode 9 "$carry/test_attention_gqa8_gpu" \
+  -tc="${MEMCHECK_CASES:-an index outside the pool is masked*,a refused call*}" > "$out/memcheck.txt" 2>&1
 tail -n 2 "$out/memcheck.txt"
 step timeout 12 compute-sanitizer --tool racecheck --error-exitcode 9 "$carry/test_attention_gqa8_gpu" \
   -tc="an index outside the pool is masked*" > "$out/racecheck.txt" 2>&1

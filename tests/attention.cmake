@@ -59,3 +59,4 @@ netra_add_compile_fail_test(negative_attention_extend_split_capacity negative/at
   "netra::contracts::attention_gqa4_extend: field SplitCapacity must be in \\[2 MaxBatch, 1024\\]")
 netra_add_host_test(test_attention_gqa8_pair_plan kernels/test_attention_gqa8_pair_plan.cpp)
 target_compile_options(test_attention_gqa8_pair_plan PRIVATE -O2)
+netra_add_host_test(test_attention_gqa8_stage_two kernels/test_attention_gqa8_stage_two.cpp)

@@ -120,6 +120,20 @@ TEST_CASE("bitwise equal to netra's association order on exact inputs (every map
   bitwise<decode16>({1, 16, {0, 1, 17, 300, 999}, 0.5f, 2.0f, gqa8_fill::bitwise, 0}, 5, 5);
   bitwise<verify>({12, 1, {12, 13, 200, 700}, 0.3f, 1.0f, gqa8_fill::bitwise, 0}, 6, 1);
   bitwise<verify>({12, 1, {200, 1500}, 0.3f, 1.0f, gqa8_fill::bitwise, 0}, 7, 8);
+  // Stage two past one batch of 32 slices in flight and past its 256 threads' share of the
+  // statistics: B 1 at SplitCapacity (448 of 512 slices empty), B 2 at 256, verify at 66 and 128.
+  bitwise<decode>({1, 1, {8192}, 0.37f, 0.8f, gqa8_fill::bitwise, 0}, 17, 512);
+  bitwise<decode>({1, 1, {8192, 2000}, 0.37f, 0.8f, gqa8_fill::bitwise, 0}, 18, 256);
+  bitwise<verify>({12, 1, {8204}, 0.3f, 1.0f, gqa8_fill::bitwise, 0}, 19, 66);
+  bitwise<verify>({12, 1, {3000}, 0.3f, 1.0f, gqa8_fill::bitwise, 0}, 20, 128);
+}
+
+TEST_CASE("what dispatch serves, at the device's slices: decode B 1 (2 x 0, stage two a programmatic dependent), B 64 (8 waves), verify") {
+  bitwise<decode>({1, 1, {8192}, 0.37f, 0.8f, gqa8_fill::bitwise, 0}, 71, attention_gqa8_slices(h<decode>(), 1));
+  bounded<decode>({1, 1, {8192}, 1.0f, 1.0f, gqa8_fill::random, 0}, 72, "served B = 1, L = 8192");
+  bounded<decode>({1, 1, {0, 1, 65, 8000}, 0.8f, 1.3f, gqa8_fill::random, 3}, 73, "served B = 4, ragged, every 3rd index outside the pool");
+  bounded<direct_8>({1, 1, std::vector<std::int64_t>(64, 1024), 1.0f, 1.0f, gqa8_fill::random, 0}, 74, "served B = 64, L = 1024 (8 waves, no split)");
+  bounded<verify>({12, 1, {8204}, 1.0f, 1.0f, gqa8_fill::random, 0}, 75, "served verify, prefix 8192 + 12");
 }
 
 TEST_CASE("within the contract's bound on random and adversarial decode calls; NaN of unindexed slots never leaks") {

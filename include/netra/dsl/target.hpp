@@ -113,6 +113,7 @@ struct sm90a {
   static constexpr u32 lds_bytes_per_workgroup = 227u * 1024u;  // opt-in dynamic shared memory
   static constexpr u32 lds_reserved_per_workgroup = 1024;        // of the SM's 228 KiB, per resident block
   static constexpr u32 max_registers = 255;                     // per thread
+  static constexpr u32 registers_per_processor = 65536;         // the SM's register file (32-bit registers)
   static constexpr u32 max_workgroup_size = 1024;
   static constexpr u32 compute_units = 132;  // SMs on H200 SXM
   static constexpr u32 lds_banks = 32;        // 4-byte shared-memory banks
@@ -150,6 +151,14 @@ template <class T> constexpr u32 lds_reserved_per_workgroup() {
 /// Workgroups of `bytes` LDS each (static + dynamic) that one processor holds at once, by LDS alone.
 template <class T> constexpr u32 workgroups_by_lds(u32 bytes) {
   return (T::lds_bytes_per_workgroup + lds_reserved_per_workgroup<T>()) / (bytes + lds_reserved_per_workgroup<T>());
+}
+
+/// Workgroups of `threads` threads each that one processor holds at once by registers alone when
+/// every thread may take the target's cap (sm90a: 255 registers, allocated as 256, of the SM's 64 Ki);
+/// targets without registers_per_processor: no bound here.
+template <class T> constexpr u32 workgroups_by_registers(u32 threads) {
+  if constexpr (requires { T::registers_per_processor; }) return T::registers_per_processor / (256u * threads);
+  else return ~0u;
 }
 
 NETRA_HOST_DEVICE constexpr const char* target_name(target_id t) {

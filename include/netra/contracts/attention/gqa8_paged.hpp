@@ -143,12 +143,11 @@ struct attention_gqa8 {
 
   static constexpr i64 template_args[] = {Phase, Tq, PageSize, BlockWarps, Stages, MaxBatch, SplitCapacity};
 
-  /// Workgroups one processor holds at once, by LDS (sm90a: 228 KiB per SM, 1 KiB reserved per
-  /// block) and, on sm90a, by registers at the budget's cap (255 per thread: 64 Ki per SM); gfx950:
-  /// by its 160 KiB of LDS per CU.
+  /// Workgroups one processor holds at once, by LDS (dsl/target.hpp's workgroups_by_lds) and by
+  /// registers at the target's per-thread cap where the target states its register file
+  /// (workgroups_by_registers: sm90a 64 Ki per SM; gfx950: LDS alone).
   static constexpr u32 workgroups_per_processor =
-      max_of(1u, same_v<Target, sm90a> ? min_of(workgroups_by_lds<Target>(lds_bytes), 65536u / (256u * workgroup_size))
-                                       : workgroups_by_lds<Target>(lds_bytes));
+      max_of(1u, min_of(workgroups_by_lds<Target>(lds_bytes), workgroups_by_registers<Target>(workgroup_size)));
 
   /// Slices per request so that batch * kv_heads workgroups cover the processors at least once
   /// (1 when the batch alone does), and up to workgroups_per_processor times (at most 32 slices

@@ -15,8 +15,10 @@
 // (its page-table loads issued at the block's start, its slots stored before the last part, one
 // wave barrier). Masked positions (outside the slice, the page table or the pool) load zeros and
 // score -inf. LDS: every wave's epilogue o, the queries, the tables, the (m, l) of each wave.
+// Before its epilogue a workgroup lets stage two launch (programmatic dependent launch).
 #pragma once
 #include "netra/dsl/entry.hpp"
+#include "netra/dsl/sync.hpp"
 #include "netra/kernels/attention/gqa8_wave.hpp"
 
 namespace netra::kernels {
@@ -122,6 +124,7 @@ template <class Contract> struct attention_gqa8_direct_staging {
         }
       }
     }
+    launch_dependents<target>();  // stage two (a programmatic dependent) may start: it waits for this grid's end
     workgroup_barrier<target>();
     wave_ops::finish(p, v.r, b, slice, kv_head, epilogue, stats, w, v_scale);
   }

@@ -32,14 +32,17 @@ template <class Contract> using attention_gqa8_strict = strict<Contract, attenti
 /// measured against it between 8 and 64.
 inline constexpr i64 attention_gqa8_eight_wave_min_batch = 64;
 struct from_eight_wave_min_batch {
+  static bool takes(const attention_signature& s) { return s.batch() >= attention_gqa8_eight_wave_min_batch; }
   static decision decide(const attention_signature& s) {
-    if (s.batch() >= attention_gqa8_eight_wave_min_batch) return admit();
+    if (takes(s)) return admit();
     return refuse("batch", ">= tactics::attention_gqa8_eight_wave_min_batch (64; below it the 2-wave decode mapping)", s.batch());
   }
 };
+/// The 8-wave tactic's promoted domain: the calls of its contract's domain that its `when`
+/// condition takes (the threshold is stated once, in from_eight_wave_min_batch::takes).
 template <class Contract> struct attention_gqa8_eight_wave_domain {
   static bool contains(const attention_signature& s) {
-    return attention_gqa8_domain<Contract>::contains(s) && s.batch() >= attention_gqa8_eight_wave_min_batch;
+    return attention_gqa8_domain<Contract>::contains(s) && from_eight_wave_min_batch::takes(s);
   }
 };
 using attention_gqa8_eight_wave_decode = contracts::attention_gqa8<sm90a, 0, 1, 1, 8, 0, 64, 512>;
