@@ -55,7 +55,7 @@ template <class Contract, bool Math = true> struct attention_extend_native_stage
   static constexpr bool programmatic_dependent_launch = false, prefers_max_lds = true;  // 4 workgroups per SM
   static constexpr u32 min_workgroups_per_processor = Contract::min_workgroups;
   static constexpr u32 S = Contract::stages, T = Contract::table_rounds, B = Contract::block, D = Contract::head_dim, G = Contract::group;
-  static constexpr u32 R = shared ? S - 2 : S;  // ring pieces (per_workgroup: the last two hold the BF16 tile)
+  static constexpr u32 ring_pieces = shared ? S - 2 : S;  // WidenOnce: the last two pieces hold the BF16 tile
   static constexpr u32 chunks = Contract::piece_bytes / 16, copies_per_thread = ceil_div(chunks, workgroup_size);
   static constexpr u32 lookups_per_thread = ceil_div(B, workgroup_size);
   static constexpr u32 o_stride = D + 4;  // floats per staged o row: 16-byte rows, lanes of one store in 4-way distinct banks
@@ -140,7 +140,7 @@ template <class Contract, bool Math = true> struct attention_extend_native_stage
           const u32 pos = c / 8, chunk = c % 8;
           const i64 id = ids[pos];
           const u8* src = pool + (static_cast<u64>(id < 0 ? 0 : id) * Contract::kv_heads + kv) * D + 16 * chunk;
-          copy_16B_to_lds<target>(ring + (n % R) * Contract::piece_bytes + 16 * extend_staged_chunk(pos, chunk), src, id >= 0);
+          copy_16B_to_lds<target>(ring + (n % ring_pieces) * Contract::piece_bytes + 16 * extend_staged_chunk(pos, chunk), src, id >= 0);
         }
       }
     }
@@ -200,17 +200,17 @@ template <class Contract, bool Math = true> struct attention_extend_native_stage
       for (u32 i = 0; i < sizeof(qa) / 4; ++i) fold ^= reinterpret_cast<const u32*>(&qa)[i];
       o[0] = bit_cast<float>(fold);
     }
-    u8* tile = ring + R * Contract::piece_bytes;
-    for (u32 n = 0; n + 1 < R; ++n) issue(p, v, kv, n, ring, table);
+    u8* tile = ring + ring_pieces * Contract::piece_bytes;
+    for (u32 n = 0; n + 1 < ring_pieces; ++n) issue(p, v, kv, n, ring, table);
     for (u32 n = 0; n < 2 * v.blocks; ++n) {
-      wait_lds_copies<target, R - 2>();
+      wait_lds_copies<target, ring_pieces - 2>();
       workgroup_barrier<target>();
-      issue(p, v, kv, n + R - 1, ring, table);
+      issue(p, v, kv, n + ring_pieces - 1, ring, table);
       if ((n + S) % 2 == 0 && (n + S) / 2 >= T) {  // round (n + S) / 2 was started two iterations ago
         lookups.finish(p, v, table);
         lookups.start(p, v, (n + S) / 2 + 1);
       }
-      const u8* piece = ring + (n % R) * Contract::piece_bytes;
+      const u8* piece = ring + (n % ring_pieces) * Contract::piece_bytes;
       if constexpr (shared) {
         widen_piece(piece, tile);
         workgroup_barrier<target>();
