@@ -7,10 +7,15 @@
 //     summation; it takes each dot product as exact (FP64 rounded once), which is what the
 //     hardware returns when the inputs make every dot product and every P V sum exact
 //     (inputs::bitwise_case: small-integer Q and K, one non-zero V per head-dim element).
+// Both take their rows on all host threads (each row's arithmetic is the serial one: the same
+// values whatever the thread count).
 #pragma once
 #include <cmath>
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "netra/dsl/attention_fragment.hpp"
@@ -66,54 +71,85 @@ struct gqa8_expected {
   std::vector<bool> written;  // rows of requests the call writes
 };
 
-/// FP64 semantics and the contract's bound (contracts/attention/gqa8_paged.hpp).
+/// f(i) for i in [0, n) on every host thread (each i once; f writes only what i owns).
+template <class F> void for_each_row(std::size_t n, F f) {
+  const std::size_t threads = std::min<std::size_t>(n, std::max(1u, std::thread::hardware_concurrency()));
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t i = next++; i < n; i = next++) f(i);
+  };
+  std::vector<std::thread> pool;
+  for (std::size_t k = 1; k < threads; ++k) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+}
+
+/// The (request, token) pairs of the rows a call writes.
+inline std::vector<std::pair<int, int>> written_tokens(const gqa8_case& c) {
+  std::vector<std::pair<int, int>> rows;
+  for (int b = 0; b < c.batch; ++b)
+    if (request_of(c, b).writable)
+      for (int t = 0; t < c.tq; ++t) rows.emplace_back(b, t);
+  return rows;
+}
+
+/// FP64 semantics and the contract's bound (contracts/attention/gqa8_paged.hpp). One task per
+/// (request, token, KV head): its visible positions' K and V dequantized once for its 8 heads.
 inline gqa8_expected reference(const gqa8_case& c) {
   gqa8_expected e;
   const std::size_t n = static_cast<std::size_t>(c.q_tokens) * gqa8_q_heads * gqa8_dim;
   e.out.assign(n, 0.0), e.bound.assign(n, 0.0), e.written.assign(n, false);
   const double score_scale = static_cast<double>(c.k_scale) / 16.0, u = std::ldexp(1.0, -9) + std::ldexp(1.0, -22);
-  for (int b = 0; b < c.batch; ++b) {
+  const std::vector<std::pair<int, int>> rows = written_tokens(c);
+  for (const auto& [b, t] : rows)
+    for (std::size_t i = 0; i < static_cast<std::size_t>(gqa8_q_heads) * gqa8_dim; ++i)
+      e.written[static_cast<std::size_t>(request_of(c, b).first_token + t) * gqa8_q_heads * gqa8_dim + i] = true;
+  for_each_row(rows.size() * gqa8_kv_heads, [&](std::size_t task) {
+    const auto [b, t] = rows[task / gqa8_kv_heads];
+    const int kvh = static_cast<int>(task % gqa8_kv_heads);
     const gqa8_request r = request_of(c, b);
-    if (!r.writable) continue;
-    for (int t = 0; t < c.tq; ++t)
-      for (int h = 0; h < gqa8_q_heads; ++h) {
-        const int kvh = h / 8;
-        const std::int64_t token = r.first_token + t, visible = std::min(r.length, r.length - c.tq + t + 1);
-        std::vector<double> s;
-        std::vector<std::int64_t> slots;
-        double delta = 0;
-        for (std::int64_t p = 0; p < visible; ++p) {
-          const std::int64_t slot = slot_of(c, b, p);
-          if (slot < 0) continue;
-          double dot = 0, absdot = 0;
-          for (int d = 0; d < gqa8_dim; ++d) {
-            const double x = q_at(c, token, h, d) * f32_from_e4m3(kv_at(c.k, slot, kvh, d));
-            dot += x, absdot += std::fabs(x);
-          }
-          s.push_back(dot * score_scale);
-          slots.push_back(slot);
-          delta = std::fmax(delta, score_scale * std::ldexp(absdot, -15) + std::fabs(dot * score_scale) * std::ldexp(1.0, -24));
-        }
-        double m = -INFINITY;
-        for (double x : s) m = std::fmax(m, x);
-        double l = 0;
-        std::vector<double> w(s.size());
-        for (std::size_t j = 0; j < s.size(); ++j) l += (w[j] = std::exp(s[j] - m));
-        const double rho = std::exp(2 * delta) * (1 + u) / (1 - u) - 1;
-        for (int d = 0; d < gqa8_dim; ++d) {
-          double o = 0, vinf = 0;
-          for (std::size_t j = 0; j < s.size(); ++j) {
-            const double val = static_cast<double>(f32_from_e4m3(kv_at(c.v, slots[j], kvh, d))) * c.v_scale;
-            o += w[j] * val;
-            vinf = std::fmax(vinf, std::fabs(val));
-          }
-          const std::size_t at = (static_cast<std::size_t>(token) * gqa8_q_heads + h) * gqa8_dim + d;
-          e.out[at] = s.empty() ? 0.0 : o / l;
-          e.bound[at] = std::ldexp(std::fabs(e.out[at]), -8) + vinf * (rho + (r.length / 4.0 + 256) * std::ldexp(1.0, -24) + std::ldexp(1.0, -20));
-          e.written[at] = true;
-        }
+    const std::int64_t token = r.first_token + t, visible = std::min(r.length, r.length - c.tq + t + 1);
+    std::vector<double> k, v;  // [visible unmasked positions][256]
+    for (std::int64_t p = 0; p < visible; ++p) {
+      const std::int64_t slot = slot_of(c, b, p);
+      if (slot < 0) continue;
+      for (int d = 0; d < gqa8_dim; ++d) {
+        k.push_back(f32_from_e4m3(kv_at(c.k, slot, kvh, d)));
+        v.push_back(static_cast<double>(f32_from_e4m3(kv_at(c.v, slot, kvh, d))) * c.v_scale);
       }
-  }
+    }
+    const std::size_t positions = k.size() / gqa8_dim;
+    for (int h = kvh * 8; h < kvh * 8 + 8; ++h) {
+      std::vector<double> s;
+      double delta = 0;
+      for (std::size_t j = 0; j < positions; ++j) {
+        double dot = 0, absdot = 0;
+        for (int d = 0; d < gqa8_dim; ++d) {
+          const double x = q_at(c, token, h, d) * k[j * gqa8_dim + d];
+          dot += x, absdot += std::fabs(x);
+        }
+        s.push_back(dot * score_scale);
+        delta = std::fmax(delta, score_scale * std::ldexp(absdot, -15) + std::fabs(dot * score_scale) * std::ldexp(1.0, -24));
+      }
+      double m = -INFINITY;
+      for (double x : s) m = std::fmax(m, x);
+      double l = 0;
+      std::vector<double> w(s.size());
+      for (std::size_t j = 0; j < s.size(); ++j) l += (w[j] = std::exp(s[j] - m));
+      const double rho = std::exp(2 * delta) * (1 + u) / (1 - u) - 1;
+      for (int d = 0; d < gqa8_dim; ++d) {
+        double o = 0, vinf = 0;
+        for (std::size_t j = 0; j < s.size(); ++j) {
+          const double val = v[j * gqa8_dim + d];
+          o += w[j] * val;
+          vinf = std::fmax(vinf, std::fabs(val));
+        }
+        const std::size_t at = (static_cast<std::size_t>(token) * gqa8_q_heads + h) * gqa8_dim + d;
+        e.out[at] = s.empty() ? 0.0 : o / l;
+        e.bound[at] = std::ldexp(std::fabs(e.out[at]), -8) + vinf * (rho + (r.length / 4.0 + 256) * std::ldexp(1.0, -24) + std::ldexp(1.0, -20));
+      }
+    }
+  });
   return e;
 }
 
@@ -216,27 +252,24 @@ row_state netra_order_row(std::int64_t length, int slices, int block_warps, unsi
 template <class Plan> std::vector<std::uint16_t> netra_order(const gqa8_case& c, int slices, int block_warps) {
   std::vector<std::uint16_t> out(static_cast<std::size_t>(c.q_tokens) * gqa8_q_heads * gqa8_dim, 0);
   const float score_scale = c.k_scale * 0.0625f;
-  for (int b = 0; b < c.batch; ++b) {
+  const std::vector<std::pair<int, int>> rows = written_tokens(c);
+  for_each_row(rows.size() * gqa8_q_heads, [&](std::size_t task) {
+    const auto [b, t] = rows[task / gqa8_q_heads];
     const gqa8_request r = request_of(c, b);
-    if (!r.writable) continue;
-    for (int t = 0; t < c.tq; ++t)
-      for (int kvh = 0; kvh < gqa8_kv_heads; ++kvh)
-        for (int hr = 0; hr < 8; ++hr) {
-          const int h = kvh * 8 + hr;
-          const std::int64_t token = r.first_token + t, visible_end = r.length - c.tq + t + 1;
-          auto score = [&](std::int64_t at) {
-            const std::int64_t slot = slot_of(c, b, at);
-            if (slot < 0 || at >= visible_end) return negative_infinity();
-            double dot = 0;
-            for (int d = 0; d < gqa8_dim; ++d) dot += q_at(c, token, h, d) * f32_from_e4m3(kv_at(c.k, slot, kvh, d));
-            return mul_rn(static_cast<float>(dot), score_scale);
-          };
-          auto value = [&](std::int64_t at, int d) { return static_cast<double>(f32_from_e4m3(kv_at(c.v, slot_of(c, b, at), kvh, d))); };
-          const row_state total = netra_order_row<Plan>(r.length, slices, block_warps, static_cast<unsigned>(hr), gqa8_dim, score, value);
-          for (int d = 0; d < gqa8_dim; ++d)
-            out[(static_cast<std::size_t>(token) * gqa8_q_heads + h) * gqa8_dim + d] = bf16_from_f32_reference(softmax_finish(total.o[d], total.st.l, c.v_scale));
-        }
-  }
+    const int h = static_cast<int>(task % gqa8_q_heads), kvh = h / 8, hr = h % 8;
+    const std::int64_t token = r.first_token + t, visible_end = r.length - c.tq + t + 1;
+    auto score = [&](std::int64_t at) {
+      const std::int64_t slot = slot_of(c, b, at);
+      if (slot < 0 || at >= visible_end) return negative_infinity();
+      double dot = 0;
+      for (int d = 0; d < gqa8_dim; ++d) dot += q_at(c, token, h, d) * f32_from_e4m3(kv_at(c.k, slot, kvh, d));
+      return mul_rn(static_cast<float>(dot), score_scale);
+    };
+    auto value = [&](std::int64_t at, int d) { return static_cast<double>(f32_from_e4m3(kv_at(c.v, slot_of(c, b, at), kvh, d))); };
+    const row_state total = netra_order_row<Plan>(r.length, slices, block_warps, static_cast<unsigned>(hr), gqa8_dim, score, value);
+    for (int d = 0; d < gqa8_dim; ++d)
+      out[(static_cast<std::size_t>(token) * gqa8_q_heads + h) * gqa8_dim + d] = bf16_from_f32_reference(softmax_finish(total.o[d], total.st.l, c.v_scale));
+  });
   return out;
 }
 
