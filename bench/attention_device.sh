@@ -12,7 +12,7 @@
 # /tmp/attention-out); NETRA_GIT_REVISION names the commit that was built (the device copy's git
 # metadata can be stale). BASELINE=<dir of an earlier revision's cubins> (with BASELINE_REV) times the
 # served B = 1 decode and verify against them in the same run; SERVED_ONLY=1 skips the slice sweep and
-# the mapping comparison. Each step is time-limited; the whole stays under 195 s.
+# the mapping comparison; BENCH=0 runs the tests and sanitizers only. Each step is time-limited; the whole stays under 195 s.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 carry=${CARRY:-.carry-decode}
@@ -46,9 +46,9 @@ fi
 extra=()
 [ "${SERVED_ONLY:-0}" = 1 ] && extra+=(--served-only)
 [ -n "${BASELINE:-}" ] && extra+=(--baseline-objects "$BASELINE" --baseline-revision "${BASELINE_REV:-}")
-step timeout ${BENCH_S:-70} python3 bench/attention.py --budget-s $(( ${BENCH_S:-70} * 4 / 5 )) --objects "$carry/code_objects" --floors "$floors" \
+[ "${BENCH:-1}" = 0 ] || step timeout ${BENCH_S:-70} python3 bench/attention.py --budget-s $(( ${BENCH_S:-70} * 4 / 5 )) --objects "$carry/code_objects" --floors "$floors" \
   "${extra[@]}" --out "$out/attention_h200.json" > "$out/bench.txt" 2>&1
-cut -c1-300 "$out/bench.txt" | tail -n 40
+[ "${BENCH:-1}" = 0 ] || cut -c1-300 "$out/bench.txt" | tail -n 40
 step timeout ${REST_S:-30} "$carry/test_attention_gqa8_gpu" -tce="$first" > "$out/gpu_tests_rest.txt" 2>&1
 tail -n 4 "$out/gpu_tests_rest.txt"
 if [ "${NCU:-0}" = 1 ]; then
