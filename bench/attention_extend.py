@@ -126,20 +126,6 @@ class Native(Instance):
             self.stage_two(c, slices, st, pa, form, programmatic)
 
 
-# The native contract's widening forms (contracts/attention/gqa4_extend.hpp: WidenOnce, Truncate; mapping only, the same bits):
-# key -> instance name suffix (Native.NAME: WidenOnce 0, Truncate 0).
-WIDENINGS = {"truncate": "-0-1", "widen_once": "-1-0", "widen_once_truncate": "-1-1"}
-
-
-class NativeForm(Native):
-    """A widening form of the native plan: the same kernels, launch and slices, its own cubin."""
-
-    def __init__(self, objects: str, key: str):
-        self.NAME = Native.NAME + WIDENINGS[key]
-        self.key = key
-        super().__init__(objects)
-
-
 class Case:
     """`sets` input sets (rotated past L2): B requests of prefix P and 12 extension tokens each."""
 
@@ -237,8 +223,7 @@ def sdpa_peers(c: Case, dense: list, check_requests: list[int]) -> list[dict]:
     return peers
 
 
-def bench_shape(insts: tuple, batch: int, prefix: int, seed: int, bw: float, target_fraction: float | None, with_peers: bool = True,
-                widenings: tuple = ()) -> dict:
+def bench_shape(insts: tuple, batch: int, prefix: int, seed: int, bw: float, target_fraction: float | None, with_peers: bool = True) -> dict:
     """One shape: the plans in `insts` checked and timed, the native plan's floor, slice sweep and parts (stage one, its floor,
     each stage-two form alone and in a call, the plain launch), the SDPA peers and the dequantizing copy (`with_peers`)."""
     probe = Case(batch, prefix, 1, seed)
@@ -290,20 +275,6 @@ def bench_shape(insts: tuple, batch: int, prefix: int, seed: int, bw: float, tar
         torch.cuda.synchronize()
         forms[f] = {"same_bits": bool(torch.equal(served_bits, c.out[0].view(torch.int16)))}
     forms_same_bits = all(v["same_bits"] for v in forms.values())
-    # The widening forms: the whole call (served stage two) and stage one alone at the served slices (B = 16 also at half of
-    # them), their bits against the served form's.
-    widening = {}
-    for w in widenings:
-        c.out[0].fill_(float("nan"))
-        w.launch(c, 0, native_slices)
-        torch.cuda.synchronize()
-        rec = {"same_bits": bool(torch.equal(served_bits, c.out[0].view(torch.int16))), "instance": w.NAME,
-               "call_graph_us": common.bench_graph([lambda s=s: w.launch(c, s, native_slices) for s in range(sets)], reps=15)["median_us"],
-               "stage_one_graph_us": common.bench_graph([lambda s=s: w.launch(c, s, native_slices, two=False) for s in range(sets)], reps=15)["median_us"]}
-        if batch == 16:
-            rec["half_slices_call_graph_us"] = common.bench_graph([lambda s=s: w.launch(c, s, native_slices // 2) for s in range(sets)], reps=15)["median_us"]
-        widening[w.key] = rec
-    widenings_same_bits = all(v["same_bits"] for v in widening.values())
     inst, slices, cmp, repeatable, _, g, e = min(timed.values(), key=lambda t: t[5]["median_us"])
     cmp = dict(cmp, beyond_bound=max(t[2]["beyond_bound"] for t in timed.values()))
     repeatable = all(t[3] for t in timed.values())
@@ -318,16 +289,15 @@ def bench_shape(insts: tuple, batch: int, prefix: int, seed: int, bw: float, tar
     def line(rec: dict) -> str:
         return (f"{inst.NAME} B={batch} P={prefix} slices {slices}: graph {g['median_us']:.2f} us eager {e['median_us']:.2f} | pair view {view_g} "
                 f"| native floor {floor:.2f} | by slices {sweep} | same bits {same_bits} | parts {parts} | stage two forms "
-                f"{ {f: v['same_bits'] for f, v in forms.items()} } | widenings { {k: (round(v['call_graph_us'], 2), round(v['stage_one_graph_us'], 2), v['same_bits']) for k, v in widening.items()} } | roofline "
+                f"{ {f: v['same_bits'] for f, v in forms.items()} } | roofline "
                 f"{roofline:.2f} ({roofline / g['median_us']:.1%}) | {cmp} | best peer {rec.get('best_peer')} {rec.get('best_peer_graph_us')} | copy {copy_us}")
     return shape_record("gqa4_extend", inst.NAME, {"batch": batch, "kv_len": prefix, "tq": E}, g, e, "contracts/attention/gqa4_extend.hpp",
-                        check_requests, line, correct=cmp["beyond_bound"] == 0 and repeatable and same_bits is not False and forms_same_bits and widenings_same_bits,
+                        check_requests, line, correct=cmp["beyond_bound"] == 0 and repeatable and same_bits is not False and forms_same_bits,
                         peers=peers, bytes_moved=c.bytes(), copy_bandwidth=bw, target_us=roofline / target_fraction if target_fraction else None,
                         floor_us=floor, slices=slices, input_sets=sets, pair_view_graph_us=view_g, native_graph_us=timed["Native"][5]["median_us"],
                         native_slices=native_slices, native_slices_graph_us={str(k): v for k, v in sorted(sweep.items())},
                         native_equals_pair_view_bits=same_bits, stage_one_graph_us=parts["stage_one"], floor_stage_one_graph_us=parts["floor_stage_one"],
                         plain_launch_graph_us=parts["plain_launch"], stage_two_forms=forms, stage_two_forms_same_bits=forms_same_bits,
-                        widening_forms=widening, widening_forms_same_bits=widenings_same_bits,
                         fraction_of_floor=floor / g["median_us"], repeatable_bits=repeatable, dequant_copy_graph_us=copy_us,
                         fraction_of_roofline=roofline / g["median_us"], **cmp)
 
@@ -343,7 +313,6 @@ def main() -> None:
     torch.zeros(1, device="cuda")
     bw = common.copy_bandwidth()
     insts = (Native(a.objects),) if a.no_pair_view else (Instance(a.objects), Native(a.objects))
-    widenings = tuple(NativeForm(a.objects, k) for k in WIDENINGS)
     records, light = [], []
     # (batch, prefix, target fraction, full): full shapes are records (both plans, every peer); the others only the native
     # plan's parts (P = 256 at B = 64: where the prefix-independent time shows; B = 16, P = 2048: the slice rule's middle).
@@ -353,16 +322,15 @@ def main() -> None:
         if time.monotonic() - began > a.budget_s:
             print(f"budget reached: {len(plan) - i} shapes not run", flush=True)
             break
-        rec = bench_shape(insts if full else insts[-1:], batch, prefix, 2600 + batch + prefix, bw, target, with_peers=full, widenings=widenings)
+        rec = bench_shape(insts if full else insts[-1:], batch, prefix, 2600 + batch + prefix, bw, target, with_peers=full)
         (records if full else light).append(rec if full else {k: v for k, v in rec.items() if k != "peers"})
         torch.cuda.empty_cache()  # the shape's inputs went with bench_shape
         method = ("GQA4 extend (bench/attention_extend.py): CUDA graph replay and eager bursts over input sets rotated past L2, median of 15 "
                   "(peers 10); the pair view's three kernels and the native plan's two per call (stage two a programmatic dependent of stage "
                   "one, wide from 16 slices on), the faster recorded (both checked, bits compared); floor_us = the native grid's floor (its "
                   "stage one without the math, then stage two); stage_one_graph_us / floor_stage_one_graph_us: the native stage one / its floor "
-                  "alone; stage_two_forms: each stage-two form's bits in a whole call against the served form's; widening_forms: the native "
-                  "contract's WidenOnce / Truncate forms, the whole call and stage one alone at the served slices (B 16 also at half), bits "
-                  "against the served form's; plain_launch_graph_us: the call with stage two launched without the programmatic edge; SDPA peers read a "
+                  "alone; stage_two_forms: each stage-two form's bits in a whole call against the served form's (their times: "
+                  "bench/results/evidence/attention_extend_forms_h200.json); plain_launch_graph_us: the call with stage two launched without the programmatic edge; SDPA peers read a "
                   "dense BF16 copy of prefix + extension, timed separately (dequant_copy_graph_us); target_us = roofline / 0.85 at B=64, "
                   "P=4096; gqa4_extend_parts: the same parts at shapes without peers")
         shapes = {(r["shape"]["batch"], r["shape"]["kv_len"]) for r in records}  # the shapes this run measured replace theirs; the others stay

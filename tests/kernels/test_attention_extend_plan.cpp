@@ -9,7 +9,6 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
-#include <cmath>
 
 #include <cstdint>
 #include <random>
@@ -234,62 +233,6 @@ TEST_CASE("native extend staging: the swizzle is a bijection of each staged row'
     CHECK(*slots.begin() == 8 * pos);
     CHECK(*slots.rbegin() == 8 * pos + 7);
   }
-}
-
-TEST_CASE("truncating E4M3 widening: the high half of each value's FP32 is its BF16 (every finite code; NaN stays NaN)") {
-  unsigned finite = 0;
-  for (unsigned lo = 0; lo < 256; ++lo)
-    for (unsigned hi = 0; hi < 256; hi += 37) {
-      const u32 word = lo | (hi << 8) | (hi << 16) | (lo << 24);
-      const bf16x4 want = e4m3x4_to_bf16x4_reference(word);
-      const float a = f32_from_e4m3(static_cast<u8>(lo)), b = f32_from_e4m3(static_cast<u8>(hi));
-      const u32 got = bf16x2_truncated(a, b), got_hi = bf16x2_truncated(b, a);
-      const bool nan_lo = (lo & 0x7F) == 0x7F, nan_hi = (hi & 0x7F) == 0x7F;
-      if (!nan_lo) {
-        CHECK((got & 0xFFFF) == (want.lo & 0xFFFF));
-        CHECK((got_hi >> 16) == (want.hi >> 16));
-        ++finite;
-      } else {
-        CHECK(std::isnan(bit_cast<float>((got & 0xFFFF) << 16)));
-      }
-      if (!nan_hi) {
-        CHECK((got >> 16) == (want.lo >> 16));
-        CHECK((got_hi & 0xFFFF) == (want.hi & 0xFFFF));
-      }
-    }
-  CHECK(finite == 254 * 7);
-}
-
-TEST_CASE("native extend widened once: the BF16 tile's swizzle is a bijection, its reads and stores meet distinct banks") {
-  using plan = kernels::extend_plan<mma_m16n8k16_bf16>;
-  std::set<unsigned> all;
-  for (unsigned pos = 0; pos < kPos; ++pos)
-    for (unsigned c = 0; c < 16; ++c) all.insert(kernels::extend_tile_chunk(pos, c));
-  CHECK(all.size() == 16 * kPos);
-  CHECK(*all.rbegin() == 16 * kPos - 1);
-  // A 16-byte LDS access of 32 lanes runs as 4 phases of 8 lanes; a phase without conflicts touches
-  // 8 distinct 16-byte bank groups (slot % 8). Each K / V read is two such loads (chunks c, c + 1).
-  auto distinct_groups = [](auto slot_of_lane) {
-    for (unsigned phase = 0; phase < 4; ++phase) {
-      std::set<unsigned> groups;
-      for (unsigned l = 8 * phase; l < 8 * phase + 8; ++l) groups.insert(slot_of_lane(l) % 8);
-      if (groups.size() != 8) return false;
-    }
-    return true;
-  };
-  for (unsigned j = 0; j < plan::k_reads; ++j)
-    for (unsigned h = 0; h < 2; ++h) {
-      CHECK(distinct_groups([&](unsigned l) { const auto f = plan::k_read(l, j); return kernels::extend_tile_chunk(f.row, f.col / 8 + h); }));
-      CHECK(distinct_groups([&](unsigned l) { const auto f = plan::v_read(l, j); return kernels::extend_tile_chunk(f.row, f.col / 8 + h); }));
-    }
-  // The widening stores: thread c of a warp owns FP8 chunk c (position c / 8, chunk f = c % 8); its first store is BF16
-  // chunk 2f + (f / 4 % 2), its second the other one.
-  for (unsigned first = 0; first < 512; first += 32)
-    for (unsigned second = 0; second < 2; ++second)
-      CHECK(distinct_groups([&](unsigned l) {
-        const unsigned c = first + l, f = c % 8, h = (f >> 2) & 1;
-        return kernels::extend_tile_chunk(c / 8, 2 * f + (second ? 1 - h : h));
-      }));
 }
 
 TEST_CASE("native extend slices: one wave of stage-one workgroups, 2 to 16 (the H200's measured counts); stage two's forms") {

@@ -153,34 +153,19 @@ struct attention_gqa4_extend {
 /// for bit (kernels/attention/extend_native.hpp says why) and stage two is the same. A wave owns
 /// wave_rows rows: sm90a one m16n8k16 M-tile (16 rows, 3 warps, 96 threads); gfx950 12 of a 16x16
 /// MFMA's 16 columns (3 tokens x 4 heads, 4 waves, 256 threads).
-/// Widening, mapping only (every value gives the same bits): WidenOnce 0, each wave widens the FP8
-/// it reads (Stages-piece ring); 1, the workgroup widens each piece once into a BF16 tile in the
-/// ring's last two pieces (Stages - 2 in flight) that the waves read (more registers: 2 workgroups
-/// per processor on sm90a). Truncate 1 takes a value's BF16 as the high half of its exact FP32
-/// (dsl/convert_e4m3_bf16_truncate.hpp: a permute, not a conversion instruction); 0 converts.
-template <class Target, u32 PageSize, u32 Stages, u32 MaxBatch, u32 SplitCapacity, u32 WidenOnce = 0, u32 Truncate = 0>
+template <class Target, u32 PageSize, u32 Stages, u32 MaxBatch, u32 SplitCapacity>
 struct attention_gqa4_extend_native : attention_gqa4_extend<Target, PageSize, 1, Stages, MaxBatch, SplitCapacity> {
-  static_assert(WidenOnce <= 1 && Truncate <= 1, "netra::contracts::attention_gqa4_extend_native: fields WidenOnce and Truncate must be 0 or 1");
-  static_assert(WidenOnce == 0 || Stages >= 5, "netra::contracts::attention_gqa4_extend_native: WidenOnce needs Stages >= 5 (3 ring pieces and the tile)");
   using base = attention_gqa4_extend<Target, PageSize, 1, Stages, MaxBatch, SplitCapacity>;
   static constexpr const char* family = "attention_gqa4_extend_native";
   static constexpr const char* template_name = "netra::contracts::attention_gqa4_extend_native";
-  struct argument_list {  // the widening fields only where not both 0 (the first instances' names stay)
-    i64 values[6];
-    u32 count;
-    constexpr const i64* begin() const { return values; }
-    constexpr const i64* end() const { return values + count; }
-  };
-  static constexpr argument_list template_args = {{PageSize, Stages, MaxBatch, SplitCapacity, WidenOnce, Truncate}, WidenOnce == 0 && Truncate == 0 ? 4u : 6u};
-  static constexpr bool native = true, widen_once = WidenOnce == 1, truncate = Truncate == 1;
+  static constexpr i64 template_args[] = {PageSize, Stages, MaxBatch, SplitCapacity};
+  static constexpr bool native = true;
   static constexpr u32 rows = base::group * base::max_extend, block = 64, wave_rows = same_v<Target, sm90a> ? 16 : 12;
   static constexpr u32 waves = rows / wave_rows, workgroup_size = waves * Target::wave_size;
   static constexpr u32 piece_bytes = block * base::head_dim, ring_bytes = Stages * piece_bytes;
   static constexpr u32 table_rounds = Stages / 2 + 1, table_bytes = table_rounds * block * 8;
   static constexpr u32 lds_bytes = ring_bytes + table_bytes;
   static_assert(lds_bytes <= Target::lds_bytes_per_workgroup, "netra::contracts::attention_gqa4_extend_native: the staging ring exceeds the target's LDS");
-  /// Stage one's workgroups per processor that its registers allow (sm90a: 3 warps each; 4 = 3 warps a sub-partition, 168 registers).
-  static constexpr u32 min_workgroups = WidenOnce ? 2 : 4;
   NETRA_HOST_DEVICE static constexpr u32 chunk_for(u32 length, u32 slices) { return base::pair_view::chunk_for(length, slices); }
   /// Slices per request: one wave of stage-one workgroups (4 per processor over the 8 KV heads:
   /// processors / (2 batch)), at least 2 and at most 16 (and SplitCapacity / batch). Measured on the
@@ -194,13 +179,13 @@ struct attention_gqa4_extend_native : attention_gqa4_extend<Target, PageSize, 1,
   static constexpr resource_budget budget() {
     resource_budget b;
     if constexpr (same_v<Target, gfx950>) {
-      b.max_vgprs = WidenOnce ? 256 : 168;  // 168: 3 waves per SIMD, the 3 workgroups of 256 threads that the CU's LDS holds
+      b.max_vgprs = 168;  // 3 waves per SIMD: the 3 workgroups of 256 threads that the CU's LDS holds
       b.max_agprs = 0;
       b.max_sgprs = 102;
       b.max_lds_bytes = lds_bytes;
       b.max_code_bytes = 65536;
     } else if constexpr (same_v<Target, sm90a>) {
-      b.max_registers = min_workgroups == 4 ? 168 : 255;  // 4 workgroups per SM (3 warps a sub-partition share its 16 Ki registers): 168; 2: 255
+      b.max_registers = 168;  // 4 workgroups (12 warps) per SM share the 64 Ki registers
       b.max_lds_bytes = lds_bytes + 1024;  // sm_90 reserves 1 KiB per block
       b.max_code_bytes = 196608;
     } else {

@@ -15,17 +15,10 @@
 // step (dsl/online_softmax.hpp), as gqa8_wave.hpp's block_step in the same order; V piece:
 // o = o * alpha + P V. Its (m, l, o) go to the workspace in the pair view's layout (pair kv / 2,
 // view row 8t + 4 (kv % 2) + j, elements 128 (kv % 2) + d), so extend.hpp's stage two merges them.
-// Widening (the contract's WidenOnce): 0, each wave widens the FP8 it reads (3 / 4 waves widen
-// every element); 1, the ring keeps Stages - 2 pieces and the last two pieces' bytes hold one BF16
-// tile (64 x 256 bytes, extend_tile_chunk): after iteration n's barrier every thread widens its
-// chunks of piece n into it once, a second barrier, then the waves read the BF16 (the same values
-// into the same instructions: the same bits). Truncate: the widening instructions
-// (dsl/convert_e4m3_bf16_truncate.hpp), the same values.
 // Math = false keeps the grid, the copies, the look-ups, Q's loads and the workspace writes and
 // drops the widening and the math: the floor of this mapping (bench/attention_extend.py).
 #pragma once
 #include "netra/dsl/async_copy.hpp"
-#include "netra/dsl/convert_e4m3_bf16_truncate.hpp"
 #include "netra/dsl/sync.hpp"
 #include "netra/dsl/wave_reduce.hpp"
 #include "netra/kernels/attention/extend.hpp"
@@ -38,24 +31,16 @@ namespace netra::kernels {
 /// chunk g) over distinct banks.
 NETRA_HOST_DEVICE constexpr u32 extend_staged_chunk(u32 pos, u32 chunk) { return 8 * pos + (chunk ^ (4 * (pos & 1) ^ 2 * ((pos >> 1) & 3))); }
 
-/// The 16-byte slot of (position, chunk of 8 BF16) in the per-workgroup BF16 tile: the XOR (bits 0
-/// and 2 of the chunk) spreads one instruction's 8-lane phases over distinct banks for the K reads
-/// (positions 8nt + g, chunks 8c + 2t (+ 1)), the V reads (positions 2t + e, chunks 2g (+ 1)) and
-/// the widening stores.
-NETRA_HOST_DEVICE constexpr u32 extend_tile_chunk(u32 pos, u32 chunk) { return 16 * pos + (chunk ^ (((pos ^ (pos >> 1)) & 1) | (pos & 4))); }
-
 template <class Contract, bool Math = true> struct attention_extend_native_stage_one {
   using target = typename Contract::target;
   using plan = extend_plan_of<target>;
   using request = attention_gqa8_request<typename Contract::pair_view>;  // the cache part of the call
   using params = attention_extend_args;
-  static constexpr bool shared = Contract::widen_once;
   static constexpr const char* symbol = Math ? "netra_attention_extend_native_stage_one" : "netra_attention_extend_native_floor";
   static constexpr u32 workgroup_size = Contract::workgroup_size, dynamic_lds_bytes = Contract::lds_bytes;
   static constexpr bool programmatic_dependent_launch = false, prefers_max_lds = true;  // 4 workgroups per SM
-  static constexpr u32 min_workgroups_per_processor = Contract::min_workgroups;
+  static constexpr u32 min_workgroups_per_processor = 4;  // 12 warps per SM: <= 168 registers
   static constexpr u32 S = Contract::stages, T = Contract::table_rounds, B = Contract::block, D = Contract::head_dim, G = Contract::group;
-  static constexpr u32 ring_pieces = shared ? S - 2 : S;  // WidenOnce: the last two pieces hold the BF16 tile
   static constexpr u32 chunks = Contract::piece_bytes / 16, copies_per_thread = ceil_div(chunks, workgroup_size);
   static constexpr u32 lookups_per_thread = ceil_div(B, workgroup_size);
   static constexpr u32 o_stride = D + 4;  // floats per staged o row: 16-byte rows, lanes of one store in 4-way distinct banks
@@ -97,38 +82,6 @@ template <class Contract, bool Math = true> struct attention_extend_native_stage
     }
   };
 
-  /// Every thread widens its 16-byte chunks of the FP8 piece into the BF16 tile (chunk 2f + h of a
-  /// position holds elements 16f + 8h ..; the first store of lanes f >= 4 is the odd chunk: banks).
-  static NETRA_DEVICE void widen_piece(const u8* piece, u8* tile) {
-    NETRA_NO_UNROLL
-    for (u32 k = 0; k < copies_per_thread; ++k) {
-      const u32 c = thread_id<target>() + k * workgroup_size;
-      if (chunks % workgroup_size == 0 || c < chunks) {
-        const u32 pos = c / 8, f = c % 8, h = (f >> 2) & 1;
-        const u32x4 x = *reinterpret_cast<const u32x4*>(piece + 16 * extend_staged_chunk(pos, f));
-        const bf16x4 w[4] = {widen(x.x), widen(x.y), widen(x.z), widen(x.w)};
-        const u32x4 even = {w[0].lo, w[0].hi, w[1].lo, w[1].hi}, odd = {w[2].lo, w[2].hi, w[3].lo, w[3].hi};
-        *reinterpret_cast<u32x4*>(tile + 16 * extend_tile_chunk(pos, 2 * f + h)) = h ? odd : even;
-        *reinterpret_cast<u32x4*>(tile + 16 * extend_tile_chunk(pos, 2 * f + 1 - h)) = h ? even : odd;
-      }
-    }
-  }
-  /// The read at (position, first byte of the FP8 row) from the tile: word i's BF16, loaded when used
-  /// (16-byte loads of chunk first + i / 2).
-  struct tile_read {
-    const u8* tile;
-    u32 row, first;
-    NETRA_DEVICE bf16x4 operator[](int i) const {
-      const u32x4 x = *reinterpret_cast<const u32x4*>(tile + 16 * extend_tile_chunk(row, first + static_cast<u32>(i) / 2));
-      return i % 2 ? bf16x4{x.z, x.w} : bf16x4{x.x, x.y};
-    }
-  };
-
-  static NETRA_DEVICE bf16x4 widen(u32 word) {
-    if constexpr (Contract::truncate) return e4m3x4_to_bf16x4_truncated<target>(word);
-    else return e4m3x4_to_bf16x4<target>(word);
-  }
-
   static NETRA_DEVICE void issue(const attention_gqa8_args& p, const slice& v, u32 kv, u32 n, u8* ring, const i64* table) {
     if (n < 2 * v.blocks) {
       const u8* pool = n % 2 ? p.v_buffer : p.k_buffer;
@@ -140,7 +93,7 @@ template <class Contract, bool Math = true> struct attention_extend_native_stage
           const u32 pos = c / 8, chunk = c % 8;
           const i64 id = ids[pos];
           const u8* src = pool + (static_cast<u64>(id < 0 ? 0 : id) * Contract::kv_heads + kv) * D + 16 * chunk;
-          copy_16B_to_lds<target>(ring + (n % ring_pieces) * Contract::piece_bytes + 16 * extend_staged_chunk(pos, chunk), src, id >= 0);
+          copy_16B_to_lds<target>(ring + (n % S) * Contract::piece_bytes + 16 * extend_staged_chunk(pos, chunk), src, id >= 0);
         }
       }
     }
@@ -200,40 +153,22 @@ template <class Contract, bool Math = true> struct attention_extend_native_stage
       for (u32 i = 0; i < sizeof(qa) / 4; ++i) fold ^= reinterpret_cast<const u32*>(&qa)[i];
       o[0] = bit_cast<float>(fold);
     }
-    u8* tile = ring + ring_pieces * Contract::piece_bytes;
-    for (u32 n = 0; n + 1 < ring_pieces; ++n) issue(p, v, kv, n, ring, table);
+    for (u32 n = 0; n + 1 < S; ++n) issue(p, v, kv, n, ring, table);
     for (u32 n = 0; n < 2 * v.blocks; ++n) {
-      wait_lds_copies<target, ring_pieces - 2>();
+      wait_lds_copies<target, S - 2>();
       workgroup_barrier<target>();
-      issue(p, v, kv, n + ring_pieces - 1, ring, table);
+      issue(p, v, kv, n + S - 1, ring, table);
       if ((n + S) % 2 == 0 && (n + S) / 2 >= T) {  // round (n + S) / 2 was started two iterations ago
         lookups.finish(p, v, table);
         lookups.start(p, v, (n + S) / 2 + 1);
       }
-      const u8* piece = ring + (n % ring_pieces) * Contract::piece_bytes;
-      if constexpr (shared) {
-        widen_piece(piece, tile);
-        workgroup_barrier<target>();
-      }
       if (!busy) continue;
+      const u8* piece = ring + (n % S) * Contract::piece_bytes;
       auto at = [piece](fragment_element f) { return piece + 16 * extend_staged_chunk(f.row, f.col / 16) + f.col % 16; };
-      auto widen_read = [](auto word) {
-        if constexpr (shared) return word;
-        else return widen(word);
-      };
-      auto k_read = [&](u32 j) {
-        const fragment_element f = plan::k_read(lane, j);
-        if constexpr (shared) return tile_read{tile, f.row, f.col / 8};
-        else return *reinterpret_cast<const u32x4*>(at(f));
-      };
-      auto v_read = [&](u32 j) {
-        const fragment_element f = plan::v_read(lane, j);
-        if constexpr (shared) return tile_read{tile, f.row, f.col / 8};
-        else return *reinterpret_cast<const typename plan::v_raw*>(at(f));
-      };
+      auto widen = [](u32 word) { return e4m3x4_to_bf16x4<target>(word); };
       if (n % 2 == 0) {
         float s[plan::scores];
-        plan::qk(s, qa, k_read, widen_read);
+        plan::qk(s, qa, [&](u32 j) { return *reinterpret_cast<const u32x4*>(at(plan::k_read(lane, j))); }, widen);
         // The block step of each of the lane's rows (gqa8_wave.hpp's order): mask, scale, block max
         // over the row's items and lanes, BF16 weights, l over the pair words in order, then the lanes.
         const i64* ids = table + ((n / 2) % T) * B;
@@ -265,7 +200,7 @@ template <class Contract, bool Math = true> struct attention_extend_native_stage
       } else {
         NETRA_UNROLL
         for (u32 i = 0; i < plan::o_items; ++i) o[i] = mul_rn(o[i], alpha[plan::row_slot(i)]);
-        plan::pv(o, pb, v_read, widen_read);
+        plan::pv(o, pb, [&](u32 j) { return *reinterpret_cast<const typename plan::v_raw*>(at(plan::v_read(lane, j))); }, widen);
       }
     }
 
@@ -294,9 +229,9 @@ template <class Contract, bool Math = true> struct attention_extend_native_stage
   }
 };
 
-template <class Target, u32 PageSize, u32 Stages, u32 MaxBatch, u32 SplitCapacity, u32 WidenOnce, u32 Truncate>
-struct kernels_of<contracts::attention_gqa4_extend_native<Target, PageSize, Stages, MaxBatch, SplitCapacity, WidenOnce, Truncate>> {
-  using contract = contracts::attention_gqa4_extend_native<Target, PageSize, Stages, MaxBatch, SplitCapacity, WidenOnce, Truncate>;
+template <class Target, u32 PageSize, u32 Stages, u32 MaxBatch, u32 SplitCapacity>
+struct kernels_of<contracts::attention_gqa4_extend_native<Target, PageSize, Stages, MaxBatch, SplitCapacity>> {
+  using contract = contracts::attention_gqa4_extend_native<Target, PageSize, Stages, MaxBatch, SplitCapacity>;
   using type = extend_kernel_list<contract, attention_extend_native_stage_one<contract>, attention_extend_native_stage_one<contract, false>>;
 };
 

@@ -15,9 +15,7 @@
 //   score_of(lane, i), o_of(lane, i) -> (row, position / element); row_slot(i): which of the
 //     lane's row_slots rows item i (score or o) belongs to; its lanes: xor row_mask(0), row_mask(1);
 //   qk(s, qa, k, widen): s = the unscaled FP32 scores; pv(o, p, v, widen): o += P V with p the
-//     BF16 pair words of the weights (word w = items 2w, 2w + 1); k(j) / v(j) return read j's words
-//     (raw[i]: word i) and widen(raw[i]) their BF16 (FP8 words from the ring, or BF16 words
-//     already widened into LDS with widen the identity).
+//     BF16 pair words of the weights (word w = items 2w, 2w + 1).
 #pragma once
 #include "netra/dsl/attention_fragment.hpp"
 
@@ -100,7 +98,7 @@ template <> struct extend_plan<mma_m16n8k16_bf16> {
       s[4 * nt] = s[4 * nt + 1] = s[4 * nt + 2] = s[4 * nt + 3] = 0.0f;
       NETRA_UNROLL
       for (u32 c = 0; c < 2; ++c) {
-        const auto raw = k(2 * nt + c);
+        const u32x4 raw = k(2 * nt + c);
         NETRA_UNROLL
         for (u32 i = 0; i < 4; ++i) {
           const bf16x4 w = widen(raw[static_cast<int>(i)]);
@@ -115,7 +113,7 @@ template <> struct extend_plan<mma_m16n8k16_bf16> {
     for (u32 kk = 0; kk < 4; ++kk) {
       u32 a[4];
       pv_a(a, p, kk);
-      const decltype(v(0u)) raw[4] = {v(4 * kk), v(4 * kk + 1), v(4 * kk + 2), v(4 * kk + 3)};
+      const v_raw raw[4] = {v(4 * kk), v(4 * kk + 1), v(4 * kk + 2), v(4 * kk + 3)};
       NETRA_UNROLL
       for (u32 i = 0; i < 4; ++i) {
         const bf16x4 x[4] = {widen(raw[0][static_cast<int>(i)]), widen(raw[1][static_cast<int>(i)]), widen(raw[2][static_cast<int>(i)]),
@@ -166,8 +164,8 @@ template <> struct extend_plan<mfma_f32_16x16x32_bf16> {
       s[4 * t] = s[4 * t + 1] = s[4 * t + 2] = s[4 * t + 3] = 0.0f;
       NETRA_UNROLL
       for (u32 c = 0; c < 2; ++c) {
-        const auto raw = k(2 * t + c);
-        const wide_chunk k4 = {{widen(raw[0]), widen(raw[1]), widen(raw[2]), widen(raw[3])}};
+        const u32x4 raw = k(2 * t + c);
+        const wide_chunk k4 = {{widen(raw.x), widen(raw.y), widen(raw.z), widen(raw.w)}};
         NETRA_UNROLL
         for (u32 sub = 0; sub < 2; ++sub) {
           u32 a[4];
@@ -182,7 +180,7 @@ template <> struct extend_plan<mfma_f32_16x16x32_bf16> {
     NETRA_UNROLL
     for (u32 kk = 0; kk < 2; ++kk) {
       const u32 b[4] = {p[4 * kk], p[4 * kk + 1], p[4 * kk + 2], p[4 * kk + 3]};
-      decltype(v(0u)) raw[8];
+      v_raw raw[8];
       NETRA_UNROLL
       for (u32 i = 0; i < 8; ++i) raw[i] = v(8 * kk + i);
       NETRA_UNROLL

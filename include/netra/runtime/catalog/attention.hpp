@@ -3,8 +3,7 @@
 // benchmark compares (BlockWarps x Stages: 2 x 0 served — Stages 0: no LDS ring —, 1 x 0, 4 x 0, 8 x 0;
 // 4 x 3, 2 x 6, 1 x 8 with one workgroup per SM; 2 x 2, 1 x 2 with several); the GQA4 extend contract
 // on both targets (page size 1 served, page size 16 on sm90a) and its native 48-row plan (both
-// targets at page size 1, sm90a at 16) with its widening forms (WidenOnce, Truncate; both targets,
-// page size 1).
+// targets at page size 1, sm90a at 16).
 #pragma once
 #include <boost/hana.hpp>
 
@@ -24,8 +23,5 @@ inline constexpr auto attention =
                          contracts::attention_gqa4_extend_served<gfx950>, contracts::attention_gqa4_extend_served<sm90a>,
                          contracts::attention_gqa4_extend<sm90a, 16, 1, 6, 64, 128>,
                          contracts::attention_gqa4_extend_native<gfx950, 1, 6, 64, 128>, contracts::attention_gqa4_extend_native<sm90a, 1, 6, 64, 128>,
-                         contracts::attention_gqa4_extend_native<sm90a, 16, 6, 64, 128>,
-                         contracts::attention_gqa4_extend_native<gfx950, 1, 6, 64, 128, 0, 1>, contracts::attention_gqa4_extend_native<sm90a, 1, 6, 64, 128, 0, 1>,
-                         contracts::attention_gqa4_extend_native<gfx950, 1, 6, 64, 128, 1, 0>, contracts::attention_gqa4_extend_native<sm90a, 1, 6, 64, 128, 1, 0>,
-                         contracts::attention_gqa4_extend_native<gfx950, 1, 6, 64, 128, 1, 1>, contracts::attention_gqa4_extend_native<sm90a, 1, 6, 64, 128, 1, 1>>;
+                         contracts::attention_gqa4_extend_native<sm90a, 16, 6, 64, 128>>;
 }  // namespace netra::catalog
