@@ -13,7 +13,7 @@ same device call: bench/moe_decode_stages_device.sh); this program checks in its
 the fused block writes the unfused block's bits (`bits_equal`).
 
 usage: python3 bench/moe_decode_stages.py --program BIN --out bench/results/moe_block_h200.json \
-           --evidence bench/results/evidence/moe_decode_stages_h200.json [--tokens 1,2,4]
+           --evidence bench/results/evidence/moe_decode_stages_h200.json [--tokens 1,2,4] [--raw LINES]
 """
 from __future__ import annotations
 
@@ -91,9 +91,19 @@ def main() -> None:
     ap.add_argument("--out", required=True)
     ap.add_argument("--evidence", required=True)
     ap.add_argument("--tokens", default="1,2,3,4,6,8,12,16")
+    ap.add_argument("--raw", help="also write the program's lines here as they come (kept if the run is cut short)")
     a = ap.parse_args()
     bw = common.copy_bandwidth()
-    text = subprocess.run([a.program, a.tokens], check=True, capture_output=True, text=True, timeout=240).stdout
+    text = ""
+    with subprocess.Popen([a.program, a.tokens], stdout=subprocess.PIPE, text=True) as proc:
+        raw = open(a.raw, "w") if a.raw else None
+        for line in proc.stdout:
+            text += line
+            if raw:
+                raw.write(line)
+                raw.flush()
+        if proc.wait(timeout=240) != 0:
+            raise subprocess.CalledProcessError(proc.returncode, a.program)
     lines = [json.loads(x) for x in text.splitlines() if x.startswith("{")]
     by = by_tokens(lines, bw)
     common.write_family(a.evidence, "moe_decode_stages", lines, bw, evidence=True, method=METHOD)
