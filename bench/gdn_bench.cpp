@@ -303,6 +303,8 @@ int main(int argc, char** argv) {
   bool decode_only = false;  // --decode-only: the decode core records alone
   bool lds_only = false;     // --lds-only: the state-through-LDS maps (Staging 3) beside the maps they would replace
   bool m16_only = false;     // --m16-only: M16 B 1 with the precompute fused in (Inputs raw), the two-launch chain, the core alone
+  bool maps_only = false;  // --maps-only: the whole-head against the quarter-head replay (state through LDS), the shipped K0 B 64
+  bool once = false;       // --once: --m16-only one round; --maps-only: the replay at B 128 (every request accepting T) and K0 only
   for (int i = 1; i < argc; ++i) {
     if (i + 1 < argc && std::string(argv[i]) == "--dump") dump_dir = argv[i + 1];
     conv_only |= std::string(argv[i]) == "--conv-only";
@@ -310,6 +312,8 @@ int main(int argc, char** argv) {
     decode_only |= std::string(argv[i]) == "--decode-only";
     lds_only |= std::string(argv[i]) == "--lds-only";
     m16_only |= std::string(argv[i]) == "--m16-only";
+    maps_only |= std::string(argv[i]) == "--maps-only";
+    once |= std::string(argv[i]) == "--once";
   }
   (void)device();
   drv().check(drv().cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
@@ -358,12 +362,27 @@ int main(int argc, char** argv) {
   using pre = contracts::gdn_precompute<sm90a, 1, 16>;
   auto m16 = [&]<class C>() { bench_core<C, pre>(1, false, "m16"), bench_core<C>(1, false, "m16"); };
   if (m16_only) {  // twice each, interleaved: the one-launch against the two-launch form in the same minute
-    for (int round = 0; round < 2; ++round) {
+    for (int round = 0; round < (once ? 1 : 2); ++round) {
       bench_core<contracts::gdn_m16<sm90a, ss::bf16, 8, 3, 4, 1, 1, gdn::core_inputs::raw>>(1, false, "m16");
       m16.template operator()<contracts::gdn_m16<sm90a, ss::bf16, 8, 3, 4, 1, 1>>();
       bench_core<contracts::gdn_m16<sm90a, ss::fp32, 8, 3, 4, 1, 1, gdn::core_inputs::raw>>(1, false, "m16");
       m16.template operator()<contracts::gdn_m16<sm90a, ss::fp32, 8, 3, 4, 1, 1>>();
     }
+    return 0;
+  }
+  if (maps_only) {  // the replay with the state through LDS: whole heads (8 warps) against quarter heads (2); the shipped K0 at B 64
+    auto maps = [&](std::size_t B, bool random) {
+      bench_core<contracts::gdn_replay<sm90a, ss::bf16, 16, 3, 8, 2>>(B, random, "replay");
+      bench_core<contracts::gdn_replay<sm90a, ss::bf16, 16, 3, 2, 2>>(B, random, "replay");
+      bench_core<contracts::gdn_replay<sm90a, ss::fp32, 16, 3, 8, 2>>(B, random, "replay");
+      bench_core<contracts::gdn_replay<sm90a, ss::fp32, 16, 3, 2, 2>>(B, random, "replay");
+    };
+    maps(128, false);
+    bench_core<contracts::gdn_k0<sm90a, ss::fp32, 16, 3, 4, 2>>(64, false, "k0");
+    bench_core<contracts::gdn_k0<sm90a, ss::bf16, 16, 3, 4, 2>>(64, false, "k0");
+    if (once) return 0;
+    maps(128, true);
+    maps(1, false);
     return 0;
   }
   if (lds_only) {  // M16 B 1 (core, and precompute + core), replay B 128 / 64 / 16 / 1, K0 B 64, the decode default map B 64 / 128

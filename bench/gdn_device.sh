@@ -26,11 +26,15 @@
 #          code_objects/: the sm90a gdn cubins), copied to build-gdn/ here; GDN_CARRY and
 #          GDN_BUILD name others (the decode scope needs only test_gdn_decode_gpu, netra-bench-gdn
 #          and the T 1 cubins).
-# GDN_SCOPE=m16: M16 with the precompute fused into the core (Inputs raw) — the precompute and M16
-# kernel tests (the chain test checks the fused core against the host chain), the refusals, the
-# protocol smoke, memcheck of the chain, racecheck of the fused cores, their SASS counts, and the
-# driver's --m16-only records (fused, two-launch chain, core alone; both storages, twice).
-#   usage: OUT=... NETRA_GIT_REVISION=<commit> [GDN_SCOPE=cores|decode|lds|m16] bash bench/gdn_device.sh [tests-s driver-s peers-s]
+# GDN_SCOPE=m16 (or m16_replay): M16 (the two-launch chain and the precompute fused in) and the
+# replay on quarter heads (2 warps) — the precompute and M16 kernel tests (the chain test: every M16
+# form against the host chain), the refusals, the protocol smoke, the quarter-head schedule's every-B
+# and graph protocol, memcheck of the chain and the smoke, racecheck of the fused M16 cores, their
+# SASS counts, gdn-floor --residency-only, then the driver's --m16-only --once (driver-s) and
+# --maps-only (the third limit: the replay maps, the shipped K0 at B 64) records; where the carry
+# has code_objects_before/ (a base revision's cubins), the same M16, B 128 replay and K0 records
+# from those (GDN_BEFORE_S seconds).
+#   usage: OUT=... NETRA_GIT_REVISION=<commit> [GDN_SCOPE=cores|decode|lds|m16|m16_replay] bash bench/gdn_device.sh [tests-s driver-s peers-s]
 set -u
 B=${GDN_BUILD:-build-gdn}
 T1=${1:-75} T2=${2:-65} T3=${3:-15}
@@ -91,20 +95,40 @@ summary() {
   grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/gdn_sanitizers.txt"
   grep -E "^== |^rc" "$L"
 }
-if [ "${GDN_SCOPE:-all}" = m16 ]; then
+case "${GDN_SCOPE:-all}" in m16 | m16_replay) M16=1 ;; *) M16=0 ;; esac
+if [ $M16 = 1 ]; then
   bg "$OUT/gdn_gpu_tests.txt" "$G" --duration=true -tc="precompute*,M16*,refused*"
   bg /tmp/gdn_smoke.txt "$G" --duration=true -tc="protocol smoke*"
+  bg /tmp/gdn_quarter.txt "$G" --duration=true -tc="protocol? quarter-head replay schedule (state through LDS): every*"
+  bg /tmp/gdn_graphs.txt "$G" --duration=true -tc="protocol? quarter-head replay schedule: one*"
   bg "$OUT/gdn_sanitizers.txt" compute-sanitizer --tool memcheck --error-exitcode 9 "$G" -tc="M16 behind*"
+  bg /tmp/gdn_memcheck_smoke.txt compute-sanitizer --tool memcheck --error-exitcode 9 "$G" -tc="protocol smoke*"
   bg /tmp/gdn_racecheck.txt compute-sanitizer --tool racecheck --error-exitcode 9 "$G" -tc="M16 behind*1? 0? 1? 1? 32>>"
-  sass_counts 32 "$B"/code_objects/gdn-recurrent-sm90a-1-1-16-*-8-3-4-1-0-1*.cubin > "$OUT/gdn_sass.txt" 2>&1
-  wait_tests
-  [ -f /tmp/gdn_smoke.txt ] && { echo "== protocol smoke"; cat /tmp/gdn_smoke.txt; } >> "$OUT/gdn_gpu_tests.txt"
-  [ -f /tmp/gdn_racecheck.txt ] && { echo "== racecheck, M16 with the precompute fused in"; tail -n 12 /tmp/gdn_racecheck.txt; } >> "$OUT/gdn_sanitizers.txt"
-  echo "== netra-bench-gdn --m16-only" >> "$L"
-  timeout "$T2" "$B/tests/netra-bench-gdn" --m16-only > "$OUT/gdn_m16_bench.jsonl" 2>> "$L"
+  { sass_counts 32 "$B"/code_objects/gdn-recurrent-sm90a-1-1-16-*-8-3-4-1-0-1*.cubin
+    sass_counts 64 "$B"/code_objects/gdn-replay-sm90a-2-128-12-*-16-3-[28]-2.cubin; } > "$OUT/gdn_sass.txt" 2>&1
+  echo "== gdn-floor --residency-only" >> "$L"
+  timeout 30 "$B/tests/gdn-floor" --residency-only > "$OUT/gdn_floor.jsonl" 2>> "$L"
   echo "rc=$?" >> "$L"
+  wait_tests
+  for f in /tmp/gdn_smoke.txt /tmp/gdn_quarter.txt /tmp/gdn_graphs.txt; do
+    [ -f "$f" ] && { echo "== $(basename "$f")"; cat "$f"; } >> "$OUT/gdn_gpu_tests.txt"
+  done
+  [ -f /tmp/gdn_memcheck_smoke.txt ] && { echo "== memcheck, protocol smoke"; tail -n 12 /tmp/gdn_memcheck_smoke.txt; } >> "$OUT/gdn_sanitizers.txt"
+  [ -f /tmp/gdn_racecheck.txt ] && { echo "== racecheck, M16 with the precompute fused in"; tail -n 12 /tmp/gdn_racecheck.txt; } >> "$OUT/gdn_sanitizers.txt"
+  echo "== netra-bench-gdn --m16-only --once" >> "$L"
+  timeout "$T2" "$B/tests/netra-bench-gdn" --m16-only --once > "$OUT/gdn_m16_bench.jsonl" 2>> "$L"
+  echo "rc=$?" >> "$L"
+  echo "== netra-bench-gdn --maps-only" >> "$L"
+  timeout "$T3" "$B/tests/netra-bench-gdn" --maps-only > "$OUT/gdn_replay_bench.jsonl" 2>> "$L"
+  echo "rc=$?" >> "$L"
+  if [ -d "$CARRY/code_objects_before" ]; then  # the same records from the code objects of a base revision (GDN_BEFORE_S seconds)
+    cp "$CARRY"/code_objects_before/* "$B/code_objects/"
+    echo "== the base revision's code objects: netra-bench-gdn --m16-only --once, --maps-only --once" >> "$L"
+    timeout "${GDN_BEFORE_S:-30}" bash -c "\"$B/tests/netra-bench-gdn\" --m16-only --once; \"$B/tests/netra-bench-gdn\" --maps-only --once" \
+      > "$OUT/gdn_before_bench.jsonl" 2>> "$L"
+    echo "rc=$?" >> "$L"
+  fi
   summary
-  cat "$OUT/gdn_m16_bench.jsonl"
   exit 0
 fi
 if [ "${GDN_SCOPE:-all}" = lds ]; then

@@ -15,6 +15,8 @@
 //    memory and issue floors cost when a workgroup does them one after the other.
 //  - the conv's SiLU-issue floor: its per-output arithmetic on its grid, no memory (--conv-only
 //    runs the conv floors alone).
+//  - --residency-only: the replay's read, issue and commit in one workgroup at 2 and 4 workgroups
+//    a SM, K0's read then issue on half heads, the M16 grid's launch floor and memory floor.
 //  - the copy bandwidth (a 2 GiB device-to-device copy, bytes read + written), for rooflines.
 // Prints one JSON object per floor on stdout.
 #include <cuda_bf16.h>
@@ -31,7 +33,7 @@
 namespace {
 
 using floor_bench::check;
-constexpr int HV = 32, H = 16, K = 128, V = 128, D = 8192, T = 12;
+constexpr int HV = 32, H = 16, K = 128, V = 128, D = 8192, T = 12, gdn_floor_tokens = T;
 constexpr double l2 = 60.0 * 1024 * 1024;
 
 __device__ unsigned fold(const uint4& v) { return v.x ^ v.y ^ v.z ^ v.w; }
@@ -52,9 +54,11 @@ struct buffer {
 // ------------------------------------------------------------------------------------ recurrent
 /// Workgroup (x, hv, b) of Threads threads owns Columns value columns of v head hv of request b
 /// (the kernel's grid (V / Columns, 32, B)); StateBytes 4 (FP32) or 2 (BF16). Commit: the replay
-/// (state written back, no q, no outputs); else K0 (outputs, state only read).
-template <int Threads, int Columns, int StateBytes, bool Replay> __global__ void __launch_bounds__(Threads) recurrent_memory(
-    const uint4* state, uint4* state_out, const uint4* k, const uint4* q, const uint4* v, const float* decay, const float* beta, unsigned* out) {
+/// (state written back, no q, no outputs); else K0 (outputs, state only read), or with Final M16
+/// (outputs and the state written back) over Tokens tokens.
+template <int Threads, int Columns, int StateBytes, bool Replay, int T = gdn_floor_tokens, bool Final = false>
+__global__ void __launch_bounds__(Threads) recurrent_memory(const uint4* state, uint4* state_out, const uint4* k, const uint4* q, const uint4* v,
+                                                            const float* decay, const float* beta, unsigned* out) {
   constexpr int state_vectors = Columns * K * StateBytes / 16 / Threads;  // 16-byte vectors per thread
   const int x = blockIdx.x, hv = blockIdx.y, b = blockIdx.z, t0 = threadIdx.x;
   const size_t head_base = ((static_cast<size_t>(b) * HV + hv) * V + x * Columns) * K * StateBytes / 16;
@@ -75,10 +79,11 @@ template <int Threads, int Columns, int StateBytes, bool Replay> __global__ void
   if (t0 < T) f ^= __float_as_uint(decay[(b * T + t0) * HV + hv]) ^ __float_as_uint(beta[(b * T + t0) * HV + hv]);
 #pragma unroll
   for (int i = 0; i < state_vectors; ++i) f ^= fold(s[i]);
-  if constexpr (Replay) {
+  if constexpr (Replay || Final) {
 #pragma unroll
     for (int i = 0; i < state_vectors; ++i) state_out[head_base + t0 + i * Threads] = make_uint4(s[i].x ^ f, s[i].y, s[i].z, s[i].w);
-  } else {
+  }
+  if constexpr (!Replay) {
     // Outputs: T x Columns BF16 per workgroup, 4 bytes a thread-store, as the kernel's lanes.
     for (int e = t0; e < T * Columns / 2; e += Threads) {
       const int t = e / (Columns / 2), c = e % (Columns / 2);
@@ -87,25 +92,39 @@ template <int Threads, int Columns, int StateBytes, bool Replay> __global__ void
   }
 }
 
-template <int Threads, int Columns, int StateBytes, bool Replay> void run_recurrent_memory(cudaStream_t stream, int B, const char* mapping) {
+template <int Threads, int Columns, int StateBytes, bool Replay, int T = gdn_floor_tokens, bool Final = false>
+void run_recurrent_memory(cudaStream_t stream, int B, const char* mapping) {
   const double state_bytes = static_cast<double>(B) * HV * V * K * StateBytes;
   const double token_bytes = static_cast<double>(B) * T * ((Replay ? 1 : 2) * H * K * 4.0 + HV * V * 2.0 + 2 * HV * 4.0);
-  const double out_bytes = Replay ? state_bytes : static_cast<double>(B) * T * HV * V * 2;
+  const double out_bytes = (Replay || Final ? state_bytes : 0) + (Replay ? 0 : static_cast<double>(B) * T * HV * V * 2);
   const double bytes = state_bytes + token_bytes + out_bytes;
   const int n = sets_for(bytes);
   const size_t sb = static_cast<size_t>(state_bytes), kb = static_cast<size_t>(B) * T * H * K * 4, vb = static_cast<size_t>(B) * T * D * 2,
                gb = static_cast<size_t>(B) * T * HV * 4, ob = static_cast<size_t>(B) * T * HV * V * 2;
-  buffer st(n * sb), so(Replay ? n * sb : 16), kk(n * kb), qq(n * kb), vv(n * vb), dd(n * gb), bb(n * gb), oo(n * ob);
+  constexpr bool writes_state = Replay || Final;
+  buffer st(n * sb), so(writes_state ? n * sb : 16), kk(n * kb), qq(n * kb), vv(n * vb), dd(n * gb), bb(n * gb), oo(n * ob);
   const dim3 grid(V / Columns, HV, B);
   const double us = floor_bench::graph_median_us(stream, n, [&] {
     for (int i = 0; i < n; ++i)
-      recurrent_memory<Threads, Columns, StateBytes, Replay><<<grid, Threads, 0, stream>>>(
-          st.as<uint4>(i * sb), so.as<uint4>(Replay ? i * sb : 0), kk.as<uint4>(i * kb), qq.as<uint4>(i * kb), vv.as<uint4>(i * vb), dd.as<float>(i * gb),
-          bb.as<float>(i * gb), oo.as<unsigned>(i * ob));
+      recurrent_memory<Threads, Columns, StateBytes, Replay, T, Final><<<grid, Threads, 0, stream>>>(
+          st.as<uint4>(i * sb), so.as<uint4>(writes_state ? i * sb : 0), kk.as<uint4>(i * kb), qq.as<uint4>(i * kb), vv.as<uint4>(i * vb),
+          dd.as<float>(i * gb), bb.as<float>(i * gb), oo.as<unsigned>(i * ob));
   });
   check(cudaGetLastError(), "recurrent_memory");
   std::printf("{\"floor\": \"%s_memory\", \"mapping\": \"%s\", \"batch\": %d, \"t\": %d, \"state_dtype\": \"%s\", \"graph_us\": %.3f, \"bytes\": %.0f}\n",
-              Replay ? "replay" : "k0", mapping, B, T, StateBytes == 4 ? "fp32" : "bf16", us, bytes);
+              Replay ? "replay" : Final ? "m16" : "k0", mapping, B, T, StateBytes == 4 ? "fp32" : "bf16", us, bytes);
+}
+
+/// The launch floor of a grid: Calls back-to-back launches of an empty kernel (graph-replayed like the kernels).
+__global__ void empty_workgroups() {}
+void run_launch_floor(cudaStream_t stream, dim3 grid, int threads, const char* mapping) {
+  constexpr int calls = 64;
+  const double us = floor_bench::graph_median_us(stream, calls, [&] {
+    for (int i = 0; i < calls; ++i) empty_workgroups<<<grid, threads, 0, stream>>>();
+  });
+  check(cudaGetLastError(), "empty_workgroups");
+  std::printf("{\"floor\": \"launch\", \"mapping\": \"%s\", \"grid\": [%u, %u, %u], \"threads\": %d, \"graph_us\": %.3f}\n", mapping, grid.x, grid.y,
+              grid.z, threads, us);
 }
 
 // ------------------------------------------------------------------------------------ FP32 issue
@@ -113,19 +132,24 @@ template <int Threads, int Columns, int StateBytes, bool Replay> void run_recurr
 /// element: s = a s (mul), p = fma(s, k, p) (the k dot), s = fma(k, u, s) (update), o = fma(s, q, o)
 /// (the q dot), with 4 independent partials per dot so no chain latency limits issue. a, u and the
 /// k, q values are run-time values (a parameter array), so nothing folds.
-/// Load: the state elements come from the workgroup's FP32 state block first (E / 4 16-byte loads a
-/// thread, all in flight, the kernel's read) — the state read, then the arithmetic, in one
-/// workgroup, as the kernel's plain grid runs them.
-template <int Threads, int E, int MinBlocks, bool Replay, bool Load = false>
-__global__ void __launch_bounds__(Threads, MinBlocks) fp32_issue(const float* in, float* out, const uint4* state = nullptr) {
+/// Load (state bytes per element, 0 none, 4 FP32, 2 BF16): the state elements come from the
+/// workgroup's state block first (16-byte loads, all in flight, the kernel's read) — the state read,
+/// then the arithmetic, in one workgroup, as the kernel's plain grid runs them; with Replay the
+/// block is stored back after the last token (the replay's commit, in place).
+template <int Threads, int E, int MinBlocks, bool Replay, int Load = 0>
+__global__ void __launch_bounds__(Threads, MinBlocks) fp32_issue(const float* in, float* out, uint4* state = nullptr) {
+  constexpr int per_vector = Load == 2 ? 8 : 4;
   float s[E];
   const float seed = in[threadIdx.x % 32];
-  if constexpr (Load) {
-    const size_t base = ((static_cast<size_t>(blockIdx.z) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x) * Threads * (E / 4);
+  [[maybe_unused]] const size_t base = ((static_cast<size_t>(blockIdx.z) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x) * Threads * (E / per_vector);
+  if constexpr (Load > 0) {
 #pragma unroll
-    for (int i = 0; i < E / 4; ++i) {
+    for (int i = 0; i < E / per_vector; ++i) {
       const uint4 w = state[base + threadIdx.x + static_cast<size_t>(i) * Threads];
-      s[4 * i] = __uint_as_float(w.x), s[4 * i + 1] = __uint_as_float(w.y), s[4 * i + 2] = __uint_as_float(w.z), s[4 * i + 3] = __uint_as_float(w.w);
+      const unsigned u[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+      for (int e = 0; e < per_vector; ++e)
+        s[per_vector * i + e] = Load == 4 ? __uint_as_float(u[e]) : __uint_as_float(e % 2 ? u[e / 2] & 0xFFFF0000u : u[e / 2] << 16);
     }
   } else {
 #pragma unroll
@@ -153,22 +177,32 @@ __global__ void __launch_bounds__(Threads, MinBlocks) fp32_issue(const float* in
     }
     if constexpr (!Replay) o += (r[0] + r[1]) + (r[2] + r[3]);
   }
-  if constexpr (Replay)  // the state is the result (static indices: a run-time index would put s in local memory)
+  if constexpr (Replay && Load > 0) {  // the commit: the block back in its storage (BF16: the high halves)
+#pragma unroll
+    for (int i = 0; i < E / per_vector; ++i) {
+      unsigned u[4];
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        u[e] = Load == 4 ? __float_as_uint(s[4 * i + e]) : (__float_as_uint(s[8 * i + 2 * e]) >> 16) | (__float_as_uint(s[8 * i + 2 * e + 1]) & 0xFFFF0000u);
+      state[base + threadIdx.x + static_cast<size_t>(i) * Threads] = make_uint4(u[0], u[1], u[2], u[3]);
+    }
+  } else if constexpr (Replay) {  // the state is the result (static indices: a run-time index would put s in local memory)
 #pragma unroll
     for (int i = 0; i < E; ++i) o += s[i];
+  }
   if (o == 1.2345f) out[blockIdx.x] = o;  // never true: keeps the work live
 }
 
 /// Resident > 0: at most that many workgroups a SM (dynamic shared memory that only that many fit
 /// beside each other), the residency of the kernel whose registers the program does not need.
-template <int Threads, int E, int MinBlocks, bool Replay = false, bool Load = false, int Resident = 0>
+template <int Threads, int E, int MinBlocks, bool Replay = false, int Load = 0, int Resident = 0>
 void run_fp32_issue(cudaStream_t stream, int B, int grid_x, const char* mapping) {
   buffer in(1024), out(1024);
   const int smem = Resident > 0 ? 200 * 1024 / Resident : 0;
   if (Resident > 0)
     check(cudaFuncSetAttribute(fp32_issue<Threads, E, MinBlocks, Replay, Load>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "smem attribute");
-  const size_t state_bytes = Load ? static_cast<size_t>(B) * HV * V * K * 4 : 16;
-  const int sets = Load ? sets_for(static_cast<double>(state_bytes)) : 4;
+  const size_t state_bytes = Load > 0 ? static_cast<size_t>(B) * HV * V * K * Load : 16;
+  const int sets = Load > 0 ? sets_for(static_cast<double>(state_bytes) * (Replay ? 2 : 1)) : 4;
   buffer st(sets * state_bytes);
   std::vector<float> h(128);
   for (int i = 0; i < 128; ++i) h[i] = 0.5f + 0.001f * static_cast<float>(i);
@@ -176,13 +210,14 @@ void run_fp32_issue(cudaStream_t stream, int B, int grid_x, const char* mapping)
   const dim3 grid(grid_x, HV, B);
   const double us = floor_bench::graph_median_us(stream, sets, [&] {
     for (int i = 0; i < sets; ++i)
-      fp32_issue<Threads, E, MinBlocks, Replay, Load><<<grid, Threads, smem, stream>>>(in.as<float>(), out.as<float>(), st.as<uint4>(Load ? i * state_bytes : 0));
+      fp32_issue<Threads, E, MinBlocks, Replay, Load><<<grid, Threads, smem, stream>>>(in.as<float>(), out.as<float>(), st.as<uint4>(Load > 0 ? i * state_bytes : 0));
   });
   check(cudaGetLastError(), "fp32_issue");
   const double ops = static_cast<double>(B) * HV * V * K * T * (Replay ? 3 : 4);
-  std::printf("{\"floor\": \"%s\", \"mapping\": \"%s\", \"batch\": %d, \"t\": %d, \"graph_us\": %.3f, \"fp32_ops\": %.0f, "
+  const char* name = Replay ? (Load > 0 ? "replay_read_issue_write" : "replay_fp32_issue") : Load > 0 ? "k0_read_then_issue" : "k0_fp32_issue";
+  std::printf("{\"floor\": \"%s\", \"mapping\": \"%s\", \"batch\": %d, \"t\": %d, \"state_dtype\": \"%s\", \"graph_us\": %.3f, \"fp32_ops\": %.0f, "
               "\"fp32_ops_per_s\": %.4g, \"workgroups_per_sm\": %d}\n",
-              Replay ? "replay_fp32_issue" : Load ? "k0_read_then_issue" : "k0_fp32_issue", mapping, B, T, us, ops, ops / us * 1e6, Resident);
+              name, mapping, B, T, Load == 2 ? "bf16" : Load == 4 ? "fp32" : "none", us, ops, ops / us * 1e6, Resident);
 }
 
 
@@ -303,6 +338,23 @@ int main(int argc, char** argv) {
   cudaStream_t stream;
   check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
   run_copy(stream);
+  if (argc > 1 && std::string(argv[1]) == "--residency-only") {
+    // The replay B 128 read, issue and commit in one workgroup at the whole-head kernel's residency
+    // (8 warps, 2 a SM) against half heads (4 warps, 4 a SM); K0 B 64's read then issue on half heads;
+    // M16 B 1: the launch of its grid alone and its compulsory bytes on it (T 16, state committed).
+    run_fp32_issue<256, 64, 2, true, 2, 2>(stream, 128, 1, "head: grid (1, 32, B), 256 threads, 64 elements a thread, 2 workgroups a SM");
+    run_fp32_issue<128, 64, 4, true, 2, 4>(stream, 128, 2, "half heads: grid (2, 32, B), 128 threads, 64 elements a thread, 4 workgroups a SM");
+    run_fp32_issue<256, 64, 2, true, 4, 2>(stream, 128, 1, "head: grid (1, 32, B), 256 threads, 64 elements a thread, 2 workgroups a SM");
+    run_fp32_issue<128, 64, 4, true, 4, 4>(stream, 128, 2, "half heads: grid (2, 32, B), 128 threads, 64 elements a thread, 4 workgroups a SM");
+    run_fp32_issue<128, 64, 4, false, 4, 4>(stream, 64, 2, "half heads: grid (2, 32, B), 128 threads, 64 elements a thread, 4 workgroups a SM");
+    run_fp32_issue<256, 64, 2, false, 4, 2>(stream, 64, 1, "head: grid (1, 32, B), 256 threads, 64 elements a thread, 2 workgroups a SM");
+    run_launch_floor(stream, dim3(4, HV, 1), 128, "M16 (8, 3, 4): grid (4, 32, 1), 128 threads");
+    run_launch_floor(stream, dim3(2, HV, 1), 256, "M16 (8, 3, 8): grid (2, 32, 1), 256 threads");
+    run_launch_floor(stream, dim3(4, 16, 1), 256, "precompute B 1 T 16: grid (4, 16), 256 threads");
+    run_recurrent_memory<128, 32, 4, false, 16, true>(stream, 1, "M16 (8, 3, 4): grid (4, 32, 1), 128 threads");
+    run_recurrent_memory<128, 32, 2, false, 16, true>(stream, 1, "M16 (8, 3, 4): grid (4, 32, 1), 128 threads");
+    return 0;
+  }
   if (argc > 1 && std::string(argv[1]) == "--conv-only") {  // the conv floors alone, B 64
     run_conv_memory<256, 1, true>(stream, 64, "default: grid (4, B), 256 threads, 12 tokens a thread");
     run_conv_memory<256, 1, false>(stream, 64, "default: grid (4, B), 256 threads, 12 tokens a thread");
@@ -322,7 +374,7 @@ int main(int argc, char** argv) {
     // The same at the whole-head kernel's residency (2 workgroups a SM; the program alone needs 84
     // registers, 3 a SM), and with each workgroup reading its FP32 state block first.
     run_fp32_issue<256, 64, 2, false, false, 2>(stream, B, 1, "head: grid (1, 32, B), 256 threads, 64 elements a thread, 2 workgroups a SM");
-    run_fp32_issue<256, 64, 2, false, true, 2>(stream, B, 1, "head: grid (1, 32, B), 256 threads, 64 elements a thread read from the FP32 state first, 2 workgroups a SM");
+    run_fp32_issue<256, 64, 2, false, 4, 2>(stream, B, 1, "head: grid (1, 32, B), 256 threads, 64 elements a thread read from the FP32 state first, 2 workgroups a SM");
     run_recurrent_memory<256, 128, 4, false>(stream, B, "head: grid (1, 32, B), 256 threads");
     run_recurrent_memory<256, 128, 2, false>(stream, B, "head: grid (1, 32, B), 256 threads");
     run_recurrent_memory<32, 8, 4, false>(stream, B, "per_token: grid (16, 32, B), 32 threads");

@@ -6,7 +6,8 @@
 // 1..128 eagerly, for FP32 and BF16 storage; then one captured graph per batch replayed with
 // inputs, slots and lengths changing before every replay (100 times at B = 128, FP32 state); the
 // same for the whole-head schedule (the shipped conv and K0 mappings), with the whole-head replay's
-// L2 prefetch, and with each wave's state block through LDS (Staging 3, with and without the prefetch).
+// L2 prefetch, and with each wave's state block through LDS (Staging 3, with and without the prefetch;
+// whole heads, and the shipped K0 on half heads with the shipped replay on quarter heads).
 #include <doctest/doctest.h>
 
 #include <numeric>
@@ -24,11 +25,11 @@ constexpr std::size_t max_batch = 128, capacity = 130;  // slots 0..128 real, 12
 constexpr std::size_t max_rows = max_batch * T, pool_rows = 2400;
 
 /// A schedule: the mappings of the conv update (Staging, Threads, TokenGroups) and of the K0 and
-/// replay cores (ValueBlock, Staging, Waves, ColumnsPerLane).
-template <u32 ConvStaging, u32 ConvThreads, u32 ConvGroups, u32 Vb, u32 Staging, u32 Waves, u32 Columns, u32 Prefetch = 0> struct schedule {
+/// replay cores (ValueBlock, Staging, Waves, ColumnsPerLane; the replay's waves ReplayWaves).
+template <u32 ConvStaging, u32 ConvThreads, u32 ConvGroups, u32 Vb, u32 Staging, u32 Waves, u32 Columns, u32 Prefetch = 0, u32 ReplayWaves = Waves> struct schedule {
   using conv = contracts::gdn_conv<sm90a, 64, T, gdn::conv_layout::channel_major, gdn::conv_writes::windows, ConvStaging, ConvThreads, ConvGroups>;
   template <u32 Storage> using k0 = contracts::gdn_k0<sm90a, Storage, Vb, Staging, Waves, Columns>;
-  template <u32 Storage> using replay = contracts::gdn_replay<sm90a, Storage, Vb, Staging, Waves, Columns, Prefetch>;
+  template <u32 Storage> using replay = contracts::gdn_replay<sm90a, Storage, Vb, Staging, ReplayWaves, Columns, Prefetch>;
 };
 using per_token_schedule = schedule<0, 256, 1, 8, 0, 1, 1>;
 using staged_schedule = schedule<0, 256, 1, 8, 1, 4, 1>;
@@ -40,6 +41,8 @@ using prefetch_schedule = schedule<1, 256, 2, 16, 1, 8, 2, 264>;
 /// The whole-head maps with each wave's state block through LDS (Staging 3), with and without the prefetch.
 using lds_schedule = schedule<1, 256, 2, 16, 3, 8, 2>;
 using lds_prefetch_schedule = schedule<1, 256, 2, 16, 3, 8, 2, 264>;
+/// The shipped K0 (half heads, 4 warps) with the shipped replay (quarter heads, 2 warps, 8 a SM), state through LDS.
+using lds_quarter_schedule = schedule<1, 256, 2, 16, 3, 4, 2, 0, 2>;
 
 template <u32 Storage, class Schedule = per_token_schedule> struct protocol {
   using elem = conditional_t<Storage == gdn::state_storage::fp32, float, std::uint16_t>;
@@ -230,6 +233,8 @@ TEST_CASE("protocol smoke: B 1, 3 and 70, FP32 and BF16 storage, every schedule"
   protocol<gdn::state_storage::bf16, prefetch_schedule> pb;
   protocol<gdn::state_storage::fp32, lds_schedule> lf;
   protocol<gdn::state_storage::bf16, lds_prefetch_schedule> lb;
+  protocol<gdn::state_storage::fp32, lds_quarter_schedule> qf;
+  protocol<gdn::state_storage::bf16, lds_quarter_schedule> qb;
   for (const std::size_t B : {std::size_t{1}, std::size_t{3}, std::size_t{70}}) {
     f.prepare(B), f.launch(B, nullptr), f.check(B, B < 4, "smoke fp32");
     b.prepare(B), b.launch(B, nullptr), b.check(B, B < 4, "smoke bf16");
@@ -240,6 +245,8 @@ TEST_CASE("protocol smoke: B 1, 3 and 70, FP32 and BF16 storage, every schedule"
     pb.prepare(B), pb.launch(B, nullptr), pb.check(B, B < 4, "smoke bf16 whole-head, prefetch 264");
     lf.prepare(B), lf.launch(B, nullptr), lf.check(B, B < 4, "smoke fp32 whole-head, state through LDS");
     lb.prepare(B), lb.launch(B, nullptr), lb.check(B, B < 4, "smoke bf16 whole-head, state through LDS, prefetch 264");
+    qf.prepare(B), qf.launch(B, nullptr), qf.check(B, B < 4, "smoke fp32 quarter-head replay, state through LDS");
+    qb.prepare(B), qb.launch(B, nullptr), qb.check(B, B < 4, "smoke bf16 quarter-head replay, state through LDS");
   }
 }
 
@@ -263,4 +270,9 @@ TEST_CASE("protocol, state-through-LDS schedules: one captured graph replayed 10
   graph_buckets<gdn::state_storage::fp32, lds_prefetch_schedule>({1, 37, 64, 128}, 5);
   graph_buckets<gdn::state_storage::bf16, lds_schedule>({1, 64, 128}, 5);
   graph_buckets<gdn::state_storage::fp32, lds_schedule>({1, 64, 128}, 5);
+}
+TEST_CASE("protocol, quarter-head replay schedule (state through LDS): every B in 1..128 eagerly (BF16 and FP32 state)") { eager_both_storages<lds_quarter_schedule>(); }
+TEST_CASE("protocol, quarter-head replay schedule: one captured graph replayed 100 times at B = 128 (BF16; 5 times at B = 1, 37, 64, 128, FP32)") {
+  graph_buckets<gdn::state_storage::bf16, lds_quarter_schedule>({128}, 100);
+  graph_buckets<gdn::state_storage::fp32, lds_quarter_schedule>({1, 37, 64, 128}, 5);
 }

@@ -99,7 +99,8 @@ TEST_CASE_TEMPLATE("K0 stores only its BF16 outputs; the committing cores store 
                    contracts::gdn_k0<sm90a, 1, 16, 1, 8, 2>, contracts::gdn_k0<sm90a, 1, 16, 1, 4, 2>, contracts::gdn_m16<sm90a, 1, 16, 1, 2, 2>,
                    contracts::gdn_replay<sm90a, 1, 16, 1, 8, 2>, contracts::gdn_replay<sm90a, 1, 16, 1, 8, 2, 264>, contracts::gdn_m16<sm90a, 0, 8, 1, 4, 1, 1>,
                    contracts::gdn_m16<sm90a, 1, 8, 1, 4, 1, 1>, contracts::gdn_k0<sm90a, 0, 16, 3, 4, 2>, contracts::gdn_k0<sm90a, 1, 16, 3, 8, 2>,
-                   contracts::gdn_m16<sm90a, 0, 8, 3, 4, 1, 1>, contracts::gdn_replay<sm90a, 0, 16, 3, 8, 2>, contracts::gdn_replay<sm90a, 1, 16, 3, 8, 2, 264>) {
+                   contracts::gdn_m16<sm90a, 0, 8, 3, 4, 1, 1>, contracts::gdn_replay<sm90a, 0, 16, 3, 8, 2>, contracts::gdn_replay<sm90a, 1, 16, 3, 8, 2, 264>,
+                   contracts::gdn_replay<sm90a, 0, 16, 3, 2, 2>, contracts::gdn_replay<sm90a, 1, 16, 3, 2, 2>) {
   std::set<std::string> stores;
   if constexpr (same_v<typename C::target, gfx950>) {
     for (const auto& [op, args] : gfx950_code(object<C>(".hsaco"), "netra_gdn_recurrent"))

@@ -212,7 +212,8 @@ TEST_CASE("the precompute's head map covers the 32 head slots and the 32 v heads
 }
 
 TEST_CASE_TEMPLATE("the state block through LDS: each lane's runs are the block's vectors once, at distinct units, 8 bank groups per row group (conflict-free 16-byte reads)", C,
-                   contracts::gdn_replay<sm90a, 0, 16, 3, 8, 2, 264>, contracts::gdn_replay<sm90a, 1, 16, 3, 8, 2>, contracts::gdn_k0<sm90a, 0, 16, 3, 4, 2>,
+                   contracts::gdn_replay<sm90a, 0, 16, 3, 8, 2, 264>, contracts::gdn_replay<sm90a, 1, 16, 3, 8, 2>, contracts::gdn_replay<sm90a, 0, 16, 3, 2, 2>,
+                   contracts::gdn_replay<sm90a, 1, 16, 3, 2, 2>, contracts::gdn_k0<sm90a, 0, 16, 3, 4, 2>,
                    contracts::gdn_m16<sm90a, 0, 8, 3, 4, 1, 1>, contracts::gdn_m16<sm90a, 1, 8, 3, 4, 1, 1>, contracts::gdn_decode_core<sm90a, 0>,
                    contracts::gdn_decode_core<sm90a, 1>) {
   using core = kernels::gdn_recurrent_core<C>;

@@ -243,7 +243,9 @@ struct gdn_recurrent {
       // measured 75-82 per token, 88-90 at T 1 (decode: no token loop, the one token's loads issued
       // together), 89-111 staged; the article's K0: 80 VGPRs, 40 SGPRs, 1 KiB LDS
       b.max_vgprs = Staging != gdn::token_staging::per_token ? 112 : Tokens == 1 ? 96 : 88;
-      b.max_sgprs = raw_inputs ? 56 : 48;  // Inputs raw: 4 more kernel arguments (measured 50)
+      // Inputs raw: 4 more kernel arguments (measured 50); staged: the token block's loads all
+      // issued before its LDS stores, their addresses held (measured 60 on the one-wave K0 map)
+      b.max_sgprs = raw_inputs ? 56 : Staging != gdn::token_staging::per_token ? 64 : 48;
       b.max_lds_bytes = lds_budget;
       b.max_code_bytes = 24576;
       return b;

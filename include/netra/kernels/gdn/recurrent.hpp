@@ -6,8 +6,8 @@
 // block; wave w owns the Vb of them starting at Vb (P x + w), and its state block (128 x Vb)
 // stays in registers from the first token to the last (128 Vb / wave FP32 registers per lane).
 // Token inputs (field Staging, kernels/gdn/token_block.hpp): per_token: loaded in the token loop;
-// block / block_and_state: the head's token block staged in LDS first, one workgroup barrier, P
-// waves sharing it.
+// block / block_and_state: the head's token block staged in LDS first (its global loads issued
+// before the state block's, then its LDS stores), one workgroup barrier, P waves sharing it.
 // With N = Vb / C column lanes (C = ColumnsPerLane), lane l owns the C adjacent columns
 // Vb (P x + w) + C (l % N) + c, c < C, and the row groups r = G (l / N) .. G (l / N) + G - 1
 // (rows [32 r, 32 r + 32)), L = wave / N lanes per column, G = 4 / L groups per lane
@@ -124,6 +124,10 @@ template <class Contract> struct gdn_recurrent_core {
     char* const column_base = static_cast<char*>(p.state) + ((slot * gdn::heads_v + hv) * gdn::value_dim + j) * gdn::key_dim * bytes;
     constexpr u64 column_bytes = u64{gdn::key_dim} * bytes;
     float s[cpl][groups_per_lane][rows];
+    const u32 head = hv / (gdn::heads_v / gdn::heads_qk);
+    const u64 row0 = u64{b} * tokens;
+    [[maybe_unused]] typename inputs::held held;  // the token block's global loads, issued before the state copy
+    if constexpr (staged) held = inputs::load(p, row0, x, hv, head);
     const u32 lane_column = (lane % column_lanes) * cpl;
     char* const wave_base = column_base - lane_column * column_bytes;  // the wave's first column
     [[maybe_unused]] u32x4* wave_lds = nullptr;
@@ -141,12 +145,10 @@ template <class Contract> struct gdn_recurrent_core {
       each_run([&](u32 c, u32 m) { gdn_state_io::load<target, Contract::state_storage>(column_base + c * column_bytes + row_group(lane, m) * rows * bytes, s[c][m]); });
     }
 
-    const u32 head = hv / (gdn::heads_v / gdn::heads_qk);
-    const u64 row0 = u64{b} * tokens;
     const stage* sh = nullptr;
     if constexpr (staged) {
       NETRA_SHARED stage block;
-      inputs::fill(p, block, row0, x, hv, head);
+      inputs::store(held, block);
       sh = &block;
     }
     if constexpr (stage_state && state_block::async) wait_lds_copies<target, 0>();

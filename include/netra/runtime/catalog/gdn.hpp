@@ -52,10 +52,12 @@ using m16_candidates = boost::hana::tuple<boost::hana::type<contracts::gdn_m16<s
                                           boost::hana::type<contracts::gdn_m16<sm90a, S, 8, 3, 4, 1, 1, gdn::core_inputs::raw>>,
                                           boost::hana::type<contracts::gdn_m16<gfx950, S, 16, 1, 4, 1, 1, gdn::core_inputs::raw>>>;
 /// The whole-head replay, and with PrefetchAhead 264 (two resident workgroups on each of the H200's
-/// 132 processors: the state block and token rows of the workgroup one resident wave later).
+/// 132 processors: the state block and token rows of the workgroup one resident wave later);
+/// quarter heads with the state through LDS (16, 3, 2, 2: eight 2-warp workgroups a SM).
 template <u32 S>
 using replay_candidates = boost::hana::tuple<boost::hana::type<contracts::gdn_replay<sm90a, S, 16, 1, 8, 2>>, boost::hana::type<contracts::gdn_replay<sm90a, S, 16, 1, 8, 2, 264>>,
-                                             boost::hana::type<contracts::gdn_replay<sm90a, S, 16, 3, 8, 2>>, boost::hana::type<contracts::gdn_replay<sm90a, S, 16, 3, 8, 2, 264>>>;
+                                             boost::hana::type<contracts::gdn_replay<sm90a, S, 16, 3, 8, 2>>, boost::hana::type<contracts::gdn_replay<sm90a, S, 16, 3, 8, 2, 264>>,
+                                             boost::hana::type<contracts::gdn_replay<sm90a, S, 16, 3, 2, 2>>>;
 /// The one-token decode core (contracts/gdn/decode.hpp, B 1..128; its default map is in
 /// catalog/decode_step.hpp), (ValueBlock, Staging, Waves, Columns): half heads of 4 warps with 2
 /// columns a lane (16, 1, 4, 2) and whole heads (16, 1, 8, 2).

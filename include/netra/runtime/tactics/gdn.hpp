@@ -34,9 +34,9 @@ template <class C> using gdn_replay_strict = strict<C, gdn_replay_domain<C>>;
 /// block through LDS (Staging 3); M16: the staged 8-column blocks of 4 warps with FusedDots and the
 /// state through LDS; conv (channel-major): with windows 6 preloaded tokens per thread, without
 /// windows 4 tokens a thread with the next token's x in flight, 3 workgroups a SM; replay (strict,
-/// both in the promoted domain): whole-head workgroups with the state through LDS, no prefetch (the
-/// every-B and graph protocol run on the GPU for both storages); decode (T 1): the default map (its
-/// state block through LDS on sm90a) at every B.
+/// both in the promoted domain): quarter-head workgroups of 2 warps (8 a SM) with the state through
+/// LDS, no prefetch (the every-B and graph protocol run on the GPU for both storages); decode (T 1):
+/// the default map (its state block through LDS on sm90a) at every B.
 namespace measured {
 template <u32 S> using k0 = contracts::gdn_k0<sm90a, S, 16, gdn::token_staging::block_and_state, 4, 2>;
 template <u32 S> using m16 = contracts::gdn_m16<sm90a, S, 8, gdn::token_staging::block_and_state, 4, 1, 1>;
@@ -47,7 +47,7 @@ template <u32 Writes>
 using conv = conditional_t<Writes == gdn::conv_writes::windows,
                            contracts::gdn_conv<sm90a, 64, 12, gdn::conv_layout::channel_major, Writes, gdn::token_staging::block, 256, 2>,
                            contracts::gdn_conv<sm90a, 64, 12, gdn::conv_layout::channel_major, Writes, gdn::token_staging::next_token, 256, 3, 3>>;
-template <u32 S> using replay = contracts::gdn_replay<sm90a, S, 16, gdn::token_staging::block_and_state, 8, 2>;
+template <u32 S> using replay = contracts::gdn_replay<sm90a, S, 16, gdn::token_staging::block_and_state, 2, 2>;
 }  // namespace measured
 
 /// The conv update: every catalogued conv instance (both layouts, windows or final state).
