@@ -74,6 +74,14 @@ TEST_CASE("gdn_precompute admits its call and refuses each wrong tensor") {
   refused(with([](auto& c) { c.k.type = dtype::bf16; }), "k");
   refused(with([](auto& c) { c.beta = tensor_arg{}; }), "beta");
   refused(with([](auto& c) { c.a_log = t(dtype::f32, {16}); }), "A_log");
+  // a, b: column views of a wider product are admitted (any row stride >= 32, last stride 1)
+  auto view = [](i64 row_stride) { auto v = t(dtype::bf16, {R, 32}, 2); v.strides[0] = row_stride; return v; };
+  CHECK(with([&](auto& c) { c.a = view(12352); c.b = view(67); }).admitted());
+  CHECK(with([&](auto& c) { c.a = view(32); c.b = view(32); }).admitted());
+  refused(with([&](auto& c) { c.a = view(31); }), "a row stride");  // overlapping rows
+  refused(with([&](auto& c) { c.b = view(-64); }), "b row stride");
+  refused(with([&](auto& c) { c.b = view(64); c.b.strides[1] = 2; }), "b");  // columns not contiguous
+  refused(with([&](auto& c) { c.a = view(64); c.a.data = arena + 1; }), "a");  // a BF16 element misaligned
 }
 
 TEST_CASE("gdn_recurrent admits K0, M16 and replay calls and refuses each wrong tensor") {

@@ -152,7 +152,7 @@ template <class C> void core_case(std::size_t B, std::vector<std::size_t> checke
 TEST_CASE_TEMPLATE("conv update equals the oracle (layouts, windows / final state, padded rows, strided x, every catalogued mapping)", C,
                    contracts::gdn_conv<sm90a, 64, 12, 0, 1>, contracts::gdn_conv<sm90a, 64, 12, 1, 1>, contracts::gdn_conv<sm90a, 64, 12, 0, 0>,
                    contracts::gdn_conv<sm90a, 64, 12, 1, 0>, contracts::gdn_conv<sm90a, 1, 16, 0, 0>, contracts::gdn_conv<sm90a, 64, 12, 0, 1, 1, 256, 2>,
-                   contracts::gdn_conv<sm90a, 64, 12, 0, 0, 2, 256, 3, 3>) {
+                   contracts::gdn_conv<sm90a, 64, 12, 0, 0, 2, 256, 3, 3>, contracts::gdn_conv<sm90a, 64, 12, 0, 1, 2, 256, 3, 3>) {
   conv_case<C>(1, D, 11);
   if (C::max_batch > 1) {
     conv_case<C>(7, D + 64, 12);
@@ -160,8 +160,10 @@ TEST_CASE_TEMPLATE("conv update equals the oracle (layouts, windows / final stat
   }
 }
 
-TEST_CASE_TEMPLATE("precompute equals the oracle (zero, subnormal and huge heads; extreme gates)", C, contracts::gdn_precompute<sm90a, 128, 12>,
-                   contracts::gdn_precompute<sm90a, 1, 16>) {
+TEST_CASE_TEMPLATE("precompute equals the oracle (zero, subnormal and huge heads; extreme gates; a, b compact or column views at a row stride)", C,
+                   contracts::gdn_precompute<sm90a, 128, 12>, contracts::gdn_precompute<sm90a, 1, 16>) {
+  constexpr std::size_t S = 67, a_col = 35;  // strided: b at columns 0..31 and a at 35..66 of one [rows, 67] buffer (odd stride and offset)
+  for (const bool strided : {false, true})
   for (const std::size_t B : {std::size_t{1}, std::size_t{C::max_batch}}) {
     const std::size_t rows = B * C::tokens;
     auto y = bf16_values(rows * D, 21, 1.0f, false);
@@ -175,20 +177,24 @@ TEST_CASE_TEMPLATE("precompute equals the oracle (zero, subnormal and huge heads
     auto a = bf16_values(rows * HV, 22, 30.0f, true), b = bf16_values(rows * HV, 23, 30.0f, true);
     std::vector<float> a_log(HV), dt_bias(HV);
     for (std::size_t h = 0; h < HV; ++h) a_log[h] = h == 0 ? 100.0f : h == 1 ? -100.0f : -2.0f + 0.15f * static_cast<float>(h), dt_bias[h] = 0.1f * static_cast<float>(h) - 1.0f;
-    gpu_array<std::uint16_t> dy(y.size()), da(a.size()), db(b.size());
+    std::vector<std::uint16_t> gates(rows * S, 0x7FC0);  // the columns between are NaN: read only if the stride were ignored
+    for (std::size_t r = 0; r < rows; ++r)
+      for (std::size_t h = 0; h < HV; ++h) gates[r * S + h] = b[r * HV + h], gates[r * S + a_col + h] = a[r * HV + h];
+    gpu_array<std::uint16_t> dy(y.size()), da(a.size()), db(b.size()), dg(gates.size());
     gpu_array<float> dal(HV), ddt(HV), dq(rows * H * K), dk(rows * H * K), ddecay(rows * HV), dbeta(rows * HV);
-    dy.upload(y), da.upload(a), db.upload(b), dal.upload(a_log), ddt.upload(dt_bias);
+    dy.upload(y), da.upload(a), db.upload(b), dg.upload(gates), dal.upload(a_log), ddt.upload(dt_bias);
     for (auto* o : {&dq, &dk, &ddecay, &dbeta}) o->fill_bytes(0xAB);
+    const tensor_arg ta = strided ? tensor(dg, dtype::bf16, {i64(rows), i64(HV)}, {i64(S), 1}, a_col) : tensor(da, dtype::bf16, {i64(rows), i64(HV)});
+    const tensor_arg tb = strided ? tensor(dg, dtype::bf16, {i64(rows), i64(HV)}, {i64(S), 1}) : tensor(db, dtype::bf16, {i64(rows), i64(HV)});
     gdn_precompute(handle_of<C>(), nullptr,
-                   gdn_precompute_call(device(), tensor(dy, dtype::bf16, {i64(rows), i64(D)}), tensor(da, dtype::bf16, {i64(rows), i64(HV)}),
-                                       tensor(db, dtype::bf16, {i64(rows), i64(HV)}), tensor(dal, dtype::f32, {i64(HV)}), tensor(ddt, dtype::f32, {i64(HV)}),
+                   gdn_precompute_call(device(), tensor(dy, dtype::bf16, {i64(rows), i64(D)}), ta, tb, tensor(dal, dtype::f32, {i64(HV)}), tensor(ddt, dtype::f32, {i64(HV)}),
                                        tensor(dq, dtype::f32, {i64(rows), i64(H), i64(K)}), tensor(dk, dtype::f32, {i64(rows), i64(H), i64(K)}),
                                        tensor(ddecay, dtype::f32, {i64(rows), i64(HV)}), tensor(dbeta, dtype::f32, {i64(rows), i64(HV)})));
     std::vector<float> q(rows * H * K), k(q.size()), decay(rows * HV), beta(rows * HV);
     for (std::size_t r = 0; r < rows; ++r)
       ref::precompute_row(y.data() + r * D, a.data() + r * HV, b.data() + r * HV, a_log.data(), dt_bias.data(), q.data() + r * H * K, k.data() + r * H * K,
                           decay.data() + r * HV, beta.data() + r * HV);
-    INFO(instance_name<C>(), " rows ", rows);
+    INFO(instance_name<C>(), " rows ", rows, strided ? " a, b strided" : " a, b compact");
     CHECK(mismatches(dq.download(), q, q.size()) == 0);
     CHECK(mismatches(dk.download(), k, k.size()) == 0);
     CHECK(mismatches(ddecay.download(), decay, decay.size()) == 0);

@@ -1,5 +1,6 @@
 // netra/contracts/gdn/precompute.hpp — the token-local quantities the recurrent core reads, from
-// the conv output y (q | k | v channels, BF16) and the projections a, b (BF16, [B T, 32]).
+// the conv output y (q | k | v channels, BF16) and the projections a, b (BF16, [B T, 32], each
+// with its own row stride: column views of the input projection's product are taken as they are).
 //
 // Semantics, per row r (r = b T + t) (every operation one IEEE rounding, in this order):
 //   q/k head h (x = the head's 128 BF16 values as FP32):
@@ -18,7 +19,8 @@
 namespace netra {
 
 /// A precompute call: y [B T, 8192] BF16 (rows contiguous, row stride a multiple of 8); a, b
-/// [B T, 32] BF16; A_log, dt_bias [32] FP32; q, k [B T, 16, 128] FP32; decay, beta [B T, 32] FP32.
+/// [B T, 32] BF16 (rows contiguous, any row stride >= 32 elements); A_log, dt_bias [32] FP32;
+/// q, k [B T, 16, 128] FP32; decay, beta [B T, 32] FP32 (compact).
 struct gdn_precompute_signature {
   target_id target;
   device_ref device;
@@ -53,8 +55,10 @@ template <class Target, u32 MaxBatch, u32 Tokens, u32 WaveSize = Target::wave_si
     const i64 R = s.rows();
     if (R < Tokens || R > i64{MaxBatch} * Tokens || R % Tokens != 0) return refuse("rows", "B T with B in [1, MaxBatch] (T = Tokens)", R);
     if (const decision d = gdn::admit_row_stride("y row stride", s.y); !d.admitted()) return d;
-    if (const decision d = require_tensor(s.a, {"a", dtype::bf16, 2, {R, HV}, "[B T, 32]", layout::compact, 2}, s.device); !d.admitted()) return d;
-    if (const decision d = require_tensor(s.b, {"b", dtype::bf16, 2, {R, HV}, "[B T, 32]", layout::compact, 2}, s.device); !d.admitted()) return d;
+    if (const decision d = require_tensor(s.a, {"a", dtype::bf16, 2, {R, HV}, "[B T, 32]", layout::rows, 2}, s.device); !d.admitted()) return d;
+    if (const decision d = admit_gate_stride("a row stride", s.a); !d.admitted()) return d;
+    if (const decision d = require_tensor(s.b, {"b", dtype::bf16, 2, {R, HV}, "[B T, 32]", layout::rows, 2}, s.device); !d.admitted()) return d;
+    if (const decision d = admit_gate_stride("b row stride", s.b); !d.admitted()) return d;
     if (const decision d = require_tensor(s.a_log, {"A_log", dtype::f32, 1, {HV}, "[32]", layout::compact, 4}, s.device); !d.admitted()) return d;
     if (const decision d = require_tensor(s.dt_bias, {"dt_bias", dtype::f32, 1, {HV}, "[32]", layout::compact, 4}, s.device); !d.admitted()) return d;
     if (const decision d = require_tensor(s.q, {"q", dtype::f32, 3, {R, H, K}, "[B T, 16, 128]", layout::compact, 16}, s.device); !d.admitted()) return d;
@@ -63,6 +67,12 @@ template <class Target, u32 MaxBatch, u32 Tokens, u32 WaveSize = Target::wave_si
       return d;
     if (const decision d = require_tensor(s.beta, {"beta", dtype::f32, 2, {R, HV}, "[B T, 32]", layout::compact, 4}, s.device); !d.admitted()) return d;
     return admit();
+  }
+
+  /// a, b: rows that do not overlap (row stride >= 32 elements; gdn::row_stride of a one-row tensor is 32).
+  static decision admit_gate_stride(const char* field, const tensor_arg& t) {
+    const i64 s = gdn::row_stride(t);
+    return s >= gdn::heads_v ? admit() : refuse(field, ">= 32 elements (rows that do not overlap)", s);
   }
 
   static constexpr resource_budget budget() {

@@ -5,7 +5,7 @@
 // Group g of workgroup (x, r) owns head slot s = 8 x + g of row r: s < 16 is q head s, else k head
 // s - 16 (their channels are adjacent: 128 s .. 128 s + 127). Lane l of the group holds elements
 // 4l .. 4l + 3 (one 8-byte load, one 16-byte store). Threads 0..7 of workgroup (x, r) also compute
-// decay and beta of v head 8 x + thread. The reduction tree is the contract's and is the same on
+// decay and beta of v head 8 x + thread (a, b read at row r's own row stride). The reduction tree is the contract's and is the same on
 // both targets (32-lane groups).
 #pragma once
 #include "netra/contracts/gdn/precompute.hpp"
@@ -30,7 +30,9 @@ template <class Contract> struct gdn_precompute_kernel {
     const u16* y;
     i64 y_row_stride;
     const u16* a;
+    i64 a_row_stride;  // elements
     const u16* b;
+    i64 b_row_stride;
     const float* a_log;
     const float* dt_bias;
     float* q;
@@ -59,7 +61,8 @@ template <class Contract> struct gdn_precompute_kernel {
     if (thread < groups_per_workgroup) {
       const u32 hv = x * groups_per_workgroup + thread;
       const u64 at = row * gdn::heads_v + hv;
-      const gdn_precompute_math::gates g = gdn_precompute_math::gates_of(p.a[at], p.b[at], p.a_log[hv], p.dt_bias[hv]);
+      const gdn_precompute_math::gates g =
+          gdn_precompute_math::gates_of(p.a[row * p.a_row_stride + hv], p.b[row * p.b_row_stride + hv], p.a_log[hv], p.dt_bias[hv]);
       p.decay[at] = g.decay;
       p.beta[at] = g.beta;
     }

@@ -29,7 +29,8 @@ using core_set = boost::hana::tuple<boost::hana::type<contracts::gdn_precompute<
                                     boost::hana::type<contracts::gdn_m16<T, ss::fp32>>, boost::hana::type<contracts::gdn_m16<T, ss::bf16>>,
                                     boost::hana::type<contracts::gdn_replay<T, ss::fp32>>, boost::hana::type<contracts::gdn_replay<T, ss::bf16>>>;
 /// sm90a mappings besides the defaults (the same bits), measured by the benchmark: conv
-/// (Staging, Threads, TokenGroups) = (1, 256, 2), 6 preloaded tokens a thread, with windows;
+/// (Staging, Threads, TokenGroups) = (1, 256, 2), 6 preloaded tokens a thread, with windows, and
+/// the no-windows map below (2, 256, 3, 3) with windows too;
 /// without windows (Staging, Threads, TokenGroups, WorkgroupsPerProcessor) = (2, 256, 3, 3), 4
 /// tokens a thread with the next token's x in flight, 3 workgroups a SM; both channel-major; cores
 /// (ValueBlock, Staging, Waves, Columns): whole-head workgroups with 2 columns

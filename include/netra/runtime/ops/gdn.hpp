@@ -59,7 +59,7 @@ template <class Contract> void launch_gdn_precompute(const handle<Contract>& h, 
   using kernel = kernels::gdn_precompute_kernel<Contract>;
   using namespace gdn_ops;
   h.template launch<kernel>(stream,
-                            {in<u16>(s.y), gdn::row_stride(s.y), in<u16>(s.a), in<u16>(s.b), in<float>(s.a_log), in<float>(s.dt_bias),
+                            {in<u16>(s.y), gdn::row_stride(s.y), in<u16>(s.a), gdn::row_stride(s.a), in<u16>(s.b), gdn::row_stride(s.b), in<float>(s.a_log), in<float>(s.dt_bias),
                              mut<float>(s.q), mut<float>(s.k), mut<float>(s.decay), mut<float>(s.beta)},
                             kernel::shape(static_cast<u32>(s.rows())));
 }
