@@ -9,7 +9,7 @@
 # .carry-norm/ (test_norm_gpu, test_norm_c_abi_gpu, libnetra.so, netra-bench-norm, norm-floor, and
 # the norm cubins under objects/, linked where the binaries look for them: build-norm/code_objects);
 # logs and JSON go to $OUT (default /tmp/norm-out). Step limits: NORM_TEST_S, NORM_WARM_S,
-# NORM_FLOOR_S, NORM_DRIVER_S, NORM_BENCH_S (defaults 25 beside 32, then 8, 32, 40, and 5 for the
+# NORM_FLOOR_S, NORM_DRIVER_S, NORM_BENCH_S (defaults 30 beside 32, then 8, 32, 40, and 5 for the
 # floor file: at most about 117 s; at ebcdaa0 the script took 112 s with fewer driver lines and no
 # C ABI / Python step, the peers' 30 records 35 s).
 # NETRA_GIT_REVISION (the revision the carried binaries were built at) goes into the results'
@@ -49,10 +49,10 @@ if [ -f "$carry/libnetra.so" ]; then  # the C ABI and Python tests (libnetra and
 else
   echo "!! skipped: the C ABI and Python tests ($carry/libnetra.so not carried)"; status=1
 fi
-NETRA_NORM_GPU_QUICK=1 timeout "${NORM_TEST_S:-25}" compute-sanitizer --tool memcheck --error-exitcode 9 "$carry/test_norm_gpu" \
+NETRA_NORM_GPU_QUICK=1 timeout "${NORM_TEST_S:-30}" compute-sanitizer --tool memcheck --error-exitcode 9 "$carry/test_norm_gpu" \
   > "$scratch/memcheck.txt" 2>&1 &
 memcheck=$!
-step timeout "${NORM_TEST_S:-25}" "$carry/test_norm_gpu" > "$scratch/gpu_tests.txt" 2>&1
+step timeout "${NORM_TEST_S:-30}" "$carry/test_norm_gpu" > "$scratch/gpu_tests.txt" 2>&1
 tail -n 6 "$scratch/gpu_tests.txt"
 wait "$memcheck"; rc=$?
 echo "== memcheck exit $rc"; [ "$rc" = 0 ] || status=1
