@@ -11,6 +11,12 @@ netra_add_host_test(test_gdn_host
   kernels/test_gdn_math.cpp)
 target_compile_options(test_gdn_host PRIVATE -O2)
 
+# The conv's branch-free SiLU division against IEEE division over all 2^32 FP32 inputs (threads).
+netra_add_host_test(test_gdn_conv_silu kernels/test_gdn_conv_silu.cpp)
+target_compile_options(test_gdn_conv_silu PRIVATE -O2)
+find_package(Threads REQUIRED)
+target_link_libraries(test_gdn_conv_silu PRIVATE Threads::Threads)
+
 # The code objects read back: K0 stores only its outputs, gfx950 transcendental hazards, packed FP32.
 if(TARGET netra_code_objects AND NETRA_LLVM_OBJDUMP AND NOT "gfx950" IN_LIST NETRA_SKIPPED_TARGETS AND NOT "sm90a" IN_LIST NETRA_SKIPPED_TARGETS)
   netra_add_host_test(test_gdn_audit kernels/test_gdn_audit.cpp)

@@ -123,8 +123,8 @@ struct gdn_conv {
   static constexpr resource_budget budget() {
     if constexpr (is_amd_v<Target>) {
       resource_budget b;
-      // per token, the history held as 3 x vectors: gfx950 71-96 VGPRs, gfx942 79-104, gfx1151 65-119
-      // (tap-major final state; its wave32 allocator keeps the 8 channels' SiLU chains apart);
+      // per token, the history held as 3 x vectors, SiLU's division branch-free: gfx950 66-82 VGPRs,
+      // gfx942 70-86, gfx1151 60-81 (26 / 26 / 22 SGPRs);
       // block: + T x 4 for the x vectors. The article's conv: 33 VGPRs, 34 SGPRs
       const u32 base = same_v<Target, gfx1151> ? 120 : 104;
       b.max_vgprs = Staging == gdn::token_staging::block ? base + 4 * Tokens / TokenGroups : base;

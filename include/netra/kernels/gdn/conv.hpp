@@ -8,7 +8,8 @@
 // tokens' x vectors — the same values the serial walk would hold) and its tokens' x vectors (16 B
 // each: in the token loop with Staging per_token, all issued before the first token with Staging
 // block, token t + 1's issued before token t's arithmetic with Staging next_token), then per token computes 8 outputs in the contract's tap order and stores one 16-byte y
-// vector (and, Writes = windows, its 3 window vectors of that token). Writes = final_state: the 3 history vectors go back to the
+// vector (and, Writes = windows, its 3 window vectors of that token). SiLU's division is the
+// branch-free one of kernels/gdn/conv_silu.hpp (the same bits). Writes = final_state: the 3 history vectors go back to the
 // slot after the last token (by group G - 1), unless the slot is the sentinel. Launch bound: at
 // least WorkgroupsPerProcessor resident workgroups per SM where set. Every output element has one
 // writer; the result does not depend on scheduling.
@@ -17,9 +18,9 @@
 #include "netra/dsl/convert.hpp"
 #include "netra/dsl/entry.hpp"
 #include "netra/dsl/ids.hpp"
-#include "netra/dsl/math.hpp"
 #include "netra/dsl/vector_memory.hpp"
 #include "netra/kernels/gdn/conv_history.hpp"
+#include "netra/kernels/gdn/conv_silu.hpp"
 #include "netra/kernels/gdn/token_loop.hpp"
 
 namespace netra::kernels {
@@ -117,7 +118,7 @@ template <class Contract> struct gdn_conv_update {
         acc = fma_rn(bit_cast<float>(w01 & 0xFFFF0000u), f32_from_bf16(half_of(hv[1], c)), acc);
         acc = fma_rn(bit_cast<float>(w23 << 16), f32_from_bf16(half_of(hv[2], c)), acc);
         acc = fma_rn(bit_cast<float>(w23 & 0xFFFF0000u), f32_from_bf16(xc), acc);
-        out[c] = silu_f32(acc);
+        out[c] = gdn_conv_silu::silu(acc);  // silu_f32, its division branch-free
       }
       hv[0] = hv[1], hv[1] = hv[2], hv[2] = xv;
       store_16B<target>(p.y + row * gdn::channels + c0,

@@ -38,7 +38,8 @@ using core_set = boost::hana::tuple<boost::hana::type<contracts::gdn_precompute<
 /// replay. The candidates measured and not kept are in lab/ledger.json (gdn rows).
 template <u32 Writes>
 using conv_candidates =
-    conditional_t<Writes == cw::windows, boost::hana::tuple<boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 1, 256, 2>>>,
+    conditional_t<Writes == cw::windows, boost::hana::tuple<boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 1, 256, 2>>,
+                                                            boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 2, 256, 3, 3>>>,
                   boost::hana::tuple<boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 2, 256, 3, 3>>>>;
 /// Staging 3 (block_and_state): the same maps with each wave's state block copied through LDS.
 template <u32 S>

@@ -32,8 +32,8 @@ template <class C> using gdn_replay_strict = strict<C, gdn_replay_domain<C>>;
 /// replaces, which still serves what it refuses (an output view aligned to 2 bytes only, for the K0
 /// map's 4-byte stores). K0: half-head workgroups of 4 warps, 2 columns per lane, each wave's state
 /// block through LDS (Staging 3); M16: the staged 8-column blocks of 4 warps with FusedDots and the
-/// state through LDS; conv (channel-major): with windows 6 preloaded tokens per thread, without
-/// windows 4 tokens a thread with the next token's x in flight, 3 workgroups a SM; replay (strict,
+/// state through LDS; conv (channel-major, with and without windows): 4 tokens a thread with the
+/// next token's x in flight, 3 workgroups a SM; replay (strict,
 /// both in the promoted domain): quarter-head workgroups of 2 warps (8 a SM) with the state through
 /// LDS, no prefetch (the every-B and graph protocol run on the GPU for both storages); decode (T 1):
 /// the default map (its state block through LDS on sm90a) at every B.
@@ -43,10 +43,7 @@ template <u32 S> using m16 = contracts::gdn_m16<sm90a, S, 8, gdn::token_staging:
 /// M16 with the precompute fused in (Inputs raw): admitted only for a call that carries the
 /// precompute's inputs (gdn_recurrent_raw_call); the two-launch chain serves the rest.
 template <u32 S> using m16_raw = contracts::gdn_m16<sm90a, S, 8, gdn::token_staging::block_and_state, 4, 1, 1, gdn::core_inputs::raw>;
-template <u32 Writes>
-using conv = conditional_t<Writes == gdn::conv_writes::windows,
-                           contracts::gdn_conv<sm90a, 64, 12, gdn::conv_layout::channel_major, Writes, gdn::token_staging::block, 256, 2>,
-                           contracts::gdn_conv<sm90a, 64, 12, gdn::conv_layout::channel_major, Writes, gdn::token_staging::next_token, 256, 3, 3>>;
+template <u32 Writes> using conv = contracts::gdn_conv<sm90a, 64, 12, gdn::conv_layout::channel_major, Writes, gdn::token_staging::next_token, 256, 3, 3>;
 template <u32 S> using replay = contracts::gdn_replay<sm90a, S, 16, gdn::token_staging::block_and_state, 2, 2>;
 }  // namespace measured
 
