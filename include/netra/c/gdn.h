@@ -5,7 +5,8 @@
  *   conv:       x [B T, D] bf16 (rows contiguous), weight [D, 4] bf16, y [B T, D] bf16, slots [B]
  *               int32, state [slots, D, 3] or [slots, 3, D] bf16, windows [B, T, D, 3] or
  *               [B, T, 3, D] bf16 (NULL: the final state is written to the slot instead).
- *   precompute: y [B T, D] bf16, a, b [B T, 32] bf16, A_log, dt_bias [32] float32 -> q, k
+ *   precompute: y [B T, D] bf16, a, b [B T, 32] bf16 (rows contiguous, any row stride >= 32:
+ *               column views of a wider product), A_log, dt_bias [32] float32 -> q, k
  *               [B T, 16, 128], decay, beta [B T, 32] float32.
  *   verify/m16: q, k, v (= the conv output y), decay, beta, state [slots, 32, 128, 128] float32 or
  *               bf16, slots [B] int32 -> out [B T, 32, 128] bf16 (verify writes no state; m16
