@@ -13,13 +13,12 @@
 //  - k0_read_then_issue: the FP32-issue program whose workgroups first read their FP32 state block
 //    (the plain grid's order: the read, then the arithmetic, two workgroups a SM) — what the
 //    memory and issue floors cost when a workgroup does them one after the other.
-//  - the conv's SiLU-issue floor: its per-output arithmetic on its grid, no memory (--conv-only
-//    runs the conv floors alone).
+//  - --conv-only runs the conv floors alone (its SiLU-issue floor, with either division, is
+//    bench/gdn_conv_floor.cu).
 //  - --residency-only: the replay's read, issue and commit in one workgroup at 2 and 4 workgroups
 //    a SM, K0's read then issue on half heads, the M16 grid's launch floor and memory floor.
 //  - the copy bandwidth (a 2 GiB device-to-device copy, bytes read + written), for rooflines.
 // Prints one JSON object per floor on stdout.
-#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include "cuda_graph_timing.cuh"
@@ -270,56 +269,6 @@ template <int Threads, int Groups, bool Windows> void run_conv_memory(cudaStream
               B, T, Windows ? "true" : "false", us, bytes);
 }
 
-/// The conv's SiLU-issue floor on the same grid: per thread 8 channels x T / Groups tokens of the
-/// kernel's per-output arithmetic (4 taps, the reproducible exp's reduction and degree-6
-/// polynomial with its range selects, 1 + e, one IEEE division, BF16 packing), inputs from
-/// registers, no memory traffic but one 16-byte store a thread. MinBlocks: the launch bound.
-__device__ float exp_like(float x) {
-  const float t = __fmaf_rn(x, 1.44269502f, 12582912.0f), n = __fsub_rn(t, 12582912.0f);
-  float r = __fmaf_rn(n, -0.693145752f, x);
-  r = __fmaf_rn(n, -1.42860677e-6f, r);
-  float p = __fmaf_rn(1.38888889e-3f, r, 8.33333333e-3f);
-  p = __fmaf_rn(p, r, 4.16666667e-2f), p = __fmaf_rn(p, r, 0.166666667f), p = __fmaf_rn(p, r, 0.5f);
-  p = __fmaf_rn(p, r, 1.0f), p = __fmaf_rn(p, r, 1.0f);
-  const float scaled = __uint_as_float(__float_as_uint(p) + (__float_as_uint(t) << 23));
-  const float in_range = x == x ? scaled : x, below = x < -87.3f ? 0.0f : in_range;
-  return x > 88.7f ? __uint_as_float(0x7F800000u) : below;
-}
-template <int Threads, int Groups, int MinBlocks> __global__ void __launch_bounds__(Threads, MinBlocks) conv_silu_issue(uint4* out, unsigned seed) {
-  const int c8 = blockIdx.x * Threads + threadIdx.x;
-  float h[8][4];
-  for (int c = 0; c < 8; ++c)
-    for (int j = 0; j < 4; ++j) h[c][j] = __uint_as_float(0x3F000000u + ((seed * (c8 + 1) * (c + 3) * (j + 5)) & 0x7FFFFu));
-  unsigned f = 0;
-#pragma unroll
-  for (int t = 0; t < T / Groups; ++t) {
-    float o[8];
-#pragma unroll
-    for (int c = 0; c < 8; ++c) {
-      float acc = __fmul_rn(h[c][3], h[c][0]);
-      acc = __fmaf_rn(h[c][2], h[c][1], acc), acc = __fmaf_rn(h[c][1], h[c][2], acc), acc = __fmaf_rn(h[c][0], h[c][3], acc);
-      o[c] = __fdiv_rn(acc, __fadd_rn(1.0f, exp_like(-acc)));
-      h[c][t % 4] = __fadd_rn(h[c][t % 4], 1.0f);  // the next token's inputs (independent of this token's output, as in the kernel)
-    }
-#pragma unroll
-    for (int c = 0; c < 8; c += 2) {
-      __nv_bfloat162 v = __floats2bfloat162_rn(o[c], o[c + 1]);
-      f ^= *reinterpret_cast<unsigned*>(&v);
-    }
-  }
-  out[(static_cast<size_t>(blockIdx.z) * gridDim.y + blockIdx.y) * gridDim.x * Threads + c8] = make_uint4(f, 0, 0, 0);
-}
-template <int Threads, int Groups, int MinBlocks> void run_conv_silu_issue(cudaStream_t stream, int B, const char* mapping) {
-  const dim3 grid(D / 8 / Threads, B, Groups);
-  buffer out(static_cast<size_t>(grid.x) * grid.y * grid.z * Threads * 16);
-  const double us = floor_bench::graph_median_us(stream, 8, [&] {
-    for (int i = 0; i < 8; ++i) conv_silu_issue<Threads, Groups, MinBlocks><<<grid, Threads, 0, stream>>>(out.as<uint4>(), 7u + i);
-  });
-  check(cudaGetLastError(), "conv_silu_issue");
-  std::printf("{\"floor\": \"conv_silu_issue\", \"mapping\": \"%s\", \"batch\": %d, \"t\": %d, \"graph_us\": %.3f, \"outputs\": %d}\n", mapping, B, T, us,
-              B * T * D);
-}
-
 // ------------------------------------------------------------------------------------ copy
 __global__ void __launch_bounds__(256) copy16(const uint4* src, uint4* dst, size_t n) {
   for (size_t i = blockIdx.x * 256ull + threadIdx.x; i < n; i += static_cast<size_t>(gridDim.x) * 256) dst[i] = src[i];
@@ -361,9 +310,6 @@ int main(int argc, char** argv) {
     run_conv_memory<256, 2, true>(stream, 64, "two groups: grid (4, B, 2), 256 threads, 6 tokens a thread");
     run_conv_memory<256, 2, false>(stream, 64, "two groups: grid (4, B, 2), 256 threads, 6 tokens a thread");
     run_conv_memory<256, 3, false>(stream, 64, "three groups: grid (4, B, 3), 256 threads, 4 tokens a thread");
-    run_conv_silu_issue<256, 2, 2>(stream, 64, "two groups: grid (4, B, 2), 256 threads, 6 tokens a thread, 2 workgroups a SM");
-    run_conv_silu_issue<256, 2, 3>(stream, 64, "two groups: grid (4, B, 2), 256 threads, 6 tokens a thread, 3 workgroups a SM");
-    run_conv_silu_issue<256, 3, 3>(stream, 64, "three groups: grid (4, B, 3), 256 threads, 4 tokens a thread, 3 workgroups a SM");
     return 0;
   }
   for (int B : {1, 16, 64}) {
