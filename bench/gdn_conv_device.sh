@@ -10,7 +10,9 @@
 # bench/gdn.py (rooflines, floors, torch peers within a time budget).
 #   carry: .carry-conv (bin/: test_gdn_gpu netra-bench-gdn gdn-floor gdn-conv-floor; code_objects/:
 #          the sm90a gdn conv and precompute cubins; REVISION), copied to build-conv/ here.
-#   usage: OUT=... bash bench/gdn_conv_device.sh
+# The 00:28 UTC call took 38 s with bench/gdn.py cut at 22 s (torch import, copy bandwidth and the
+# first torch.compile peer); it now has 60 s (records are written one by one: a cut keeps them).
+#   usage: OUT=... bash bench/gdn_conv_device.sh   (run timeout_s 120)
 set -u
 B=build-conv
 export PYTHONUNBUFFERED=1
@@ -45,8 +47,8 @@ echo "== netra-bench-gdn --conv-only" >> "$L"
 timeout 28 "$B/tests/netra-bench-gdn" --conv-only --dump /tmp/gdn-dump > "$OUT/conv_bench.jsonl" 2>> "$L"
 echo "rc=$?" >> "$L"
 echo "== bench/gdn.py" >> "$L"
-timeout 22 python3 bench/gdn.py --netra-bench "$B/tests/netra-bench-gdn" --records "$OUT/conv_bench.jsonl" --dump /tmp/gdn-dump \
-  --floors "$OUT/conv_floor.jsonl" --floor-out "$OUT/conv_floor_h200.json" --out "$OUT/conv_h200.json" --compile-peers 1 --peer-seconds 8 \
+timeout 60 python3 bench/gdn.py --netra-bench "$B/tests/netra-bench-gdn" --records "$OUT/conv_bench.jsonl" --dump /tmp/gdn-dump \
+  --floors "$OUT/conv_floor.jsonl" --floor-out "$OUT/conv_floor_h200.json" --out "$OUT/conv_h200.json" --compile-peers 1 --peer-seconds 40 \
   >> "$L" 2>&1
 echo "rc=$?" >> "$L"
 echo "== total $(( $(date +%s) - START )) s" >> "$L"
