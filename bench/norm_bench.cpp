@@ -4,8 +4,8 @@
 // as netra's: the decode instance for tokens <= 64, the prefill instance above. Each shape's first
 // input set is checked bitwise against the oracle (tests/oracles/norm.hpp) in the same process.
 // Prints one JSON object per (operation, fp8_out, tokens) on stdout; "diagnostic" lines time the
-// alternative mappings of catalog::norm_alternatives, norm_gated_alternatives and
-// norm_decode_alternatives (and the prefill instances at 64 tokens).
+// alternative mappings of catalog::norm_alternatives and norm_gated_alternatives (and the prefill
+// instances at 64 tokens).
 //
 // --dump DIR also writes, for bench/norm.py's check of the torch peers, each shape's first input
 // set and netra's outputs for it: <name>.{x,residual,gate,weight}.bin, <name>.{out,scales,r}.bin
@@ -217,9 +217,6 @@ void bench_alternatives(const options& o, CUstream stream) {
     bench_alternative<C>(o, stream, {512});  // at 8192 tokens measured slower at cde6c96 and e13c138 (lab/norm)
   });
 }
-void bench_decode_alternatives(const options& o, CUstream stream) {  // Split 2 for rms, rms FP8, add; 4 gated heads per block
-  boost::hana::for_each(catalog::norm_decode_alternatives, [&](auto type) { bench_alternative<typename decltype(type)::type>(o, stream, {1, 16, 64}); });
-}
 void bench_gated_alternatives(const options& o, CUstream stream) {  // SlicesPerThread 2
   boost::hana::for_each(catalog::norm_gated_alternatives, [&](auto type) { bench_alternative<typename decltype(type)::type>(o, stream, {512, 8192}); });
 }
@@ -246,7 +243,6 @@ int main(int argc, char** argv) {
   bench_operation<0, 1>(o, stream, "rms_norm_fp8");
   bench_operation<0, 0>(o, stream, "rms_norm");
   bench_alternatives(o, stream);
-  bench_decode_alternatives(o, stream);
   drv().cuStreamDestroy(stream);
   return 0;
 }

@@ -9,9 +9,9 @@
 # .carry-norm/ (test_norm_gpu, test_norm_c_abi_gpu, libnetra.so, netra-bench-norm, norm-floor, and
 # the norm cubins under objects/, linked where the binaries look for them: build-norm/code_objects);
 # logs and JSON go to $OUT (default /tmp/norm-out). Step limits: NORM_TEST_S, NORM_WARM_S,
-# NORM_FLOOR_S, NORM_DRIVER_S, NORM_BENCH_S (defaults 30 beside 32, then 8, 32, 40, and 5 for the
-# floor file: at most about 117 s; at ebcdaa0 the script took 112 s with fewer driver lines and no
-# C ABI / Python step, the peers' 30 records 35 s).
+# NORM_FLOOR_S, NORM_DRIVER_S, NORM_BENCH_S (defaults 30 beside 38, then 8, 32, 42, and 5 for the
+# floor file: at most about 125 s; at faf04fc, with the warm-up cut at 32 s, the peers compiled
+# during the bench, which reached its 40 s limit after its last record: 118 s in all).
 # NETRA_GIT_REVISION (the revision the carried binaries were built at) goes into the results'
 # environment: the device copy's git metadata is stale.
 set -uo pipefail
@@ -37,13 +37,13 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv
 # timed until all three end.
 scratch=/tmp/norm-scratch
 mkdir -p "$scratch" /tmp/norm-dump
-timeout "${NORM_WARM_S:-32}" python3 bench/norm.py --warm-peers > "$scratch/warm.txt" 2>&1 &
+timeout "${NORM_WARM_S:-38}" python3 bench/norm.py --warm-peers > "$scratch/warm.txt" 2>&1 &
 warm=$!
 abi=""
 if [ -f "$carry/libnetra.so" ]; then  # the C ABI and Python tests (libnetra and its embedded norm objects)
   (timeout 20 "$carry/test_norm_c_abi_gpu" > "$scratch/c_abi.txt" 2>&1; echo "== C ABI test exit $?" >> "$scratch/c_abi.txt") &
   abi="$abi $!"
-  (timeout "${NORM_WARM_S:-32}" python3 -m pytest -q -p no:cacheprovider tests/python/test_norm.py > "$scratch/python.txt" 2>&1
+  (timeout "${NORM_WARM_S:-38}" python3 -m pytest -q -p no:cacheprovider tests/python/test_norm.py > "$scratch/python.txt" 2>&1
    echo "== Python tests exit $?" >> "$scratch/python.txt") &
   abi="$abi $!"
 else
@@ -66,7 +66,7 @@ if [ -n "$abi" ]; then
 fi
 step timeout "${NORM_FLOOR_S:-8}" "$carry/norm-floor" > "$out/norm_floor.jsonl"
 step timeout "${NORM_DRIVER_S:-32}" "$carry/netra-bench-norm" --dump /tmp/norm-dump > "$out/norm_driver.jsonl"
-step timeout "${NORM_BENCH_S:-40}" python3 bench/norm.py --driver-output "$out/norm_driver.jsonl" --dump /tmp/norm-dump --out "$out/norm_h200.json" \
+step timeout "${NORM_BENCH_S:-42}" python3 bench/norm.py --driver-output "$out/norm_driver.jsonl" --dump /tmp/norm-dump --out "$out/norm_h200.json" \
   --floor-lines "$out/norm_floor.jsonl"
 step timeout 5 python3 bench/norm_floor.py --lines "$out/norm_floor.jsonl" --out "$out/norm_floor_h200.json"
 # The gated decode's machine code (the FP8 form in full; per gated instance the counts of the

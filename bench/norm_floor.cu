@@ -266,20 +266,17 @@ template <op Op, bool Fp8> void measure_operation(cudaStream_t stream, int l2) {
   // The dispatched mappings (contracts::norm_decode / norm_prefill; on sm90a rms and add_rms use
   // the two-warp mapping at every size, add_rms FP8 at decode sizes with Split 2), then the
   // mappings the driver compares at the sizes it times them: catalog::norm_alternatives at 512
-  // tokens, catalog::norm_gated_alternatives, catalog::norm_decode_alternatives at 1, 16 and 64
-  // tokens. The butterflies (move_reduce) where a decode target
+  // tokens, catalog::norm_gated_alternatives. The butterflies (move_reduce) where a decode target
   // is missed: the gated norm's decode mapping.
   if constexpr (Op == op::gated) {
     measure<Op, Fp8, 1, 2>({1, 16, 64}, stream, l2, true);
     measure<Op, Fp8, 1, 16>({64, 512, 8192}, stream, l2, false);
     measure<Op, Fp8, 1, 16, 1, 2>({512, 8192}, stream, l2, false);  // catalog::norm_gated_alternatives
     measure<Op, Fp8, 1, 8>({512}, stream, l2, false);
-    if constexpr (Fp8) measure<Op, Fp8, 1, 4>({1, 16, 64}, stream, l2, true);  // catalog::norm_decode_alternatives
   } else {
     if constexpr (Op == op::add_rms && Fp8) measure<Op, Fp8, 2, 1, 2>({1, 16, 64}, stream, l2, false);  // its decode mapping (Split 2)
     measure<Op, Fp8, 2, 1>({1, 16, 64, 512, 8192}, stream, l2, false);
     measure<Op, Fp8, 1, 4>({512}, stream, l2, false);
-    if constexpr (!(Op == op::add_rms && Fp8)) measure<Op, Fp8, 2, 1, 2>({1, 16, 64}, stream, l2, false);  // catalog::norm_decode_alternatives
   }
 }
 

@@ -8,8 +8,7 @@ netra_add_host_test(test_norm_host
   contracts/test_norm_contract.cpp
   kernels/test_norm_model.cpp
   kernels/test_norm_oracle.cpp
-  kernels/test_norm_rsqrt.cpp
-  kernels/test_norm_silu.cpp)
+  kernels/test_norm_rsqrt.cpp)
 target_compile_options(test_norm_host PRIVATE -O2)
 
 # Negative compile tests: each unsupported field fails with its message.

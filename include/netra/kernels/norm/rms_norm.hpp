@@ -17,8 +17,7 @@
 // the last row and store nothing, so every lane takes part in the shuffles and the barrier.
 // Split > 1 (R = 1): grid rows x Split, workgroup g is part g % Split of row g / Split; every part
 // loads and sums the whole row and stores only its chunks (owns), r' included; add_rms: the parts
-// are a cluster (arrive after the sum's reads, wait, then r'). gated: silu(z) before the sum
-// (decode instances without a division: silu_bf16.hpp, the same bits).
+// are a cluster (arrive after the sum's reads, wait, then r'). gated: silu(z) before the sum.
 // gfx950: a wave per row of 2048, 4 heads per wave (gated); no LDS. sm90a: two warps per row, or
 // one (P = 2); gated 2 heads per warp, or a head over 16 / P threads (SlicesPerThread P). PDL:
 // weights before the wait; calls of <= release_at_start_max_tokens tokens release at once.
@@ -36,7 +35,6 @@
 #include "netra/dsl/vector_memory.hpp"
 #include "netra/dsl/wave_reduce.hpp"
 #include "netra/dsl/workgroup_barrier.hpp"
-#include "netra/kernels/norm/silu_bf16.hpp"
 
 namespace netra::kernels {
 
@@ -189,7 +187,7 @@ NETRA_UNROLL
 NETRA_UNROLL
       for (u32 i = 0; i < chunks; ++i)
 NETRA_UNROLL
-        for (u32 e = 0; e < 8; ++e) gate[i][e] = silu(e % 2 ? hi_of(in.z[i][e / 2]) : lo_of(in.z[i][e / 2]));
+        for (u32 e = 0; e < 8; ++e) gate[i][e] = silu_f32(e % 2 ? hi_of(in.z[i][e / 2]) : lo_of(in.z[i][e / 2]));
     }
     if constexpr (kind == norm_kind::add_rms) {
       u16* r = p.residual + row_offset(row, p.residual_stride);
@@ -273,14 +271,6 @@ NETRA_UNROLL
       for (u32 i = 0; i < chunks; ++i)
         if (live && owns(Part, i)) store_16B<target>(r + 8 * chunk_of(thread, i), v[i]);
     }
-  }
-
-  /// silu_f32(z) of a BF16 gate value: in decode instances (latency bound, a few warps per SM)
-  /// without a division, so that a thread's SiLUs overlap (silu_bf16.hpp, the same bits); in
-  /// prefill instances (issue bound) by the IEEE division, fewer instructions.
-  static NETRA_DEVICE float silu(float z) {
-    if constexpr (Contract::max_tokens <= Contract::release_at_start_max_tokens) return silu_bf16(z);
-    else return silu_f32(z);
   }
 
   /// y of the low (hi = false) or high BF16 of a word pair, in FP32 (the contract's order; g = silu(z)).

@@ -34,13 +34,6 @@ inline constexpr auto norm_alternatives = boost::hana::tuple_t<
 inline constexpr auto norm_gated_alternatives =
     boost::hana::tuple_t<contracts::gated_rms_norm<sm90a, 0, 8192, 16, 0, 2>, contracts::gated_rms_norm<sm90a, 1, 8192, 16, 0, 2>>;
 
-/// sm90a decode candidates timed beside the dispatched decode instances at 1, 16 and 64 tokens:
-/// rms (BF16, FP8) and add_rms (BF16) with each row over two workgroups (Split 2, as add_rms FP8
-/// dispatches), and the gated FP8 norm with 4 heads per block (2 warps).
-inline constexpr auto norm_decode_alternatives =
-    boost::hana::tuple_t<contracts::norm<sm90a, 0, 0, 0, 64, 2, 1, 0, 2>, contracts::norm<sm90a, 0, 0, 1, 64, 2, 1, 0, 2>,
-                         contracts::norm<sm90a, 1, 0, 0, 64, 2, 1, 0, 2>, contracts::gated_rms_norm<sm90a, 1, 64, 4>>;
-
-inline constexpr auto norm = boost::hana::flatten(boost::hana::make_tuple(norm_detail::of_target<gfx950>, norm_detail::of_target<sm90a>,
-                                                                          norm_alternatives, norm_gated_alternatives, norm_decode_alternatives));
+inline constexpr auto norm =
+    boost::hana::flatten(boost::hana::make_tuple(norm_detail::of_target<gfx950>, norm_detail::of_target<sm90a>, norm_alternatives, norm_gated_alternatives));
 }  // namespace netra::catalog
