@@ -11,7 +11,8 @@
 //            split-K pair); the workgroups past the call's tiles exit after reading the count, as
 //            netra's do (programmatic dependent launch between the two, as netra's).
 //   stream   the same distinct experts' bytes once each, 128 KiB per workgroup (the ideal grid:
-//            no expert read twice, no tail of exiting workgroups), both matrices in one kernel.
+//            no expert read twice, no tail of exiting workgroups), both matrices in one kernel;
+//   gate_up, down  each of the grouped structure's two grids alone (the per-stage floors).
 // Every workgroup folds its bytes into one word (xor), so nothing is skipped. 8 layers of 257
 // experts rotate, so a burst of calls reads past the L2. Timing: bench/cuda_graph_timing.cuh
 // (burst captured once, median of 30 replays, per call). One JSON object per (tokens, structure).
@@ -157,29 +158,39 @@ int main() {
       calls[l] = {layer, layer + experts * w13_bytes, tile_expert + l * max_tiles, tile_count + l, hit + l * experts, words + l * max_tiles * 64};
     }
     const int k_parts = tokens == 768 ? 2 : 1;
-    auto grouped = [&] {
+    auto stages = [&](bool gate_up, bool down) {
       for (int l = 0; l < layers; ++l) {
         cudaLaunchConfig_t cfg{};
         cudaLaunchAttribute attr[1];
-        launch(cfg, attr, dim3(4, grid_tiles), stream);
-        check(cudaLaunchKernelEx(&cfg, gate_up_floor, calls[l]), "gate_up floor");
-        launch(cfg, attr, dim3(16 * k_parts, grid_tiles), stream);
-        check(k_parts == 2 ? cudaLaunchKernelEx(&cfg, down_floor<2>, calls[l]) : cudaLaunchKernelEx(&cfg, down_floor<1>, calls[l]), "down floor");
+        if (gate_up) {
+          launch(cfg, attr, dim3(4, grid_tiles), stream);
+          check(cudaLaunchKernelEx(&cfg, gate_up_floor, calls[l]), "gate_up floor");
+        }
+        if (down) {
+          launch(cfg, attr, dim3(16 * k_parts, grid_tiles), stream);
+          check(k_parts == 2 ? cudaLaunchKernelEx(&cfg, down_floor<2>, calls[l]) : cudaLaunchKernelEx(&cfg, down_floor<1>, calls[l]), "down floor");
+        }
       }
     };
+    auto grouped = [&] { stages(true, true); };
     auto streamed = [&] {
       for (int l = 0; l < layers; ++l) stream_floor<<<dim3(24, distinct[l]), 256, 0, stream>>>(calls[l]);
       check(cudaGetLastError(), "stream floor");
     };
     const double bytes = mean_distinct * expert_bytes;
-    auto report = [&](const char* structure, const char* shape, double us) {
+    auto report = [&](const char* structure, const char* shape, double us, double bytes_read = 0) {
+      if (bytes_read == 0) bytes_read = bytes;
       std::printf("{\"tokens\": %d, \"structure\": \"%s\", \"shape\": \"%s\", \"tile\": %d, \"k_parts\": %d, \"distinct_experts\": %.2f, "
                   "\"tiles\": %.2f, \"calls\": %d, \"weight_bytes\": %.0f, \"graph_us\": %.3f}\n",
-                  tokens, structure, shape, tile, k_parts, mean_distinct, mean_tiles, layers, bytes, us);
+                  tokens, structure, shape, tile, k_parts, mean_distinct, mean_tiles, layers, bytes_read, us);
     };
     report("grouped", "gate_up (4, max_expert_tiles) x 512 KiB, down (16 KParts, max_expert_tiles) x 64 KiB / KParts",
            floor_bench::graph_median_us(stream, layers, grouped));
     report("stream", "(24, distinct experts) x 128 KiB", floor_bench::graph_median_us(stream, layers, streamed));
+    report("gate_up", "gate_up (4, max_expert_tiles) x 512 KiB", floor_bench::graph_median_us(stream, layers, [&] { stages(true, false); }),
+           mean_distinct * w13_bytes);
+    report("down", "down (16 KParts, max_expert_tiles) x 64 KiB / KParts", floor_bench::graph_median_us(stream, layers, [&] { stages(false, true); }),
+           mean_distinct * w2_bytes);
   }
   check(cudaStreamSynchronize(stream), "sync");
   return 0;

@@ -152,11 +152,9 @@ template <class Contract> struct moe_grouped_down_kernel {
     float scale = 0.0f;
     NETRA_NO_UNROLL
     for (u32 f = 0; f < total; ++f) {
-      if (f + stages - 1 < total) issue_block(expert, first_row, part, f + stages - 1, lane, thread, ring);
-      else commit_lds_copies<target>();  // an empty group keeps the count
-      wait_lds_copies<target, stages - 1>();
-      moe_grouped::weight_pieces<target> cur;
-      moe_grouped::read_weight_pieces<target, workgroup_size, 1>(ring, f % stages, 0, thread, cur);
+      moe_grouped::weight_pieces<target> cur[1];
+      moe_grouped::ring_block<target, stages, workgroup_size, 1>(
+          ring, f, total, thread, [&](u32 n) { issue_block(expert, first_row, part, n, lane, thread, ring); }, cur);
       const u32 b = f % part_blocks, row0 = first_row + (f / part_blocks) * pass_rows;
       if (b == 0) scale = pass_scale(p, key, row0, part, lane);
       const float sw = bit_cast<float>(wave_broadcast<target>(bit_cast<u32>(scale), b));
@@ -164,7 +162,7 @@ template <class Contract> struct moe_grouped_down_kernel {
       for (u32 c = 0; c < chunks; ++c) {
         if (c >= used) break;  // uniform
         NETRA_UNROLL
-        for (u32 n = 0; n < F::tiles; ++n) add_block(y[c][n], sh, cur, c, n, b, sw, lane);
+        for (u32 n = 0; n < F::tiles; ++n) add_block(y[c][n], sh, cur[0], c, n, b, sw, lane);
       }
       if (b + 1 < part_blocks) continue;
       NETRA_UNROLL

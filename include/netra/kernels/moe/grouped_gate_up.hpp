@@ -132,14 +132,10 @@ template <class Contract> struct moe_grouped_gate_up_kernel {
           for (u32 v = 0; v < F::weight_pieces; ++v) cur[t][v] = next[t][v];
         if (b + 1 < blocks) load_block(p, key, g, b + 1, lane, next);
       } else {
-        // block b + stages - 1 into the slot block b - 1 left (read into registers last iteration);
-        // an empty group past the last block keeps the count, so block b is in once stages - 1 remain
+        // block b + stages - 1 into the slot block b - 1 left (read into registers last iteration)
         const u32 thread = thread_id<target>();
-        if (b + stages - 1 < blocks) issue_block(p, key, g, b + stages - 1, lane, thread, ring);
-        else commit_lds_copies<target>();
-        wait_lds_copies<target, stages - 1>();
-        NETRA_UNROLL
-        for (u32 t = 0; t < 2; ++t) moe_grouped::read_weight_pieces<target, workgroup_size, 2>(ring, b % max_of(stages, 1u), t, thread, cur[t]);
+        moe_grouped::ring_block<target, stages, workgroup_size, 2>(
+            ring, b, blocks, thread, [&](u32 f) { issue_block(p, key, g, f, lane, thread, ring); }, cur);
       }
       const float sw[2] = {bit_cast<float>(wave_broadcast<target>(bit_cast<u32>(scale), b)),
                            bit_cast<float>(wave_broadcast<target>(bit_cast<u32>(scale), 16 + b))};

@@ -88,6 +88,19 @@ template <class Target, u32 Threads, u32 Sets> NETRA_DEVICE void read_weight_pie
   for (u32 v = 0; v < fragment<Target>::weight_pieces; ++v) out[v] = *reinterpret_cast<const u32x4*>(ring_piece<Target, Threads, Sets>(ring, slot, set, v, thread));
 }
 
+/// The ring's step for block f of `total` (both ring kernels): block f + Stages - 1 issued
+/// (issue(f'): block f' into slot f' % Stages, one commit group) or, past the last block, an empty
+/// group that keeps the count, so block f has landed once Stages - 1 groups remain; then block f's
+/// Sets sets read from its slot. Blocks 0 .. Stages - 2 are issued before the first step.
+template <class Target, u32 Stages, u32 Threads, u32 Sets, class Issue>
+NETRA_DEVICE void ring_block(u8* ring, u32 f, u32 total, u32 thread, Issue issue, weight_pieces<Target> (&out)[Sets]) {
+  if (f + Stages - 1 < total) issue(f + Stages - 1);
+  else commit_lds_copies<Target>();
+  wait_lds_copies<Target, Stages - 1>();
+  NETRA_UNROLL
+  for (u32 t = 0; t < Sets; ++t) read_weight_pieces<Target, Threads, Sets>(ring, f % Stages, t, thread, out[t]);
+}
+
 /// d = W(16 x 128) * X(128 x the columns of instruction tile n of chunk `chunk`) for the scale
 /// block at byte `k0` of the staged columns (d starts from +0).
 template <class Target, u32 Stride>
