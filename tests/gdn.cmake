@@ -35,6 +35,8 @@ netra_add_compile_fail_test(negative_gdn_raw_inputs negative/gdn_raw_inputs.cpp
   "netra::contracts::gdn_recurrent: field Inputs must be 0 \\(precomputed\\), or 1 \\(raw\\) with a staged map")
 netra_add_compile_fail_test(negative_gdn_conv_layout negative/gdn_conv_layout.cpp
   "netra::contracts::gdn_conv: field Layout must be 0 \\(channel_major")
+netra_add_compile_fail_test(negative_gdn_conv_channels negative/gdn_conv_channels.cpp
+  "netra::contracts::gdn_conv: field ChannelsPerThread must be 8 or 4")
 netra_add_compile_fail_test(negative_gdn_max_batch negative/gdn_max_batch.cpp
   "netra::contracts::gdn_precompute: field MaxBatch must be in \\[1, 128\\]")
 

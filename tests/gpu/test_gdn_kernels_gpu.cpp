@@ -152,7 +152,8 @@ template <class C> void core_case(std::size_t B, std::vector<std::size_t> checke
 TEST_CASE_TEMPLATE("conv update equals the oracle (layouts, windows / final state, padded rows, strided x, every catalogued mapping)", C,
                    contracts::gdn_conv<sm90a, 64, 12, 0, 1>, contracts::gdn_conv<sm90a, 64, 12, 1, 1>, contracts::gdn_conv<sm90a, 64, 12, 0, 0>,
                    contracts::gdn_conv<sm90a, 64, 12, 1, 0>, contracts::gdn_conv<sm90a, 1, 16, 0, 0>, contracts::gdn_conv<sm90a, 64, 12, 0, 1, 1, 256, 2>,
-                   contracts::gdn_conv<sm90a, 64, 12, 0, 0, 2, 256, 3, 3>, contracts::gdn_conv<sm90a, 64, 12, 0, 1, 2, 256, 3, 3>) {
+                   contracts::gdn_conv<sm90a, 64, 12, 0, 0, 2, 256, 3, 3>, contracts::gdn_conv<sm90a, 64, 12, 0, 1, 2, 256, 3, 3>,
+                   contracts::gdn_conv<sm90a, 64, 12, 0, 0, 2, 256, 3, 4, 4>, contracts::gdn_conv<sm90a, 64, 12, 0, 1, 2, 256, 3, 4, 4>) {
   conv_case<C>(1, D, 11);
   if (C::max_batch > 1) {
     conv_case<C>(7, D + 64, 12);

@@ -182,24 +182,30 @@ TEST_CASE("the oracle's step is the written order: a zero state and beta 1 give 
   }
 }
 
-TEST_CASE_TEMPLATE("the conv history vectors cover each slot image once, in the oracle's indexing (both layouts)", L,
-                   std::integral_constant<u32, gdn::conv_layout::channel_major>, std::integral_constant<u32, gdn::conv_layout::tap_major>) {
-  using C = contracts::gdn_conv<sm90a, 64, 12, L::value, gdn::conv_writes::windows>;
-  using kernel = kernels::gdn_conv_update<C>;
+TEST_CASE_TEMPLATE("the conv history vectors cover each slot image once, in the oracle's indexing (both layouts, 8 or 4 channels a thread)", K,
+                   contracts::gdn_conv<sm90a, 64, 12, gdn::conv_layout::channel_major, gdn::conv_writes::windows>,
+                   contracts::gdn_conv<sm90a, 64, 12, gdn::conv_layout::tap_major, gdn::conv_writes::windows>,
+                   contracts::gdn_conv<sm90a, 64, 12, gdn::conv_layout::channel_major, gdn::conv_writes::windows, 2, 256, 3, 4, 4>,
+                   contracts::gdn_conv<sm90a, 64, 12, gdn::conv_layout::tap_major, gdn::conv_writes::windows, 2, 256, 3, 4, 4>) {
+  using kernel = kernels::gdn_conv_update<K>;
   namespace m = kernels::gdn_conv_map;
-  std::vector<int> hits(ref::conv_slot, 0);
+  constexpr u32 L = K::layout, C = K::channels_per_thread;
+  std::vector<int> hits(ref::conv_slot, 0), channels(ref::D, 0);
   for (u32 w = 0; w < kernel::shape(1).grid[0]; ++w)
     for (u32 t = 0; t < kernel::workgroup_size; ++t) {
       const u32 c0 = kernel::first_channel(w, t);
-      for (u32 c = 0; c < m::channels_per_thread; ++c)
+      for (u32 c = 0; c < C; ++c) {
+        ++channels[c0 + c];
         for (u32 j = 0; j < 3; ++j) {
-          const u64 at = m::vector_offset(L::value, c0, m::vector_of(L::value, c, j)) + m::element_of(L::value, c, j);
-          REQUIRE(at == ref::conv_index(L::value, c0 + c, j));
+          const u64 at = m::vector_offset(L, c0, m::vector_of(L, c, j, C), C) + m::element_of(L, c, j, C);
+          REQUIRE(at == ref::conv_index(L, c0 + c, j));
           ++hits[at];
         }
-      for (u32 v = 0; v < m::vectors; ++v) CHECK(m::vector_offset(L::value, c0, v) % 8 == 0);  // 16-byte aligned vectors
+      }
+      for (u32 v = 0; v < m::vectors; ++v) CHECK(m::vector_offset(L, c0, v, C) % C == 0);  // vectors aligned to their 2 C bytes
     }
   for (int h : hits) REQUIRE(h == 1);
+  for (int n : channels) REQUIRE(n == 1);  // every channel has one owner
 }
 
 TEST_CASE("the precompute's head map covers the 32 head slots and the 32 v heads once") {

@@ -21,7 +21,8 @@
 // the history its first token sees (the slot, or the preceding tokens' x); Staging next_token:
 // token t + 1's x vector loaded before token t's arithmetic (one vector ahead, loop rolled);
 // WorkgroupsPerProcessor M (0: none): the launch bound's minimum resident workgroups per SM
-// (sm90a: at most 65536 / (M Threads) registers a thread; the AMD targets ignore it).
+// (sm90a: at most 65536 / (M Threads) registers a thread; the AMD targets ignore it);
+// ChannelsPerThread C (8, or 4): the channels a thread owns (16- or 8-byte vectors).
 // Comparison: bitwise.
 #pragma once
 #include "netra/contracts/gdn/admission.hpp"
@@ -53,7 +54,7 @@ template <u32... Args> struct gdn_conv_args {
 };
 
 template <class Target, u32 MaxBatch, u32 Tokens, u32 Layout, u32 Writes, u32 Staging = gdn::token_staging::per_token, u32 Threads = 256,
-          u32 TokenGroups = 1, u32 WorkgroupsPerProcessor = 0, u32 WaveSize = Target::wave_size>
+          u32 TokenGroups = 1, u32 WorkgroupsPerProcessor = 0, u32 ChannelsPerThread = 8, u32 WaveSize = Target::wave_size>
 struct gdn_conv {
   static_assert(is_built_target_v<Target> || is_audit_only_target_v<Target>,
                 "netra::contracts::gdn_conv: field Target is not supported; supported: netra::gfx950, netra::sm90a, netra::gfx942, "
@@ -71,6 +72,7 @@ struct gdn_conv {
   static_assert((Threads == 64 || Threads == 256) && Threads % WaveSize == 0, "netra::contracts::gdn_conv: field Threads must be 64 or 256");
   static_assert(TokenGroups >= 1 && Tokens % TokenGroups == 0, "netra::contracts::gdn_conv: field TokenGroups must divide Tokens");
   static_assert(WorkgroupsPerProcessor * Threads <= 2048, "netra::contracts::gdn_conv: field WorkgroupsPerProcessor times Threads must be at most 2048");
+  static_assert(ChannelsPerThread == 8 || ChannelsPerThread == 4, "netra::contracts::gdn_conv: field ChannelsPerThread must be 8 or 4");
 
   using target = Target;
   static constexpr const char* family = "gdn_conv";
@@ -86,10 +88,13 @@ struct gdn_conv {
   static constexpr u32 threads = Threads;
   static constexpr u32 token_groups = TokenGroups;
   static constexpr u32 workgroups_per_processor = WorkgroupsPerProcessor;
+  static constexpr u32 channels_per_thread = ChannelsPerThread;
   static constexpr const auto& template_args =
-      conditional_t<WorkgroupsPerProcessor != 0, gdn_conv_args<MaxBatch, Tokens, Layout, Writes, Staging, Threads, TokenGroups, WorkgroupsPerProcessor>,
+      conditional_t<ChannelsPerThread != 8,
+                    gdn_conv_args<MaxBatch, Tokens, Layout, Writes, Staging, Threads, TokenGroups, WorkgroupsPerProcessor, ChannelsPerThread>,
+                    conditional_t<WorkgroupsPerProcessor != 0, gdn_conv_args<MaxBatch, Tokens, Layout, Writes, Staging, Threads, TokenGroups, WorkgroupsPerProcessor>,
                     conditional_t<Staging == gdn::token_staging::per_token && Threads == 256 && TokenGroups == 1, gdn_conv_args<MaxBatch, Tokens, Layout, Writes>,
-                                  gdn_conv_args<MaxBatch, Tokens, Layout, Writes, Staging, Threads, TokenGroups>>>::value;
+                                  gdn_conv_args<MaxBatch, Tokens, Layout, Writes, Staging, Threads, TokenGroups>>>>::value;
 
   static constexpr bool channel_major = Layout == gdn::conv_layout::channel_major;
 
@@ -123,8 +128,8 @@ struct gdn_conv {
   static constexpr resource_budget budget() {
     if constexpr (is_amd_v<Target>) {
       resource_budget b;
-      // per token, the history held as 3 x vectors, SiLU's division branch-free: gfx950 66-82 VGPRs,
-      // gfx942 70-86, gfx1151 60-81 (26 / 26 / 22 SGPRs);
+      // per token, the history held as 3 x vectors, SiLU's division branch-free: gfx950 64-80 VGPRs,
+      // gfx942 68-84, gfx1151 60-79 (26 / 26-27 / 22 SGPRs);
       // block: + T x 4 for the x vectors. The article's conv: 33 VGPRs, 34 SGPRs
       const u32 base = same_v<Target, gfx1151> ? 120 : 104;
       b.max_vgprs = Staging == gdn::token_staging::block ? base + 4 * Tokens / TokenGroups : base;

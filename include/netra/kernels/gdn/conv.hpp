@@ -1,14 +1,16 @@
 // netra/kernels/gdn/conv.hpp — the causal conv update of contracts::gdn_conv.
 //
-// Grid (D / (8 N), B, G); workgroup N = Threads threads (256: gfx950 4 wave64, sm90a 8 warps; or
-// 64), no LDS, no barriers. Thread x of workgroup (w, b, g) owns channels c0 .. c0 + 7,
-// c0 = 8 (N w + x), of request b for the T / G tokens of group g (G = TokenGroups): it loads its
-// 4 taps x 8 channels of weights (4 x 16 B), the history before its first token (the slot's 3 x
-// 16 B, kernels/gdn/conv_history.hpp, for positions before token 0; else copies of the preceding
-// tokens' x vectors — the same values the serial walk would hold) and its tokens' x vectors (16 B
-// each: in the token loop with Staging per_token, all issued before the first token with Staging
-// block, token t + 1's issued before token t's arithmetic with Staging next_token), then per token computes 8 outputs in the contract's tap order and stores one 16-byte y
-// vector (and, Writes = windows, its 3 window vectors of that token). SiLU's division is the
+// Grid (D / (C N), B, G); workgroup N = Threads threads (256: gfx950 4 wave64, sm90a 8 warps; or
+// 64), no LDS, no barriers; C = ChannelsPerThread (8, or 4: vectors of 16 or 8 bytes). Thread x of
+// workgroup (w, b, g) owns channels c0 .. c0 + C - 1, c0 = C (N w + x), of request b for the
+// T / G tokens of group g (G = TokenGroups): it loads its 4 taps x C channels of weights (C / 2 x
+// 16 B), the history before its first token (the slot's 3 vectors, kernels/gdn/conv_history.hpp,
+// for positions before token 0; else copies of the preceding tokens' x vectors — the same values
+// the serial walk would hold) and its tokens' x vectors (one each: in the token loop with Staging
+// per_token, all issued before the first token with Staging block, token t + 1's issued before
+// token t's arithmetic with Staging next_token), then per token computes C outputs in the
+// contract's tap order and stores one y vector (and, Writes = windows, its 3 window vectors of
+// that token). SiLU's division is the
 // branch-free one of kernels/gdn/conv_silu.hpp (the same bits). Writes = final_state: the 3 history vectors go back to the
 // slot after the last token (by group G - 1), unless the slot is the sentinel. Launch bound: at
 // least WorkgroupsPerProcessor resident workgroups per SM where set. Every output element has one
@@ -18,6 +20,7 @@
 #include "netra/dsl/convert.hpp"
 #include "netra/dsl/entry.hpp"
 #include "netra/dsl/ids.hpp"
+#include "netra/dsl/narrow_store.hpp"
 #include "netra/dsl/vector_memory.hpp"
 #include "netra/kernels/gdn/conv_history.hpp"
 #include "netra/kernels/gdn/conv_silu.hpp"
@@ -32,8 +35,10 @@ template <class Contract> struct gdn_conv_update {
   static constexpr bool preload = Contract::staging == gdn::token_staging::block;
   static constexpr bool programmatic_dependent_launch = false;
   static constexpr u32 min_workgroups_per_processor = Contract::workgroups_per_processor;
-  static constexpr u32 channels_per_workgroup = workgroup_size * gdn_conv_map::channels_per_thread;
+  static constexpr u32 C = Contract::channels_per_thread;  // a thread's channels: vectors of C BF16 values
+  static constexpr u32 channels_per_workgroup = workgroup_size * C;
   static_assert(gdn::channels % channels_per_workgroup == 0, "netra::kernels::gdn_conv_update: D must be whole workgroups");
+  using vec = conditional_t<C == 8, u32x4, gdn_conv_map::bf16_vector<4>>;  // a vector of C BF16 values
 
   struct params {
     const u16* x;
@@ -53,9 +58,7 @@ template <class Contract> struct gdn_conv_update {
     return {{gdn::channels / channels_per_workgroup, batch, groups}, workgroup_size, 0};
   }
   /// First channel of thread `thread` of workgroup x.
-  NETRA_HOST_DEVICE static constexpr u32 first_channel(u32 workgroup_x, u32 thread) {
-    return workgroup_x * channels_per_workgroup + thread * gdn_conv_map::channels_per_thread;
-  }
+  NETRA_HOST_DEVICE static constexpr u32 first_channel(u32 workgroup_x, u32 thread) { return workgroup_x * channels_per_workgroup + thread * C; }
 
   static NETRA_DEVICE void run(const params& p) {
     using namespace gdn_conv_map;
@@ -69,49 +72,48 @@ template <class Contract> struct gdn_conv_update {
     const u64 slot = real ? static_cast<u32>(requested) : static_cast<u32>(p.state_slots - 1);
 
     // Weights stay packed (two BF16 per register: taps 2i, 2i + 1 of a channel) and widen at use.
-    u32x4 w[4];
+    u32x4 w[C / 2];
     NETRA_UNROLL
-    for (u32 v = 0; v < 4; ++v) w[v] = load_16B<target>(p.weight + u64{c0} * 4 + 8 * v);
+    for (u32 v = 0; v < C / 2; ++v) w[v] = load_16B<target>(p.weight + u64{c0} * 4 + 8 * v);
     u16* const slot_base = p.state + slot * slot_elements;
     const u16* const x_base = p.x + u64{b} * Contract::tokens * p.x_row_stride + c0;
     // The history before token `first`: positions first - 3 .. first - 1, from the slot where
     // negative (the state holds positions -3 .. -1), else copies of those tokens' x.
-    u16 h[channels_per_thread][gdn::conv_history];
+    u16 h[C][gdn::conv_history];
     if (first < gdn::conv_history) {
-      u16 slot_h[channels_per_thread][gdn::conv_history];  // the slot: positions -3, -2, -1
+      u16 slot_h[C][gdn::conv_history];  // the slot: positions -3, -2, -1
       NETRA_UNROLL
       for (u32 v = 0; v < vectors; ++v) {
-        const u32x4 hv = load_16B<target>(slot_base + vector_offset(layout, c0, v));
+        const vec hv = load<cache_policy::normal>(slot_base + vector_offset(layout, c0, v, C));
         NETRA_UNROLL
-        for (u32 c = 0; c < channels_per_thread; ++c)
+        for (u32 c = 0; c < C; ++c)
           NETRA_UNROLL
           for (u32 j = 0; j < gdn::conv_history; ++j)
-            if (vector_of(layout, c, j) == v) slot_h[c][j] = half_of(hv, element_of(layout, c, j));
+            if (vector_of(layout, c, j, C) == v) slot_h[c][j] = half_of(hv, element_of(layout, c, j, C));
       }
       NETRA_UNROLL
-      for (u32 c = 0; c < channels_per_thread; ++c)
+      for (u32 c = 0; c < C; ++c)
         NETRA_UNROLL
         for (u32 j = 0; j < gdn::conv_history; ++j) {
           const u32 at = first + j;  // the slot index of history position j (selects: no run-time register index)
           if (at < gdn::conv_history) h[c][j] = at == 0 ? slot_h[c][0] : at == 1 ? slot_h[c][1] : slot_h[c][2];
         }
     }
-    // The history as x vectors: hv[j] holds position j of the 8 channels (the register form of a token's x).
-    u32x4 hv[gdn::conv_history];
+    // The history as x vectors: hv[j] holds position j of the C channels (the register form of a token's x).
+    vec hv[gdn::conv_history];
     NETRA_UNROLL
     for (u32 j = 0; j < gdn::conv_history; ++j)
       if (groups == 1 || first + j < gdn::conv_history)
-        hv[j] = u32x4{static_cast<u32>(h[0][j]) | static_cast<u32>(h[1][j]) << 16, static_cast<u32>(h[2][j]) | static_cast<u32>(h[3][j]) << 16,
-                      static_cast<u32>(h[4][j]) | static_cast<u32>(h[5][j]) << 16, static_cast<u32>(h[6][j]) | static_cast<u32>(h[7][j]) << 16};
+        hv[j] = position(h, j);
       else
-        hv[j] = load_16B<target, cache_policy::streaming>(x_base + (first + j - gdn::conv_history) * p.x_row_stride);
+        hv[j] = load<cache_policy::streaming>(x_base + (first + j - gdn::conv_history) * p.x_row_stride);
 
-    // One token: 8 outputs from the history and x vector xv, the history shifted, y (and windows) stored.
-    auto token = [&](u32 t, const u32x4& xv) {
+    // One token: C outputs from the history and x vector xv, the history shifted, y (and windows) stored.
+    auto token = [&](u32 t, const vec& xv) {
       const u64 row = u64{b} * Contract::tokens + t;
-      float out[channels_per_thread];
+      float out[C];
       NETRA_UNROLL
-      for (u32 c = 0; c < channels_per_thread; ++c) {
+      for (u32 c = 0; c < C; ++c) {
         const u16 xc = half_of(xv, c);
         const u32 w01 = w[c / 2][static_cast<int>(2 * (c % 2))], w23 = w[c / 2][static_cast<int>(2 * (c % 2) + 1)];
         float acc = mul_rn(bit_cast<float>(w01 << 16), f32_from_bf16(half_of(hv[0], c)));
@@ -121,55 +123,79 @@ template <class Contract> struct gdn_conv_update {
         out[c] = gdn_conv_silu::silu(acc);  // silu_f32, its division branch-free
       }
       hv[0] = hv[1], hv[1] = hv[2], hv[2] = xv;
-      store_16B<target>(p.y + row * gdn::channels + c0,
-                        u32x4{pack_bf16x2<target>(out[0], out[1]), pack_bf16x2<target>(out[2], out[3]),
-                              pack_bf16x2<target>(out[4], out[5]), pack_bf16x2<target>(out[6], out[7])});
+      u32 y[C / 2];
+      NETRA_UNROLL
+      for (u32 e = 0; e < C / 2; ++e) y[e] = pack_bf16x2<target>(out[2 * e], out[2 * e + 1]);
+      store(p.y + row * gdn::channels + c0, make(y));
       if constexpr (Contract::writes == gdn::conv_writes::windows) store_history(p.windows + row * slot_elements, c0, hv);
     };
     if constexpr (preload) {  // every x vector of the group's tokens in flight before its first token
-      u32x4 xs[group_tokens];
+      vec xs[group_tokens];
       NETRA_UNROLL
-      for (u32 t = 0; t < group_tokens; ++t) xs[t] = load_16B<target, cache_policy::streaming>(x_base + (first + t) * p.x_row_stride);
+      for (u32 t = 0; t < group_tokens; ++t) xs[t] = load<cache_policy::streaming>(x_base + (first + t) * p.x_row_stride);
       NETRA_UNROLL
       for (u32 t = 0; t < group_tokens; ++t) token(first + t, xs[t]);
     } else if constexpr (Contract::staging == gdn::token_staging::next_token) {  // the last token reloads its own vector
-      u32x4 next = load_16B<target, cache_policy::streaming>(x_base + first * p.x_row_stride);
+      vec next = load<cache_policy::streaming>(x_base + first * p.x_row_stride);
       NETRA_GDN_TOKEN_LOOP
       for (u32 t = first; t < first + group_tokens; ++t) {
-        const u32x4 xv = next;
-        next = load_16B<target, cache_policy::streaming>(x_base + (t + 1 < first + group_tokens ? t + 1 : t) * p.x_row_stride);
+        const vec xv = next;
+        next = load<cache_policy::streaming>(x_base + (t + 1 < first + group_tokens ? t + 1 : t) * p.x_row_stride);
         token(t, xv);
       }
     } else {
       NETRA_GDN_TOKEN_LOOP
-      for (u32 t = first; t < first + group_tokens; ++t) token(t, load_16B<target, cache_policy::streaming>(x_base + t * p.x_row_stride));
+      for (u32 t = first; t < first + group_tokens; ++t) token(t, load<cache_policy::streaming>(x_base + t * p.x_row_stride));
     }
     if constexpr (Contract::writes == gdn::conv_writes::final_state)
       if (real && g == groups - 1) store_history(slot_base, c0, hv);
   }
 
  private:
-  static NETRA_DEVICE void store_history(u16* base, u32 c0, const u32x4 (&hv)[gdn::conv_history]) {
+  /// One vector of C BF16 values: a 16-byte access (Policy as given), or an 8-byte one (plain).
+  template <cache_policy Policy> static NETRA_DEVICE vec load(const u16* address) {
+    if constexpr (C == 8) {
+      return load_16B<target, Policy>(address);
+    } else {
+      const u32x2 v = *reinterpret_cast<const u32x2*>(address);
+      return {{v.x, v.y}};
+    }
+  }
+  /// History position j of the thread's C channels as one vector.
+  static NETRA_DEVICE vec position(const u16 (&h)[C][gdn::conv_history], u32 j) {
+    const auto pair = [&](u32 c) { return static_cast<u32>(h[c][j]) | static_cast<u32>(h[c + 1][j]) << 16; };
+    if constexpr (C == 8) return u32x4{pair(0), pair(2), pair(4), pair(6)};
+    else return {{pair(0), pair(2)}};
+  }
+  static NETRA_DEVICE vec make(const u32 (&w)[C / 2]) {
+    if constexpr (C == 8) return u32x4{w[0], w[1], w[2], w[3]};
+    else return {{w[0], w[1]}};
+  }
+  static NETRA_DEVICE void store(u16* address, const vec& v) {
+    if constexpr (C == 8) store_16B<target>(address, v);
+    else *reinterpret_cast<u64*>(address) = u64{v.w[0]} | u64{v.w[1]} << 32;  // one 8-byte store (a u32x2 store of y split in two)
+  }
+  static NETRA_DEVICE void store_history(u16* base, u32 c0, const vec (&hv)[gdn::conv_history]) {
     using namespace gdn_conv_map;
     NETRA_UNROLL
     for (u32 v = 0; v < vectors; ++v) {
-      u32 words[4] = {0, 0, 0, 0};
+      u32 words[C / 2] = {};
       NETRA_UNROLL
-      for (u32 c = 0; c < channels_per_thread; ++c)
+      for (u32 c = 0; c < C; ++c)
         NETRA_UNROLL
         for (u32 j = 0; j < gdn::conv_history; ++j)
-          if (vector_of(Contract::layout, c, j) == v) {
-            const u32 e = element_of(Contract::layout, c, j);
+          if (vector_of(Contract::layout, c, j, C) == v) {
+            const u32 e = element_of(Contract::layout, c, j, C);
             words[e / 2] |= static_cast<u32>(half_of(hv[j], c)) << (16 * (e % 2));
           }
-      store_16B<target>(base + vector_offset(Contract::layout, c0, v), u32x4{words[0], words[1], words[2], words[3]});
+      store(base + vector_offset(Contract::layout, c0, v, C), make(words));
     }
   }
 };
 
-template <class Target, u32 MaxBatch, u32 Tokens, u32 Layout, u32 Writes, u32 Staging, u32 Threads, u32 Groups, u32 Resident, u32 WaveSize>
-struct kernels_of<contracts::gdn_conv<Target, MaxBatch, Tokens, Layout, Writes, Staging, Threads, Groups, Resident, WaveSize>> {
-  using type = type_list<gdn_conv_update<contracts::gdn_conv<Target, MaxBatch, Tokens, Layout, Writes, Staging, Threads, Groups, Resident, WaveSize>>>;
+template <class Target, u32 MaxBatch, u32 Tokens, u32 Layout, u32 Writes, u32 Staging, u32 Threads, u32 Groups, u32 Resident, u32 Channels, u32 WaveSize>
+struct kernels_of<contracts::gdn_conv<Target, MaxBatch, Tokens, Layout, Writes, Staging, Threads, Groups, Resident, Channels, WaveSize>> {
+  using type = type_list<gdn_conv_update<contracts::gdn_conv<Target, MaxBatch, Tokens, Layout, Writes, Staging, Threads, Groups, Resident, Channels, WaveSize>>>;
 };
 
 }  // namespace netra::kernels

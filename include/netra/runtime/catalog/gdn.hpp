@@ -30,7 +30,8 @@ using core_set = boost::hana::tuple<boost::hana::type<contracts::gdn_precompute<
                                     boost::hana::type<contracts::gdn_replay<T, ss::fp32>>, boost::hana::type<contracts::gdn_replay<T, ss::bf16>>>;
 /// sm90a mappings besides the defaults (the same bits), measured by the benchmark: conv
 /// (Staging, Threads, TokenGroups) = (1, 256, 2), 6 preloaded tokens a thread, with windows, and
-/// the no-windows map below (2, 256, 3, 3) with windows too;
+/// the no-windows map below (2, 256, 3, 3) with windows too, and both forms with 4 channels a
+/// thread at 4 workgroups a SM (2, 256, 3, 4, 4: not yet run on the GPU);
 /// without windows (Staging, Threads, TokenGroups, WorkgroupsPerProcessor) = (2, 256, 3, 3), 4
 /// tokens a thread with the next token's x in flight, 3 workgroups a SM; both channel-major; cores
 /// (ValueBlock, Staging, Waves, Columns): whole-head workgroups with 2 columns
@@ -39,8 +40,10 @@ using core_set = boost::hana::tuple<boost::hana::type<contracts::gdn_precompute<
 template <u32 Writes>
 using conv_candidates =
     conditional_t<Writes == cw::windows, boost::hana::tuple<boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 1, 256, 2>>,
-                                                            boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 2, 256, 3, 3>>>,
-                  boost::hana::tuple<boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 2, 256, 3, 3>>>>;
+                                                            boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 2, 256, 3, 3>>,
+                                                            boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 2, 256, 3, 4, 4>>>,
+                  boost::hana::tuple<boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 2, 256, 3, 3>>,
+                                     boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 2, 256, 3, 4, 4>>>>;
 /// Staging 3 (block_and_state): the same maps with each wave's state block copied through LDS.
 template <u32 S>
 using k0_candidates = boost::hana::tuple<boost::hana::type<contracts::gdn_k0<sm90a, S, 16, 1, 8, 2>>, boost::hana::type<contracts::gdn_k0<sm90a, S, 16, 1, 4, 2>>,
