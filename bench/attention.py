@@ -33,20 +33,21 @@ cuda = ctypes.CDLL("libcuda.so.1")
 
 
 class Instance:
-    """One catalogued attention_gqa8 instance: attention-gqa8-sm90a-<phase>-<tq>-<page>-<bw>-<stages>-<maxb>-<cap>."""
+    """One catalogued attention_gqa8 instance: attention-gqa8-sm90a-<phase>-<tq>-<page>-<bw>-<stages>-<maxb>-<cap>[-<split>]."""
 
     def __init__(self, objects: str, phase: int, tq: int, page: int, bw: int, stages: int, max_batch: int = 64, cap: int = 128,
-                 programmatic: bool | None = None):
-        self.name = f"attention-gqa8-sm90a-{phase}-{tq}-{page}-{bw}-{stages}-{max_batch}-{cap}"
+                 programmatic: bool | None = None, split: int = 1):
+        self.name = f"attention-gqa8-sm90a-{phase}-{tq}-{page}-{bw}-{stages}-{max_batch}-{cap}" + (f"-{split}" if split > 1 else "")
+        self.split = split  # BlockSplit: warps that share each block (the order is bw x stages')
         # attention_gqa8_stage_two::programmatic_dependent_launch (decode: Tq = 1); False for objects whose stage two
         # does not wait on the device (a baseline built before it did)
         self.programmatic = tq == 1 if programmatic is None else programmatic
         self.tq, self.bw, self.stages, self.cap = tq, bw, stages, cap
         tokens_per_wave = 2 if tq % 2 == 0 else 1  # attention_gqa8::tokens_per_wave
         waves = tq // tokens_per_wave * bw
-        self.threads = 32 * waves
+        self.threads = 32 * waves * split
         ring, epilogue = stages * bw * BLOCK * D, waves * 8 * tokens_per_wave * D * 4
-        table = (2 * waves if stages == 0 else max(2, -(-stages // 2)) + 1) * (1 if stages == 0 else bw) * BLOCK * 8
+        table = (2 * waves * split if stages == 0 else max(2, -(-stages // 2)) + 1) * (1 if stages == 0 else bw) * BLOCK * 8
         self.lds = max(ring, epilogue) + 8 * tq * D * 2 + table + waves * 8 * tokens_per_wave * 8
         self.lds += bw * BLOCK * D * 2 if tq > 1 else 0  # attention_gqa8::wide_bytes (sm90a: the verify block widened once)
         self.per_sm = max(1, min((227 * 1024 + 1024) // (self.lds + 1024), 65536 // (256 * self.threads)))  # workgroups_per_processor (sm90a)
@@ -265,6 +266,9 @@ def main() -> None:
     ap.add_argument("--baseline-objects", help="cubins of an earlier revision (plain stage-two launch): the served B = 1 decode and "
                                                "verify timed against them in the same run (stage_two_baseline)")
     ap.add_argument("--baseline-revision", default="", help="the revision the baseline cubins were built from")
+    ap.add_argument("--block-split", action="store_true",
+                    help="only the BlockSplit comparison: 2 x 0 against 2 x 0 with each block over 4 / 8 warps at decode B 1 (L 8192, "
+                         "1024, 32768) and B 8, the call and stage one alone (block_split_comparison); nothing else")
     a = ap.parse_args()
     if a.profile_verify:
         inst, c = Instance(a.objects, 2, 12, 1, 1, 8), Case([49152 + 12], 12, 1, 5)
@@ -282,7 +286,7 @@ def main() -> None:
     direct_8 = Instance(a.objects, 0, 1, 1, 8, 0, cap=512)  # 8 waves: one block a wave at B = 1 with 16 slices (L = 8192)
     wide = Instance(a.objects, 0, 1, 1, 2, 0, max_batch=128, cap=512)  # contracts/attention/gqa8_decode_wide.hpp: batches 65..128
     verify = Instance(a.objects, 2, 12, 1, 1, 8)  # served (sm90a): two tokens per wave, 8 stages
-    records, mapping, sweep, baseline = [], [], [], []
+    records, mapping, sweep, baseline, split_cmp = [], [], [], [], []
     method = ("CUDA graph replay and eager bursts of calls over input sets rotated past L2 (>= 3x L2), median of 15 (peers 10); "
               "torch SDPA peers read a dense BF16 copy of the gathered, dequantized cache, timed separately (dequant_copy_graph_us); "
               "verification first (stage_one_graph_us: stage one alone, split calls), then slice counts other than slices_for's "
@@ -291,7 +295,7 @@ def main() -> None:
 
     def save() -> None:
         common.write_family(a.out, "attention", records, bw, method=method, mapping_comparison=mapping, slice_sweep=sweep,
-                            stage_two_baseline=baseline,
+                            stage_two_baseline=baseline, **({"block_split_comparison": split_cmp} if a.block_split else {}),
                             floors_under_netra_grids=[{"shape": k[0], "mapping": k[1], "stream_graph_us": v} for k, v in floors.items()])
 
     floors = {}
@@ -308,6 +312,18 @@ def main() -> None:
         records.append(bench_shape(inst, lengths, tq, contract, target, seed, bw, floor_us=floors.get((floor_key, label))))
         save()
 
+    if a.block_split:  # the same shapes and seeds on each mapping, one process; the floors of these grids under floors_under_netra_grids
+        splits = [candidates[0]] + [Instance(a.objects, 0, 1, 1, 2, 0, cap=512, split=n) for n in (4, 8)]
+        for lengths, seed in (([8192], 100), ([1024], 106), ([8192] * 8, 102), ([32768], 107)):
+            for inst in splits:
+                if time.monotonic() - began > a.budget_s:
+                    break
+                r = bench_shape(inst, lengths, 1, "gqa8_decode", 6.0 if lengths == [8192] else None, seed, bw, peers_on=lengths == [8192] and inst.split == 1,
+                                floor_us=floors.get((f"decode B={len(lengths)} L={lengths[0]}", f"decode 2x0" + (f"/{inst.split}" if inst.split > 1 else ""))))
+                split_cmp.append({"block_split": inst.split, **{k: r[k] for k in ("instance", "shape", "netra_graph_us", "netra_eager_us", "stage_one_graph_us",
+                                                                                    "correct", "slices", "best_peer", "best_peer_graph_us")}})
+                save()
+        return
     if a.baseline_objects:  # first: the same shapes and seeds on the earlier revision's cubins, then on this revision's
         old = {"decode": Instance(a.baseline_objects, 0, 1, 1, 2, 0, cap=512, programmatic=False),
                "verify": Instance(a.baseline_objects, 2, 12, 1, 1, 8, programmatic=False)}

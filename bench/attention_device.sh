@@ -12,7 +12,10 @@
 # /tmp/attention-out); NETRA_GIT_REVISION names the commit that was built (the device copy's git
 # metadata can be stale). BASELINE=<dir of an earlier revision's cubins> (with BASELINE_REV) times the
 # served B = 1 decode and verify against them in the same run; SERVED_ONLY=1 skips the slice sweep and
-# the mapping comparison; BENCH=0 runs the tests and sanitizers only. Each step is time-limited; the whole stays under 195 s.
+# the mapping comparison; BENCH=0 runs the tests and sanitizers only; SPLIT=1 runs, instead of the bench, the BlockSplit
+# comparison (bench/attention.py --block-split: 2 x 0 against its blocks over 4 / 8 warps) and, with FLOORS=1, the decode B=1/B=8
+# floors of those grids (FLOOR_ONLY: the floor shapes' prefix, default verify; SPLIT=1 sets "decode B="). Each step is
+# time-limited; the whole stays under 195 s.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 carry=${CARRY:-.carry-decode}
@@ -31,14 +34,16 @@ ln -sfn "$PWD/$carry/code_objects" "$build/code_objects"
 status=0
 step() { echo "== $*"; "$@" || { echo "!! FAILED ($?): $*"; status=1; }; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv
-first="bitwise equal*,what dispatch serves*,split-sequence verification*,an index outside the pool*,the same input*,a refused call*"
+first="BlockSplit*,bitwise equal*,what dispatch serves*,split-sequence verification*,an index outside the pool*,the same input*,a refused call*"
 step timeout ${TESTS_S:-60} "$carry/test_attention_gqa8_gpu" -tc="$first" > "$out/gpu_tests.txt" 2>&1
 tail -n 4 "$out/gpu_tests.txt"
 grep -cE " 0 of [0-9]+ outputs differ" "$out/gpu_tests.txt"
 # The floors of netra's grids come from the committed evidence unless FLOORS=1 measures them again.
 floors=bench/results/evidence/attention_floor_h200.json
 if [ "${FLOORS:-0}" = 1 ]; then
-  step timeout 15 env NETRA_FLOOR_ONLY=verify python3 bench/attention_floor.py --program "$carry/attention-read-floor" \
+  floor_only=${FLOOR_ONLY:-verify}
+  [ "${SPLIT:-0}" = 1 ] && floor_only=${FLOOR_ONLY:-decode B=}
+  step timeout ${FLOOR_S:-15} env NETRA_FLOOR_ONLY="$floor_only" python3 bench/attention_floor.py --program "$carry/attention-read-floor" \
     --out "$out/attention_floor_h200.json" > "$out/floor.txt" 2>&1
   cut -c1-220 "$out/floor.txt"
   floors="$out/attention_floor_h200.json"
@@ -46,6 +51,7 @@ fi
 extra=()
 [ "${SERVED_ONLY:-0}" = 1 ] && extra+=(--served-only)
 [ -n "${BASELINE:-}" ] && extra+=(--baseline-objects "$BASELINE" --baseline-revision "${BASELINE_REV:-}")
+[ "${SPLIT:-0}" = 1 ] && extra+=(--block-split)
 [ "${BENCH:-1}" = 0 ] || step timeout ${BENCH_S:-70} python3 bench/attention.py --budget-s $(( ${BENCH_S:-70} * 4 / 5 )) --objects "$carry/code_objects" --floors "$floors" \
   "${extra[@]}" --out "$out/attention_h200.json" > "$out/bench.txt" 2>&1
 [ "${BENCH:-1}" = 0 ] || cut -c1-300 "$out/bench.txt" | tail -n 40
@@ -62,4 +68,8 @@ tail -n 2 "$out/memcheck.txt"
 step timeout 12 compute-sanitizer --tool racecheck --error-exitcode 9 "$carry/test_attention_gqa8_gpu" \
   -tc="an index outside the pool is masked*" > "$out/racecheck.txt" 2>&1
 tail -n 2 "$out/racecheck.txt"
+# BlockSplit: its warps exchange each block's scores through LDS (one barrier a block, two buffers).
+step timeout ${SPLIT_RACECHECK_S:-20} compute-sanitizer --tool racecheck --error-exitcode 9 "$carry/test_attention_gqa8_gpu" \
+  -tc="BlockSplit small*" > "$out/racecheck_split.txt" 2>&1
+tail -n 2 "$out/racecheck_split.txt"
 exit $status

@@ -238,9 +238,9 @@ int check_widening() {
   return differ;
 }
 
-/// The slices netra's decode mapping BlockWarps x Stages (verify: Tq 12, 1 x 8) takes on `sms` SMs.
-template <u32 Phase, u32 Tq, u32 BW, u32 Stages, u32 MaxBatch, u32 Cap> int netra_slices(int batch, int sms) {
-  return static_cast<int>(netra::contracts::attention_gqa8<netra::sm90a, Phase, Tq, 1, BW, Stages, MaxBatch, Cap>::slices_for(
+/// The slices netra's decode mapping BlockWarps x Stages (/ BlockSplit; verify: Tq 12, 1 x 8) takes on `sms` SMs.
+template <u32 Phase, u32 Tq, u32 BW, u32 Stages, u32 MaxBatch, u32 Cap, u32 Split = 1> int netra_slices(int batch, int sms) {
+  return static_cast<int>(netra::contracts::attention_gqa8<netra::sm90a, Phase, Tq, 1, BW, Stages, MaxBatch, Cap, Split>::slices_for(
       static_cast<u32>(batch), static_cast<u32>(sms)));
 }
 
@@ -254,7 +254,7 @@ int main() {
   // chunks rounded to 64 * BlockWarps; the decode mappings 2 x 0 (served), 4 x 0, 1 x 0 (Stages 0,
   // 4 / 2 / 9 workgroups per SM), 4 x 3 (one per SM); verify 1 x 8. Alternatives: one 512-thread
   // workgroup per (KV head, request) at B = 64; at B = 1 and in verify, one sequence over every SM
-  // with several workgroups each.
+  // with several workgroups each. 2 x 0 / S: the 2 x 0 grid with each block over S warps (BlockSplit).
   const config configs[] = {
       {"decode B=64 L=8192", "decode 4x3", 64, 8192, 1, 128, netra_slices<0, 1, 4, 3, 64, 128>(64, sms), 256},
       {"decode B=64 L=8192", "decode 1x0", 64, 8192, 1, 32, netra_slices<0, 1, 1, 0, 64, 512>(64, sms), 64},
@@ -266,6 +266,11 @@ int main() {
       {"decode B=1 L=8192", "decode 1x0", 1, 8192, 1, 32, netra_slices<0, 1, 1, 0, 64, 512>(1, sms), 64},
       {"decode B=1 L=8192", "decode 2x0", 1, 8192, 1, 64, netra_slices<0, 1, 2, 0, 64, 512>(1, sms), 128},
       {"decode B=1 L=8192", "decode 4x0", 1, 8192, 1, 128, netra_slices<0, 1, 4, 0, 64, 256>(1, sms), 256},
+      {"decode B=1 L=8192", "decode 2x0/4", 1, 8192, 1, 256, netra_slices<0, 1, 2, 0, 64, 512, 4>(1, sms), 128},
+      {"decode B=1 L=8192", "decode 2x0/8", 1, 8192, 1, 512, netra_slices<0, 1, 2, 0, 64, 512, 8>(1, sms), 128},
+      {"decode B=1 L=1024", "decode 2x0", 1, 1024, 1, 64, netra_slices<0, 1, 2, 0, 64, 512>(1, sms), 128},
+      {"decode B=1 L=1024", "decode 2x0/8", 1, 1024, 1, 512, netra_slices<0, 1, 2, 0, 64, 512, 8>(1, sms), 128},
+      {"decode B=8 L=8192", "decode 2x0/8", 8, 8192, 1, 512, netra_slices<0, 1, 2, 0, 64, 512, 8>(8, sms), 128},
       {"decode B=1 L=8192", "alternative", 1, 8192, 1, 64, 2 * sms, 64},
       {"decode B=1 L=8192", "alternative", 1, 8192, 1, 128, 2 * sms, 64},
       {"decode B=1 L=8192", "alternative", 1, 8192, 1, 512, sms / 2, 64},

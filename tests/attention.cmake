@@ -5,6 +5,8 @@
 netra_add_host_test(test_online_softmax dsl/test_online_softmax.cpp)
 netra_add_host_test(test_attention_plans kernels/test_attention_plans.cpp)
 target_compile_options(test_attention_plans PRIVATE -O2)
+netra_add_host_test(test_attention_gqa8_block_split kernels/test_attention_gqa8_block_split.cpp)
+target_compile_options(test_attention_gqa8_block_split PRIVATE -O2)
 netra_add_host_test(test_attention_contracts contracts/test_attention_contracts.cpp)
 netra_add_host_test(test_attention_oracles kernels/test_attention_oracles.cpp)
 target_compile_options(test_attention_oracles PRIVATE -O2)
@@ -49,6 +51,8 @@ netra_add_compile_fail_test(negative_attention_decode_tq negative/attention_deco
   "netra::contracts::attention_gqa8: field Tq must be 1 in decode")
 netra_add_compile_fail_test(negative_attention_block_warps negative/attention_block_warps.cpp
   "netra::contracts::attention_gqa8: field BlockWarps must be 1, 2, 4 or 8")
+netra_add_compile_fail_test(negative_attention_block_split negative/attention_block_split.cpp
+  "netra::contracts::attention_gqa8: field BlockSplit must be 1, or 2, 4 or 8 with Stages 0 \\(decode\\)")
 netra_add_compile_fail_test(negative_attention_target negative/attention_target.cpp
   "netra::contracts::attention_gqa8: field Target is not supported")
 netra_add_compile_fail_test(negative_attention_lds negative/attention_lds.cpp

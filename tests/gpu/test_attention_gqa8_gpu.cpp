@@ -31,6 +31,8 @@ using direct_1 = contracts::attention_gqa8<sm90a, 0, 1, 1, 1, 0, 64, 512>;  // S
 using decode_4x3 = contracts::attention_gqa8<sm90a, 0, 1, 1, 4, 3, 64, 128>;  // served before Stages 0 (direct 2 x 0 is `decode`)
 using direct_4 = contracts::attention_gqa8<sm90a, 0, 1, 1, 4, 0, 64, 256>;
 using direct_8 = contracts::attention_gqa8<sm90a, 0, 1, 1, 8, 0, 64, 512>;  // 8 waves; served at B 64 (tactics::attention_gqa8)
+using split_4 = contracts::attention_gqa8<sm90a, 0, 1, 1, 2, 0, 64, 512, 4>;  // 2 x 0, each block over 4 warps (catalogued, not dispatched)
+using split_8 = contracts::attention_gqa8<sm90a, 0, 1, 1, 2, 0, 64, 512, 8>;  // 2 x 0, each block over 8 warps (16 a workgroup)
 static_assert(verify::tokens_per_wave == 2 && verify::waves == 6 && verify::stages == 8);  // the served verify: two tokens a wave
 
 namespace {
@@ -126,6 +128,28 @@ TEST_CASE("bitwise equal to netra's association order on exact inputs (every map
   bitwise<decode>({1, 1, {8192, 2000}, 0.37f, 0.8f, gqa8_fill::bitwise, 0}, 18, 256);
   bitwise<verify>({12, 1, {8204}, 0.3f, 1.0f, gqa8_fill::bitwise, 0}, 19, 66);
   bitwise<verify>({12, 1, {3000}, 0.3f, 1.0f, gqa8_fill::bitwise, 0}, 20, 128);
+}
+
+TEST_CASE("BlockSplit small: ragged lengths at 3 slices, bitwise (the case racecheck runs: the warps' LDS score exchange)") {
+  const gqa8_shape d{1, 1, {0, 65, 300, 129}, 0.37f, 0.8f, gqa8_fill::bitwise, 0};
+  bitwise<split_4>(d, 32, 3);
+  bitwise<split_8>(d, 33, 3);
+}
+
+TEST_CASE("BlockSplit mappings (2 x 0 with each block over 4 / 8 warps): bitwise in 2 x 0's order, within the bound, masked indices") {
+  const gqa8_shape d{1, 1, {0, 1, 63, 64, 65, 300, 1000, 129}, 0.37f, 0.8f, gqa8_fill::bitwise, 0};
+  for (i64 slices : {1, 3, 16}) {  // ragged: the two waves of a slice take different numbers of blocks
+    bitwise<split_4>(d, 21, slices);
+    bitwise<split_8>(d, 22, slices);
+  }
+  bitwise<split_4>({1, 1, {8192, 4000, 129}, 0.37f, 0.8f, gqa8_fill::bitwise, 0}, 23, 66);
+  bitwise<split_8>({1, 1, {8192}, 0.37f, 0.8f, gqa8_fill::bitwise, 0}, 24, 66);
+  bitwise<split_8>({1, 1, {8192, 2000}, 0.37f, 0.8f, gqa8_fill::bitwise, 0}, 25, 256);
+  bounded<split_4>({1, 1, {8192}, 1.0f, 1.0f, gqa8_fill::random, 0}, 26, "BlockSplit 4, B = 1, L = 8192 (the device's slices)");
+  bounded<split_8>({1, 1, {8192}, 1.0f, 1.0f, gqa8_fill::random, 0}, 27, "BlockSplit 8, B = 1, L = 8192 (the device's slices)");
+  bounded<split_8>({1, 1, {0, 1, 63, 64, 65, 127, 1000, 4099}, 0.8f, 1.3f, gqa8_fill::random, 0}, 28, "BlockSplit 8, ragged lengths");
+  bounded<split_8>({1, 1, {150, 900, 64}, 1.0f, 1.0f, gqa8_fill::random, 3}, 29, "BlockSplit 8, every 3rd index outside the pool");
+  bounded<split_4>({1, 1, {150, 900, 64}, 1.0f, 1.0f, gqa8_fill::random, 2}, 31, "BlockSplit 4, every 2nd index outside the pool");
 }
 
 TEST_CASE("what dispatch serves, at the device's slices: decode B 1 (2 x 0, stage two a programmatic dependent), B 64 (8 waves), verify") {

@@ -202,14 +202,17 @@ template <> struct attention_geometry<mma_m16n8k16_bf16> {
 template <class Geometry> struct attention_plan_t : Geometry {
   using G = Geometry;
   using shape = typename G::shape;
+  static constexpr u32 pv_groups = G::pv_halves * 4;  // PV operand groups (h, w): g = 4h + w
 #if defined(NETRA_COMPILER_CUDA) || defined(NETRA_COMPILER_HIP)
   /// acc[t] += the qk_steps instructions of head-dim chunk c (elements 64c .. 64c + 63) for every
   /// tile, from Q loads 2c, 2c + 1 and kw(j) = the widened K chunk j = qk_chunks * t + c
   /// (widened<Target>(k) when the chunks are FP8). qk() runs chunks 0..3 (two Q loads live).
-  template <class ReadQ, class ReadWide> static NETRA_DEVICE void qk_chunk(typename G::qk_accumulators& acc, u32 c, ReadQ q, ReadWide kw) {
+  /// Tiles [T0, T1) only: a wave that computes part of the block's scores (the other tiles untouched).
+  template <u32 T0 = 0, u32 T1 = G::qk_tiles, class ReadQ, class ReadWide>
+  static NETRA_DEVICE void qk_chunk(typename G::qk_accumulators& acc, u32 c, ReadQ q, ReadWide kw) {
     const u32x4 q0 = q(2 * c), q1 = q(2 * c + 1);
     NETRA_UNROLL
-    for (u32 t = 0; t < G::qk_tiles; ++t) {
+    for (u32 t = T0; t < T1; ++t) {
       const wide_chunk k4 = kw(G::qk_chunks * t + c);
       NETRA_UNROLL
       for (u32 step = G::qk_steps * c; step < G::qk_steps * c + G::qk_steps; ++step) {
@@ -247,14 +250,17 @@ template <class Geometry> struct attention_plan_t : Geometry {
       pv_tiles<T + 1>(o, x, b, h, w);
     }
   }
-  /// o += P V over the positions of k-step kk (vw(j): the widened V chunk j).
-  template <class ReadWide> static NETRA_DEVICE void pv_step(float (&o)[G::o_items], const u32 (&p)[G::scores / 2], u32 kk, ReadWide vw) {
+  /// o += P V over the positions of k-step kk (vw(j): the widened V chunk j); groups g = 4h + w in
+  /// [G0, G1) only (a wave that owns part of O: the other groups' M-tiles untouched).
+  template <u32 G0 = 0, u32 G1 = pv_groups, class ReadWide>
+  static NETRA_DEVICE void pv_step(float (&o)[G::o_items], const u32 (&p)[G::scores / 2], u32 kk, ReadWide vw) {
     u32 b[shape::b_words];
     G::pv_b(b, p, kk);
     NETRA_UNROLL
     for (u32 h = 0; h < G::pv_halves; ++h)
       NETRA_UNROLL
       for (u32 w = 0; w < 4; ++w) {
+        if (4 * h + w - G0 >= G1 - G0) continue;  // outside [G0, G1) (unsigned); constant once unrolled
         bf16x4 x[G::pv_gather];
         NETRA_UNROLL
         for (u32 i = 0; i < G::pv_gather; ++i) x[i] = vw(G::pv_chunk(kk, h, i)).w[w];

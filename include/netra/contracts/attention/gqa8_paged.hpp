@@ -80,11 +80,23 @@ struct attention_signature {
 
 namespace contracts {
 
+/// A compile-time list of template arguments as an array (a contract's template_args).
+template <i64... Values> struct i64_values {
+  static constexpr i64 values[] = {Values...};
+};
+
 // Field Format (gfx942, issue 31): the FP8 format of k_buffer / v_buffer, the one the target's
 // conversion instruction reads (native_fp8_t: E4M3FN on gfx950 / sm90a, E4M3FNUZ on gfx942, where
 // the same byte is half the value); a pool in the other format is refused (dtype). gfx942 is
 // built and audited only (docs/target-notes.md §11).
-template <class Target, u32 Phase, u32 Tq, u32 PageSize, u32 BlockWarps, u32 Stages, u32 MaxBatch, u32 SplitCapacity,
+// Field BlockSplit (mapping, no bit changes): warps that share each block of a wave's walk (1: one
+// warp a block). With S > 1 (decode, Stages 0) wave w of the order is S warps: warp j computes QK
+// for score tiles [j T / S, (j + 1) T / S) (a 64 / S-position range), the S warps exchange the
+// block's scores through LDS (one workgroup barrier a block), each takes the same online-softmax
+// step, and warp j adds P V for the output tile groups [j G / S, (j + 1) G / S) (a 256 / S share of
+// the head dimension): every score and output element is computed by the same instructions on the
+// same operands as with S = 1, so the order, oracle and bound are BlockWarps' own.
+template <class Target, u32 Phase, u32 Tq, u32 PageSize, u32 BlockWarps, u32 Stages, u32 MaxBatch, u32 SplitCapacity, u32 BlockSplit = 1,
           class Format = native_fp8_t<Target>>
 struct attention_gqa8 {
   static_assert(is_built_target_v<Target> || same_v<Target, gfx942>,
@@ -102,6 +114,8 @@ struct attention_gqa8 {
                 "netra::contracts::attention_gqa8: field BlockWarps must be 1, 2, 4 or 8");
   static_assert((Stages >= 2 && Stages <= 8) || (Stages == 0 && Tq == 1),
                 "netra::contracts::attention_gqa8: field Stages must be in [2, 8], or 0 (no LDS ring) in decode");
+  static_assert(BlockSplit == 1 || ((BlockSplit == 2 || BlockSplit == 4 || BlockSplit == 8) && Stages == 0),
+                "netra::contracts::attention_gqa8: field BlockSplit must be 1, or 2, 4 or 8 with Stages 0 (decode)");
   static_assert(MaxBatch >= 1 && MaxBatch <= 128, "netra::contracts::attention_gqa8: field MaxBatch must be in [1, 128]");
   static_assert(SplitCapacity >= 1 && SplitCapacity <= 1024, "netra::contracts::attention_gqa8: field SplitCapacity must be in [1, 1024]");
 
@@ -112,22 +126,27 @@ struct attention_gqa8 {
   static constexpr attention_phase phase = static_cast<attention_phase>(Phase);
   static constexpr u32 q_heads = 16, kv_heads = 2, group = 8, head_dim = 256, block = 64;
   static constexpr float softmax_scale = 0.0625f;
-  static constexpr u32 tq = Tq, page_size = PageSize, block_warps = BlockWarps, stages = Stages, max_batch = MaxBatch;
+  static constexpr u32 tq = Tq, page_size = PageSize, block_warps = BlockWarps, stages = Stages, max_batch = MaxBatch, block_split = BlockSplit;
   static constexpr u32 split_capacity = SplitCapacity;
   static constexpr u32 rows = group * Tq;  // query rows per (request, KV head)
   /// Query tokens of one wave's matrix tile: 2 when Tq is even (verify: 16 real rows, no QK
   /// padding; kernels/attention/gqa8_wave_plan.hpp), else 1 (8 real rows of 16).
   static constexpr u32 tokens_per_wave = Tq % 2 == 0 ? 2 : 1;
   static constexpr u32 wave_rows = group * tokens_per_wave;
-  static constexpr u32 waves = Tq / tokens_per_wave * BlockWarps;
-  static constexpr u32 workgroup_size = waves * Target::wave_size;
-  static_assert(workgroup_size <= Target::max_workgroup_size, "netra::contracts::attention_gqa8: Tq / tokens_per_wave * BlockWarps waves exceed the workgroup size limit");
+  static constexpr u32 waves = Tq / tokens_per_wave * BlockWarps;  // waves of the order (each BlockSplit warps)
+  static constexpr u32 warps = waves * BlockSplit;
+  static constexpr u32 workgroup_size = warps * Target::wave_size;
+  static_assert(workgroup_size <= Target::max_workgroup_size,
+                "netra::contracts::attention_gqa8: Tq / tokens_per_wave * BlockWarps * BlockSplit warps exceed the workgroup size limit");
   static constexpr u32 piece_bytes = BlockWarps * block * head_dim;  // one K or V stage: BlockWarps blocks
   static constexpr u32 ring_bytes = Stages * piece_bytes;
   static constexpr u32 epilogue_bytes = waves * wave_rows * head_dim * 4;  // every wave's o
   static constexpr u32 q_bytes = rows * head_dim * 2;                  // the workgroup's queries (BF16)
   static constexpr u32 table_rounds = max_of(2u, ceil_div(Stages, 2u)) + 1;  // slot ids looked up one round ahead
-  static constexpr u32 table_bytes = (Stages == 0 ? 2 * waves : table_rounds * BlockWarps) * block * 8;  // Stages 0: two blocks per wave
+  static constexpr u32 table_bytes = (Stages == 0 ? 2 * warps : table_rounds * BlockWarps) * block * 8;  // Stages 0: two blocks per warp
+  /// BlockSplit > 1: every wave's block scores, two blocks, rows of 72 floats (in the epilogue's bytes).
+  static constexpr u32 score_row_floats = block + 8;
+  static constexpr u32 exchange_bytes = BlockSplit > 1 ? waves * 2 * wave_rows * score_row_floats * 4 : 0;
   static constexpr u32 stats_bytes = waves * wave_rows * 8;            // every wave's (m, l) per row
   /// Tq > 1 waves read each block: the workgroup widens it to BF16 once, where the LDS holds that.
   static constexpr u32 staged_bytes = max_of(ring_bytes, epilogue_bytes) + q_bytes + table_bytes + stats_bytes;
@@ -135,13 +154,18 @@ struct attention_gqa8 {
   static constexpr u32 wide_bytes = widen_once ? BlockWarps * block * head_dim * 2 : 0;
   static constexpr u32 lds_bytes = staged_bytes + wide_bytes;
   static_assert(lds_bytes <= Target::lds_bytes_per_workgroup, "netra::contracts::attention_gqa8: the staging ring exceeds the target's LDS");
+  static_assert(BlockSplit == 1 || waves * 2 * wave_rows * score_row_floats * 4 <= max_of(ring_bytes, epilogue_bytes),
+                "netra::contracts::attention_gqa8: the score exchange exceeds the epilogue's bytes");
 
   /// Workspace: (m, l) then o per (request * slices + slice, KV head, row) for split calls.
   static constexpr u64 split_o_bytes = static_cast<u64>(SplitCapacity) * kv_heads * rows * head_dim * 4;
   static constexpr u64 split_stats_bytes = static_cast<u64>(SplitCapacity) * kv_heads * rows * 8;
   static constexpr u64 workspace_bytes = split_o_bytes + split_stats_bytes;
 
-  static constexpr i64 template_args[] = {Phase, Tq, PageSize, BlockWarps, Stages, MaxBatch, SplitCapacity};
+  /// BlockSplit is spelled (and named) only where it is not 1, so the unsplit instances keep their names.
+  static constexpr const auto& template_args =
+      conditional_t<BlockSplit == 1, i64_values<Phase, Tq, PageSize, BlockWarps, Stages, MaxBatch, SplitCapacity>,
+                    i64_values<Phase, Tq, PageSize, BlockWarps, Stages, MaxBatch, SplitCapacity, BlockSplit>>::values;
 
   /// Workgroups one processor holds at once, by LDS (dsl/target.hpp's workgroups_by_lds) and by
   /// registers at the target's per-thread cap where the target states its register file
@@ -216,7 +240,9 @@ struct attention_gqa8 {
       resource_budget b;
       b.max_registers = 65536 / workgroup_size < 255 ? 65536 / workgroup_size : 255;
       b.max_lds_bytes = lds_bytes + 1024;  // sm_90 reserves 1 KiB per block
-      b.max_code_bytes = 196608;  // both products fully unrolled: ~147 KB of SASS for decode
+      // Both products fully unrolled: ~147 KB of SASS for decode; BlockSplit S compiles S warp
+      // bodies (each its share of the block's work and the whole block step): 271 KB at S = 8.
+      b.max_code_bytes = BlockSplit > 4 ? 327680 : 196608;
       return b;  // no stack, no spills
     } else {
       static_assert(dependent_false_v<Target>, "netra::contracts::attention_gqa8: no resource budget for this target");

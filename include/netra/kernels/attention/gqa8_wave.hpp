@@ -108,15 +108,23 @@ template <class Contract> struct attention_gqa8_wave {
   /// from plan::tokens * (wave / BlockWarps).
   static NETRA_DEVICE void finish(const attention_gqa8_args& p, const attention_gqa8_request<Contract>& r, u32 b, u32 slice, u32 kv_head,
                                   float* epilogue, float* stats, const state& w, float v_scale) {
+    finish(p, r, b, slice, kv_head, epilogue, stats, w, v_scale, wave_id<target>(), [](u32) { return true; }, true);
+  }
+  /// The same with the wave of the order given: its BlockSplit warps store the o items each owns
+  /// (owns(i)) and one of them (writes_stats) the (m, l) all of them hold.
+  template <class Owns>
+  static NETRA_DEVICE void finish(const attention_gqa8_args& p, const attention_gqa8_request<Contract>& r, u32 b, u32 slice, u32 kv_head,
+                                  float* epilogue, float* stats, const state& w, float v_scale, u32 wave, Owns owns, bool writes_stats) {
     constexpr u32 BW = Contract::block_warps;
-    const u32 wave = wave_id<target>(), lane = lane_id<target>();
+    const u32 lane = lane_id<target>();
     NETRA_UNROLL
     for (u32 i = 0; i < plan::o_items; ++i) {
       const fragment_element e = plan::o_of(lane, i);
-      if (e.row < plan::rows) epilogue[(wave * plan::rows + e.row) * Contract::head_dim + e.col] = w.o[i];
+      if (owns(i) && e.row < plan::rows) epilogue[(wave * plan::rows + e.row) * Contract::head_dim + e.col] = w.o[i];
     }
     NETRA_UNROLL
     for (u32 k = 0; k < R; ++k) {  // the first item of each score row slot names the slot's row
+      if (!writes_stats) break;
       u32 first = 0;
       while (plan::score_row_slot(first) != k) ++first;
       const u32 my_row = plan::score_of(lane, first).row;
