@@ -13,8 +13,8 @@
 # metadata can be stale). BASELINE=<dir of an earlier revision's cubins> (with BASELINE_REV) times the
 # served B = 1 decode and verify against them in the same run; SERVED_ONLY=1 skips the slice sweep and
 # the mapping comparison; BENCH=0 runs the tests and sanitizers only; SPLIT=1 runs, instead of the bench, the BlockSplit
-# comparison (bench/attention.py --block-split: 2 x 0 against its blocks over 4 / 8 warps) and, with FLOORS=1, the decode B=1/B=8
-# floors of those grids (FLOOR_ONLY: the floor shapes' prefix, default verify; SPLIT=1 sets "decode B="). Each step is
+# comparison (bench/attention.py --block-split: 2 x 0 against its blocks over 4 / 8 warps) and, with FLOORS=1, the decode B=1
+# floors of those grids (FLOOR_ONLY: the floor shapes' prefix, default verify; SPLIT=1 sets "decode B=1 L"). Each step is
 # time-limited; the whole stays under 195 s.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -42,7 +42,7 @@ grep -cE " 0 of [0-9]+ outputs differ" "$out/gpu_tests.txt"
 floors=bench/results/evidence/attention_floor_h200.json
 if [ "${FLOORS:-0}" = 1 ]; then
   floor_only=${FLOOR_ONLY:-verify}
-  [ "${SPLIT:-0}" = 1 ] && floor_only=${FLOOR_ONLY:-decode B=}
+  [ "${SPLIT:-0}" = 1 ] && floor_only=${FLOOR_ONLY:-decode B=1 L}
   step timeout ${FLOOR_S:-15} env NETRA_FLOOR_ONLY="$floor_only" python3 bench/attention_floor.py --program "$carry/attention-read-floor" \
     --out "$out/attention_floor_h200.json" > "$out/floor.txt" 2>&1
   cut -c1-220 "$out/floor.txt"
