@@ -320,6 +320,7 @@ def main() -> None:
                     break
                 r = bench_shape(inst, lengths, 1, "gqa8_decode", 6.0 if lengths == [8192] else None, seed, bw, peers_on=lengths == [8192] and inst.split == 1,
                                 floor_us=floors.get((f"decode B={len(lengths)} L={lengths[0]}", f"decode 2x0" + (f"/{inst.split}" if inst.split > 1 else ""))))
+                records.append(r)
                 split_cmp.append({"block_split": inst.split, **{k: r[k] for k in ("instance", "shape", "netra_graph_us", "netra_eager_us", "stage_one_graph_us",
                                                                                     "correct", "slices", "best_peer", "best_peer_graph_us")}})
                 save()
