@@ -268,7 +268,8 @@ def main() -> None:
     ap.add_argument("--baseline-revision", default="", help="the revision the baseline cubins were built from")
     ap.add_argument("--block-split", action="store_true",
                     help="only the BlockSplit comparison: 2 x 0 against 2 x 0 with each block over 4 / 8 warps at decode B 1 (L 8192, "
-                         "1024, 32768) and B 8, the call and stage one alone (block_split_comparison); nothing else")
+                         "1024, 32768) and B 8, and 8 x 0 against 2 x 0 / 8 at B 64, the call and stage one alone "
+                         "(block_split_comparison); nothing else")
     a = ap.parse_args()
     if a.profile_verify:
         inst, c = Instance(a.objects, 2, 12, 1, 1, 8), Case([49152 + 12], 12, 1, 5)
@@ -314,8 +315,9 @@ def main() -> None:
 
     if a.block_split:  # the same shapes and seeds on each mapping, one process; the floors of these grids under floors_under_netra_grids
         splits = [candidates[0]] + [Instance(a.objects, 0, 1, 1, 2, 0, cap=512, split=n) for n in (4, 8)]
-        for lengths, seed in (([8192], 100), ([1024], 106), ([8192] * 8, 102), ([32768], 107)):
-            for inst in splits:
+        # B = 64 last: 2 x 0 / 8 takes one slice there, 512 threads x (1, 2, 64) (the 131 us floor grid), against the served 8 x 0
+        for lengths, seed in (([8192], 100), ([1024], 106), ([8192] * 8, 102), ([32768], 107), ([8192] * 64, 101)):
+            for inst in ([direct_8] + splits[2:]) if len(lengths) == 64 else splits:
                 if time.monotonic() - began > a.budget_s:
                     break
                 r = bench_shape(inst, lengths, 1, "gqa8_decode", 6.0 if lengths == [8192] else None, seed, bw, peers_on=lengths == [8192] and inst.split == 1,

@@ -145,6 +145,7 @@ TEST_CASE("BlockSplit mappings (2 x 0 with each block over 4 / 8 warps): bitwise
   bitwise<split_4>({1, 1, {8192, 4000, 129}, 0.37f, 0.8f, gqa8_fill::bitwise, 0}, 23, 66);
   bitwise<split_8>({1, 1, {8192}, 0.37f, 0.8f, gqa8_fill::bitwise, 0}, 24, 66);
   bitwise<split_8>({1, 1, {8192, 2000}, 0.37f, 0.8f, gqa8_fill::bitwise, 0}, 25, 256);
+  bitwise<split_8>({1, 1, std::vector<std::int64_t>(64, 200), 0.37f, 0.8f, gqa8_fill::bitwise, 0}, 34, 1);  // B 64: one slice, as slices_for gives
   bounded<split_4>({1, 1, {8192}, 1.0f, 1.0f, gqa8_fill::random, 0}, 26, "BlockSplit 4, B = 1, L = 8192 (the device's slices)");
   bounded<split_8>({1, 1, {8192}, 1.0f, 1.0f, gqa8_fill::random, 0}, 27, "BlockSplit 8, B = 1, L = 8192 (the device's slices)");
   bounded<split_8>({1, 1, {0, 1, 63, 64, 65, 127, 1000, 4099}, 0.8f, 1.3f, gqa8_fill::random, 0}, 28, "BlockSplit 8, ragged lengths");
