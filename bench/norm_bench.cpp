@@ -5,7 +5,8 @@
 // input set is checked bitwise against the oracle (tests/oracles/norm.hpp) in the same process.
 // Prints one JSON object per (operation, fp8_out, tokens) on stdout; "diagnostic" lines time the
 // alternative mappings of catalog::norm_alternatives and norm_gated_alternatives (and the prefill
-// instances at 64 tokens).
+// instances at 64 tokens). --gated-chain times only the gated decode (served, Chain 0) beside each
+// candidate of catalog::norm_gated_chain at 1, 16 and 64 tokens.
 //
 // --dump DIR also writes, for bench/norm.py's check of the torch peers, each shape's first input
 // set and netra's outputs for it: <name>.{x,residual,gate,weight}.bin, <name>.{out,scales,r}.bin
@@ -33,6 +34,7 @@ namespace {
 
 struct options {
   std::string objects = NETRA_CODE_OBJECT_DIR, dump;
+  bool gated_chain = false;
   int l2 = 0;
   device_info device;
 };
@@ -221,6 +223,17 @@ void bench_gated_alternatives(const options& o, CUstream stream) {  // SlicesPer
   boost::hana::for_each(catalog::norm_gated_alternatives, [&](auto type) { bench_alternative<typename decltype(type)::type>(o, stream, {512, 8192}); });
 }
 
+/// The gated decode (served, Chain 0) and its Chain candidates at decode sizes, in one process.
+void bench_gated_chain(const options& o, CUstream stream) {
+  boost::hana::for_each(catalog::norm_gated_chain, [&](auto type) {
+    using C = typename decltype(type)::type;
+    if constexpr (same_v<typename C::target, sm90a>) {
+      bench_alternative<contracts::norm_decode<sm90a, 2, 0, C::fp8_out ? 1 : 0>>(o, stream, {1, 16, 64});
+      bench_alternative<C>(o, stream, {1, 16, 64});
+    }
+  });
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -228,12 +241,18 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--dump" && i + 1 < argc) o.dump = argv[++i];
+    else if (a == "--gated-chain") o.gated_chain = true;
     else o.objects = a;
   }
   o.device = current_cuda_device();
   drv().check(drv().cuDeviceGetAttribute(&o.l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, o.device.ordinal), "L2 size");
   CUstream stream;
   drv().check(drv().cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  if (o.gated_chain) {  // only the gated decode's Chain candidates beside the served form
+    bench_gated_chain(o, stream);
+    drv().cuStreamDestroy(stream);
+    return 0;
+  }
   // The order of bench/norm.py (a run cut short by its time limit keeps the first).
   bench_operation<2, 1>(o, stream, "gated_rms_norm_fp8");
   bench_operation<2, 0>(o, stream, "gated_rms_norm");

@@ -8,7 +8,9 @@ netra_add_host_test(test_norm_host
   contracts/test_norm_contract.cpp
   kernels/test_norm_model.cpp
   kernels/test_norm_oracle.cpp
-  kernels/test_norm_rsqrt.cpp)
+  kernels/test_norm_rsqrt.cpp
+  kernels/test_norm_silu.cpp
+  kernels/test_norm_group_reciprocal.cpp)
 target_compile_options(test_norm_host PRIVATE -O2)
 
 # Negative compile tests: each unsupported field fails with its message.
@@ -30,6 +32,9 @@ netra_add_compile_fail_test(negative_norm_split_clusters negative/norm_split_clu
   "netra::contracts::norm: field Split > 1 for add_rms needs workgroup clusters")
 netra_add_compile_fail_test(negative_norm_slices_per_thread negative/norm_slices_per_thread.cpp
   "netra::contracts::norm: field SlicesPerThread must be 0 \\(as the wave gives\\), or 2 or 4 for the gated norm")
+
+netra_add_compile_fail_test(negative_norm_chain negative/norm_chain.cpp
+  "netra::contracts::norm: field Chain must be 0, or for the gated norm 1 \\(SiLU without a division\\)")
 
 netra_add_gpu_test(test_norm_gpu gpu/test_norm_gpu.cpp)
 

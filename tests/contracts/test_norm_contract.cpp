@@ -186,3 +186,10 @@ TEST_CASE("each bad field is refused by name") {
   refused<add_decode>("residual", 4, [](norm_signature& s) { s.residual.data = at(8192); });
   refused<gated_fp8>("gate", 4, [](norm_signature& s) { s.gate.data = s.out.data; });
 }
+
+TEST_CASE("norm Chain: named only when set; the gated norm only, bits 2 and 4 with an FP8 output") {
+  CHECK(instance_name<contracts::gated_rms_norm<sm90a, 1, 64, 2, 0, 0, 7>>() == "norm-sm90a-2-0-1-64-1-2-0-1-0-7");
+  CHECK(instance_name<contracts::gated_rms_norm<sm90a, 0, 64, 2, 0, 0, 1>>() == "norm-sm90a-2-0-0-64-1-2-0-1-0-1");
+  CHECK(instance_name<contracts::gated_rms_norm<sm90a, 1, 64, 2, 0, 0, 0>>() == "norm-sm90a-2-0-1-64-1-2-0");
+  CHECK(contracts::gated_rms_norm<gfx950, 1, 64, 4, 0, 0, 6>::chain == 6);
+}

@@ -58,23 +58,28 @@
 
 namespace netra::contracts {
 
-/// The instance's fields as named (Split 1 and SlicesPerThread 0, the defaults, leave the name as
-/// it was before those fields).
-template <u32 Kind, u32 Weight, u32 Fp8Out, u32 MaxTokens, u32 WavesPerRow, u32 RowsPerWorkgroup, u32 Resident, u32 Split, u32 SlicesPerThread>
+/// The instance's fields as named (Split 1, SlicesPerThread 0 and Chain 0, the defaults, leave the
+/// name as it was before those fields).
+template <u32 Kind, u32 Weight, u32 Fp8Out, u32 MaxTokens, u32 WavesPerRow, u32 RowsPerWorkgroup, u32 Resident, u32 Split, u32 SlicesPerThread,
+          u32 Chain>
 struct norm_args {
+  static constexpr i64 value[] = {Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident, Split, SlicesPerThread, Chain};
+};
+template <u32 Kind, u32 Weight, u32 Fp8Out, u32 MaxTokens, u32 WavesPerRow, u32 RowsPerWorkgroup, u32 Resident, u32 Split, u32 SlicesPerThread>
+struct norm_args<Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident, Split, SlicesPerThread, 0> {
   static constexpr i64 value[] = {Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident, Split, SlicesPerThread};
 };
 template <u32 Kind, u32 Weight, u32 Fp8Out, u32 MaxTokens, u32 WavesPerRow, u32 RowsPerWorkgroup, u32 Resident, u32 Split>
-struct norm_args<Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident, Split, 0> {
+struct norm_args<Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident, Split, 0, 0> {
   static constexpr i64 value[] = {Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident, Split};
 };
 template <u32 Kind, u32 Weight, u32 Fp8Out, u32 MaxTokens, u32 WavesPerRow, u32 RowsPerWorkgroup, u32 Resident>
-struct norm_args<Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident, 1, 0> {
+struct norm_args<Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident, 1, 0, 0> {
   static constexpr i64 value[] = {Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident};
 };
 
 template <class Target, u32 Kind, u32 Weight, u32 Fp8Out, u32 MaxTokens, u32 WavesPerRow, u32 RowsPerWorkgroup, u32 Resident = 0,
-          u32 Split = 1, u32 SlicesPerThread = 0, u32 WaveSize = Target::wave_size>
+          u32 Split = 1, u32 SlicesPerThread = 0, u32 Chain = 0, u32 WaveSize = Target::wave_size>
 struct norm {
   static_assert(is_built_target_v<Target> || is_audit_only_target_v<Target>,
                 "netra::contracts::norm: field Target is not supported; supported: netra::gfx950, netra::sm90a, netra::gfx942, "
@@ -145,6 +150,16 @@ struct norm {
   static constexpr u32 split = Split;
   static_assert(Split == 1 || Kind != 1 || Target::has_clusters,
                 "netra::contracts::norm: field Split > 1 for add_rms needs workgroup clusters (its parts order r' after r)");
+  static_assert(Chain == 0 || (Kind == 2 && (Chain == 1 || (Fp8Out == 1 && Chain <= 7))),
+                "netra::contracts::norm: field Chain must be 0, or for the gated norm 1 (SiLU without a division), and with an FP8 "
+                "output 2 .. 7 (bits: 1 SiLU, 2 the group's reciprocal without a division, 4 the group amax by the wave's max "
+                "instruction where the target has one)");
+  /// Chain (the gated norm; the same bits, each form checked exhaustively on the host): how the
+  /// per-thread chain is spelled, bit 1: silu(z) by kernels/norm/silu_bf16.hpp (no division, no
+  /// branch); bit 2: the E4M3 group's 1 / d by kernels/norm/group_reciprocal.hpp (no division);
+  /// bit 4: the group amax by dsl/group_max.hpp (one reduction instruction where the target has
+  /// one, else the xor butterfly). 0: silu_f32's and the quantizer's IEEE divisions, the butterfly.
+  static constexpr u32 chain = Chain;
   static constexpr u32 lds_bytes = WavesPerRow > 1 ? RowsPerWorkgroup * WavesPerRow * 4 : 0;
   /// Calls of at most this many tokens let their successor start at once (programmatic
   /// dependent launch), larger calls after their stores (dsl/sync.hpp successor_release).
@@ -152,7 +167,7 @@ struct norm {
   static constexpr u64 workspace_bytes = 0;
 
   static constexpr const auto& template_args =
-      norm_args<Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident, Split, SlicesPerThread>::value;
+      norm_args<Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident, Split, SlicesPerThread, Chain>::value;
 
   /// Run-time admission: the first field that refuses, in this order.
   static decision admits(const norm_signature& s) {
@@ -256,8 +271,8 @@ using rms_norm = norm<Target, 0, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPer
 template <class Target, u32 Weight, u32 Fp8Out, u32 MaxTokens, u32 WavesPerRow, u32 RowsPerWorkgroup, u32 Resident = 0>
 using add_rms_norm = norm<Target, 1, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident>;
 /// RMSNorm(o) * SiLU(z) per head of 128, 32 heads per token, plain weight [128].
-template <class Target, u32 Fp8Out, u32 MaxTokens, u32 RowsPerWorkgroup, u32 Resident = 0, u32 SlicesPerThread = 0>
-using gated_rms_norm = norm<Target, 2, 0, Fp8Out, MaxTokens, 1, RowsPerWorkgroup, Resident, 1, SlicesPerThread>;
+template <class Target, u32 Fp8Out, u32 MaxTokens, u32 RowsPerWorkgroup, u32 Resident = 0, u32 SlicesPerThread = 0, u32 Chain = 0>
+using gated_rms_norm = norm<Target, 2, 0, Fp8Out, MaxTokens, 1, RowsPerWorkgroup, Resident, 1, SlicesPerThread, Chain>;
 
 /// The decode mapping (up to 64 tokens): one row per workgroup, a whole wave64 or two warps per
 /// row of 2048; for the gated norm one wave of W / 16 heads per workgroup. add_rms with an FP8

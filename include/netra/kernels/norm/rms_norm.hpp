@@ -1,5 +1,4 @@
-// netra/kernels/norm/rms_norm.hpp — the one kernel of contracts::norm (RMSNorm, residual add +
-// RMSNorm, gated RMSNorm; BF16 or block-E4M3 output).
+// netra/kernels/norm/rms_norm.hpp — the one kernel of contracts::norm (RMSNorm, add + RMSNorm, gated).
 //
 // Contract: contracts/norm/norm.hpp (the sum's order, rs, y, the output rounding; bitwise).
 // Mapping: grid ceil(rows / R) workgroups of R * T_r threads (R = RowsPerWorkgroup, T_r threads
@@ -12,21 +11,21 @@
 // [R][2] and one barrier (two warps per row). Then y per value, one 16-byte BF16 store per chunk
 // (FP8: the group amax over the group's threads (16, or a gated head's T_r, each max over its P
 // chunks first), one scale per group by dsl/block_quant.hpp, one 8-byte E4M3 store per chunk; the
-// thread of the group's first chunk stores the scale).
-// add_rms stores r' (16 bytes per chunk) over r. Rows past the last (last workgroup) compute on
-// the last row and store nothing, so every lane takes part in the shuffles and the barrier.
+// thread of the group's first chunk stores the scale). add_rms stores r' (16 bytes per chunk) over
+// r. Rows past the last compute on the last row and store nothing (every lane shuffles).
 // Split > 1 (R = 1): grid rows x Split, workgroup g is part g % Split of row g / Split; every part
 // loads and sums the whole row and stores only its chunks (owns), r' included; add_rms: the parts
-// are a cluster (arrive after the sum's reads, wait, then r'). gated: silu(z) before the sum.
-// gfx950: a wave per row of 2048, 4 heads per wave (gated); no LDS. sm90a: two warps per row, or
-// one (P = 2); gated 2 heads per warp, or a head over 16 / P threads (SlicesPerThread P). PDL:
-// weights before the wait; calls of <= release_at_start_max_tokens tokens release at once.
+// are a cluster (arrive after the sum's reads, wait, then r'). gated: silu(z) before the sum (Chain:
+// silu, amax, 1 / d by silu_bf16.hpp, dsl/group_max.hpp, group_reciprocal.hpp). gfx950: a wave per
+// row of 2048, 4 heads per wave (gated); no LDS. sm90a: two warps per row, or one (P = 2); gated 2
+// heads per warp, or a head over 16 / P threads (SlicesPerThread P). PDL: weights before the wait.
 #pragma once
 #include "netra/contracts/norm/norm.hpp"
 #include "netra/dsl/block_quant.hpp"
 #include "netra/dsl/cluster.hpp"
 #include "netra/dsl/convert.hpp"
 #include "netra/dsl/entry.hpp"
+#include "netra/dsl/group_max.hpp"
 #include "netra/dsl/ids.hpp"
 #include "netra/dsl/math.hpp"
 #include "netra/dsl/narrow_store.hpp"
@@ -35,6 +34,8 @@
 #include "netra/dsl/vector_memory.hpp"
 #include "netra/dsl/wave_reduce.hpp"
 #include "netra/dsl/workgroup_barrier.hpp"
+#include "netra/kernels/norm/group_reciprocal.hpp"
+#include "netra/kernels/norm/silu_bf16.hpp"
 
 namespace netra::kernels {
 
@@ -187,7 +188,7 @@ NETRA_UNROLL
 NETRA_UNROLL
       for (u32 i = 0; i < chunks; ++i)
 NETRA_UNROLL
-        for (u32 e = 0; e < 8; ++e) gate[i][e] = silu_f32(e % 2 ? hi_of(in.z[i][e / 2]) : lo_of(in.z[i][e / 2]));
+        for (u32 e = 0; e < 8; ++e) gate[i][e] = gated_silu<(Contract::chain & 1) != 0>(e % 2 ? hi_of(in.z[i][e / 2]) : lo_of(in.z[i][e / 2]));
     }
     if constexpr (kind == norm_kind::add_rms) {
       u16* r = p.residual + row_offset(row, p.residual_stride);
@@ -244,16 +245,20 @@ NETRA_UNROLL
         if (owns(Part, i))
           magnitude[slot_of(i)] = max_of(magnitude[slot_of(i)], max_of(max_of(bf16x2_magnitude_max(y[i][0]), bf16x2_magnitude_max(y[i][1])),
                                                                     max_of(bf16x2_magnitude_max(y[i][2]), bf16x2_magnitude_max(y[i][3]))));
+      if constexpr ((Contract::chain & 4) != 0) {
+        magnitude[0] = group_max_u32<target, group_threads>(magnitude[0]);  // gated: one slot
+      } else {
 NETRA_UNROLL
-      for (u32 mask = 1; mask < group_threads; mask <<= 1) {
+        for (u32 mask = 1; mask < group_threads; mask <<= 1) {
 NETRA_UNROLL
-        for (u32 g = 0; g < group_slots; ++g)  // g = i where group_slots = chunks (Split 1 otherwise)
-          if (owns(Part, g)) magnitude[g] = max_of(magnitude[g], xor_shuffle_u32<target>(magnitude[g], mask));
+          for (u32 g = 0; g < group_slots; ++g)  // g = i where group_slots = chunks (Split 1 otherwise)
+            if (owns(Part, g)) magnitude[g] = max_of(magnitude[g], xor_shuffle_u32<target>(magnitude[g], mask));
+        }
       }
 NETRA_UNROLL
       for (u32 i = 0; i < chunks; ++i) {
         if (!owns(Part, i)) continue;
-        const e4m3_block_quantizer quant = e4m3_block_quantizer::of(magnitude[slot_of(i)]);  // one slot: the same, computed once
+        const e4m3_block_quantizer quant = group_quantizer<(Contract::chain & 2) != 0>(magnitude[slot_of(i)]);  // one slot: the same, computed once
         u32 q[4];
 NETRA_UNROLL
         for (u32 e = 0; e < 4; ++e) q[e] = pack_e4m3x2<target>(quant.divider.quotient(lo_of(y[i][e])), quant.divider.quotient(hi_of(y[i][e])));
@@ -286,9 +291,9 @@ NETRA_UNROLL
 
 /// The kernels of a norm contract instance, in launch order.
 template <class Target, u32 Kind, u32 Weight, u32 Fp8Out, u32 MaxTokens, u32 WavesPerRow, u32 RowsPerWorkgroup, u32 Resident, u32 Split,
-          u32 SlicesPerThread, u32 WaveSize>
-struct kernels_of<contracts::norm<Target, Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident, Split, SlicesPerThread, WaveSize>> {
-  using contract = contracts::norm<Target, Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident, Split, SlicesPerThread, WaveSize>;
+          u32 SlicesPerThread, u32 Chain, u32 WaveSize>
+struct kernels_of<contracts::norm<Target, Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident, Split, SlicesPerThread, Chain, WaveSize>> {
+  using contract = contracts::norm<Target, Kind, Weight, Fp8Out, MaxTokens, WavesPerRow, RowsPerWorkgroup, Resident, Split, SlicesPerThread, Chain, WaveSize>;
   using type = type_list<norm_kernel<contract>>;
 };
 
