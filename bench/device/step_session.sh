@@ -65,7 +65,7 @@ if [ -x .carry-step/test_argmax_gpu ]; then
   step argmax_gpu 40 .carry-step/test_argmax_gpu
 fi
 step step_pytest 70 python3 -m pytest -q -rs -s -p no:cacheprovider tests/python/test_step.py
-step dense_tune 55 python3 bench/step.py --tune-dense-only --dense-table "$OUT/dense_table.json" --dense-seconds 40
+step dense_tune $((${STEP_DENSE_SECONDS:-40} + 15)) python3 bench/step.py --tune-dense-only --dense-table "$OUT/dense_table.json" --dense-seconds ${STEP_DENSE_SECONDS:-40}
 fresh=()  # the headline's fresh processes before the bench: the bench's own clock takes what is left
 for i in 0 1 2; do
   step "fresh_$i" 26 python3 bench/step.py --headline-child --layers 40 --kv-len 8192 --reps 20 --seed $((100 + i)) \
@@ -75,7 +75,7 @@ done
 bench_s=$((DEADLINE - SECONDS - 22))  # its start-up (~8 s) and the merge after it (10 s) inside the deadline
 [ "$bench_s" -gt 118 ] && bench_s=118
 step step_bench $((bench_s + 10)) python3 bench/step.py --layers 40 --kv-len 8192 --reps 10 --hash-replays 1000 \
-  --seconds "$bench_s" --reserve 6 --dense-table "$OUT/dense_table.json" --dense-seconds 15 --prefetch-buckets 1 --out-dir "$OUT"
+  --seconds "$bench_s" --reserve 6 --dense-table "$OUT/dense_table.json" --dense-seconds 15 --prefetch-buckets 1 --out-dir "$OUT" ${STEP_BENCH_ARGS:-}  # e.g. --forced '' when the call is short
 [ -f "$OUT/step_h200.json" ] && step merge_fresh 10 python3 bench/step.py --merge-fresh "$(IFS=,; echo "${fresh[*]}")" --out-dir "$OUT"
 # at most 8 files come back from $OUT: every log into one (step_h200.json, step-coverage.md and
 # dense_table.json stay beside it)
