@@ -17,7 +17,7 @@ Before the buckets: the attention glue's selection (model.select_glue) and the d
 measured choice per group and row count (model.tune_dense, or --dense-table). After them:
 per-family device time, critical-path time and launches (profiler; --profile-buckets, default
 decode 1 / 64 and verify 64) with the floor's part of each family, AB/BA and single-family
-toggles, the L2 prefetch modes against none (--prefetch-buckets, netra.step.prefetch), 1000 replays of one bucket with fixed inputs (one output), changing inputs == eager, the teacher-forced oracle over all layers (--forced, per layer and op;
+toggles, 1000 replays of one bucket with fixed inputs (one output), changing inputs == eager, the teacher-forced oracle over all layers (--forced, per layer and op;
 the first before the buckets), the per-layer divergence trace. --headline-child: one fresh process timing the headline buckets
 (bench/device/step_session.sh runs three, --merge-fresh adds their median of medians). Every part
 runs inside the --seconds budget; a part that did not fit is recorded as skipped.
@@ -47,7 +47,6 @@ from bench import common  # noqa: E402
 import netra.torch_ops as ops  # noqa: E402
 from netra import gdn as _gdn  # noqa: E402
 from netra.step import model, oracle, plan  # noqa: E402
-from netra.step import prefetch as prefetch_mod  # noqa: E402
 
 ALL_TORCH = {f: "torch" for f in model.FAMILIES}
 HEADLINE = (("decode", 1), ("decode", 64), ("decode", 128), ("verify", 1))
@@ -352,38 +351,6 @@ class Runner:
         self.p.restore(snap)
         del base
 
-    def prefetch_ab(self, B):
-        """Each prefetch mode (netra.step.prefetch) against the step without it at decode bucket B:
-        graph replays alternated AB/BA, the outputs of every mode bitwise the base's."""
-        b = self.batch("decode", B)
-        snap = self.p.snapshot(b.gdn_slots)
-        base, bl, bt, _ = model.capture(self.net, b)
-        self.p.restore(snap)
-        base.replay()
-        want = (bl.clone(), bt.clone())
-        reps, out = max(3, self.a.reps // 4), {"batch": B, "modes": {}}
-        for mode in prefetch_mod.MODES:
-            if self.clock.left() < self.a.reserve + 5:
-                self.doc["skipped"].append(f"prefetch {mode} B={B} (time)")
-                continue
-            self.p.restore(snap)
-            g, gl, gt, _ = model.capture(model.Step(self.w, self.p, prefetch=mode), b)
-            self.p.restore(snap)
-            g.replay()
-            torch.cuda.synchronize()
-            same = bool(torch.equal(gl, want[0]) and torch.equal(gt, want[1]))
-            times = {"off": [], mode: []}
-            for order in ("AB", "BA", "AB", "BA"):
-                for arm in order:
-                    times["off" if arm == "A" else mode].append(replay_us(base if arm == "A" else g, reps)[0])
-            m_a, m_b = statistics.median(times["off"]), statistics.median(times[mode])
-            out["modes"][mode] = {"off_us": m_a, "on_us": m_b, "delta_us": m_b - m_a, "outputs_bitwise_equal": same, "rounds": times}
-            log(f"prefetch B={B} {mode}: off {m_a:.0f} us, on {m_b:.0f} us, delta {m_b - m_a:+.0f} us, outputs equal {same}")
-            del g
-        self.doc.setdefault("prefetch", []).append(out)
-        self.p.restore(snap)
-        del base
-
     def abba(self, B):
         b = self.batch("decode", B)
         snap = self.p.snapshot(b.gdn_slots)
@@ -465,8 +432,6 @@ class Runner:
                 key = "netra " + next((f for f in ("argmax", "moe", "norm", "attention", "gdn") if low.startswith("netra_" + f)), "other")
             elif any(w in low for w in ("gemm", "gemv", "cutlass", "xmma", "nvjet", "cublas", "splitk")) or low.startswith("_split_k"):
                 key = "framework GEMM"  # cuBLAS's kernels and the step's Triton forms (_gemv, _split_k)
-            elif low.startswith("_touch"):
-                key = "framework prefetch"
             elif "memcpy" in low or "memset" in low:
                 key = "copies"
             elif low.startswith(("_attn_pre", "_gate_mul", "_quant")):
@@ -600,8 +565,7 @@ def write(R, a):
 
 def headline_child(a):
     """One fresh process: the 40-layer model, netra's graph replay of each headline bucket (median
-    of --reps), and at the buckets of --headline-prefetch-buckets the same with the prefetch mode
-    --headline-prefetch (netra.step.prefetch); prints one JSON line."""
+    of --reps); prints one JSON line."""
     cfg = plan.ModelConfig(layers=a.layers)
     t0 = time.perf_counter()
     ops.prepare()
@@ -610,7 +574,6 @@ def headline_child(a):
     w = model.Weights(cfg, "cuda", seed=a.seed, fp8_rows=model.fp8_rows_of(table), forms=plan.dense_forms_of(table))
     p = model.Pools(cfg, "cuda", requests=max(B for _, B in HEADLINE), kv_len=a.kv_len, seed=a.seed + 1)
     net, gen, out = model.Step(w, p), torch.Generator().manual_seed(a.seed), []
-    pre_buckets = {int(x) for x in a.headline_prefetch_buckets.split(",") if x}
     setup_s = time.perf_counter() - t0
     for phase, B in HEADLINE:
         b = model.Batch(p, phase, B)
@@ -622,15 +585,6 @@ def headline_child(a):
         out.append({"phase": phase, "batch": B, "netra_graph_us": us})
         p.restore(snap)
         del g
-        if phase == "decode" and B in pre_buckets:
-            try:
-                g = model.capture(model.Step(w, p, prefetch=a.headline_prefetch), b)[0]
-                out[-1][f"prefetch_{a.headline_prefetch}_graph_us"] = replay_us(g, a.reps)[0]
-                del g
-            except Exception as e:  # noqa: BLE001  (the headline stands without it, and says why)
-                out[-1][f"prefetch_{a.headline_prefetch}_error"] = f"{type(e).__name__}: {str(e)[:300]}"
-                torch.cuda.synchronize()
-            p.restore(snap)
     print(json.dumps({"layers": cfg.layers, "kv_len": a.kv_len, "seed": a.seed, "setup_s": setup_s, "glue_fused": glue["fused"],
                       "dense_fp8_rows": {g: sorted(ms) for g, ms in w.fp8_rows.items()},
                       "dense_forms": {g: {str(m): f for m, f in fs.items()} for g, fs in w.forms.items()}, "buckets": out}))
@@ -654,10 +608,6 @@ def merge_fresh(a):
     for r in doc["records"]:
         key = (r["contract"].replace("step_", ""), r["shape"]["batch"])
         meds = [b["netra_graph_us"] for run in runs for b in run.get("buckets", []) if (b["phase"], b["batch"]) == key]
-        for k in sorted({k for run in runs for b in run.get("buckets", []) if (b["phase"], b["batch"]) == key for k in b
-                         if k.startswith("prefetch_") and k.endswith("_graph_us")}):
-            pre = [b[k] for run in runs for b in run.get("buckets", []) if (b["phase"], b["batch"]) == key and k in b]
-            r[f"fresh_{k}"], r[f"fresh_median_of_medians_{k}"] = pre, statistics.median(pre)
         if meds:
             r["fresh_process_graph_us"] = meds
             r["fresh_median_of_medians_us"] = statistics.median(meds)
@@ -678,9 +628,6 @@ def main():
     ap.add_argument("--forced", default="decode:16,decode:64,verify:4", help="phase:B of the all-layer teacher-forced oracle")
     ap.add_argument("--profile-buckets", default="decode:1,decode:64,verify:64", help="phase:B of the per-family profiles")
     ap.add_argument("--toggle-buckets", default="64")
-    ap.add_argument("--prefetch-buckets", default="1,64", help="decode buckets of the prefetch modes' AB measurement")
-    ap.add_argument("--headline-prefetch", default="all", choices=prefetch_mod.MODES, help="--headline-child: the prefetch mode also timed")
-    ap.add_argument("--headline-prefetch-buckets", default="1", help="--headline-child: decode buckets timed with it too")
     ap.add_argument("--divergence-bucket", type=int, default=0, help="decode bucket of the per-layer divergence trace (0: none)")
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--seconds", type=float, default=180)
@@ -746,8 +693,6 @@ def main():
                 attempt(f"{phase} B={B} with the moe family on torch", R.bucket, phase, B, ("moe",))
     for phase, P in [(x.split(":")[0], int(x.split(":")[1])) for x in a.profile_buckets.split(",") if x]:
         attempt(f"profile {phase} B={P}", R.profile, phase, P, need=15)
-    for B in [int(x) for x in a.prefetch_buckets.split(",") if x]:
-        attempt(f"prefetch B={B}", R.prefetch_ab, B, need=15)
     for B in [int(x) for x in a.toggle_buckets.split(",") if x]:
         attempt(f"ABBA B={B}", R.abba, B, need=15)
         attempt(f"toggles B={B}", R.toggles, B, need=20)

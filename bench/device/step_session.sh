@@ -75,7 +75,7 @@ done
 bench_s=$((DEADLINE - SECONDS - 22))  # its start-up (~8 s) and the merge after it (10 s) inside the deadline
 [ "$bench_s" -gt 118 ] && bench_s=118
 step step_bench $((bench_s + 10)) python3 bench/step.py --layers 40 --kv-len 8192 --reps 10 --hash-replays 1000 \
-  --seconds "$bench_s" --reserve 6 --dense-table "$OUT/dense_table.json" --dense-seconds 15 --prefetch-buckets 1 --out-dir "$OUT" ${STEP_BENCH_ARGS:-}  # e.g. --forced '' when the call is short
+  --seconds "$bench_s" --reserve 6 --dense-table "$OUT/dense_table.json" --dense-seconds 15 --out-dir "$OUT" ${STEP_BENCH_ARGS:-}  # e.g. --forced '' when the call is short
 [ -f "$OUT/step_h200.json" ] && step merge_fresh 10 python3 bench/step.py --merge-fresh "$(IFS=,; echo "${fresh[*]}")" --out-dir "$OUT"
 # at most 8 files come back from $OUT: every log into one (step_h200.json, step-coverage.md and
 # dense_table.json stay beside it)

@@ -16,7 +16,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="netra-python-tests skipped: torch is not installed")
 import netra.torch_ops as ops  # noqa: E402  (conftest puts python/ on the path)
 from netra import gdn as _gdn  # noqa: E402
-from netra.step import glue, model, oracle, plan, prefetch  # noqa: E402
+from netra.step import glue, model, oracle, plan  # noqa: E402
 
 LOGIT_GUARD = 2.0 ** -4  # end to end at 4 layers (measured 0.02-0.03 on the H200): a guard, not a derived bound (docs/step.md)
 # with the dense projections in FP8 the activations cross one more E4M3 rounding boundary on both paths, where one BF16 step
@@ -281,39 +281,6 @@ def test_dense_bf16_forms(m):
             model.bf16_mm(x, d.w, form)
     with pytest.raises(ValueError, match="outside its domain"):
         model.bf16_mm(x[:, :2000], d.w[:, :2000].contiguous(), "gemv_bn4" if m == 1 else "split_k4")
-
-
-def test_prefetch_reads_each_word_once_and_changes_nothing(world):
-    """netra.step.prefetch: the touch kernel reads exactly the first n int32 words once (the sum of
-    its sink equals theirs modulo 2^32, whole and cut short), refuses a tensor of partial words; the
-    4-layer decode with each prefetch mode gives the bits of the step without it, eager and graph."""
-    g = torch.Generator(device="cuda").manual_seed(5)
-    t = torch.randint(-2 ** 31, 2 ** 31 - 1, (3_000_001,), device="cuda", generator=g, dtype=torch.int32)
-    sink = prefetch.sink("cuda")
-    for limit in (None, 4 * 1_234_567):
-        prefetch.touch(t, sink, limit)
-        n = t.numel() if limit is None else limit // 4
-        assert int(sink.long().sum()) % 2 ** 32 == int(t[:n].long().sum()) % 2 ** 32, limit
-    with pytest.raises(ValueError, match="int32 words"):
-        prefetch.touch(torch.empty(3, dtype=torch.uint8, device="cuda"), sink)
-    cfg, w, p = world
-    batch = model.Batch(p, "decode", 2)
-    batch.set([0, 1], [5, 9], [100, 200])
-    snap = p.snapshot()
-    want = _run(model.Step(w, p), batch, p, snap)
-    for mode in prefetch.MODES:
-        step = model.Step(w, p, prefetch=mode)
-        got = _run(step, batch, p, snap)
-        assert torch.equal(got[0], want[0]) and torch.equal(got[1], want[1]), mode
-        p.restore(snap)
-        graph, gl, gt, _ = model.capture(step, batch)
-        p.restore(snap)
-        graph.replay()
-        torch.cuda.synchronize()
-        assert torch.equal(gl, want[0]) and torch.equal(gt, want[1]), mode
-    p.restore(snap)
-    with pytest.raises(ValueError, match="prefetch"):
-        model.Step(w, p, prefetch="everything")
 
 
 def test_split_heads_moves_whole_blocks():

@@ -27,7 +27,6 @@ import torch.nn.functional as F
 
 from netra import torch_ops as ops
 from netra.step import dense_triton, glue, plan
-from netra.step import prefetch as prefetch_mod
 from netra.step.plan import DRAFT_TOKENS, ModelConfig
 
 FAMILIES = ("norm", "attention", "gdn", "moe", "argmax")
@@ -90,11 +89,6 @@ class Dense:
             return list(y.split(self.splits + ([self.tail.shape[0]] if self.tail is not None else []), dim=1))
         out = list(fp8_blockwise_mm(x, self.q, self.s).split(self.splits, dim=1))
         return out + ([x @ self.tail.t()] if self.tail is not None else [])
-
-    def reads(self, m):
-        """The weight tensor the GEMM of M rows reads: the E4M3 codes at an FP8 row count (the BF16
-        tail aside), else the BF16 matrix."""
-        return self.q if m in self.fp8_rows else self.w
 
 
 @contextlib.contextmanager
@@ -542,19 +536,11 @@ class Step:
     Teacher forcing (eager; set `forcing` to a list on a step whose families are all "torch"): at
     every netra op the step also runs netra's custom op on copies of exactly the torch path's
     inputs, then the torch implementation continues the reference; netra.step.oracle.check
-    appends one row per op (its outputs against the op's derived bound).
+    appends one row per op (its outputs against the op's derived bound)."""
 
-    prefetch (netra.step.prefetch.MODES, None: off): weights read into the L2 on a side stream
-    ahead of their GEMM, joined before it; the same values."""
-
-    def __init__(self, weights: Weights, pools: Pools, backend=None, prefetch=None):
+    def __init__(self, weights: Weights, pools: Pools, backend=None):
         self.w, self.p, self.cfg = weights, pools, weights.cfg
         self.backend = {f: "netra" for f in FAMILIES} if backend is None else dict(backend)
-        if prefetch not in (None,) + prefetch_mod.MODES:
-            raise ValueError(f"prefetch: one of {prefetch_mod.MODES} or None, got {prefetch!r}")
-        self.prefetch = prefetch
-        if prefetch:
-            self._side, self._sink = torch.cuda.Stream(device=pools.kv_slot.device), prefetch_mod.sink(pools.kv_slot.device)
         self.cos, self.sin = _rope_tables(self.cfg, pools.kv_slot.device, pools.capacity + 1)
         self.keep = None  # eager only: set to a list to keep each layer's routes and each GDN layer's verify inputs
         self.trace = None  # eager only: set to a list to get (layer, what, tensor) per layer (see __call__)
@@ -563,21 +549,6 @@ class Step:
 
     def _on(self, family):
         return self.backend[family] == "netra"
-
-    def _fetch(self, dense, rows, limit_bytes=None):
-        """Starts reading the weights `dense` multiplies at `rows` into the L2 on the side stream,
-        after what the current stream has issued; returns the stream to join before that GEMM."""
-        if not self.prefetch:
-            return None
-        self._side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(self._side):
-            prefetch_mod.touch(dense.reads(rows), self._sink, limit_bytes)
-        return self._side
-
-    @staticmethod
-    def _join(side):
-        if side is not None:
-            torch.cuda.current_stream().wait_stream(side)
 
     def _dispatch(self, family, op, args, mutated, netra_fn, torch_fn):
         """netra_fn(*args) or torch_fn(*args) by the family's backend; both write the `mutated`
@@ -614,8 +585,6 @@ class Step:
         cfg, R, T = self.cfg, h.shape[0], b.T
         kb, vb, ks, vs = self.p.kv[i]
         heads, hd = cfg.q_heads, cfg.head_dim
-        self._join(self._next_in)
-        self._next_in = None
         qk, gate, v = L["attn_in"](h)  # one GEMM: [q heads | k heads], the q heads' output gates, v
         qk, gate, v = qk.view(R, heads + cfg.kv_heads, hd), gate.view(R, heads, hd), v.view(R, cfg.kv_heads, hd)
         pre = (qk, v, L["qk_norm"], *self._rope_cs, kb, vb, b.append_slots, ks, vs, cfg.rms_eps)
@@ -624,23 +593,17 @@ class Step:
             glue.attn_pre(*pre[:5], q, *pre[5:])
         else:
             q = torch_attn_pre(*pre)
-        side = self._fetch(L["attn_out"], R)
         o = torch.empty_like(q)
         # the slot table rides along: the op's capturable fallback reads it where netra declines
         self._dispatch("attention", "attention_gqa8", (q, kb, vb, b.qo_indptr, b.kv_indptr, b.kv_indices, ks, vs, o, None,
                                                        "verify" if T > 1 else "decode", T, 1, cfg.head_dim ** -0.5, b.kv_table, b.kv_lens),
                        (8,), torch.ops.netra.attention_gqa8, lambda *a: ops.fallback_attention_gqa8(*a[:10], *a[11:]))  # it takes no phase
-        gated = glue.gate_mul(o, gate) if glue.fused() else torch_gate_mul(o, gate)
-        self._join(side)
-        return L["attn_out"](gated)[0]
+        return L["attn_out"](glue.gate_mul(o, gate) if glue.fused() else torch_gate_mul(o, gate))[0]
 
     def _gdn(self, i, L, h, b: Batch):
         cfg, R, T = self.cfg, h.shape[0], b.T
         state, conv = self.p.state[i], self.p.conv[i]
-        self._join(self._next_in)
-        self._next_in = None
         qkv, z, ba = L["gdn_in"](h)  # column views of one product (the conv and the gated norm take a row stride)
-        side = self._fetch(L["gdn_out"], R)
         bb, aa = ba[:, :cfg.gdn_v_heads], ba[:, cfg.gdn_v_heads:]  # column views: the precompute takes their row stride
         y = torch.empty(qkv.shape, dtype=qkv.dtype, device=qkv.device)
         windows = torch.empty(b.B, T, cfg.gdn_channels, cfg.conv_taps - 1, dtype=torch.bfloat16, device=h.device) if T > 1 else None
@@ -661,7 +624,6 @@ class Step:
         else:
             self._dispatch("gdn", "gdn_m16", core, (5, 7), torch.ops.netra.gdn_m16, lambda *a: ops.fallback_gdn_recurrent(*a, True))
         g = self._norm("gated", o.view(R, -1), None, L["gdn_norm"], torch.empty(z.shape, dtype=z.dtype, device=z.device), gate=z)
-        self._join(side)
         return L["gdn_out"](g)[0]
 
     def _moe(self, L, h):
@@ -686,16 +648,13 @@ class Step:
         output ("attention" or "gdn"), the add + RMSNorm after it ("norm"), the MoE output ("moe")
         and the residual stream after the layer ("residual"); then (layers, "logits", logits)."""
         cfg = self.cfg
-        self._pending, self._batch, self._layer, self._next_in = [], b, 0, None
+        self._pending, self._batch, self._layer = [], b, 0
         self._rope_cs = self.cos[b.positions].view(-1, 1, self.cfg.rotary_dim), self.sin[b.positions].view(-1, 1, self.cfg.rotary_dim)
         residual = self.w.embed[b.tokens]
         h = self._norm("rms", residual, None, self.w.layers[0]["input_norm"], torch.empty_like(residual))
         for i, L in enumerate(self.w.layers):
             self._layer = i
             mix = self._attention(i, L, h, b) if L["kind"] == "attention" else self._gdn(i, L, h, b)
-            if self.prefetch == "all" and i + 1 < cfg.layers:  # forked and joined beside cuBLAS calls: no PDL edge between netra kernels moves
-                nxt = self.w.layers[i + 1]
-                self._next_in = self._fetch(nxt["gdn_in" if nxt["kind"] == "gdn" else "attn_in"], mix.shape[0], prefetch_mod.NEXT_IN_BYTES)
             h = self._norm("add", mix, residual, L["post_norm"], torch.empty_like(mix))
             m = self._moe(L, h)
             if self.trace is not None:
