@@ -8,18 +8,11 @@
 // division; a thread's 8 SiLUs sit on the decode kernel's critical path, and with plain fma / mul /
 // select steps, no branch, the 8 can overlap.
 //
-// Steps, for b = 1 + exp_f32(-z) in [1, +Inf]:
-//   1. b > 2^64 (z < -44): z and b both scaled by 2^-64 (exact; the quotient is unchanged and
-//      normal: |z / b| >= 2^-123).
-//   2. y ~ 1 / b: the integer seed 0x7EF311C3 - bits(b), four Newton steps y = fma(y, fma(-b, y, 1), y)
-//      (not always RN(1 / b); the exhaustive test is the proof of the quotient); for a b whose significand
-//      is all ones y = RN(1 / b) = 2^-(e + 1) (1 + 2^-23) from b's exponent e (there the steps stop
-//      at a tie below it, and z = 2^-23's quotient, just above a midpoint, would round down).
-//   3. q0 = z y, q = fma(fma(-b, q0, z), y, q0) (Markstein's correction with the remainder).
+// Steps, for b = 1 + exp_f32(-z) in [1, +Inf]: dsl/newton_quotient.hpp for a finite nonzero z.
 //   Specials by select: z = ±0 or ±Inf over a finite b: z; b = +Inf (z < -88.72, z = -Inf, NaN):
 //   z's signed zero, NaN for z = -Inf or NaN.
 #pragma once
-#include "netra/dsl/math.hpp"
+#include "netra/dsl/newton_quotient.hpp"
 
 namespace netra::kernels {
 
@@ -28,16 +21,7 @@ namespace netra::kernels {
 /// (an fma / mul inline-asm arm would be sunk into a branch: PTX 28 branches, measured slower).
 NETRA_HOST_DEVICE float silu_bf16(float z) {
   const float b = add_rn(1.0f, exp_f32(-z));
-  const float scale = b > 0x1p64f ? 0x1p-64f : 1.0f;
-  const float zs = mul_rn(z, scale), bs = mul_rn(b, scale);
-  const u32 bits = bit_cast<u32>(bs);
-  float y = bit_cast<float>(0x7EF311C3u - bits);
-NETRA_UNROLL
-  for (int step = 0; step < 4; ++step) y = fma_rn(y, fma_rn(-bs, y, 1.0f), y);
-  const u32 all_ones = ((253u - (bits >> 23)) << 23) | 1u;  // RN(1 / b) for a significand of all ones
-  y = bit_cast<float>((bits & 0x007FFFFFu) == 0x007FFFFFu ? all_ones : bit_cast<u32>(y));
-  const float q0 = mul_rn(zs, y);
-  const float q = fma_rn(fma_rn(-bs, q0, zs), y, q0);
+  const float q = newton_quotient(z, b);
   const u32 zb = bit_cast<u32>(z), magnitude = zb & 0x7FFFFFFFu;
   const u32 finite_b = magnitude == 0 || magnitude == 0x7F800000u ? zb : bit_cast<u32>(q);  // z = ±0, ±Inf: z
   const u32 infinite_b = magnitude >= 0x7F800000u ? 0x7FC00000u : (zb & 0x80000000u);     // z / +Inf: ±0, NaN

@@ -1,0 +1,34 @@
+// netra/dsl/newton_quotient.hpp — RN(x / d) from fma / mul / integer operations and selects only
+// (no reciprocal instruction, no division slow path), for the SiLU's divisor d = 1 + exp_f32(-x):
+// the shared core of the branch-free SiLUs (kernels/gdn/conv_silu.hpp, kernels/norm/silu_bf16.hpp),
+// each of which adds its own spelling of the special cases (x = +-0 or +-Inf, d = +Inf, NaN).
+//
+// For a finite nonzero x and a finite d >= 1:
+//   d > 2^64 (x < -44): x and d scaled by 2^-64 (exact: both stay normal; the quotient is the same);
+//   r ~ 1 / ds: the integer seed 0x7EF311C3 - bits(ds) (relative error < 1/8), four Newton steps
+//     r = fma(r, fma(-ds, r, 1), r); for a significand of all ones (ds = 2^(k+1) (1 - 2^-24)) the
+//     steps stop at a tie below RN(1 / ds) = 2^-(k+1) (1 + 2^-23), which is set from the exponent;
+//   q0 = xs r, q = fma(fma(-ds, q0, xs), r, q0) (the remainder is exact: Markstein's correction).
+// The all-ones select chooses between integers, so the compiler keeps a select, not a branch.
+// Proof: tests/kernels/test_gdn_conv_silu.cpp (all 2^32 FP32 x, against div_rn) and
+// tests/kernels/test_norm_silu.cpp (all 65,536 BF16 z), on the host, where the same operations are
+// IEEE-exact as on both targets.
+#pragma once
+#include "netra/dsl/math.hpp"
+
+namespace netra {
+
+NETRA_HOST_DEVICE float newton_quotient(float x, float d) {
+  const float scale = d > 0x1p64f ? 0x1p-64f : 1.0f;
+  const float xs = mul_rn(x, scale), ds = mul_rn(d, scale);
+  const u32 bits = bit_cast<u32>(ds);
+  float r = bit_cast<float>(0x7EF311C3u - bits);
+  NETRA_UNROLL
+  for (u32 step = 0; step < 4; ++step) r = fma_rn(r, fma_rn(-ds, r, 1.0f), r);
+  const u32 all_ones = ((253u - (bits >> 23)) << 23) | 1u;
+  r = (bits & 0x007FFFFFu) == 0x007FFFFFu ? bit_cast<float>(all_ones) : r;
+  const float q0 = mul_rn(xs, r);
+  return fma_rn(fma_rn(-ds, q0, xs), r, q0);
+}
+
+}  // namespace netra
