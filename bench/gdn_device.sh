@@ -90,6 +90,10 @@ wait_tests() {
   for p in $PIDS; do wait "$p"; echo "rc[$p]=$?" >> "$L"; done
   echo "== tests took $(( $(date +%s) - START )) s" >> "$L"
 }
+# The side processes' logs joined to the returned files: each test log whole under its name, each
+# sanitizer log's summary (its last 12 lines) under a title.
+append_tests() { for f in "$@"; do [ -f "$f" ] && { echo "== $(basename "$f")"; cat "$f"; } >> "$OUT/gdn_gpu_tests.txt"; done; return 0; }
+append_sanitizer() { [ -f "$2" ] && { echo "== $1"; tail -n 12 "$2"; } >> "$OUT/gdn_sanitizers.txt"; return 0; }
 summary() {
   grep -E "^== |test cases:|Status" "$OUT/gdn_gpu_tests.txt"
   grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/gdn_sanitizers.txt"
@@ -110,11 +114,9 @@ if [ $M16 = 1 ]; then
   timeout 30 "$B/tests/gdn-floor" --residency-only > "$OUT/gdn_floor.jsonl" 2>> "$L"
   echo "rc=$?" >> "$L"
   wait_tests
-  for f in /tmp/gdn_smoke.txt /tmp/gdn_quarter.txt /tmp/gdn_graphs.txt; do
-    [ -f "$f" ] && { echo "== $(basename "$f")"; cat "$f"; } >> "$OUT/gdn_gpu_tests.txt"
-  done
-  [ -f /tmp/gdn_memcheck_smoke.txt ] && { echo "== memcheck, protocol smoke"; tail -n 12 /tmp/gdn_memcheck_smoke.txt; } >> "$OUT/gdn_sanitizers.txt"
-  [ -f /tmp/gdn_racecheck.txt ] && { echo "== racecheck, M16 with the precompute fused in"; tail -n 12 /tmp/gdn_racecheck.txt; } >> "$OUT/gdn_sanitizers.txt"
+  append_tests /tmp/gdn_smoke.txt /tmp/gdn_quarter.txt /tmp/gdn_graphs.txt
+  append_sanitizer "memcheck, protocol smoke" /tmp/gdn_memcheck_smoke.txt
+  append_sanitizer "racecheck, M16 with the precompute fused in" /tmp/gdn_racecheck.txt
   echo "== netra-bench-gdn --m16-only --once" >> "$L"
   timeout "$T2" "$B/tests/netra-bench-gdn" --m16-only --once > "$OUT/gdn_m16_bench.jsonl" 2>> "$L"
   echo "rc=$?" >> "$L"
@@ -142,11 +144,9 @@ if [ "${GDN_SCOPE:-all}" = lds ]; then
   bg /tmp/gdn_racecheck.txt compute-sanitizer --tool racecheck --error-exitcode 9 "$G" -tc="M16 core*"
   sass_counts 64 "$B"/code_objects/gdn-replay-sm90a-2-128-12-*-16-[13]-8-2*.cubin > "$OUT/gdn_sass.txt" 2>&1
   wait_tests
-  for f in /tmp/gdn_lds_prefetch.txt /tmp/gdn_lds_plain.txt /tmp/gdn_lds_graph.txt /tmp/gdn_decode.txt; do
-    [ -f "$f" ] && { echo "== $(basename "$f")"; cat "$f"; } >> "$OUT/gdn_gpu_tests.txt"
-  done
-  [ -f /tmp/gdn_racecheck.txt ] && { echo "== racecheck"; tail -n 12 /tmp/gdn_racecheck.txt; } >> "$OUT/gdn_sanitizers.txt"
-  [ -f /tmp/gdn_memcheck_m16.txt ] && { echo "== memcheck, M16 behind its precompute"; tail -n 12 /tmp/gdn_memcheck_m16.txt; } >> "$OUT/gdn_sanitizers.txt"
+  append_tests /tmp/gdn_lds_prefetch.txt /tmp/gdn_lds_plain.txt /tmp/gdn_lds_graph.txt /tmp/gdn_decode.txt
+  append_sanitizer racecheck /tmp/gdn_racecheck.txt
+  append_sanitizer "memcheck, M16 behind its precompute" /tmp/gdn_memcheck_m16.txt
   echo "== netra-bench-gdn --lds-only" >> "$L"
   timeout "$T2" "$B/tests/netra-bench-gdn" --lds-only > "$OUT/gdn_lds_bench.jsonl" 2>> "$L"
   echo "rc=$?" >> "$L"
@@ -173,10 +173,8 @@ for f in $SASS; do
   case "$f" in *0-64-12-0-16-1-8-2.cubin) cp /tmp/gdn.sass /tmp/gdn_k0_head.sass ;; esac
 done > "$OUT/gdn_sass.txt" 2>&1
 wait_tests
-for f in /tmp/gdn_gpu_protocol.txt /tmp/gdn_gpu_prefetch.txt /tmp/gdn_decode.txt; do
-  [ -f "$f" ] && { echo "== $(basename "$f")"; cat "$f"; } >> "$OUT/gdn_gpu_tests.txt"
-done
-[ -f /tmp/gdn_racecheck.txt ] && { echo "== racecheck"; tail -n 12 /tmp/gdn_racecheck.txt; } >> "$OUT/gdn_sanitizers.txt"
+append_tests /tmp/gdn_gpu_protocol.txt /tmp/gdn_gpu_prefetch.txt /tmp/gdn_decode.txt
+append_sanitizer racecheck /tmp/gdn_racecheck.txt
 [ -f /tmp/gdn_k0_head.sass ] && { echo "== full SASS of the whole-head K0 (FP32 state)"; cat /tmp/gdn_k0_head.sass; } >> "$OUT/gdn_sass.txt"
 # ---- timing (serial)
 echo "== gdn-floor" >> "$L"
