@@ -1,7 +1,8 @@
 // netra/dsl/newton_quotient.hpp — RN(x / d) from fma / mul / integer operations and selects only
 // (no reciprocal instruction, no division slow path), for the SiLU's divisor d = 1 + exp_f32(-x):
 // the shared core of the branch-free SiLUs (kernels/gdn/conv_silu.hpp, kernels/norm/silu_bf16.hpp),
-// each of which adds its own spelling of the special cases (x = +-0 or +-Inf, d = +Inf, NaN).
+// each of which adds its own spelling of the special cases (x = +-0 or +-Inf, d = +Inf, NaN); its
+// reciprocal part, newton_reciprocal, also serves kernels/norm/group_reciprocal.hpp.
 //
 // For a finite nonzero x and a finite d >= 1:
 //   d > 2^64 (x < -44): x and d scaled by 2^-64 (exact: both stay normal; the quotient is the same);
@@ -18,15 +19,23 @@
 
 namespace netra {
 
+/// ~1 / d for a normal d: the integer seed 0x7EF311C3 - bits(d) and four Newton steps (within an ulp
+/// of RN(1 / d); callers add the correction their proof needs: here the all-ones select, in
+/// kernels/norm/group_reciprocal.hpp one more step).
+NETRA_HOST_DEVICE float newton_reciprocal(float d) {
+  float r = bit_cast<float>(0x7EF311C3u - bit_cast<u32>(d));
+  NETRA_UNROLL
+  for (u32 step = 0; step < 4; ++step) r = fma_rn(r, fma_rn(-d, r, 1.0f), r);
+  return r;
+}
+
 NETRA_HOST_DEVICE float newton_quotient(float x, float d) {
   const float scale = d > 0x1p64f ? 0x1p-64f : 1.0f;
   const float xs = mul_rn(x, scale), ds = mul_rn(d, scale);
   const u32 bits = bit_cast<u32>(ds);
-  float r = bit_cast<float>(0x7EF311C3u - bits);
-  NETRA_UNROLL
-  for (u32 step = 0; step < 4; ++step) r = fma_rn(r, fma_rn(-ds, r, 1.0f), r);
+  float r = newton_reciprocal(ds);
   const u32 all_ones = ((253u - (bits >> 23)) << 23) | 1u;
-  r = (bits & 0x007FFFFFu) == 0x007FFFFFu ? bit_cast<float>(all_ones) : r;
+  r = bit_cast<float>((bits & 0x007FFFFFu) == 0x007FFFFFu ? all_ones : bit_cast<u32>(r));
   const float q0 = mul_rn(xs, r);
   return fma_rn(fma_rn(-ds, q0, xs), r, q0);
 }

@@ -5,11 +5,12 @@
 // the quantizer's. Used by the gated norm instances of contract field Chain bit 2.
 //
 // rcp = RN(1 / d): d = divisor * m is 1 * 2^64 (amax 0), a normal scale * m in [2^-80, 2^120]
-// (finite amax > 0), or NaN (a non-finite group). The integer seed 0x7EF311C3 - bits(d), four
-// Newton steps y = fma(y, fma(-d, y, 1), y), then one more step's correction
+// (finite amax > 0), or NaN (a non-finite group). dsl/newton_quotient.hpp's newton_reciprocal (the
+// integer seed and four Newton steps), then one more step's correction
 // fma(fma(-d, y, 1), y, y); a NaN d gives the NaN of 1 / NaN (every byte of the group 0x7F either way).
 #pragma once
 #include "netra/dsl/block_quant.hpp"
+#include "netra/dsl/newton_quotient.hpp"
 
 namespace netra::kernels {
 
@@ -18,9 +19,7 @@ NETRA_HOST_DEVICE e4m3_block_quantizer group_quantizer_without_division(u32 magn
   const float divisor = act_quant_divisor(magnitude, scale);
   const float m = magnitude < 0x2180u ? 0x1p64f : 1.0f;  // act_quant_divider::make's scaling
   const float d = mul_rn(divisor, m);
-  float y = bit_cast<float>(0x7EF311C3u - bit_cast<u32>(d));
-NETRA_UNROLL
-  for (int step = 0; step < 4; ++step) y = fma_rn(y, fma_rn(-d, y, 1.0f), y);
+  float y = newton_reciprocal(d);
   y = fma_rn(fma_rn(-d, y, 1.0f), y, y);
   return {scale, act_quant_divider{m, d, y}};
 }
