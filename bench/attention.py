@@ -267,8 +267,9 @@ def main() -> None:
                                                "verify timed against them in the same run (stage_two_baseline)")
     ap.add_argument("--baseline-revision", default="", help="the revision the baseline cubins were built from")
     ap.add_argument("--block-split", action="store_true",
-                    help="only the BlockSplit comparison: 2 x 0 against 2 x 0 with each block over 4 / 8 warps at decode B 1 (L 8192, "
-                         "1024, 32768) and B 8, and 8 x 0 against 2 x 0 / 8 at B 64, the call and stage one alone "
+                    help="only the BlockSplit comparison: at decode L 8192 and B 64 / 128 / 16 / 8 / 1, then B 1 at L 1024 / 32768, the "
+                         "form dispatch serves (8 x 0 at B 64, 2 x 0 widened above, 2 x 0 below; with the peers at L 8192) "
+                         "against 2 x 0 with each block over 8 (and 4) warps, the call and stage one alone "
                          "(block_split_comparison); nothing else")
     a = ap.parse_args()
     if a.profile_verify:
@@ -313,18 +314,28 @@ def main() -> None:
         records.append(bench_shape(inst, lengths, tq, contract, target, seed, bw, floor_us=floors.get((floor_key, label))))
         save()
 
-    if a.block_split:  # the same shapes and seeds on each mapping, one process; the floors of these grids under floors_under_netra_grids
-        splits = [candidates[0]] + [Instance(a.objects, 0, 1, 1, 2, 0, cap=512, split=n) for n in (4, 8)]
-        # B = 64 last: 2 x 0 / 8 takes one slice there, 512 threads x (1, 2, 64) (the 131 us floor grid), against the served 8 x 0
-        for lengths, seed in (([8192], 100), ([1024], 106), ([8192] * 8, 102), ([32768], 107), ([8192] * 64, 101)):
-            for inst in ([direct_8] + splits[2:]) if len(lengths) == 64 else splits:
+    if a.block_split:  # the same shapes and seeds on each form, one process; the floors of these grids under floors_under_netra_grids
+        split_4, split_8 = (Instance(a.objects, 0, 1, 1, 2, 0, cap=512, split=n) for n in (4, 8))
+        split_8_wide = Instance(a.objects, 0, 1, 1, 2, 0, max_batch=128, cap=512, split=8)  # batches 65..128
+        # The step's decode batches first (L = 8192; B 64 and 128 take one slice of 2 x 0 / 8: 512 threads x (1, 2, B)), then
+        # B = 1 at other lengths. Each shape's first form is the one dispatch serves (with the peers where the shape is the
+        # step's), then its BlockSplit forms.
+        plan = [([8192] * 64, 101, [direct_8, split_8]), ([8192] * 128, 103, [wide, split_8_wide]),
+                ([8192] * 16, 104, [candidates[0], split_8, split_4]), ([8192] * 8, 102, [candidates[0], split_8, split_4]),
+                ([8192], 100, [candidates[0], split_8, split_4]), ([1024], 106, [candidates[0], split_8, split_4]),
+                ([32768], 107, [candidates[0], split_8, split_4])]
+        for lengths, seed, forms in plan:
+            for served_form, inst in zip([True] + [False] * (len(forms) - 1), forms):
                 if time.monotonic() - began > a.budget_s:
                     break
-                r = bench_shape(inst, lengths, 1, "gqa8_decode", 6.0 if lengths == [8192] else None, seed, bw, peers_on=lengths == [8192] and inst.split == 1,
-                                floor_us=floors.get((f"decode B={len(lengths)} L={lengths[0]}", f"decode 2x0" + (f"/{inst.split}" if inst.split > 1 else ""))))
+                label = f"decode {inst.bw}x{inst.stages}" + (f"/{inst.split}" if inst.split > 1 else "")
+                r = bench_shape(inst, lengths, 1, "gqa8_decode", {1: 6.0, 64: 140.0}.get(len(lengths)) if lengths[0] == 8192 else None, seed, bw,
+                                peers_on=served_form and lengths[0] == 8192, floor_us=floors.get((f"decode B={len(lengths)} L={lengths[0]}", label)))
+                r["served"] = served_form
                 records.append(r)
-                split_cmp.append({"block_split": inst.split, **{k: r[k] for k in ("instance", "shape", "netra_graph_us", "netra_eager_us", "stage_one_graph_us",
-                                                                                    "correct", "slices", "best_peer", "best_peer_graph_us")}})
+                split_cmp.append({"block_split": inst.split, "served": served_form,
+                                  **{k: r[k] for k in ("instance", "shape", "netra_graph_us", "netra_eager_us", "stage_one_graph_us",
+                                                       "correct", "slices", "best_peer", "best_peer_graph_us", "floor_us")}})
                 save()
         return
     if a.baseline_objects:  # first: the same shapes and seeds on the earlier revision's cubins, then on this revision's

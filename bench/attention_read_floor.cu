@@ -18,7 +18,7 @@
 // netra's grids take their slice count from the contract's slices_for on this device's SM count.
 // Before measuring, the program checks the device widening against e4m3x4_to_bf16x4_reference on
 // all 65,536 byte pairs in both halves of a word (exit 3 on a difference).
-// NETRA_FLOOR_ONLY=<prefix> measures only the shapes whose name starts with it.
+// NETRA_FLOOR_ONLY=<prefix>[,<prefix>...] measures only the grids whose "<shape> <mapping>" starts with one of them.
 // Inputs rotate past the L2 (sets covering 3x its size); a burst of calls is captured once into a
 // graph and replayed, median of 30 (bench/cuda_graph_timing.cuh). One JSON object per line.
 #include <cuda_runtime.h>
@@ -34,6 +34,7 @@
 #include <cstring>
 #include <numeric>
 #include <random>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -276,6 +277,9 @@ int main() {
       {"decode B=1 L=8192", "alternative", 1, 8192, 1, 512, sms / 2, 64},
       {"decode B=1 L=8192", "alternative", 1, 8192, 1, 256, 16, 64},
       {"decode B=16 L=8192", "decode 2x0", 16, 8192, 1, 64, netra_slices<0, 1, 2, 0, 64, 512>(16, sms), 128},
+      {"decode B=16 L=8192", "decode 2x0/8", 16, 8192, 1, 512, netra_slices<0, 1, 2, 0, 64, 512, 8>(16, sms), 128},
+      {"decode B=64 L=8192", "decode 2x0/8", 64, 8192, 1, 512, netra_slices<0, 1, 2, 0, 64, 512, 8>(64, sms), 128},
+      {"decode B=128 L=8192", "decode 2x0/8", 128, 8192, 1, 512, netra_slices<0, 1, 2, 0, 128, 512, 8>(128, sms), 128},
       {"verify Tq=12 L=49152", "verify 1x8", 1, 49152 + 12, 12, 192, netra_slices<2, 12, 1, 8, 64, 128>(1, sms), 64},
       {"verify Tq=12 L=49152", "alternative", 1, 49152 + 12, 12, 384, netra_slices<2, 12, 1, 8, 64, 128>(1, sms), 64},
       {"verify Tq=12 L=49152", "alternative", 1, 49152 + 12, 12, 384, 2 * sms, 64},
@@ -284,9 +288,19 @@ int main() {
       {"verify Tq=12 L=8192", "verify 1x8", 1, 8192 + 12, 12, 192, netra_slices<2, 12, 1, 8, 64, 128>(1, sms), 64},
   };
   measure(configs[0], "stream", 0, l2, false);  // warm-up, not reported
-  const char* only = std::getenv("NETRA_FLOOR_ONLY");  // optional: the shapes whose name starts with it
+  const char* only = std::getenv("NETRA_FLOOR_ONLY");  // optional: prefixes of "<shape> <mapping>", comma-separated
+  auto selected = [only](const config& c) {
+    if (only == nullptr) return true;
+    const std::string name = std::string(c.shape) + " " + c.mapping;
+    for (std::string_view rest = only; !rest.empty();) {
+      const std::size_t comma = std::min(rest.find(','), rest.size());
+      if (name.compare(0, comma, rest.substr(0, comma)) == 0) return true;
+      rest.remove_prefix(std::min(comma + 1, rest.size()));
+    }
+    return false;
+  };
   for (const config& c : configs) {
-    if (only != nullptr && std::string_view(c.shape).substr(0, std::strlen(only)) != only) continue;
+    if (!selected(c)) continue;
     measure(c, "stream", 0, l2);
     if (c.mapping[0] == 'a' || c.batch == 8 || c.batch == 128 || c.threads < 64) continue;
     measure(c, "widen", c.tq, l2);

@@ -33,6 +33,7 @@ using direct_4 = contracts::attention_gqa8<sm90a, 0, 1, 1, 4, 0, 64, 256>;
 using direct_8 = contracts::attention_gqa8<sm90a, 0, 1, 1, 8, 0, 64, 512>;  // 8 waves; served at B 64 (tactics::attention_gqa8)
 using split_4 = contracts::attention_gqa8<sm90a, 0, 1, 1, 2, 0, 64, 512, 4>;  // 2 x 0, each block over 4 warps (catalogued, not dispatched)
 using split_8 = contracts::attention_gqa8<sm90a, 0, 1, 1, 2, 0, 64, 512, 8>;  // 2 x 0, each block over 8 warps (16 a workgroup)
+using split_8_wide = contracts::attention_gqa8<sm90a, 0, 1, 1, 2, 0, 128, 512, 8>;  // 2 x 0 / 8 at batches up to 128
 static_assert(verify::tokens_per_wave == 2 && verify::waves == 6 && verify::stages == 8);  // the served verify: two tokens a wave
 
 namespace {
@@ -146,6 +147,20 @@ TEST_CASE("BlockSplit mappings (2 x 0 with each block over 4 / 8 warps): bitwise
   bitwise<split_8>({1, 1, {8192}, 0.37f, 0.8f, gqa8_fill::bitwise, 0}, 24, 66);
   bitwise<split_8>({1, 1, {8192, 2000}, 0.37f, 0.8f, gqa8_fill::bitwise, 0}, 25, 256);
   bitwise<split_8>({1, 1, std::vector<std::int64_t>(64, 200), 0.37f, 0.8f, gqa8_fill::bitwise, 0}, 34, 1);  // B 64: one slice, as slices_for gives
+  // The step's decode batches at the device's slices (H200: B 8 -> 8, B 16 -> 4, B 64 and up -> 1).
+  bitwise<split_8>({1, 1, std::vector<std::int64_t>(8, 3000), 0.37f, 0.8f, gqa8_fill::bitwise, 0}, 35, attention_gqa8_slices(h<split_8>(), 8));
+  bitwise<split_8>({1, 1, std::vector<std::int64_t>(16, 2000), 0.37f, 0.8f, gqa8_fill::bitwise, 0}, 36, attention_gqa8_slices(h<split_8>(), 16));
+  const std::int64_t ragged[] = {0, 1, 63, 64, 65, 127, 300, 1000};
+  for (const std::size_t B : {std::size_t{80}, std::size_t{128}}) {  // 2 x 0 / 8 widened to MaxBatch 128
+    std::vector<std::int64_t> lengths(B);
+    for (std::size_t b = 0; b < B; ++b) lengths[b] = ragged[(b * 5 + B) % 8];
+    bitwise<split_8_wide>({1, 1, lengths, 0.37f, 0.8f, gqa8_fill::bitwise, 0}, static_cast<std::uint32_t>(37 + B),
+                          attention_gqa8_slices(h<split_8_wide>(), static_cast<i64>(B)));
+  }
+  bounded<split_8>({1, 1, std::vector<std::int64_t>(64, 1024), 1.0f, 1.0f, gqa8_fill::random, 0}, 38, "BlockSplit 8, B = 64, L = 1024 (the device's slices)");
+  bounded<split_8>({1, 1, std::vector<std::int64_t>(16, 4096), 1.0f, 1.0f, gqa8_fill::random, 0}, 39, "BlockSplit 8, B = 16, L = 4096 (the device's slices)");
+  bounded<split_8_wide>({1, 1, std::vector<std::int64_t>(128, 1024), 1.0f, 1.0f, gqa8_fill::random, 0}, 40,
+                        "BlockSplit 8 widened, B = 128, L = 1024 (the device's slices)");
   bounded<split_4>({1, 1, {8192}, 1.0f, 1.0f, gqa8_fill::random, 0}, 26, "BlockSplit 4, B = 1, L = 8192 (the device's slices)");
   bounded<split_8>({1, 1, {8192}, 1.0f, 1.0f, gqa8_fill::random, 0}, 27, "BlockSplit 8, B = 1, L = 8192 (the device's slices)");
   bounded<split_8>({1, 1, {0, 1, 63, 64, 65, 127, 1000, 4099}, 0.8f, 1.3f, gqa8_fill::random, 0}, 28, "BlockSplit 8, ragged lengths");
