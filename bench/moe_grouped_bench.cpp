@@ -198,6 +198,8 @@ int main(int argc, char** argv) {
     run.template operator()<tactics::grouped_mid_ring<sm90a>>("mid_ring");
     run.template operator()<tactics::grouped_mid_ring2<sm90a>>("mid_ring2");
     run.template operator()<tactics::grouped_mid_dring<sm90a>>("mid_dring");
+    run.template operator()<tactics::grouped_mid_trim<sm90a>>("mid_trim");
+    run.template operator()<tactics::grouped_mid_trim_rows8<sm90a>>("mid_trim_rows8");
     run.template operator()<tactics::grouped_mid<sm90a>>("mid");
     run.template operator()<tactics::grouped_large_ring<sm90a>>("large_ring");
     run.template operator()<tactics::grouped_large_dring<sm90a>>("large_dring");

@@ -34,6 +34,8 @@ netra_moe_grouped_compile_fail(moe_grouped_row_tiles "netra::contracts::moe_grou
   "netra::contracts::moe_grouped_down: field RowTiles must be 1, 2, 4, 8 or 16")
 netra_moe_grouped_compile_fail(moe_grouped_down_stages "netra::contracts::moe_grouped_down<netra::sm90a, 17, 256, 16, 1, 4, 1>"
   "netra::contracts::moe_grouped_down: field WeightStages must be 0 \\(registers\\) or in \\[2, 4\\]")
+netra_moe_grouped_compile_fail(moe_grouped_down_trim "netra::contracts::moe_grouped_down<netra::sm90a, 17, 256, 16, 1, 4, 4, 2>"
+  "netra::contracts::moe_grouped_down: field Trim must be 0 \\(whole chunks\\) or 1")
 netra_moe_grouped_compile_fail(moe_split_k_tokens "netra::contracts::moe_split_k_down<netra::gfx950, 512>"
   "netra::contracts::moe_split_k_down: field Tokens must be 768")
 

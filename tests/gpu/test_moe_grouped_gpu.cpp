@@ -8,7 +8,8 @@
 // poisoned outputs (every element written); refused calls that launch and write nothing; gate_up
 // with its weights through the LDS ring equal to the register form bit for bit; the later mid forms
 // (tactics::grouped_mid_ring2, grouped_mid_dring: down's weights through its ring) equal to
-// mid_ring bit for bit, and grouped_large_dring equal to large_ring.
+// mid_ring bit for bit, and grouped_large_dring equal to large_ring; the Trim forms (grouped_mid_trim,
+// grouped_mid_trim_rows8) equal to mid_dring bit for bit, plan tiles of every size 1 .. 16 included.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -217,6 +218,34 @@ TEST_CASE("grouped experts: the 2-block ring and down through its ring give mid_
   const call c = random_call(768, 404);
   CHECK(run<tactics::grouped_large_dring<sm90a>>(random_experts(), c) == run<tactics::grouped_large_ring<sm90a>>(random_experts(), c));
   check_call<tactics::grouped_large_dring<sm90a>>(random_experts(), random_call(300, 405));
+}
+
+template <class Config> void same_bits(const experts& x, const call& c, const outputs& want) { CHECK(run<Config>(x, c) == want); }
+template <class... Configs> void same_bits_as_mid_dring(const experts& x, const call& c) {
+  const outputs want = run<tactics::grouped_mid_dring<sm90a>>(x, c);
+  (same_bits<Configs>(x, c, want), ...);
+}
+
+TEST_CASE("grouped experts: the Trim forms give mid_dring's bits, plan tiles of every size 1 .. 16") {
+  call sizes = random_call(64, 501);  // expert e takes e % 16 + 1 routes in a row; two invalid ids among them
+  for (std::size_t r = 0, e = 0, left = 1; r < sizes.ids.size(); ++r) {
+    sizes.ids[r] = static_cast<std::int32_t>(e % experts::first_unused);
+    if (--left == 0) left = ++e % 16 + 1;
+  }
+  sizes.ids[9] = -1;
+  sizes.ids[100] = 257;
+  same_bits_as_mid_dring<tactics::grouped_mid_trim<sm90a>, tactics::grouped_mid_trim_rows8<sm90a>>(random_experts(), sizes);
+  same_bits_as_mid_dring<tactics::grouped_mid_trim<sm90a>, tactics::grouped_mid_trim_rows8<sm90a>>(saturated_experts(), sizes);
+  check_call<tactics::grouped_mid_trim<sm90a>>(random_experts(), sizes);
+}
+
+TEST_CASE("grouped experts: the Trim forms give mid_dring's bits at 17 .. 256 tokens and one expert") {
+  for (int tokens : {17, 64, 96, 128, 256})
+    same_bits_as_mid_dring<tactics::grouped_mid_trim<sm90a>, tactics::grouped_mid_trim_rows8<sm90a>>(random_experts(), random_call(tokens, 500 + tokens));
+  call one = random_call(64, 503);
+  std::fill(one.ids.begin(), one.ids.end(), 7);
+  same_bits_as_mid_dring<tactics::grouped_mid_trim<sm90a>, tactics::grouped_mid_trim_rows8<sm90a>>(saturated_experts(), one);
+  check_call<tactics::grouped_mid_trim_rows8<sm90a>>(random_experts(), random_call(128, 504));
 }
 
 TEST_CASE("grouped experts, adversarial inputs") {

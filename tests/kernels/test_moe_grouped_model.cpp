@@ -247,6 +247,33 @@ TEST_CASE("down through its ring (mid_dring, large_dring) serves every route onc
       check_served_once<tactics::grouped_large_dring<sm90a>>(tokens, ids);
 }
 
+TEST_CASE("Trim: the instruction tiles that run hold every route's column, and only those tiles run") {
+  using F = kernels::moe_grouped::fragment<sm90a>;
+  static_assert(F::tiles == 2 && F::tile_columns == 8);
+  for (u32 routes = 1; routes <= 32; ++routes)
+    for (u32 c = 0; c < ceil_div(routes, F::chunk_columns); ++c)
+      for (u32 n = 0; n < F::tiles; ++n) {
+        const u32 first = c * F::chunk_columns + n * F::tile_columns;
+        CHECK(kernels::moe_grouped::tile_runs<sm90a, true>(c, n, routes) == (first < routes));
+        CHECK(kernels::moe_grouped::tile_runs<sm90a, false>(c, n, routes));
+      }
+  using G = kernels::moe_grouped::fragment<gfx950>;  // one 16-column instruction tile a chunk: Trim changes nothing
+  static_assert(G::tiles == 1);
+  for (u32 routes = 1; routes <= 32; ++routes)
+    for (u32 c = 0; c < ceil_div(routes, G::chunk_columns); ++c) CHECK(kernels::moe_grouped::tile_runs<gfx950, true>(c, 0, routes));
+  for (int tokens : {17, 64, 256})
+    for (const auto& ids : {oracles::routed_ids(tokens, 2100 + tokens), skewed_ids(tokens, 6), std::vector<std::int32_t>(tokens * 9, 7)}) {
+      check_served_once<tactics::grouped_mid_trim<sm90a>>(tokens, ids);
+      check_served_once<tactics::grouped_mid_trim_rows8<sm90a>>(tokens, ids);
+    }
+  CHECK(std::size(tactics::grouped_mid_trim<sm90a>::down::template_args) == 7);
+  CHECK(std::size(tactics::grouped_mid_trim<sm90a>::gate_up::template_args) == 5);
+  CHECK(std::size(tactics::grouped_mid_dring<sm90a>::gate_up::template_args) == 4);  // the Trim 0 instances keep their names
+  CHECK(kernels::moe_grouped_down_kernel<tactics::grouped_mid_trim<sm90a>::down>::min_workgroups_per_processor == 3);
+  CHECK(kernels::moe_grouped_down_kernel<tactics::grouped_mid_trim_rows8<sm90a>::down>::passes == 2);
+  CHECK(kernels::moe_grouped_gate_up_kernel<tactics::grouped_mid_trim<sm90a>::gate_up>::min_workgroups_per_processor == 2);
+}
+
 TEST_CASE("the block at 17 .. 32 tokens: the grouped mid configuration serves every route once") {
   // the block's experts: the decode chain up to 16 tokens, grouped from 17
   static_assert(tactics::grouped_min_tokens == contracts::moe_expert_gate_up_decode<sm90a>::max_tokens + 1);

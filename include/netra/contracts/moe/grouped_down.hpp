@@ -26,8 +26,10 @@
 // Field WeightStages: 0, the wave's weight pieces of a whole 128-row pass in registers, the next
 // pass's in flight; S in [2, 4], through a per-thread LDS ring of S scale blocks (asynchronous
 // 16-byte copies, S - 1 blocks ahead, no weight registers held), so that several workgroups share
-// an SM. The same operations per value either way. Spelled only when not 0 (the register
-// instances keep their names).
+// an SM. The same operations per value either way. Field Trim: 0, a 16-column chunk holding a
+// route runs all its instruction tiles; 1, only the instruction tiles (8 columns on sm90a, 16 on
+// gfx950) holding a route: the same operations for every stored column. Each field is spelled
+// only when it or a later one is not 0 (earlier instances keep their names).
 #pragma once
 #include "netra/contracts/moe/grouped_plan.hpp"
 
@@ -42,14 +44,18 @@ struct moe_grouped_down_signature : moe_grouped_stage_signature {
 
 namespace contracts {
 
-template <u32 MinTokens, u32 MaxTokens, u32 Tile, u32 KParts, u32 RowTiles, u32 WeightStages> struct moe_grouped_down_args {
+template <u32 MinTokens, u32 MaxTokens, u32 Tile, u32 KParts, u32 RowTiles, u32 WeightStages, u32 Trim> struct moe_grouped_down_args {
+  static constexpr i64 value[] = {MinTokens, MaxTokens, Tile, KParts, RowTiles, WeightStages, Trim};
+};
+template <u32 MinTokens, u32 MaxTokens, u32 Tile, u32 KParts, u32 RowTiles, u32 WeightStages>
+struct moe_grouped_down_args<MinTokens, MaxTokens, Tile, KParts, RowTiles, WeightStages, 0> {
   static constexpr i64 value[] = {MinTokens, MaxTokens, Tile, KParts, RowTiles, WeightStages};
 };
-template <u32 MinTokens, u32 MaxTokens, u32 Tile, u32 KParts, u32 RowTiles> struct moe_grouped_down_args<MinTokens, MaxTokens, Tile, KParts, RowTiles, 0> {
+template <u32 MinTokens, u32 MaxTokens, u32 Tile, u32 KParts, u32 RowTiles> struct moe_grouped_down_args<MinTokens, MaxTokens, Tile, KParts, RowTiles, 0, 0> {
   static constexpr i64 value[] = {MinTokens, MaxTokens, Tile, KParts, RowTiles};
 };
 
-template <class Target, u32 MinTokens, u32 MaxTokens, u32 Tile, u32 KParts, u32 RowTiles, u32 WeightStages = 0, u32 WaveSize = Target::wave_size>
+template <class Target, u32 MinTokens, u32 MaxTokens, u32 Tile, u32 KParts, u32 RowTiles, u32 WeightStages = 0, u32 Trim = 0, u32 WaveSize = Target::wave_size>
 struct moe_grouped_down {
   static_assert(is_built_target_v<Target>,
                 "netra::contracts::moe_grouped_down: field Target is not supported; supported: netra::gfx950, netra::sm90a");
@@ -64,6 +70,7 @@ struct moe_grouped_down {
                 "netra::contracts::moe_grouped_down: field RowTiles must be 1, 2, 4, 8 or 16 (whole 128-row passes)");
   static_assert(WeightStages == 0 || (WeightStages >= 2 && WeightStages <= 4),
                 "netra::contracts::moe_grouped_down: field WeightStages must be 0 (registers) or in [2, 4] (an LDS ring)");
+  static_assert(Trim == 0 || Trim == 1, "netra::contracts::moe_grouped_down: field Trim must be 0 (whole chunks) or 1 (the instruction tiles holding a route)");
 
   using target = Target;
   using weights = moe::expert_weights;
@@ -76,13 +83,14 @@ struct moe_grouped_down {
   static constexpr u32 k_parts = KParts;
   static constexpr u32 row_tiles = RowTiles;
   static constexpr u32 weight_stages = WeightStages;
+  static constexpr bool trim = Trim == 1;
   static constexpr u32 wave_size = WaveSize;
   static constexpr u32 waves = 8;
   static constexpr u32 max_routes = layout::max_routes;
   /// Bytes of the partials: FP32 [R_max, 2048] (KParts 1) or FP16 [R_max, 2048, 2] (KParts 2).
   static constexpr u64 partials_bytes = 4ull * max_routes * weights::hidden;
   static constexpr u64 workspace_bytes = 0;
-  static constexpr const auto& template_args = moe_grouped_down_args<MinTokens, MaxTokens, Tile, KParts, RowTiles, WeightStages>::value;
+  static constexpr const auto& template_args = moe_grouped_down_args<MinTokens, MaxTokens, Tile, KParts, RowTiles, WeightStages, Trim>::value;
   /// LDS of the tile's activations: Tile columns of the part's K bytes, each padded by 64 bytes.
   static constexpr u32 part_k = weights::intermediate / KParts;
   static constexpr u32 column_stride = part_k + 64;

@@ -41,15 +41,21 @@ namespace contracts {
 /// How a grouped gate_up's weights wait between their load and their products (field WeightStages):
 /// 0: in registers, one block ahead; S in [2, 4]: in an LDS ring of S blocks that each thread fills
 /// with asynchronous 16-byte copies (dsl/async_copy.hpp), S - 1 blocks ahead, no registers held.
-/// Spelled only when not 0, so the register instances keep their names.
-template <u32 MinTokens, u32 MaxTokens, u32 Tile, u32 WeightStages> struct moe_grouped_gate_up_args {
+/// Field Trim: 0, a 16-column chunk that holds a route runs all its instruction tiles; 1, only
+/// the instruction tiles (the shape's n columns: 8 on sm90a, 16 on gfx950) that hold a route. A
+/// stored column gets the same operations either way (a D column depends only on its B column).
+/// Each field is spelled only when it or a later one is not 0, so earlier instances keep their names.
+template <u32 MinTokens, u32 MaxTokens, u32 Tile, u32 WeightStages, u32 Trim> struct moe_grouped_gate_up_args {
+  static constexpr i64 value[] = {MinTokens, MaxTokens, Tile, WeightStages, Trim};
+};
+template <u32 MinTokens, u32 MaxTokens, u32 Tile, u32 WeightStages> struct moe_grouped_gate_up_args<MinTokens, MaxTokens, Tile, WeightStages, 0> {
   static constexpr i64 value[] = {MinTokens, MaxTokens, Tile, WeightStages};
 };
-template <u32 MinTokens, u32 MaxTokens, u32 Tile> struct moe_grouped_gate_up_args<MinTokens, MaxTokens, Tile, 0> {
+template <u32 MinTokens, u32 MaxTokens, u32 Tile> struct moe_grouped_gate_up_args<MinTokens, MaxTokens, Tile, 0, 0> {
   static constexpr i64 value[] = {MinTokens, MaxTokens, Tile};
 };
 
-template <class Target, u32 MinTokens, u32 MaxTokens, u32 Tile, u32 WeightStages = 0, u32 WaveSize = Target::wave_size>
+template <class Target, u32 MinTokens, u32 MaxTokens, u32 Tile, u32 WeightStages = 0, u32 Trim = 0, u32 WaveSize = Target::wave_size>
 struct moe_grouped_gate_up {
   static_assert(is_built_target_v<Target>,
                 "netra::contracts::moe_grouped_gate_up: field Target is not supported; supported: netra::gfx950, netra::sm90a");
@@ -60,6 +66,7 @@ struct moe_grouped_gate_up {
   static_assert(Tile == 16 || Tile == 32 || Tile == 64, "netra::contracts::moe_grouped_gate_up: field Tile must be 16, 32 or 64");
   static_assert(WeightStages == 0 || (WeightStages >= 2 && WeightStages <= 4),
                 "netra::contracts::moe_grouped_gate_up: field WeightStages must be 0 (registers) or in [2, 4] (an LDS ring)");
+  static_assert(Trim == 0 || Trim == 1, "netra::contracts::moe_grouped_gate_up: field Trim must be 0 (whole chunks) or 1 (the instruction tiles holding a route)");
 
   using target = Target;
   using weights = moe::expert_weights;
@@ -73,7 +80,8 @@ struct moe_grouped_gate_up {
   static constexpr u32 waves = 8;
   static constexpr u64 workspace_bytes = 0;
   static constexpr u32 weight_stages = WeightStages;
-  static constexpr const auto& template_args = moe_grouped_gate_up_args<MinTokens, MaxTokens, Tile, WeightStages>::value;
+  static constexpr bool trim = Trim == 1;
+  static constexpr const auto& template_args = moe_grouped_gate_up_args<MinTokens, MaxTokens, Tile, WeightStages, Trim>::value;
   /// LDS of the tile's activations: Tile columns of 2048 E4M3 bytes, each padded by 64 bytes.
   static constexpr u32 column_stride = weights::hidden + 64;
   static constexpr u32 staged_bytes = Tile * column_stride;

@@ -14,8 +14,9 @@
 //      the next pass's before this pass's products). Ring (WeightStages S): the pass's blocks in
 //      order through a per-thread LDS ring of S blocks (grouped_tile.hpp), blocks 0 .. S - 2
 //      issued before step 1 and block f + S - 1 before block f. Per used 16-column chunk and
-//      instruction tile: per block b, q_b = P_b * (sa_b * sw_b), summed in block order; stored per
-//      D item to the route's row of the partials (FP32, or FP16 by grouped_f16.hpp).
+//      instruction tile (Trim: per instruction tile holding a route): per block b, q_b = P_b *
+//      (sa_b * sw_b), summed in block order; stored per D item to the route's row of the partials
+//      (FP32, or FP16 by grouped_f16.hpp).
 // On sm90a: programmatic dependent launch (released at once, waits before reading the plan).
 #pragma once
 #include "netra/contracts/moe/grouped_down.hpp"
@@ -48,6 +49,7 @@ template <class Contract> struct moe_grouped_down_kernel {
   static constexpr u32 workgroup_rows = weights::hidden / Contract::row_tiles;
   static constexpr u32 passes = workgroup_rows / pass_rows;
   static constexpr u32 stages = Contract::weight_stages;
+  static constexpr bool trim = Contract::trim;
   static constexpr u32 dynamic_lds_bytes = Contract::ring_bytes;
   static constexpr bool prefers_max_lds = stages > 0;
   static_assert(workgroup_rows % pass_rows == 0 && pass_rows == weights::block, "grouped down: whole 128-row passes, one scale row each");
@@ -126,6 +128,7 @@ template <class Contract> struct moe_grouped_down_kernel {
       if (c >= used) break;  // uniform
       NETRA_UNROLL
       for (u32 n = 0; n < F::tiles; ++n) {
+        if (!moe_grouped::tile_runs<target, trim>(c, n, routes)) break;  // uniform
         items y;
         NETRA_UNROLL
         for (u32 b = 0; b < part_blocks; ++b) add_block(y, sh, wt[b], c, n, b, bit_cast<float>(wave_broadcast<target>(bit_cast<u32>(scale), b)), lane);
@@ -162,14 +165,20 @@ template <class Contract> struct moe_grouped_down_kernel {
       for (u32 c = 0; c < chunks; ++c) {
         if (c >= used) break;  // uniform
         NETRA_UNROLL
-        for (u32 n = 0; n < F::tiles; ++n) add_block(y[c][n], sh, cur[0], c, n, b, sw, lane);
+        for (u32 n = 0; n < F::tiles; ++n) {
+          if (!moe_grouped::tile_runs<target, trim>(c, n, routes)) break;  // uniform
+          add_block(y[c][n], sh, cur[0], c, n, b, sw, lane);
+        }
       }
       if (b + 1 < part_blocks) continue;
       NETRA_UNROLL
       for (u32 c = 0; c < chunks; ++c) {
         if (c >= used) break;  // uniform
         NETRA_UNROLL
-        for (u32 n = 0; n < F::tiles; ++n) store_items(p, sh, y[c][n], c, n, row0, part, routes, lane);
+        for (u32 n = 0; n < F::tiles; ++n) {
+          if (!moe_grouped::tile_runs<target, trim>(c, n, routes)) break;  // uniform
+          store_items(p, sh, y[c][n], c, n, row0, part, routes, lane);
+        }
       }
     }
   }
@@ -217,9 +226,9 @@ template <class Contract> struct moe_grouped_down_kernel {
   }
 };
 
-template <class Target, u32 MinTokens, u32 MaxTokens, u32 Tile, u32 KParts, u32 RowTiles, u32 WeightStages, u32 WaveSize>
-struct kernels_of<contracts::moe_grouped_down<Target, MinTokens, MaxTokens, Tile, KParts, RowTiles, WeightStages, WaveSize>> {
-  using type = type_list<moe_grouped_down_kernel<contracts::moe_grouped_down<Target, MinTokens, MaxTokens, Tile, KParts, RowTiles, WeightStages, WaveSize>>>;
+template <class Target, u32 MinTokens, u32 MaxTokens, u32 Tile, u32 KParts, u32 RowTiles, u32 WeightStages, u32 Trim, u32 WaveSize>
+struct kernels_of<contracts::moe_grouped_down<Target, MinTokens, MaxTokens, Tile, KParts, RowTiles, WeightStages, Trim, WaveSize>> {
+  using type = type_list<moe_grouped_down_kernel<contracts::moe_grouped_down<Target, MinTokens, MaxTokens, Tile, KParts, RowTiles, WeightStages, Trim, WaveSize>>>;
 };
 
 }  // namespace netra::kernels

@@ -11,8 +11,8 @@
 //      registers, block 0's issued before step 1 and the next block's before this block's
 //      products; or (WeightStages S) through a per-thread LDS ring of S blocks filled by
 //      asynchronous copies, blocks 0 .. S - 2 issued before step 1, block b + S - 1 before block
-//      b. Per used 16-column chunk the block products of both row tiles (grouped_tile.hpp),
-//      acc = fma(P_b, sw_b * sx_b, acc) from +0.
+//      b. Per used 16-column chunk (Trim: per instruction tile holding a route) the block products
+//      of both row tiles (grouped_tile.hpp), acc = fma(P_b, sw_b * sx_b, acc) from +0.
 //      gate and up of intermediate index i sit in the same lane's same D item.
 //   3. Each item: gate, up -> BF16 (optionally stored to gate_up), y = bf16(silu(gate) * up) into
 //      the workgroup's group image (LDS, [Tile][128]); barrier.
@@ -50,6 +50,7 @@ template <class Contract> struct moe_grouped_gate_up_kernel {
   static constexpr u32 group = weights::block;                     // 128 intermediate values
   static constexpr u32 stride = Contract::column_stride;
   static constexpr u32 stages = Contract::weight_stages;
+  static constexpr bool trim = Contract::trim;
   static constexpr u32 dynamic_lds_bytes = Contract::staged_bytes + Contract::ring_bytes;
   static constexpr bool prefers_max_lds = true;
   static constexpr u32 y_stride = group + 8;  // BF16 values per column of the group image
@@ -107,9 +108,9 @@ template <class Contract> struct moe_grouped_gate_up_kernel {
   /// Step 2 for wave w: the gate (t = 0) and up (t = 1) accumulators of the tile's used chunks;
   /// registers (stages 0): `next` holds block 0's pieces; ring: blocks 0 .. stages - 2 are in
   /// flight (both issued before the activations were staged).
-  static NETRA_DEVICE void project(const params& p, const shared_state& sh, const u8* staged, u8* ring, u32 key, u32 g, u32 used,
+  static NETRA_DEVICE void project(const params& p, const shared_state& sh, const u8* staged, u8* ring, u32 key, u32 g, u32 routes,
                                    row_pieces& next, accumulators& acc) {
-    const u32 lane = lane_id<target>();
+    const u32 lane = lane_id<target>(), used = ceil_div(routes, F::chunk_columns);
     const u32 row[2] = {first_row(g, 0), first_row(g, 1)};
     // lane l < 16: the gate rows' scale of block l; 16 <= l < 32: the up rows' of block l - 16
     const float* srow = p.s13 + static_cast<u64>(key) * (weights::w13_scale_rows * weights::w13_scale_cols);
@@ -144,6 +145,7 @@ template <class Contract> struct moe_grouped_gate_up_kernel {
         if (c >= used) break;  // uniform
         NETRA_UNROLL
         for (u32 n = 0; n < F::tiles; ++n) {
+          if (!moe_grouped::tile_runs<target, trim>(c, n, routes)) break;  // uniform; a skipped tile's accumulators stay +0
           NETRA_UNROLL
           for (u32 t = 0; t < 2; ++t) {
             float d[S::d_items];
@@ -236,7 +238,7 @@ template <class Contract> struct moe_grouped_gate_up_kernel {
 
     const u32 used = ceil_div(t.routes, F::chunk_columns);
     accumulators acc;
-    project(p, sh, staged, ring, t.key, g, used, first, acc);
+    project(p, sh, staged, ring, t.key, g, t.routes, first, acc);
     NETRA_UNROLL
     for (u32 c = 0; c < chunks; ++c) {
       if (c >= used) break;  // uniform
@@ -260,9 +262,9 @@ template <class Contract> struct moe_grouped_gate_up_kernel {
   }
 };
 
-template <class Target, u32 MinTokens, u32 MaxTokens, u32 Tile, u32 WeightStages, u32 WaveSize>
-struct kernels_of<contracts::moe_grouped_gate_up<Target, MinTokens, MaxTokens, Tile, WeightStages, WaveSize>> {
-  using type = type_list<moe_grouped_gate_up_kernel<contracts::moe_grouped_gate_up<Target, MinTokens, MaxTokens, Tile, WeightStages, WaveSize>>>;
+template <class Target, u32 MinTokens, u32 MaxTokens, u32 Tile, u32 WeightStages, u32 Trim, u32 WaveSize>
+struct kernels_of<contracts::moe_grouped_gate_up<Target, MinTokens, MaxTokens, Tile, WeightStages, Trim, WaveSize>> {
+  using type = type_list<moe_grouped_gate_up_kernel<contracts::moe_grouped_gate_up<Target, MinTokens, MaxTokens, Tile, WeightStages, Trim, WaveSize>>>;
 };
 
 }  // namespace netra::kernels

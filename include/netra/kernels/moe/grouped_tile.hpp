@@ -117,6 +117,12 @@ NETRA_DEVICE void chunk_product(d_items<Target>& d, const weight_pieces<Target>&
   netra::fragment::multiply<typename F::shape, F::mmas>(d, w, act);
 }
 
+/// Whether instruction tile n of a used chunk `chunk` runs for a plan tile of `routes` routes (the
+/// contracts' field Trim): always, or (Trim) only when one of its columns holds a route. Uniform.
+template <class Target, bool Trim> NETRA_HOST_DEVICE constexpr bool tile_runs(u32 chunk, u32 n, u32 routes) {
+  return !Trim || chunk * fragment<Target>::chunk_columns + n * fragment<Target>::tile_columns < routes;
+}
+
 /// Column (in the tile) of D item i of the lane in instruction tile n of chunk `chunk`.
 template <class Target> NETRA_HOST_DEVICE constexpr u32 item_column(u32 lane, u32 chunk, u32 n, u32 i) {
   return chunk * fragment<Target>::chunk_columns + fragment<Target>::d_element(lane, n, i).col;

@@ -74,6 +74,17 @@ using grouped_mid_ring2 = grouped_config<typename grouped_mid<Target>::plan, con
 template <class Target>
 using grouped_mid_dring = grouped_config<typename grouped_mid<Target>::plan, typename grouped_mid_ring2<Target>::gate_up,
                                          contracts::moe_grouped_down<Target, 17, 256, 16, 1, 4, 4>, typename grouped_mid<Target>::reduce>;
+/// mid_dring with field Trim on gate_up and down (contracts/moe/grouped_{gate_up,down}.hpp): a
+/// chunk's second instruction tile (columns 8 .. 15 on sm90a) runs only when it holds a route, so
+/// the plan tiles of 1 .. 8 routes (most of them at 32 .. 128 tokens) convert and multiply half
+/// the activation columns; the same bits. mid_trim_rows8: its down over 8 row tiles (two passes
+/// a workgroup, twice the workgroups: a shorter tail).
+template <class Target>
+using grouped_mid_trim = grouped_config<typename grouped_mid<Target>::plan, contracts::moe_grouped_gate_up<Target, 17, 256, 16, 2, 1>,
+                                        contracts::moe_grouped_down<Target, 17, 256, 16, 1, 4, 4, 1>, typename grouped_mid<Target>::reduce>;
+template <class Target>
+using grouped_mid_trim_rows8 = grouped_config<typename grouped_mid<Target>::plan, typename grouped_mid_trim<Target>::gate_up,
+                                              contracts::moe_grouped_down<Target, 17, 256, 16, 1, 8, 4, 1>, typename grouped_mid<Target>::reduce>;
 /// large_ring with down through the 4-block ring (two workgroups an SM at tiles of 32): dispatched.
 template <class Target>
 using grouped_large_dring = grouped_config<typename grouped_large<Target>::plan, typename grouped_large_ring<Target>::gate_up,
