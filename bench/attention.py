@@ -262,13 +262,13 @@ def main() -> None:
     ap.add_argument("--floors", help="bench/attention_floor.py's evidence file: each shape's floor under netra's grid")
     ap.add_argument("--profile-verify", action="store_true", help="only launch the served verify at prefix 49152 four times (for ncu)")
     ap.add_argument("--served-only", action="store_true",
-                    help="no slice sweep or mapping comparison: each batch gets the mapping dispatch serves (B 64: 8 x 0, else 2 x 0)")
+                    help="no slice sweep or mapping comparison: each batch gets the mapping dispatch serves (B 64: 8 x 0, B 1: 2 x 0 / 4, else 2 x 0)")
     ap.add_argument("--baseline-objects", help="cubins of an earlier revision (plain stage-two launch): the served B = 1 decode and "
                                                "verify timed against them in the same run (stage_two_baseline)")
     ap.add_argument("--baseline-revision", default="", help="the revision the baseline cubins were built from")
     ap.add_argument("--block-split", action="store_true",
                     help="only the BlockSplit comparison: at decode L 8192 and B 64 / 128 / 16 / 8 / 1, then B 1 at L 1024 / 32768, the "
-                         "form dispatch serves (8 x 0 at B 64, 2 x 0 widened above, 2 x 0 below; with the peers at L 8192) "
+                         "form dispatch serves (8 x 0 at B 64, 2 x 0 widened above, 2 x 0 / 4 at B 1, 2 x 0 else; with the peers at L 8192) "
                          "against 2 x 0 with each block over 8 (and 4) warps, the call and stage one alone "
                          "(block_split_comparison); nothing else")
     a = ap.parse_args()
@@ -288,6 +288,8 @@ def main() -> None:
     direct_8 = Instance(a.objects, 0, 1, 1, 8, 0, cap=512)  # 8 waves: one block a wave at B = 1 with 16 slices (L = 8192)
     wide = Instance(a.objects, 0, 1, 1, 2, 0, max_batch=128, cap=512)  # contracts/attention/gqa8_decode_wide.hpp: batches 65..128
     verify = Instance(a.objects, 2, 12, 1, 1, 8)  # served (sm90a): two tokens per wave, 8 stages
+    # 2 x 0 with each block over 4 / 8 warps (BlockSplit): 4 served at B = 1 (tactics::attention_gqa8_block_split_max_batch)
+    split_4, split_8 = (Instance(a.objects, 0, 1, 1, 2, 0, cap=512, split=n) for n in (4, 8))
     records, mapping, sweep, baseline, split_cmp = [], [], [], [], []
     method = ("CUDA graph replay and eager bursts of calls over input sets rotated past L2 (>= 3x L2), median of 15 (peers 10); "
               "torch SDPA peers read a dense BF16 copy of the gathered, dequantized cache, timed separately (dequant_copy_graph_us); "
@@ -315,15 +317,13 @@ def main() -> None:
         save()
 
     if a.block_split:  # the same shapes and seeds on each form, one process; the floors of these grids under floors_under_netra_grids
-        split_4, split_8 = (Instance(a.objects, 0, 1, 1, 2, 0, cap=512, split=n) for n in (4, 8))
-        split_8_wide = Instance(a.objects, 0, 1, 1, 2, 0, max_batch=128, cap=512, split=8)  # batches 65..128
-        # The step's decode batches first (L = 8192; B 64 and 128 take one slice of 2 x 0 / 8: 512 threads x (1, 2, B)), then
+        # The step's decode batches first (L = 8192; B 64 takes one slice of 2 x 0 / 8: 512 threads x (1, 2, 64)), then
         # B = 1 at other lengths. Each shape's first form is the one dispatch serves (with the peers where the shape is the
         # step's), then its BlockSplit forms.
-        plan = [([8192] * 64, 101, [direct_8, split_8]), ([8192] * 128, 103, [wide, split_8_wide]),
+        plan = [([8192] * 64, 101, [direct_8, split_8]), ([8192] * 128, 103, [wide]),
                 ([8192] * 16, 104, [candidates[0], split_8, split_4]), ([8192] * 8, 102, [candidates[0], split_8, split_4]),
-                ([8192], 100, [candidates[0], split_8, split_4]), ([1024], 106, [candidates[0], split_8, split_4]),
-                ([32768], 107, [candidates[0], split_8, split_4])]
+                ([8192], 100, [split_4, candidates[0], split_8]), ([1024], 106, [split_4, candidates[0], split_8]),
+                ([32768], 107, [split_4, candidates[0], split_8])]
         for lengths, seed, forms in plan:
             for served_form, inst in zip([True] + [False] * (len(forms) - 1), forms):
                 if time.monotonic() - began > a.budget_s:
@@ -364,10 +364,10 @@ def main() -> None:
         sweep.append({k: r[k] for k in ("instance", "shape", "netra_graph_us", "stage_one_graph_us", "correct", "slices")})
         save()
 
-    best = {1: candidates[0], 64: direct_8, 8: candidates[0]} if a.served_only else {}  # batch -> the fastest correct mapping at L = 8192
+    best = {1: split_4, 64: direct_8, 8: candidates[0]} if a.served_only else {}  # batch -> the fastest correct mapping at L = 8192
     for b in () if a.served_only else (1, 64, 8):
         times = []
-        for inst in candidates + [direct_8]:
+        for inst in candidates + [direct_8] + ([split_4] if b == 1 else []):
             if time.monotonic() - began > a.budget_s * 0.55:
                 break
             r = bench_shape(inst, [8192] * b, 1, "gqa8_decode", None, 900 + b, bw, peers_on=False)

@@ -160,14 +160,36 @@ TEST_CASE("graph phase is a dispatch dimension: a piecewise-prefill chunk of 12 
   bool in_domain = false;
   boost::hana::for_each(tactics::attention_gqa8, [&](auto t) { in_domain |= tactic_traits<typename decltype(t)::type>::in_promoted_domain(prefill); });
   CHECK_FALSE(in_domain);
-  // The same shape in the verify phase is taken by the sm90a verify tactic (index 4).
+  // The same shape in the verify phase is taken by the sm90a verify tactic (index 5).
   attention_signature v = prefill;
   v.phase = attention_phase::verify;
-  CHECK(first_admitting(tactics::attention_gqa8, v) == 4);
+  CHECK(first_admitting(tactics::attention_gqa8, v) == 5);
   // And a one-token extend call is not decode.
   attention_signature extend = good(attention_phase::extend, 1);
   CHECK(first_admitting(tactics::attention_gqa8, extend) == -1);
-  CHECK(first_admitting(tactics::attention_gqa8, good(attention_phase::decode, 1)) == 2);  // B 4: the 2-wave mapping
+  CHECK(first_admitting(tactics::attention_gqa8, good(attention_phase::decode, 1)) == 3);  // B 4: the 2-wave mapping
+}
+
+TEST_CASE("sm90a decode: BlockSplit 4 at B = 1 (the list's measured range), the 2-wave mapping from B = 2; both in the same ABI") {
+  using split = tactics::attention_gqa8_block_split_decode;
+  static_assert(split::block_warps == 2 && split::stages == 0 && split::block_split == 4 && split::workgroup_size == 256);
+  static_assert(split::split_capacity == decode::split_capacity && split::workspace_bytes == decode::workspace_bytes);
+  CHECK(split::slices_for(1, 132) == decode::slices_for(1, 132));  // 66 on the H200: 2 x 0's grid, 4 warps a block
+  attention_signature s = good(attention_phase::decode, 1);  // B 4
+  CHECK(tactics::up_to_block_split_max_batch::decide(s).field == std::string("batch"));
+  CHECK_FALSE(tactics::attention_gqa8_when_domain<split, tactics::up_to_block_split_max_batch>::contains(s));
+  s.qo_indptr.shape[0] = s.kv_indptr.shape[0] = 2;  // B 1
+  s.q.shape[0] = s.out.shape[0] = 1;
+  CHECK(tactics::up_to_block_split_max_batch::decide(s).admitted());
+  CHECK(tactics::attention_gqa8_when_domain<split, tactics::up_to_block_split_max_batch>::contains(s));
+  CHECK(first_admitting(tactics::attention_gqa8, s) == 2);
+  s.qo_indptr.shape[0] = s.kv_indptr.shape[0] = 3;  // B 2
+  s.q.shape[0] = s.out.shape[0] = 2;
+  CHECK(first_admitting(tactics::attention_gqa8, s) == 3);
+  s.target = target_id::gfx950;  // sm90a only: gfx950's B 1 stays on its served decode
+  s.qo_indptr.shape[0] = s.kv_indptr.shape[0] = 2;
+  s.q.shape[0] = s.out.shape[0] = 1;
+  CHECK(first_admitting(tactics::attention_gqa8, s) == 0);
 }
 
 TEST_CASE("sm90a decode: the 8-wave mapping from B = 64 (the list's measured threshold), the 2-wave one below; both in the same ABI") {

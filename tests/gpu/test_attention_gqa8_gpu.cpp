@@ -15,6 +15,7 @@
 #include "netra/contracts/attention/gqa8_decode_wide.hpp"
 #include "netra/runtime/instance.hpp"
 #include "netra/runtime/ops/attention_gqa8.hpp"
+#include "netra/runtime/tactics/attention.hpp"
 #include "oracles/attention_gqa8_inputs.hpp"
 
 using namespace netra;
@@ -31,9 +32,8 @@ using direct_1 = contracts::attention_gqa8<sm90a, 0, 1, 1, 1, 0, 64, 512>;  // S
 using decode_4x3 = contracts::attention_gqa8<sm90a, 0, 1, 1, 4, 3, 64, 128>;  // served before Stages 0 (direct 2 x 0 is `decode`)
 using direct_4 = contracts::attention_gqa8<sm90a, 0, 1, 1, 4, 0, 64, 256>;
 using direct_8 = contracts::attention_gqa8<sm90a, 0, 1, 1, 8, 0, 64, 512>;  // 8 waves; served at B 64 (tactics::attention_gqa8)
-using split_4 = contracts::attention_gqa8<sm90a, 0, 1, 1, 2, 0, 64, 512, 4>;  // 2 x 0, each block over 4 warps (catalogued, not dispatched)
+using split_4 = contracts::attention_gqa8<sm90a, 0, 1, 1, 2, 0, 64, 512, 4>;  // 2 x 0, each block over 4 warps (served at B 1)
 using split_8 = contracts::attention_gqa8<sm90a, 0, 1, 1, 2, 0, 64, 512, 8>;  // 2 x 0, each block over 8 warps (16 a workgroup)
-using split_8_wide = contracts::attention_gqa8<sm90a, 0, 1, 1, 2, 0, 128, 512, 8>;  // 2 x 0 / 8 at batches up to 128
 static_assert(verify::tokens_per_wave == 2 && verify::waves == 6 && verify::stages == 8);  // the served verify: two tokens a wave
 
 namespace {
@@ -147,20 +147,11 @@ TEST_CASE("BlockSplit mappings (2 x 0 with each block over 4 / 8 warps): bitwise
   bitwise<split_8>({1, 1, {8192}, 0.37f, 0.8f, gqa8_fill::bitwise, 0}, 24, 66);
   bitwise<split_8>({1, 1, {8192, 2000}, 0.37f, 0.8f, gqa8_fill::bitwise, 0}, 25, 256);
   bitwise<split_8>({1, 1, std::vector<std::int64_t>(64, 200), 0.37f, 0.8f, gqa8_fill::bitwise, 0}, 34, 1);  // B 64: one slice, as slices_for gives
-  // The step's decode batches at the device's slices (H200: B 8 -> 8, B 16 -> 4, B 64 and up -> 1).
+  // The step's decode batches at the device's slices (H200: B 8 -> 8, B 16 -> 4, B 64 -> 1).
   bitwise<split_8>({1, 1, std::vector<std::int64_t>(8, 3000), 0.37f, 0.8f, gqa8_fill::bitwise, 0}, 35, attention_gqa8_slices(h<split_8>(), 8));
   bitwise<split_8>({1, 1, std::vector<std::int64_t>(16, 2000), 0.37f, 0.8f, gqa8_fill::bitwise, 0}, 36, attention_gqa8_slices(h<split_8>(), 16));
-  const std::int64_t ragged[] = {0, 1, 63, 64, 65, 127, 300, 1000};
-  for (const std::size_t B : {std::size_t{80}, std::size_t{128}}) {  // 2 x 0 / 8 widened to MaxBatch 128
-    std::vector<std::int64_t> lengths(B);
-    for (std::size_t b = 0; b < B; ++b) lengths[b] = ragged[(b * 5 + B) % 8];
-    bitwise<split_8_wide>({1, 1, lengths, 0.37f, 0.8f, gqa8_fill::bitwise, 0}, static_cast<std::uint32_t>(37 + B),
-                          attention_gqa8_slices(h<split_8_wide>(), static_cast<i64>(B)));
-  }
   bounded<split_8>({1, 1, std::vector<std::int64_t>(64, 1024), 1.0f, 1.0f, gqa8_fill::random, 0}, 38, "BlockSplit 8, B = 64, L = 1024 (the device's slices)");
   bounded<split_8>({1, 1, std::vector<std::int64_t>(16, 4096), 1.0f, 1.0f, gqa8_fill::random, 0}, 39, "BlockSplit 8, B = 16, L = 4096 (the device's slices)");
-  bounded<split_8_wide>({1, 1, std::vector<std::int64_t>(128, 1024), 1.0f, 1.0f, gqa8_fill::random, 0}, 40,
-                        "BlockSplit 8 widened, B = 128, L = 1024 (the device's slices)");
   bounded<split_4>({1, 1, {8192}, 1.0f, 1.0f, gqa8_fill::random, 0}, 26, "BlockSplit 4, B = 1, L = 8192 (the device's slices)");
   bounded<split_8>({1, 1, {8192}, 1.0f, 1.0f, gqa8_fill::random, 0}, 27, "BlockSplit 8, B = 1, L = 8192 (the device's slices)");
   bounded<split_8>({1, 1, {0, 1, 63, 64, 65, 127, 1000, 4099}, 0.8f, 1.3f, gqa8_fill::random, 0}, 28, "BlockSplit 8, ragged lengths");
@@ -168,9 +159,10 @@ TEST_CASE("BlockSplit mappings (2 x 0 with each block over 4 / 8 warps): bitwise
   bounded<split_4>({1, 1, {150, 900, 64}, 1.0f, 1.0f, gqa8_fill::random, 2}, 31, "BlockSplit 4, every 2nd index outside the pool");
 }
 
-TEST_CASE("what dispatch serves, at the device's slices: decode B 1 (2 x 0, stage two a programmatic dependent), B 64 (8 waves), verify") {
-  bitwise<decode>({1, 1, {8192}, 0.37f, 0.8f, gqa8_fill::bitwise, 0}, 71, attention_gqa8_slices(h<decode>(), 1));
-  bounded<decode>({1, 1, {8192}, 1.0f, 1.0f, gqa8_fill::random, 0}, 72, "served B = 1, L = 8192");
+TEST_CASE("what dispatch serves, at the device's slices: decode B 1 (2 x 0 / BlockSplit 4, stage two a programmatic dependent), B 4 (2 x 0), B 64 (8 waves), verify") {
+  using served_b1 = tactics::attention_gqa8_block_split_decode;
+  bitwise<served_b1>({1, 1, {8192}, 0.37f, 0.8f, gqa8_fill::bitwise, 0}, 71, attention_gqa8_slices(h<served_b1>(), 1));
+  bounded<served_b1>({1, 1, {8192}, 1.0f, 1.0f, gqa8_fill::random, 0}, 72, "served B = 1, L = 8192 (BlockSplit 4)");
   bounded<decode>({1, 1, {0, 1, 65, 8000}, 0.8f, 1.3f, gqa8_fill::random, 3}, 73, "served B = 4, ragged, every 3rd index outside the pool");
   bounded<direct_8>({1, 1, std::vector<std::int64_t>(64, 1024), 1.0f, 1.0f, gqa8_fill::random, 0}, 74, "served B = 64, L = 1024 (8 waves, no split)");
   bounded<verify>({12, 1, {8204}, 1.0f, 1.0f, gqa8_fill::random, 0}, 75, "served verify, prefix 8192 + 12");

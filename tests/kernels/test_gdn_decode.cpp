@@ -235,7 +235,12 @@ TEST_CASE("GQA8 decode: the served instance keeps B 1..63, the 8-wave mapping B 
     });
     return chosen;
   };
-  for (i64 B = 1; B <= 128; ++B)  // B 64: the 8-wave mapping (tactics::attention_gqa8_eight_wave_min_batch, the same workspace)
-    CHECK(names(B) == (B < 64 ? instance_name<served>() : B == 64 ? instance_name<tactics::attention_gqa8_eight_wave_decode>() : instance_name<wide>()));
+  // B 1: BlockSplit 4 (tactics::attention_gqa8_block_split_max_batch); B 64: the 8-wave mapping
+  // (tactics::attention_gqa8_eight_wave_min_batch); each handle its own workspace.
+  for (i64 B = 1; B <= 128; ++B)
+    CHECK(names(B) == (B == 1    ? instance_name<tactics::attention_gqa8_block_split_decode>()
+                       : B < 64  ? instance_name<served>()
+                       : B == 64 ? instance_name<tactics::attention_gqa8_eight_wave_decode>()
+                                 : instance_name<wide>()));
   CHECK(names(129).empty());
 }

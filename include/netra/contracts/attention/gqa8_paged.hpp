@@ -254,7 +254,8 @@ struct attention_gqa8 {
 /// The served instances (mapping fields per target; docs/kernels/attention.md says why).
 /// sm90a decode: 2 waves, Stages 0 (no LDS ring; 4 workgroups per SM): the fastest at B = 1 and within
 /// 0.1 % of the fastest at B = 16 and 64 (bench/results/attention_h200.json, mapping_comparison);
-/// at B = 64 dispatch takes the 8-wave Stages 0 mapping first (tactics::attention_gqa8, measured).
+/// at B = 64 dispatch takes the 8-wave Stages 0 mapping first and at B = 1 2 x 0 with each block over
+/// 4 warps (BlockSplit 4: the same bits; tactics::attention_gqa8, measured).
 /// Verify: 6 waves of two tokens; sm90a 8 stages (the LDS holds them; the 6-stage ring with each piece
 /// widened a piece ahead measured 2 % slower, lab row attention_verify_widen_ahead), gfx950 6 (LDS).
 template <class Target>

@@ -26,33 +26,56 @@ template <class Contract> struct attention_gqa8_domain {
 };
 template <class Contract> using attention_gqa8_strict = strict<Contract, attention_gqa8_domain<Contract>>;
 
+/// A dispatch condition on the batch: Range::min <= B <= Range::max, a mapping's measured range
+/// (`Range::rule` names it in the refusal).
+template <class Range> struct from_batch_range {
+  static bool takes(const attention_signature& s) { return s.batch() >= Range::min && s.batch() <= Range::max; }
+  static decision decide(const attention_signature& s) {
+    if (takes(s)) return admit();
+    return refuse("batch", Range::rule, s.batch());
+  }
+};
+/// A `when` tactic's promoted domain: the calls of its contract's domain that its condition takes
+/// (the range is stated once, in the condition).
+template <class Contract, class Condition> struct attention_gqa8_when_domain {
+  static bool contains(const attention_signature& s) { return attention_gqa8_domain<Contract>::contains(s) && Condition::takes(s); }
+};
+template <class Contract, class Condition>
+using attention_gqa8_when = when<strict<Contract, attention_gqa8_when_domain<Contract, Condition>>, Condition>;
+
 /// The measured threshold between sm90a's two Stages 0 decode mappings (both admit B 1..64): from
 /// B = 64 the 8-wave workgroup (one per KV head and request, no split; H200 data in
 /// bench/results/attention_h200.json, docs/kernels/attention.md); below it the 2-wave mapping, not
 /// measured against it between 8 and 64.
 inline constexpr i64 attention_gqa8_eight_wave_min_batch = 64;
-struct from_eight_wave_min_batch {
-  static bool takes(const attention_signature& s) { return s.batch() >= attention_gqa8_eight_wave_min_batch; }
-  static decision decide(const attention_signature& s) {
-    if (takes(s)) return admit();
-    return refuse("batch", ">= tactics::attention_gqa8_eight_wave_min_batch (64; below it the 2-wave decode mapping)", s.batch());
-  }
+struct eight_wave_batches {
+  static constexpr i64 min = attention_gqa8_eight_wave_min_batch, max = 64;
+  static constexpr const char* rule = ">= tactics::attention_gqa8_eight_wave_min_batch (64; below it the 2-wave decode mapping)";
 };
-/// The 8-wave tactic's promoted domain: the calls of its contract's domain that its `when`
-/// condition takes (the threshold is stated once, in from_eight_wave_min_batch::takes).
-template <class Contract> struct attention_gqa8_eight_wave_domain {
-  static bool contains(const attention_signature& s) {
-    return attention_gqa8_domain<Contract>::contains(s) && from_eight_wave_min_batch::takes(s);
-  }
-};
+using from_eight_wave_min_batch = from_batch_range<eight_wave_batches>;
+template <class Contract> using attention_gqa8_eight_wave_domain = attention_gqa8_when_domain<Contract, from_eight_wave_min_batch>;
 using attention_gqa8_eight_wave_decode = contracts::attention_gqa8<sm90a, 0, 1, 1, 8, 0, 64, 512>;
 
-/// decode and verify on both targets (page size 1; sm90a decode at B 64 the 8-wave mapping), then
-/// decode at page size 16, then decode at batches 65..128 (the served decode mapping widened:
-/// contracts/attention/gqa8_decode_wide.hpp).
+/// sm90a decode at B = 1: 2 x 0 with each block over 4 warps (BlockSplit 4: the same bits as 2 x 0,
+/// 8 warps a SM on one sequence instead of 2). Measured on the H200 (call at 9585b26, one process,
+/// graph-replayed): B 1 at L 1024 / 8192 / 32768 21.97 / 26.01 / 56.91 us against 2 x 0's 27.53 /
+/// 27.40 / 57.50; at B 8 95.2 against 50.5 (and BlockSplit 8 slower at every B measured but L 1024),
+/// so B = 1 only; B 2..7 not measured. The rule sees no KV length (measured up to 32768).
+inline constexpr i64 attention_gqa8_block_split_max_batch = 1;
+struct block_split_batches {
+  static constexpr i64 min = 1, max = attention_gqa8_block_split_max_batch;
+  static constexpr const char* rule = "<= tactics::attention_gqa8_block_split_max_batch (1; above it 2 x 0 without BlockSplit)";
+};
+using up_to_block_split_max_batch = from_batch_range<block_split_batches>;
+using attention_gqa8_block_split_decode = contracts::attention_gqa8<sm90a, 0, 1, 1, 2, 0, 64, 512, 4>;
+
+/// decode and verify on both targets (page size 1; sm90a decode at B 64 the 8-wave mapping, at B 1
+/// BlockSplit 4), then decode at page size 16, then decode at batches 65..128 (the served decode
+/// mapping widened: contracts/attention/gqa8_decode_wide.hpp).
 inline constexpr auto attention_gqa8 = boost::hana::tuple_t<
     attention_gqa8_strict<contracts::attention_gqa8_decode<gfx950>>,
-    when<strict<attention_gqa8_eight_wave_decode, attention_gqa8_eight_wave_domain<attention_gqa8_eight_wave_decode>>, from_eight_wave_min_batch>,
+    attention_gqa8_when<attention_gqa8_eight_wave_decode, from_eight_wave_min_batch>,
+    attention_gqa8_when<attention_gqa8_block_split_decode, up_to_block_split_max_batch>,
     attention_gqa8_strict<contracts::attention_gqa8_decode<sm90a>>,
     attention_gqa8_strict<contracts::attention_gqa8_verify<gfx950>>, attention_gqa8_strict<contracts::attention_gqa8_verify<sm90a>>,
     attention_gqa8_strict<contracts::attention_gqa8<gfx950, 0, 1, 16, 2, 2, 64, 128>>,
