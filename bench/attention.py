@@ -50,6 +50,7 @@ class Instance:
         table = (2 * waves * split if stages == 0 else max(2, -(-stages // 2)) + 1) * (1 if stages == 0 else bw) * BLOCK * 8
         self.lds = max(ring, epilogue) + 8 * tq * D * 2 + table + waves * 8 * tokens_per_wave * 8
         self.lds += bw * BLOCK * D * 2 if tq > 1 else 0  # attention_gqa8::wide_bytes (sm90a: the verify block widened once)
+        self.lds += waves * 8 * tokens_per_wave * (BLOCK + 8) * 4 if split > 1 and stages > 0 else 0  # the ring's score exchange
         self.per_sm = max(1, min((227 * 1024 + 1024) // (self.lds + 1024), 65536 // (256 * self.threads)))  # workgroups_per_processor (sm90a)
         rows = 8 * tq
         self.split_o_bytes = cap * HKV * rows * D * 4

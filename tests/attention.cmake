@@ -52,7 +52,7 @@ netra_add_compile_fail_test(negative_attention_decode_tq negative/attention_deco
 netra_add_compile_fail_test(negative_attention_block_warps negative/attention_block_warps.cpp
   "netra::contracts::attention_gqa8: field BlockWarps must be 1, 2, 4 or 8")
 netra_add_compile_fail_test(negative_attention_block_split negative/attention_block_split.cpp
-  "netra::contracts::attention_gqa8: field BlockSplit must be 1, or 2, 4 or 8 with Stages 0 \\(decode\\)")
+  "netra::contracts::attention_gqa8: field BlockSplit must be 1, or 2, 4 or 8 with Stages 0 \\(decode\\), or 2 with an LDS ring")
 netra_add_compile_fail_test(negative_attention_target negative/attention_target.cpp
   "netra::contracts::attention_gqa8: field Target is not supported")
 netra_add_compile_fail_test(negative_attention_lds negative/attention_lds.cpp

@@ -21,6 +21,7 @@
 #include "models/matrix_bf16.hpp"
 #include "netra/contracts/attention/gqa8_paged.hpp"
 #include "netra/kernels/attention/gqa8_block_split.hpp"
+#include "netra/kernels/attention/gqa8_wave_plan.hpp"
 
 using namespace netra;
 
@@ -230,4 +231,52 @@ TEST_CASE("BlockSplit contracts: warps, LDS (the score exchange inside the epilo
   CHECK(std::size(whole::template_args) == 7);  // BlockSplit 1 keeps the unsplit names
   CHECK(std::size(split8::template_args) == 8);
   CHECK(split8::template_args[7] == 8);
+}
+
+TEST_CASE("BlockSplit 2 of the two-token verify plan (sm90a): each token's tiles and o split as the one-token plan's, every item once") {
+  using pair = kernels::gqa8_pair_plan<mma_m16n8k16_bf16>;
+  using view = attention_plan<mma_m16n8k16_bf16>;
+  using s0 = kernels::gqa8_block_split<pair, 2, 0>;
+  using s1 = kernels::gqa8_block_split<pair, 2, 1>;
+  using v0 = kernels::gqa8_block_split<view, 2, 0>;
+  CHECK(s0::o_tiles == 16);  // one token's M-tiles; token 1's items are tiles 16..31
+  for (unsigned t = 0; t < pair::qk_tiles; ++t) CHECK(s0::owns_tile(t) != s1::owns_tile(t));
+  for (unsigned lane = 0; lane < 32; ++lane)
+    for (unsigned i = 0; i < pair::scores; ++i) {
+      CHECK(pair::score_of(lane, i).col / 8 == pair::score_tile(i));  // item i sits in N-tile score_tile(i)
+      CHECK(s0::owns_score(i) != s1::owns_score(i));
+    }
+  std::set<std::tuple<unsigned, unsigned, unsigned>> items;  // (warp, row, d) of every o item
+  for (unsigned lane = 0; lane < 32; ++lane)
+    for (unsigned i = 0; i < pair::o_items; ++i) {
+      CHECK(s0::owns_o_item(i) != s1::owns_o_item(i));
+      CHECK(s0::owns_o_item(i) == v0::owns_o_item(i % view::o_items));  // both tokens' o split alike
+      const fragment_element e = pair::o_of(lane, i);
+      CHECK(items.insert({s0::owns_o_item(i) ? 0u : 1u, e.row, e.col}).second);
+    }
+  CHECK(items.size() == 16 * 256);
+  for (const auto& [warp, row, d] : items) CHECK((warp == 0) == (d % 32 < 16));  // each warp a half of the head dimension (half h of the PV groups)
+  // The V chunks each warp reads are its half's (the one-token plan's groups).
+  for (unsigned j = 0; j < pair::v_reads; ++j) CHECK(s0::reads_v_chunk(j) == v0::reads_v_chunk(j));
+}
+
+TEST_CASE("verify BlockSplit 2 contracts: 12 warps, the exchange in its own LDS bytes, names, the order's fields") {
+  using split7 = contracts::attention_gqa8<sm90a, 2, 12, 1, 1, 7, 64, 128, 2>;
+  using split6 = contracts::attention_gqa8<sm90a, 2, 12, 1, 1, 6, 64, 128, 2>;
+  using served = contracts::attention_gqa8<sm90a, 2, 12, 1, 1, 8, 64, 128>;
+  CHECK(split7::waves == 6);
+  CHECK(split7::warps == 12);
+  CHECK(split7::workgroup_size == 384);
+  CHECK(split7::budget().max_registers == 170);
+  CHECK(split7::exchange_bytes == 6 * 16 * 72 * 4);
+  CHECK(split7::widen_once);
+  CHECK(split6::widen_once);
+  CHECK(split7::lds_bytes == 7 * 16384 + split7::q_bytes + split7::table_bytes + split7::stats_bytes + split7::exchange_bytes + 32768);
+  CHECK(split7::lds_bytes <= sm90a::lds_bytes_per_workgroup);
+  CHECK(served::exchange_bytes == 0);
+  for (unsigned len : {12u, 13u, 8204u, 49164u})
+    for (unsigned slices : {1u, 8u, 66u}) CHECK(split7::chunk_for(len, slices) == served::chunk_for(len, slices));
+  CHECK(split7::slices_for(1, 132) == served::slices_for(1, 132));
+  CHECK(std::size(split7::template_args) == 8);
+  CHECK(split7::template_args[7] == 2);
 }

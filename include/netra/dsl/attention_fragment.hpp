@@ -227,11 +227,12 @@ template <class Geometry> struct attention_plan_t : Geometry {
     NETRA_UNROLL
     for (u32 i = 0; i < G::scores; ++i) s[i] = acc[G::score_tile(i)][G::score_item(i)];
   }
-  /// s = scores of the block from Q and the widened K chunks (k_read order), unscaled FP32 dot products.
-  template <class ReadQ, class ReadWide> static NETRA_DEVICE void qk(float (&s)[G::scores], ReadQ q, ReadWide kw) {
+  /// s = scores of the block from Q and the widened K chunks (k_read order), unscaled FP32 dot
+  /// products; tiles [T0, T1) only (the other items 0).
+  template <u32 T0 = 0, u32 T1 = G::qk_tiles, class ReadQ, class ReadWide> static NETRA_DEVICE void qk(float (&s)[G::scores], ReadQ q, ReadWide kw) {
     typename G::qk_accumulators acc = {};
     NETRA_UNROLL
-    for (u32 c = 0; c < G::qk_chunks; ++c) qk_chunk(acc, c, q, kw);
+    for (u32 c = 0; c < G::qk_chunks; ++c) qk_chunk<T0, T1>(acc, c, q, kw);
     qk_scores(s, acc);
   }
   /// o[4 mt .. 4 mt + 3] += A B: one instruction on M-tile mt of the accumulator array.
@@ -267,10 +268,10 @@ template <class Geometry> struct attention_plan_t : Geometry {
         pv_tiles<0>(o, x, b, h, w);
       }
   }
-  /// o += P V over the block (widened V chunks in v_read order).
-  template <class ReadWide> static NETRA_DEVICE void pv(float (&o)[G::o_items], const u32 (&p)[G::scores / 2], ReadWide vw) {
+  /// o += P V over the block (widened V chunks in v_read order); groups [G0, G1) only.
+  template <u32 G0 = 0, u32 G1 = pv_groups, class ReadWide> static NETRA_DEVICE void pv(float (&o)[G::o_items], const u32 (&p)[G::scores / 2], ReadWide vw) {
     NETRA_UNROLL
-    for (u32 kk = 0; kk < G::pv_steps; ++kk) pv_step(o, p, kk, vw);
+    for (u32 kk = 0; kk < G::pv_steps; ++kk) pv_step<G0, G1>(o, p, kk, vw);
   }
 #endif
 };

@@ -95,7 +95,9 @@ template <i64... Values> struct i64_values {
 // block's scores through LDS (one workgroup barrier a block), each takes the same online-softmax
 // step, and warp j adds P V for the output tile groups [j G / S, (j + 1) G / S) (a 256 / S share of
 // the head dimension): every score and output element is computed by the same instructions on the
-// same operands as with S = 1, so the order, oracle and bound are BlockWarps' own.
+// same operands as with S = 1, so the order, oracle and bound are BlockWarps' own. With an LDS
+// ring (verify, S = 2: each two-token wave is two warps) the scores of a K piece are exchanged in
+// one block of their own bytes and the block step is taken with the V piece (no added barrier).
 template <class Target, u32 Phase, u32 Tq, u32 PageSize, u32 BlockWarps, u32 Stages, u32 MaxBatch, u32 SplitCapacity, u32 BlockSplit = 1,
           class Format = native_fp8_t<Target>>
 struct attention_gqa8 {
@@ -114,8 +116,10 @@ struct attention_gqa8 {
                 "netra::contracts::attention_gqa8: field BlockWarps must be 1, 2, 4 or 8");
   static_assert((Stages >= 2 && Stages <= 8) || (Stages == 0 && Tq == 1),
                 "netra::contracts::attention_gqa8: field Stages must be in [2, 8], or 0 (no LDS ring) in decode");
-  static_assert(BlockSplit == 1 || ((BlockSplit == 2 || BlockSplit == 4 || BlockSplit == 8) && Stages == 0),
-                "netra::contracts::attention_gqa8: field BlockSplit must be 1, or 2, 4 or 8 with Stages 0 (decode)");
+  static_assert(BlockSplit == 1 || ((BlockSplit == 2 || BlockSplit == 4 || BlockSplit == 8) && Stages == 0) ||
+                    (BlockSplit == 2 && Stages >= 2 && Tq % 2 == 0),
+                "netra::contracts::attention_gqa8: field BlockSplit must be 1, or 2, 4 or 8 with Stages 0 (decode), or 2 with an LDS ring "
+                "and Tq even (verify)");
   static_assert(MaxBatch >= 1 && MaxBatch <= 128, "netra::contracts::attention_gqa8: field MaxBatch must be in [1, 128]");
   static_assert(SplitCapacity >= 1 && SplitCapacity <= 1024, "netra::contracts::attention_gqa8: field SplitCapacity must be in [1, 1024]");
 
@@ -144,17 +148,19 @@ struct attention_gqa8 {
   static constexpr u32 q_bytes = rows * head_dim * 2;                  // the workgroup's queries (BF16)
   static constexpr u32 table_rounds = max_of(2u, ceil_div(Stages, 2u)) + 1;  // slot ids looked up one round ahead
   static constexpr u32 table_bytes = (Stages == 0 ? 2 * warps : table_rounds * BlockWarps) * block * 8;  // Stages 0: two blocks per warp
-  /// BlockSplit > 1: every wave's block scores, two blocks, rows of 72 floats (in the epilogue's bytes).
+  /// BlockSplit > 1: every wave's block scores in rows of 72 floats; Stages 0: two blocks (in the
+  /// epilogue's bytes), an LDS ring: one block (its own bytes: the ring is busy).
   static constexpr u32 score_row_floats = block + 8;
-  static constexpr u32 exchange_bytes = BlockSplit > 1 ? waves * 2 * wave_rows * score_row_floats * 4 : 0;
+  static constexpr u32 exchange_blocks = Stages == 0 ? 2 : 1;
+  static constexpr u32 exchange_bytes = BlockSplit > 1 ? waves * exchange_blocks * wave_rows * score_row_floats * 4 : 0;
   static constexpr u32 stats_bytes = waves * wave_rows * 8;            // every wave's (m, l) per row
   /// Tq > 1 waves read each block: the workgroup widens it to BF16 once, where the LDS holds that.
-  static constexpr u32 staged_bytes = max_of(ring_bytes, epilogue_bytes) + q_bytes + table_bytes + stats_bytes;
+  static constexpr u32 staged_bytes = max_of(ring_bytes, epilogue_bytes) + q_bytes + table_bytes + stats_bytes + (Stages == 0 ? 0 : exchange_bytes);
   static constexpr bool widen_once = Tq > 1 && staged_bytes + BlockWarps * block * head_dim * 2 <= Target::lds_bytes_per_workgroup;
   static constexpr u32 wide_bytes = widen_once ? BlockWarps * block * head_dim * 2 : 0;
   static constexpr u32 lds_bytes = staged_bytes + wide_bytes;
   static_assert(lds_bytes <= Target::lds_bytes_per_workgroup, "netra::contracts::attention_gqa8: the staging ring exceeds the target's LDS");
-  static_assert(BlockSplit == 1 || waves * 2 * wave_rows * score_row_floats * 4 <= max_of(ring_bytes, epilogue_bytes),
+  static_assert(BlockSplit == 1 || Stages != 0 || exchange_bytes <= max_of(ring_bytes, epilogue_bytes),
                 "netra::contracts::attention_gqa8: the score exchange exceeds the epilogue's bytes");
 
   /// Workspace: (m, l) then o per (request * slices + slice, KV head, row) for split calls.

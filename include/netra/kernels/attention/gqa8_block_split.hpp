@@ -8,6 +8,7 @@
 //       their o items; of each V chunk pv_chunk(kk, h, i) of its half h the warp reads words
 //       [w0, w1) only (4 (w1 - w0) contiguous bytes).
 // S = 1 is the whole block (w0, w1 = 0, 4). Each element's instructions are the unsplit plan's.
+// A two-token plan (gqa8_wave_plan.hpp) splits each token's o alike: its groups feed both tokens.
 #pragma once
 #include "netra/dsl/attention_fragment.hpp"
 
@@ -31,7 +32,9 @@ template <class Plan, u32 S, u32 J> struct gqa8_block_split {
           if (Plan::pv_tile(h, w, t) == mt) return 4 * h + w;
     return groups;
   }
-  NETRA_HOST_DEVICE static constexpr bool owns_o_item(u32 i) { return S == 1 || owns_group(group_of_tile(i / 4)); }
+  /// Item i of o is in M-tile i / 4 of its token (a two-token plan's o: one token's tiles, then the other's).
+  static constexpr u32 o_tiles = groups * Plan::pv_tiles_per_group;
+  NETRA_HOST_DEVICE static constexpr bool owns_o_item(u32 i) { return S == 1 || owns_group(group_of_tile((i / 4) % o_tiles)); }
   NETRA_HOST_DEVICE static constexpr bool owns_score(u32 i) { return owns_tile(Plan::score_tile(i)); }
   /// Whether V chunk j of the block feeds one of the warp's groups (at k-step j's).
   NETRA_HOST_DEVICE static constexpr bool reads_v_chunk(u32 j) {

@@ -18,10 +18,20 @@
 // x k_scale / 16), masked to -inf (invalid, causal), block max and the online-softmax step (dsl/online_softmax.hpp); V piece:
 // o = o * alpha + P V (plan pv). The epilogue (gqa8_wave.hpp) merges the waves in order and writes
 // BF16 out (slices = 1) or the slice's (m, l, o) to the workspace for stage two. No atomics.
+//
+// BlockSplit 2 (verify): each wave of the order is two warps (workgroup warps 2 wave, 2 wave + 1;
+// gqa8_block_split.hpp with a compile-time j). At a K piece warp j computes the scores of N-tiles
+// [4j, 4j + 4) and writes them into its wave's exchange rows; at the next (V) piece, after that
+// iteration's barriers, both warps read the whole block's scores back, take the same block step
+// (the same m, l, P) and rescale and add P V on their half of the head dimension only (groups of
+// half j, from only those V words). The rows are rewritten only after the barriers of the iteration
+// after that, so one block of rows and no added barrier suffice. Every score and o element comes
+// from the instructions and order of BlockSplit 1, so the bits are the unsplit verify's.
 #pragma once
 #include "netra/dsl/async_copy.hpp"
 #include "netra/dsl/entry.hpp"
 #include "netra/dsl/sync.hpp"
+#include "netra/kernels/attention/gqa8_block_split.hpp"
 #include "netra/kernels/attention/gqa8_wave.hpp"
 
 namespace netra::kernels {
@@ -34,6 +44,16 @@ template <class Contract> struct attention_gqa8_ring_staging {
   using params = attention_gqa8_args;
   static constexpr u32 workgroup_size = Contract::workgroup_size;
   static constexpr u32 BW = Contract::block_warps, S = Contract::stages, block_bytes = 64 * 256;
+  /// BlockSplit (1 for a contract that does not say: the GQA4 extend's pair view) and its exchange.
+  static constexpr u32 Split = [] {
+    if constexpr (requires { Contract::block_split; }) return Contract::block_split;
+    else return 1u;
+  }();
+  static constexpr u32 exchange_bytes = [] {
+    if constexpr (Split > 1) return Contract::exchange_bytes;
+    else return 0u;
+  }();
+  static constexpr u32 score_stride = 64 + 8;  // the exchange's row (Contract::score_row_floats)
   static constexpr bool widen_once = requires { requires Contract::widen_once; };
   static constexpr u32 chunks_per_piece = BW * block_bytes / 16;
   static constexpr u32 copies_per_thread = ceil_div(chunks_per_piece, workgroup_size);
@@ -46,6 +66,7 @@ template <class Contract> struct attention_gqa8_ring_staging {
     u16* q;         // [Tq][8][256] BF16
     i64* table;     // [table_rounds][BlockWarps * 64] slot ids (-1: masked)
     float* stats;   // [waves][8][2]
+    float* exchange;  // BlockSplit 2: [waves][rows][72] the K piece's scores
     u64* wide;      // widen_once: [BlockWarps][64 x 4 x 16] BF16 x 4 (wide_slot), the piece widened
   };
 
@@ -124,16 +145,29 @@ template <class Contract> struct attention_gqa8_ring_staging {
   }
 
   static NETRA_DEVICE void run(const params& p) {
+    if constexpr (Split == 1) {
+      run_as<0>(p);
+    } else {
+      static_assert(Split == 2 && Contract::score_row_floats == score_stride, "netra::kernels::attention_gqa8_ring_staging: BlockSplit 1 or 2");
+      wave_id<target>() % 2 == 0 ? run_as<0>(p) : run_as<1>(p);
+    }
+  }
+
+  /// Warp J of its wave's BlockSplit warps (uniform over the warp; BlockSplit 1: the wave itself).
+  template <u32 J> static NETRA_DEVICE void run_as(const params& p) {
+    using split = gqa8_block_split<plan, Split, J>;
     NETRA_DYNAMIC_SHARED_BYTES(lds);
     lds_layout l;
     l.ring = lds;
     l.q = reinterpret_cast<u16*>(lds + max_of(Contract::ring_bytes, Contract::epilogue_bytes));
     l.table = reinterpret_cast<i64*>(reinterpret_cast<u8*>(l.q) + Contract::q_bytes);
     l.stats = reinterpret_cast<float*>(reinterpret_cast<u8*>(l.table) + Contract::table_bytes);
-    l.wide = reinterpret_cast<u64*>(reinterpret_cast<u8*>(l.stats) + Contract::stats_bytes);
+    l.exchange = reinterpret_cast<float*>(reinterpret_cast<u8*>(l.stats) + Contract::stats_bytes);
+    l.wide = reinterpret_cast<u64*>(reinterpret_cast<u8*>(l.exchange) + exchange_bytes);
     float* epilogue = reinterpret_cast<float*>(lds);  // [waves][8][256], after the ring
     const u32 slice = workgroup_id<target, 0>(), kv_head = workgroup_id<target, 1>(), b = workgroup_id<target, 2>();
-    const u32 wave = wave_id<target>(), lane = lane_id<target>(), tg = wave / BW, bw = wave % BW;
+    const u32 wave = wave_id<target>() / Split, lane = lane_id<target>(), tg = wave / BW, bw = wave % BW;
+    float* exchange = l.exchange + wave * plan::rows * score_stride;
 
     slice_view v;
     static_cast<typename wave_ops::slice&>(v) = wave_ops::slice_of(p, b, slice);
@@ -192,22 +226,49 @@ template <class Contract> struct attention_gqa8_ring_staging {
           }
         };
       };
-      if (n % 2 == 0) {
-        float s[plan::scores];
-        plan::qk(s, read_q, reader(false));
+      auto step = [&](float (&s)[plan::scores]) {
         const i64* ids = l.table + ((n / 2) % Contract::table_rounds) * BW * 64 + bw * 64;
         wave_ops::block_step(w, s, score_scale, [&](u32, fragment_element e) {
           return e.row < plan::rows && ids[e.col] >= 0 && v.start + 64 * static_cast<i64>(blk) + e.col < visible_end[e.row / Contract::group];
         });
+      };
+      if (n % 2 == 0) {
+        float s[plan::scores];
+        plan::template qk<split::t0, split::t1>(s, read_q, reader(false));
+        if constexpr (Split == 1) step(s);
+        else share_scores<split>(s, exchange);  // read back after the next iteration's barriers
       } else {
-        wave_ops::rescale(w);
-        plan::pv(w.o, w.pb, reader(true));
+        if constexpr (Split > 1) {
+          float s[plan::scores];
+          NETRA_UNROLL
+          for (u32 i = 0; i < plan::scores; ++i) {
+            const fragment_element e = plan::score_of(lane, i);
+            s[i] = e.row < plan::rows ? exchange[e.row * score_stride + e.col] : 0.0f;
+          }
+          step(s);
+        }
+        wave_ops::rescale(w, [](u32 i) { return split::owns_o_item(i); });
+        plan::template pv<split::g0, split::g1>(w.o, w.pb, reader(true));
       }
     }
 
     workgroup_barrier<target>();  // every wave is done with the ring
-    wave_ops::finish(p, v.r, b, slice, kv_head, epilogue, l.stats, w, v_scale);
+    if constexpr (Split == 1) wave_ops::finish(p, v.r, b, slice, kv_head, epilogue, l.stats, w, v_scale);
+    else wave_ops::finish(p, v.r, b, slice, kv_head, epilogue, l.stats, w, v_scale, wave, [](u32 i) { return split::owns_o_item(i); }, J == 0);
   }
+
+  /// BlockSplit 2: the warp's score items of a K piece into its wave's exchange rows. Its partner
+  /// reads them in the V piece's iteration, after that iteration's barriers; the next K piece
+  /// writes them after the barriers of the iteration after it, so one block of rows suffices.
+  template <class Sp> static NETRA_DEVICE void share_scores(const float (&s)[plan::scores], float* exchange) {
+    const u32 lane = lane_id<target>();
+    NETRA_UNROLL
+    for (u32 i = 0; i < plan::scores; ++i) {
+      const fragment_element e = plan::score_of(lane, i);
+      if (Sp::owns_score(i) && e.row < plan::rows) exchange[e.row * score_stride + e.col] = s[i];
+    }
+  }
+
 };
 
 }  // namespace netra::kernels

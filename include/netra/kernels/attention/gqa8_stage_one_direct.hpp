@@ -186,7 +186,7 @@ template <class Contract> struct attention_gqa8_direct_staging {
             plan::qk_scores(s, acc);
             if constexpr (S > 1) exchange_scores<split>(s, exchange);
             wave_ops::block_step(w, s, score_scale, [&](u32, fragment_element e) { return e.row < plan::rows && ids[e.col] >= 0; });
-            rescale<split>(w);
+            wave_ops::rescale(w, [](u32 i) { return split::owns_o_item(i); });
           }
         } else {
           plan::template pv_step<split::g0, split::g1>(w.o, w.pb, part - plan::qk_chunks, widened<target>([&](u32 jv) { return cur[jv % v_pieces]; }));
@@ -214,12 +214,6 @@ template <class Contract> struct attention_gqa8_direct_staging {
       const fragment_element e = plan::score_of(lane, i);
       s[i] = e.row < plan::rows ? exchange[e.row * score_stride + e.col] : 0.0f;
     }
-  }
-  /// o = o * alpha on the warp's own o items.
-  template <class Split> static NETRA_DEVICE void rescale(typename wave_ops::state& w) {
-    NETRA_UNROLL
-    for (u32 i = 0; i < plan::o_items; ++i)
-      if (Split::owns_o_item(i)) w.o[i] = mul_rn(w.o[i], w.alpha_rows[plan::o_row_slot(i)]);
   }
 };
 

@@ -97,11 +97,13 @@ template <class Contract> struct attention_gqa8_wave {
                             ? alpha[0]
                             : bit_cast<float>(wave_broadcast<target>(bit_cast<u32>(alpha[plan::o_row_score_slot(k)]), plan::stats_lane(plan::o_row(lane, k))));
   }
-  /// o = o * alpha (before the block's P V).
-  static NETRA_DEVICE void rescale(state& w) {
+  /// o = o * alpha (before the block's P V) on the o items owns(i) (a BlockSplit warp's own).
+  template <class Owns> static NETRA_DEVICE void rescale(state& w, Owns owns) {
     NETRA_UNROLL
-    for (u32 i = 0; i < plan::o_items; ++i) w.o[i] = mul_rn(w.o[i], w.alpha_rows[plan::o_row_slot(i)]);
+    for (u32 i = 0; i < plan::o_items; ++i)
+      if (owns(i)) w.o[i] = mul_rn(w.o[i], w.alpha_rows[plan::o_row_slot(i)]);
   }
+  static NETRA_DEVICE void rescale(state& w) { rescale(w, [](u32) { return true; }); }
 
   /// After a workgroup barrier that ends every wave's use of `epilogue` (waves x plan rows x 256
   /// FP32) and `stats` (waves x plan rows x 2). Wave `wave` holds the plan::tokens query tokens

@@ -41,6 +41,7 @@ template <> struct gqa8_pair_plan<mma_m16n8k16_bf16> {
   static constexpr u32 tokens = 2, wave = 32, rows = 16, block = 64, head_dim = 256;
   static constexpr u32 q_loads = 16, k_reads = view::k_reads, v_reads = view::v_reads, scores = 32, o_items = 2 * view::o_items;
   static constexpr u32 qk_chunks = view::qk_chunks, qk_tiles = view::qk_tiles, pv_steps = view::pv_steps;
+  static constexpr u32 pv_halves = view::pv_halves, pv_gather = view::pv_gather, pv_tiles_per_group = view::pv_tiles_per_group;
   static constexpr u32 score_row_slots = 2, o_row_slots = 2 * view::o_row_slots;
   static constexpr bool o_rows_are_score_rows = false;
   NETRA_HOST_DEVICE static constexpr u32 row_mask(u32 i) { return view::row_mask(i); }
@@ -56,6 +57,10 @@ template <> struct gqa8_pair_plan<mma_m16n8k16_bf16> {
     return {(lane >> 2) + 8 * ((i % 4) / 2), 8 * (i / 4) + 2 * (lane & 3) + i % 2};
   }
   NETRA_HOST_DEVICE static constexpr u32 score_row_slot(u32 i) { return (i % 4) / 2; }
+  NETRA_HOST_DEVICE static constexpr u32 score_tile(u32 i) { return i / 4; }
+  NETRA_HOST_DEVICE static constexpr u32 pv_chunk(u32 kk, u32 h, u32 i) { return view::pv_chunk(kk, h, i); }
+  /// Token 0's M-tile of group (h, w), instruction t (token 1's: + 16).
+  NETRA_HOST_DEVICE static constexpr u32 pv_tile(u32 h, u32 w, u32 t) { return view::pv_tile(h, w, t); }
   NETRA_HOST_DEVICE static constexpr fragment_element o_of(u32 lane, u32 i) {
     const fragment_element e = view::o_of(lane, i % view::o_items);
     return {e.row + 8 * (i / view::o_items), e.col};
@@ -77,14 +82,15 @@ template <> struct gqa8_pair_plan<mma_m16n8k16_bf16> {
   NETRA_HOST_DEVICE static void pv_b(u32 (&b)[2], const u32 (&p)[scores / 2], u32 kk, u32 token) { b[0] = p[4 * kk + token], b[1] = p[4 * kk + 2 + token]; }
 
 #if defined(NETRA_COMPILER_CUDA) || defined(NETRA_COMPILER_HIP)
-  /// s = the unscaled FP32 scores (score_of order) from Q loads q(j) and the widened K chunks kw(j).
-  template <class ReadQ, class ReadWide> static NETRA_DEVICE void qk(float (&s)[scores], ReadQ q, ReadWide kw) {
+  /// s = the unscaled FP32 scores (score_of order) from Q loads q(j) and the widened K chunks kw(j);
+  /// N-tiles [T0, T1) only (a BlockSplit warp's share: the other items are 0).
+  template <u32 T0 = 0, u32 T1 = qk_tiles, class ReadQ, class ReadWide> static NETRA_DEVICE void qk(float (&s)[scores], ReadQ q, ReadWide kw) {
     float acc[qk_tiles][4] = {};
     NETRA_UNROLL
     for (u32 c = 0; c < qk_chunks; ++c) {
       const u32x4 q00 = q(2 * c), q01 = q(2 * c + 1), q10 = q(8 + 2 * c), q11 = q(8 + 2 * c + 1);
       NETRA_UNROLL
-      for (u32 t = 0; t < qk_tiles; ++t) {
+      for (u32 t = T0; t < T1; ++t) {
         const wide_chunk k4 = kw(qk_chunks * t + c);
         NETRA_UNROLL
         for (u32 step = 4 * c; step < 4 * c + 4; ++step) {
@@ -98,8 +104,9 @@ template <> struct gqa8_pair_plan<mma_m16n8k16_bf16> {
     NETRA_UNROLL
     for (u32 i = 0; i < scores; ++i) s[i] = acc[i / 4][i % 4];
   }
-  /// o += P V over the block for both tokens (vw(j): the widened V chunk j, read once for both).
-  template <class ReadWide> static NETRA_DEVICE void pv(float (&o)[o_items], const u32 (&p)[scores / 2], ReadWide vw) {
+  /// o += P V over the block for both tokens (vw(j): the widened V chunk j, read once for both);
+  /// groups g = 4h + w in [G0, G1) only (a BlockSplit warp's share of the head dimension).
+  template <u32 G0 = 0, u32 G1 = 4 * pv_halves, class ReadWide> static NETRA_DEVICE void pv(float (&o)[o_items], const u32 (&p)[scores / 2], ReadWide vw) {
     NETRA_UNROLL
     for (u32 kk = 0; kk < pv_steps; ++kk) {
       u32 b[2][2];
@@ -109,6 +116,7 @@ template <> struct gqa8_pair_plan<mma_m16n8k16_bf16> {
       for (u32 h = 0; h < 2; ++h)
         NETRA_UNROLL
         for (u32 w = 0; w < 4; ++w) {
+          if (4 * h + w - G0 >= G1 - G0) continue;  // outside [G0, G1) (unsigned); constant once unrolled
           bf16x4 x[4];
           NETRA_UNROLL
           for (u32 i = 0; i < 4; ++i) x[i] = vw(view::pv_chunk(kk, h, i)).w[w];

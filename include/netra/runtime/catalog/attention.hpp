@@ -24,6 +24,7 @@ inline constexpr auto attention =
                          contracts::attention_gqa8<sm90a, 0, 1, 1, 4, 3, 64, 128>,
                          contracts::attention_gqa8<sm90a, 0, 1, 1, 2, 0, 64, 512, 4>, contracts::attention_gqa8<sm90a, 0, 1, 1, 2, 0, 64, 512, 8>,
                          contracts::attention_gqa8<gfx950, 0, 1, 1, 2, 0, 64, 512, 4>,
+                         contracts::attention_gqa8<sm90a, 2, 12, 1, 1, 7, 64, 128, 2>, contracts::attention_gqa8<sm90a, 2, 12, 1, 1, 6, 64, 128, 2>,
                          contracts::attention_gqa4_extend_served<gfx950>, contracts::attention_gqa4_extend_served<sm90a>,
                          contracts::attention_gqa4_extend<sm90a, 16, 1, 6, 64, 128>,
                          contracts::attention_gqa4_extend_native<gfx950, 1, 6, 64, 128>, contracts::attention_gqa4_extend_native<sm90a, 1, 6, 64, 128>,
