@@ -24,8 +24,9 @@
 #           library built with the candidates dispatched) into OUT/moe_block_candidates_h200.json;
 #           the dispatch path; $CANDIDATES/test_moe_block_gpu (built with that dispatch) from 17
 #           tokens, about 210 s
-#   trim    the mid range's Trim forms (tactics::grouped_mid_trim, grouped_mid_trim_rows8) beside
-#           mid_dring: SASS opcode counts of their gate_up / down objects (OUT/sass.txt), their bits
+#   trim    the mid range's Trim forms over 8 (tactics::grouped_mid_trim_rows8, dispatched) and 16
+#           row tiles beside mid_dring: SASS opcode counts of their gate_up / down objects
+#           (OUT/sass.txt), their bits
 #           (test_moe_grouped_gpu's Trim case), the grouped stages, pairs and experts path at M = 32,
 #           64, 128, then 96 and 256, in one process each (bench/moe_grouped.py, no peers) into
 #           OUT/moe_h200.json, and compute-sanitizer memcheck on the Trim case of tiles of every size,
@@ -105,7 +106,7 @@ case "$mode" in
   trim)
     cp bench/results/moe_h200.json "$out/moe_h200.json"
     sass=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
-    for f in gate-up-sm90a-17-256-16-2 gate-up-sm90a-17-256-16-2-1 down-sm90a-17-256-16-1-4-4 down-sm90a-17-256-16-1-4-4-1; do
+    for f in gate-up-sm90a-17-256-16-2 gate-up-sm90a-17-256-16-2-1 down-sm90a-17-256-16-1-4-4 down-sm90a-17-256-16-1-8-4-1; do
       echo "== moe-grouped-$f" >> "$out/sass.txt"
       timeout 10 "$sass" -sass "$build/code_objects/moe-grouped-$f.cubin" 2>&1 | grep -oE "(F2FP|HMMA|LDS|LDGSTS|LDG|FFMA|FMUL|SHFL|BAR|BRA)[.A-Z0-9_]*" | sort | uniq -c >> "$out/sass.txt"
     done
@@ -113,9 +114,9 @@ case "$mode" in
     nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw --format=csv -lms 100 > "$out/clocks.csv" 2>&1 &
     sampler=$!
     step bench.txt 70 python3 bench/moe_grouped.py --netra-bench "$build/tests/netra-bench-moe-grouped" --out "$out/moe_h200.json" \
-      --tokens 32,64,128 --configs mid_dring,mid_trim,mid_trim_rows8 --compile-tokens "" --time-budget 0
+      --tokens 32,64,128 --configs mid_dring,mid_trim_rows8,mid_trim_rows16 --compile-tokens "" --time-budget 0
     step bench.txt 35 python3 bench/moe_grouped.py --netra-bench "$build/tests/netra-bench-moe-grouped" --out "$out/moe_h200.json" \
-      --tokens 96,256 --configs mid_dring,mid_trim --compile-tokens "" --time-budget 0
+      --tokens 96,256 --configs mid_dring,mid_trim_rows8,mid_trim_rows16 --compile-tokens "" --time-budget 0
     kill "$sampler" 2>/dev/null
     step tests.txt 30 compute-sanitizer --tool memcheck --error-exitcode 9 "$build/tests/test_moe_grouped_gpu" --test-case='*every size*'
     ;;

@@ -193,13 +193,13 @@ int main(int argc, char** argv) {
     auto run = [&]<class Config>(const char* name) {
       if (wanted(configs, name) && Config::contains(m)) run_config<Config>(name, m, hx, w, stream, d);
     };
-    // the ring forms before the dispatched ones (tactics::grouped_dispatch<sm90a>: mid_dring,
+    // the ring forms before the dispatched ones (tactics::grouped_dispatch<sm90a>: mid_trim_rows8,
     // large_dring), the register forms and at 768 the split-K pair, measured against them
     run.template operator()<tactics::grouped_mid_ring<sm90a>>("mid_ring");
     run.template operator()<tactics::grouped_mid_ring2<sm90a>>("mid_ring2");
     run.template operator()<tactics::grouped_mid_dring<sm90a>>("mid_dring");
-    run.template operator()<tactics::grouped_mid_trim<sm90a>>("mid_trim");
     run.template operator()<tactics::grouped_mid_trim_rows8<sm90a>>("mid_trim_rows8");
+    run.template operator()<tactics::grouped_mid_trim_rows16<sm90a>>("mid_trim_rows16");
     run.template operator()<tactics::grouped_mid<sm90a>>("mid");
     run.template operator()<tactics::grouped_large_ring<sm90a>>("large_ring");
     run.template operator()<tactics::grouped_large_dring<sm90a>>("large_dring");

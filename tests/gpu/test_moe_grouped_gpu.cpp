@@ -8,8 +8,9 @@
 // poisoned outputs (every element written); refused calls that launch and write nothing; gate_up
 // with its weights through the LDS ring equal to the register form bit for bit; the later mid forms
 // (tactics::grouped_mid_ring2, grouped_mid_dring: down's weights through its ring) equal to
-// mid_ring bit for bit, and grouped_large_dring equal to large_ring; the Trim forms (grouped_mid_trim,
-// grouped_mid_trim_rows8) equal to mid_dring bit for bit, plan tiles of every size 1 .. 16 included.
+// mid_ring bit for bit, and grouped_large_dring equal to large_ring; the Trim forms over 8 and 16 row
+// tiles (grouped_mid_trim_rows8, _rows16) equal to mid_dring bit for bit, plan tiles of every size
+// 1 .. 16 included.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -234,17 +235,17 @@ TEST_CASE("grouped experts: the Trim forms give mid_dring's bits, plan tiles of 
   }
   sizes.ids[9] = -1;
   sizes.ids[100] = 257;
-  same_bits_as_mid_dring<tactics::grouped_mid_trim<sm90a>, tactics::grouped_mid_trim_rows8<sm90a>>(random_experts(), sizes);
-  same_bits_as_mid_dring<tactics::grouped_mid_trim<sm90a>, tactics::grouped_mid_trim_rows8<sm90a>>(saturated_experts(), sizes);
-  check_call<tactics::grouped_mid_trim<sm90a>>(random_experts(), sizes);
+  same_bits_as_mid_dring<tactics::grouped_mid_trim_rows8<sm90a>, tactics::grouped_mid_trim_rows16<sm90a>>(random_experts(), sizes);
+  same_bits_as_mid_dring<tactics::grouped_mid_trim_rows8<sm90a>, tactics::grouped_mid_trim_rows16<sm90a>>(saturated_experts(), sizes);
+  check_call<tactics::grouped_mid_trim_rows8<sm90a>>(random_experts(), sizes);
 }
 
 TEST_CASE("grouped experts: the Trim forms give mid_dring's bits at 17 .. 256 tokens and one expert") {
   for (int tokens : {17, 64, 96, 128, 256})
-    same_bits_as_mid_dring<tactics::grouped_mid_trim<sm90a>, tactics::grouped_mid_trim_rows8<sm90a>>(random_experts(), random_call(tokens, 500 + tokens));
+    same_bits_as_mid_dring<tactics::grouped_mid_trim_rows8<sm90a>, tactics::grouped_mid_trim_rows16<sm90a>>(random_experts(), random_call(tokens, 500 + tokens));
   call one = random_call(64, 503);
   std::fill(one.ids.begin(), one.ids.end(), 7);
-  same_bits_as_mid_dring<tactics::grouped_mid_trim<sm90a>, tactics::grouped_mid_trim_rows8<sm90a>>(saturated_experts(), one);
+  same_bits_as_mid_dring<tactics::grouped_mid_trim_rows8<sm90a>, tactics::grouped_mid_trim_rows16<sm90a>>(saturated_experts(), one);
   check_call<tactics::grouped_mid_trim_rows8<sm90a>>(random_experts(), random_call(128, 504));
 }
 

@@ -263,15 +263,16 @@ TEST_CASE("Trim: the instruction tiles that run hold every route's column, and o
     for (u32 c = 0; c < ceil_div(routes, G::chunk_columns); ++c) CHECK(kernels::moe_grouped::tile_runs<gfx950, true>(c, 0, routes));
   for (int tokens : {17, 64, 256})
     for (const auto& ids : {oracles::routed_ids(tokens, 2100 + tokens), skewed_ids(tokens, 6), std::vector<std::int32_t>(tokens * 9, 7)}) {
-      check_served_once<tactics::grouped_mid_trim<sm90a>>(tokens, ids);
       check_served_once<tactics::grouped_mid_trim_rows8<sm90a>>(tokens, ids);
+      check_served_once<tactics::grouped_mid_trim_rows16<sm90a>>(tokens, ids);
     }
-  CHECK(std::size(tactics::grouped_mid_trim<sm90a>::down::template_args) == 7);
-  CHECK(std::size(tactics::grouped_mid_trim<sm90a>::gate_up::template_args) == 5);
+  CHECK(std::size(tactics::grouped_mid_trim_rows8<sm90a>::down::template_args) == 7);
+  CHECK(std::size(tactics::grouped_mid_trim_rows8<sm90a>::gate_up::template_args) == 5);
   CHECK(std::size(tactics::grouped_mid_dring<sm90a>::gate_up::template_args) == 4);  // the Trim 0 instances keep their names
-  CHECK(kernels::moe_grouped_down_kernel<tactics::grouped_mid_trim<sm90a>::down>::min_workgroups_per_processor == 3);
+  CHECK(kernels::moe_grouped_down_kernel<tactics::grouped_mid_trim_rows8<sm90a>::down>::min_workgroups_per_processor == 3);
   CHECK(kernels::moe_grouped_down_kernel<tactics::grouped_mid_trim_rows8<sm90a>::down>::passes == 2);
-  CHECK(kernels::moe_grouped_gate_up_kernel<tactics::grouped_mid_trim<sm90a>::gate_up>::min_workgroups_per_processor == 2);
+  CHECK(kernels::moe_grouped_down_kernel<tactics::grouped_mid_trim_rows16<sm90a>::down>::passes == 1);
+  CHECK(kernels::moe_grouped_gate_up_kernel<tactics::grouped_mid_trim_rows8<sm90a>::gate_up>::min_workgroups_per_processor == 2);
 }
 
 TEST_CASE("the block at 17 .. 32 tokens: the grouped mid configuration serves every route once") {
@@ -340,7 +341,7 @@ TEST_CASE("grouped contracts: launch geometry, the article's M768 figures, domai
   CHECK(std::string(tactics::grouped_configuration<gfx950>(768)) == "split_k");
   CHECK(std::string(tactics::grouped_configuration<gfx950>(128)) == "mid");
   CHECK(std::string(tactics::grouped_configuration<gfx950>(512)) == "large");
-  CHECK(std::string(tactics::grouped_configuration<sm90a>(128)) == "mid_dring");
+  CHECK(std::string(tactics::grouped_configuration<sm90a>(128)) == "mid_trim_rows8");
   CHECK(std::string(tactics::grouped_configuration<sm90a>(768)) == "large_dring");
   // a 2-block ring fits two gate_up workgroups per SM, the 4-block one (mid_ring) one
   using ring2 = kernels::moe_grouped_gate_up_kernel<tactics::grouped_mid_ring2<sm90a>::gate_up>;

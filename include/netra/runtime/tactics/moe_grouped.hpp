@@ -6,7 +6,7 @@
 //   split_k:  exactly 768 tokens, the article's split-K pair (contracts/moe/split_k_down.hpp);
 //   large:   257 .. 768 tokens, tiles of split_k_tile<Target>, down KParts 1;
 //   mid_ring, large_ring: mid and large with gate_up's weights through an LDS ring and down over
-//             4 row tiles (sm90a's dispatch, grouped_dispatch below).
+//             4 row tiles, and their successors (sm90a's dispatch, grouped_dispatch below).
 // Strict inside each domain: a call that the chosen contracts refuse is an error, never a
 // silent fallback (the caller's own path serves M outside [17, 768]).
 #pragma once
@@ -67,24 +67,25 @@ using grouped_large_ring = grouped_config<typename grouped_large<Target>::plan, 
 /// staging and act_quant overlap the other's weight stream), then down's weights through a
 /// 4-block LDS ring too (contracts::moe_grouped_down field WeightStages: no weight registers,
 /// three workgroups an SM, so one's staging and stores overlap the others' weight streams and a
-/// down workgroup fits beside a gate_up one at the boundary). mid_dring is dispatched.
+/// down workgroup fits beside a gate_up one at the boundary).
 template <class Target>
 using grouped_mid_ring2 = grouped_config<typename grouped_mid<Target>::plan, contracts::moe_grouped_gate_up<Target, 17, 256, 16, 2>,
                                          typename grouped_mid_ring<Target>::down, typename grouped_mid<Target>::reduce>;
 template <class Target>
 using grouped_mid_dring = grouped_config<typename grouped_mid<Target>::plan, typename grouped_mid_ring2<Target>::gate_up,
                                          contracts::moe_grouped_down<Target, 17, 256, 16, 1, 4, 4>, typename grouped_mid<Target>::reduce>;
-/// mid_dring with field Trim on gate_up and down (contracts/moe/grouped_{gate_up,down}.hpp): a
-/// chunk's second instruction tile (columns 8 .. 15 on sm90a) runs only when it holds a route, so
-/// the plan tiles of 1 .. 8 routes (most of them at 32 .. 128 tokens) convert and multiply half
-/// the activation columns; the same bits. mid_trim_rows8: its down over 8 row tiles (two passes
-/// a workgroup, twice the workgroups: a shorter tail).
+/// mid_dring with field Trim on gate_up and down (contracts/moe/grouped_{gate_up,down}.hpp: a
+/// chunk's second instruction tile, columns 8 .. 15 on sm90a, runs only when it holds a route) and
+/// down over 8 row tiles (two 128-row passes a workgroup, twice the workgroups of mid_dring: a
+/// shorter tail). The same bits as mid_dring; dispatched.
 template <class Target>
-using grouped_mid_trim = grouped_config<typename grouped_mid<Target>::plan, contracts::moe_grouped_gate_up<Target, 17, 256, 16, 2, 1>,
-                                        contracts::moe_grouped_down<Target, 17, 256, 16, 1, 4, 4, 1>, typename grouped_mid<Target>::reduce>;
-template <class Target>
-using grouped_mid_trim_rows8 = grouped_config<typename grouped_mid<Target>::plan, typename grouped_mid_trim<Target>::gate_up,
+using grouped_mid_trim_rows8 = grouped_config<typename grouped_mid<Target>::plan, contracts::moe_grouped_gate_up<Target, 17, 256, 16, 2, 1>,
                                               contracts::moe_grouped_down<Target, 17, 256, 16, 1, 8, 4, 1>, typename grouped_mid<Target>::reduce>;
+/// mid_trim_rows8 with down over 16 row tiles (one 128-row pass a workgroup, the four blocks in
+/// flight at once: the floor program's grid); catalogued and bit-tested, not yet measured.
+template <class Target>
+using grouped_mid_trim_rows16 = grouped_config<typename grouped_mid<Target>::plan, typename grouped_mid_trim_rows8<Target>::gate_up,
+                                               contracts::moe_grouped_down<Target, 17, 256, 16, 1, 16, 4, 1>, typename grouped_mid<Target>::reduce>;
 /// large_ring with down through the 4-block ring (two workgroups an SM at tiles of 32): dispatched.
 template <class Target>
 using grouped_large_dring = grouped_config<typename grouped_large<Target>::plan, typename grouped_large_ring<Target>::gate_up,
@@ -92,8 +93,8 @@ using grouped_large_dring = grouped_config<typename grouped_large<Target>::plan,
                                            typename grouped_large<Target>::reduce>;
 
 /// The configurations a target dispatches: mid (17..256), on gfx950 the article's split-K pair at
-/// 768, and large (257..768). sm90a takes the ring forms with down through its LDS ring (mid_dring,
-/// large_dring), chosen by measurement on the H200 (the experts path graph-replayed, every record
+/// 768, and large (257..768). sm90a takes the ring forms with down through its LDS ring
+/// (mid_trim_rows8, large_dring), chosen by measurement on the H200 (the experts path graph-replayed, every record
 /// within the policy, the candidates' bits equal on the GPU: bench/results/moe_h200.json,
 /// docs/kernels/moe-grouped.md); there the split-K pair is built, tested and benchmarked but not
 /// dispatched.
@@ -105,10 +106,10 @@ template <class Target> struct grouped_dispatch {
   static constexpr const char* large_name = "large";
 };
 template <> struct grouped_dispatch<sm90a> {
-  using mid = grouped_mid_dring<sm90a>;
+  using mid = grouped_mid_trim_rows8<sm90a>;
   using large = grouped_large_dring<sm90a>;
   static constexpr bool split_k = false;
-  static constexpr const char* mid_name = "mid_dring";
+  static constexpr const char* mid_name = "mid_trim_rows8";
   static constexpr const char* large_name = "large_dring";
 };
 template <class Target> using grouped_mid_of = typename grouped_dispatch<Target>::mid;
@@ -121,7 +122,7 @@ template <class Target> inline constexpr auto grouped_configs = [] {
 }();
 
 /// The name of the first configuration whose range holds `tokens` ("mid", "split_k", "large";
-/// sm90a "mid_dring", "large_dring"), or "" outside [17, 768].
+/// sm90a "mid_trim_rows8", "large_dring"), or "" outside [17, 768].
 template <class Target> constexpr const char* grouped_configuration(i64 tokens) {
   using D = grouped_dispatch<Target>;
   if (D::mid::contains(tokens)) return D::mid_name;
