@@ -274,7 +274,7 @@ def main() -> None:
                          "(block_split_comparison); nothing else")
     a = ap.parse_args()
     if a.profile_verify:
-        inst, c = Instance(a.objects, 2, 12, 1, 1, 8), Case([49152 + 12], 12, 1, 5)
+        inst, c = Instance(a.objects, 2, 12, 1, 1, 6, split=2), Case([49152 + 12], 12, 1, 5)
         slices = inst.slices_for(1, torch.cuda.get_device_properties(0).multi_processor_count)
         for _ in range(4):
             inst.launch(c, 0, slices)
@@ -288,7 +288,7 @@ def main() -> None:
     candidates = [Instance(a.objects, 0, 1, 1, bw_, st, cap=cap) for bw_, st, cap in ((2, 0, 512), (4, 0, 256), (1, 0, 512), (4, 3, 128))]
     direct_8 = Instance(a.objects, 0, 1, 1, 8, 0, cap=512)  # 8 waves: one block a wave at B = 1 with 16 slices (L = 8192)
     wide = Instance(a.objects, 0, 1, 1, 2, 0, max_batch=128, cap=512)  # contracts/attention/gqa8_decode_wide.hpp: batches 65..128
-    verify = Instance(a.objects, 2, 12, 1, 1, 8)  # served (sm90a): two tokens per wave, 8 stages
+    verify = Instance(a.objects, 2, 12, 1, 1, 6, split=2)  # served (sm90a): two tokens per wave over two warps, 6 stages
     # 2 x 0 with each block over 4 / 8 warps (BlockSplit): 4 served at B = 1 (tactics::attention_gqa8_block_split_max_batch)
     split_4, split_8 = (Instance(a.objects, 0, 1, 1, 2, 0, cap=512, split=n) for n in (4, 8))
     records, mapping, sweep, baseline, split_cmp = [], [], [], [], []
