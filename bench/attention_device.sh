@@ -14,7 +14,8 @@
 # served B = 1 decode and verify against them in the same run; SERVED_ONLY=1 skips the slice sweep and
 # the mapping comparison; BENCH=0 runs the tests and sanitizers only; SPLIT=1 runs, instead of the bench, the BlockSplit
 # comparison (bench/attention.py --block-split: 2 x 0 against its blocks over 4 / 8 warps) and, with FLOORS=1, the decode B=1
-# floors of those grids (FLOOR_ONLY: the floor shapes' prefix, default verify; SPLIT=1 sets "decode B=1 L"). Each step is
+# floors of those grids (FLOOR_ONLY: comma-separated prefixes of the floor grids' "<shape> <mapping>", default verify; SPLIT=1
+# sets "decode B=1 L"). Each step is
 # time-limited; the whole stays under 195 s.
 set -uo pipefail
 cd "$(dirname "$0")/.."
