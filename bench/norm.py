@@ -23,8 +23,9 @@ alternative carries its own mapping's floor too.
 usage: python3 bench/norm.py --netra-bench build/tests/netra-bench-norm [--out FILE] [--floor FILE]
        [--driver-lines FILE (the driver's JSON lines, written as soon as it finishes)]
        python3 bench/norm.py --driver-output FILE --dump DIR ...   (the lines and dumps of a driver run made before)
-       python3 bench/norm.py --warm-peers   (compiles every peer at every shape once, filling torch's
-       on-disk compile caches, while something untimed runs; nothing is timed or written)
+       python3 bench/norm.py --warm-peers [--warm-kinds gated --warm-rows 1,16,64]   (compiles every peer
+       at every shape once, filling torch's on-disk compile caches, while something untimed runs;
+       nothing is timed or written)
 """
 from __future__ import annotations
 
@@ -184,15 +185,16 @@ def kind_of(contract: str) -> str:
     return "add" if contract.startswith("add") else "gated" if contract.startswith("gated") else "rms"
 
 
-def warm_peers() -> int:
+def warm_peers(kinds=KIND_ORDER, rows_list=None) -> int:
     """Calls every peer once at every (kind, fp8, rows) on random inputs: torch.compile's graphs land
-    in the on-disk caches, so the timed run's compiles are cache hits."""
+    in the on-disk caches, so the timed run's compiles are cache hits. kinds / rows_list: only those
+    (bench/norm_chain_device.sh: the gated decode's)."""
     started = time.time()
-    for kind in KIND_ORDER:
+    for kind in [k for k in KIND_ORDER if k in kinds]:
         c, n = (4096, 128) if kind == "gated" else (2048, 2048)
         for fp8 in (True, False):
             functions = peer_functions(kind, fp8)
-            for rows in ROWS:
+            for rows in rows_list or ROWS:
                 a = {"x": torch.randn(rows, c, device="cuda").to(torch.bfloat16), "weight": torch.randn(n, device="cuda").to(torch.bfloat16)}
                 if kind == "add":
                     a["residual"] = torch.randn(rows, c, device="cuda").to(torch.bfloat16)
@@ -244,6 +246,8 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--netra-bench")
     ap.add_argument("--warm-peers", action="store_true")
+    ap.add_argument("--warm-kinds", default=",".join(KIND_ORDER), help="with --warm-peers: the kinds (gated, add, rms) to warm")
+    ap.add_argument("--warm-rows", default=None, help="with --warm-peers: the row counts to warm (default: all of ROWS)")
     ap.add_argument("--out", default="bench/results/norm_h200.json")
     ap.add_argument("--floor", default=None)
     ap.add_argument("--floor-lines", default=None, help="the floor program's JSON lines (instead of --floor)")
@@ -253,7 +257,7 @@ def main() -> int:
     ap.add_argument("--dump", default=None, help="with --driver-output: that run's --dump directory")
     a = ap.parse_args()
     if a.warm_peers:
-        return warm_peers()
+        return warm_peers(a.warm_kinds.split(","), [int(r) for r in a.warm_rows.split(",")] if a.warm_rows else None)
     if not a.netra_bench and not (a.driver_output and a.dump):
         ap.error("--netra-bench, or --driver-output with --dump, is required")
     floors = floors_of(a.floor, a.floor_lines)

@@ -5,8 +5,8 @@
 // input set is checked bitwise against the oracle (tests/oracles/norm.hpp) in the same process.
 // Prints one JSON object per (operation, fp8_out, tokens) on stdout; "diagnostic" lines time the
 // alternative mappings of catalog::norm_alternatives and norm_gated_alternatives (and the prefill
-// instances at 64 tokens). --gated-chain times only the gated decode (served, Chain 0) beside each
-// candidate of catalog::norm_gated_chain at 1, 16 and 64 tokens.
+// instances at 64 tokens). --gated-chain times only the gated decode: the served forms as records
+// (with --dump), each candidate of catalog::norm_gated_chain, the served forms again, at 1, 16, 64 tokens.
 //
 // --dump DIR also writes, for bench/norm.py's check of the torch peers, each shape's first input
 // set and netra's outputs for it: <name>.{x,residual,gate,weight}.bin, <name>.{out,scales,r}.bin
@@ -223,15 +223,20 @@ void bench_gated_alternatives(const options& o, CUstream stream) {  // SlicesPer
   boost::hana::for_each(catalog::norm_gated_alternatives, [&](auto type) { bench_alternative<typename decltype(type)::type>(o, stream, {512, 8192}); });
 }
 
-/// The gated decode (served, Chain 0) and its Chain candidates at decode sizes, in one process.
+/// The served gated decode as records (family "norm", dumped with --dump for bench/norm.py's
+/// peers), then every sm90a candidate of catalog::norm_gated_chain, then the served forms again
+/// (diagnostics: the drift over the run), at 1, 16 and 64 tokens, in one process.
 void bench_gated_chain(const options& o, CUstream stream) {
+  using fp8 = contracts::norm_decode<sm90a, 2, 0, 1>;
+  using bf16 = contracts::norm_decode<sm90a, 2, 0, 0>;
+  for (i64 tokens : {1, 16, 64}) bench_shape<fp8>(o, handle_of<fp8>(o), stream, tokens, "norm", "gated_rms_norm_fp8");
+  for (i64 tokens : {1, 16, 64}) bench_shape<bf16>(o, handle_of<bf16>(o), stream, tokens, "norm", "gated_rms_norm");
   boost::hana::for_each(catalog::norm_gated_chain, [&](auto type) {
     using C = typename decltype(type)::type;
-    if constexpr (same_v<typename C::target, sm90a>) {
-      bench_alternative<contracts::norm_decode<sm90a, 2, 0, C::fp8_out ? 1 : 0>>(o, stream, {1, 16, 64});
-      bench_alternative<C>(o, stream, {1, 16, 64});
-    }
+    if constexpr (same_v<typename C::target, sm90a>) bench_alternative<C>(o, stream, {1, 16, 64});
   });
+  bench_alternative<fp8>(o, stream, {1, 16, 64});
+  bench_alternative<bf16>(o, stream, {1, 16, 64});
 }
 
 }  // namespace

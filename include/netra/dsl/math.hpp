@@ -93,6 +93,20 @@ NETRA_HOST_DEVICE float div_rn(float a, float b) {
 #endif
 }
 
+/// An approximate 1 / d for a normal d whose reciprocal is normal: the target's reciprocal
+/// instruction (sm90a rcp.approx.ftz.f32, gfx9 v_rcp_f32; each documented within 1 ulp), on the
+/// host RN(1 / d). A seed only: no result of netra depends on its bits (each caller corrects it
+/// and its proof holds for every seed within 16 ulp of RN(1 / d)).
+NETRA_HOST_DEVICE float approx_reciprocal_f32(float d) {
+#if defined(NETRA_DEVICE_PASS) && defined(NETRA_COMPILER_CUDA)
+  return sm90a_isa::rcp_approx_ftz_f32(d);
+#elif defined(NETRA_DEVICE_PASS) && defined(NETRA_COMPILER_HIP)
+  return amdgcn_isa::v_rcp_f32(d);
+#else
+  return div_rn(1.0f, d);
+#endif
+}
+
 namespace math_constants {
 inline constexpr float exp_high = 0x1.62e42ep+6f;   // 88.7228317: the largest x with e^x < FLT_MAX
 inline constexpr float exp_low = -0x1.5d589ep+6f;   // -87.3365402: the FP32 just above -126 ln 2
@@ -133,7 +147,10 @@ NETRA_HOST_DEVICE float exp_f32(float x) {
 /// 1 / (1 + e^-x).
 NETRA_HOST_DEVICE float sigmoid_f32(float x) { return div_rn(1.0f, add_rn(1.0f, exp_f32(-x))); }
 
+/// 1 + e^-x, the divisor of silu_f32.
+NETRA_HOST_DEVICE float silu_divisor_f32(float x) { return add_rn(1.0f, exp_f32(-x)); }
+
 /// x / (1 + e^-x).
-NETRA_HOST_DEVICE float silu_f32(float x) { return div_rn(x, add_rn(1.0f, exp_f32(-x))); }
+NETRA_HOST_DEVICE float silu_f32(float x) { return div_rn(x, silu_divisor_f32(x)); }
 
 }  // namespace netra

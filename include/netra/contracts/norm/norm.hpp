@@ -150,15 +150,21 @@ struct norm {
   static constexpr u32 split = Split;
   static_assert(Split == 1 || Kind != 1 || Target::has_clusters,
                 "netra::contracts::norm: field Split > 1 for add_rms needs workgroup clusters (its parts order r' after r)");
-  static_assert(Chain == 0 || (Kind == 2 && (Chain == 1 || (Fp8Out == 1 && Chain <= 7))),
-                "netra::contracts::norm: field Chain must be 0, or for the gated norm 1 (SiLU without a division), and with an FP8 "
-                "output 2 .. 7 (bits: 1 SiLU, 2 the group's reciprocal without a division, 4 the group amax by the wave's max "
-                "instruction where the target has one)");
+  static_assert(Chain == 0 || (Kind == 2 && Chain < 32 && ((Chain & 6) == 0 || Fp8Out == 1) && ((Chain & 16) == 0 || (Chain & 3) != 0) &&
+                              ((Chain & 8) == 0 || SlicesPerThread <= 1)),
+                "netra::contracts::norm: field Chain must be 0, or for the gated norm 1 (SiLU without a division), 8 (its quotients "
+                "between the sum's stages; one slice per thread), 16 (with 1 or 2: reciprocals from the target's reciprocal instruction), and with an FP8 "
+                "output 2 (the group's reciprocal without a division) and 4 (the group amax by the wave's max instruction where the "
+                "target has one), summed");
   /// Chain (the gated norm; the same bits, each form checked exhaustively on the host): how the
   /// per-thread chain is spelled, bit 1: silu(z) by kernels/norm/silu_bf16.hpp (no division, no
   /// branch); bit 2: the E4M3 group's 1 / d by kernels/norm/group_reciprocal.hpp (no division);
   /// bit 4: the group amax by dsl/group_max.hpp (one reduction instruction where the target has
-  /// one, else the xor butterfly). 0: silu_f32's and the quantizer's IEEE divisions, the butterfly.
+  /// one, else the xor butterfly); bit 8: the exponentials of silu(z) before the sum, its
+  /// quotients (divisions, or bit 1's) between the butterfly's lane stages, each stage's shuffle
+  /// in flight under them; bit 16: the reciprocals of bits 1 and 2 seeded by the target's
+  /// reciprocal instruction (dsl/math.hpp approx_reciprocal_f32) instead of an integer seed and
+  /// four Newton steps. 0: silu_f32's and the quantizer's IEEE divisions, the butterfly.
   static constexpr u32 chain = Chain;
   static constexpr u32 lds_bytes = WavesPerRow > 1 ? RowsPerWorkgroup * WavesPerRow * 4 : 0;
   /// Calls of at most this many tokens let their successor start at once (programmatic

@@ -183,13 +183,8 @@ NETRA_UNROLL
   static NETRA_DEVICE void finish_row(const params& p, u32 thread, u32 row, bool live, row_inputs& in, const u32x4 (&w)[chunks]) {
     u32x4 (&v)[chunks] = in.v;
     float gate[kind == norm_kind::gated ? chunks : 1][8] = {};  // gated: silu(z), independent of the sum (issued before it)
-    constexpr u32 gated = kind == norm_kind::gated ? 1 : 0;
-    if constexpr (kind == norm_kind::gated) {
-NETRA_UNROLL
-      for (u32 i = 0; i < chunks; ++i)
-NETRA_UNROLL
-        for (u32 e = 0; e < 8; ++e) gate[i][e] = gated_silu<(Contract::chain & 1) != 0>(e % 2 ? hi_of(in.z[i][e / 2]) : lo_of(in.z[i][e / 2]));
-    }
+    constexpr u32 gated = kind == norm_kind::gated ? 1 : 0, interleave = gated ? Contract::chain & 8 : 0;
+    if constexpr (gated != 0) gates_of<Contract::chain>(in.z, gate);  // Chain bit 8: the divisors only, the quotients between the lane stages
     if constexpr (kind == norm_kind::add_rms) {
       u16* r = p.residual + row_offset(row, p.residual_stride);
 NETRA_UNROLL
@@ -202,7 +197,6 @@ NETRA_UNROLL
         if (!split_residual && live && owns(Part, i)) store_16B<target>(r + 8 * chunk_of(thread, i), v[i]);
       }
     }
-
     float part[per_thread];
 NETRA_UNROLL
     for (u32 s = 0; s < per_thread; ++s) {
@@ -219,7 +213,14 @@ NETRA_UNROLL
       part[s] = acc;
     }
     if constexpr (split_residual) cluster_ops<target>::arrive();  // this part has read r (its values are summed above)
-    const float sum = row_sum(part, thread);
+    if constexpr (interleave != 0)  // gated, P = 1: the lane stages, each shuffle in flight under its share of the quotients
+NETRA_UNROLL
+      for (u32 mask = 1, stage = 0; mask < threads_per_row; mask <<= 1, ++stage) {
+        const float other = xor_shuffle_f32<target>(part[0], mask);
+        gate_quotients<Contract::chain, __builtin_ctz(threads_per_row)>(in.z, gate, stage);
+        part[0] = add_rn(part[0], other);
+      }
+    const float sum = interleave != 0 ? part[0] : row_sum(part, thread);
     const float rs = rsqrt_f32(add_rn(mul_rn(sum, 1.0f / Contract::n), p.eps));
 
     u32 y[chunks][4] = {};
@@ -258,7 +259,7 @@ NETRA_UNROLL
 NETRA_UNROLL
       for (u32 i = 0; i < chunks; ++i) {
         if (!owns(Part, i)) continue;
-        const e4m3_block_quantizer quant = group_quantizer<(Contract::chain & 2) != 0>(magnitude[slot_of(i)]);  // one slot: the same, computed once
+        const e4m3_block_quantizer quant = group_quantizer<Contract::chain>(magnitude[slot_of(i)]);  // one slot: the same, computed once
         u32 q[4];
 NETRA_UNROLL
         for (u32 e = 0; e < 4; ++e) q[e] = pack_e4m3x2<target>(quant.divider.quotient(lo_of(y[i][e])), quant.divider.quotient(hi_of(y[i][e])));
@@ -280,8 +281,7 @@ NETRA_UNROLL
 
   /// y of the low (hi = false) or high BF16 of a word pair, in FP32 (the contract's order; g = silu(z)).
   static NETRA_DEVICE float value(u32 vw, u32 ww, float g, float rs, bool hi) {
-    const float x = hi ? hi_of(vw) : lo_of(vw);
-    const float wt = hi ? hi_of(ww) : lo_of(ww);
+    const float x = hi ? hi_of(vw) : lo_of(vw), wt = hi ? hi_of(ww) : lo_of(ww);
     const float n = mul_rn(x, rs);
     if constexpr (kind == norm_kind::gated) return mul_rn(mul_rn(n, wt), g);
     else if constexpr (Contract::weight_form == norm_weight::zero_centred) return mul_rn(n, add_rn(1.0f, wt));

@@ -34,13 +34,20 @@ inline constexpr auto norm_alternatives = boost::hana::tuple_t<
 inline constexpr auto norm_gated_alternatives =
     boost::hana::tuple_t<contracts::gated_rms_norm<sm90a, 0, 8192, 16, 0, 2>, contracts::gated_rms_norm<sm90a, 1, 8192, 16, 0, 2>>;
 
-/// The gated decode mapping with contract field Chain (the same bits): BF16 Chain 1 (the SiLU
-/// without a division) and FP8 Chain 6 (the group's reciprocal without a division, its amax by one
-/// reduction instruction where the target has one), faster than the dispatched Chain 0 at 1, 16 and
-/// 64 tokens on the H200 at afd8912 (FP8 Chain 1 and 7 slower at 16 / 64: lab/norm/README.md).
+/// The gated decode mapping with contract field Chain (the same bits), compared with the served
+/// Chain 0 at 1, 16 and 64 tokens: BF16 Chain 1 (the SiLU without a division) and FP8 Chain 6 (the
+/// group's reciprocal without a division, its amax by one reduction instruction where the target
+/// has one), faster than Chain 0 on the H200 at afd8912 (FP8 Chain 1 and 7 slower at 16 / 64:
+/// lab/norm/README.md); BF16 8 and FP8 14 (+ 8: the SiLU's divisions between the butterfly's
+/// stages), FP8 30 (14 with the group's reciprocal from the target's reciprocal instruction), BF16
+/// 17 and FP8 23 (1 / 7 with the reciprocals from the target's reciprocal instruction), BF16 25 and
+/// FP8 31 (17 / 23 in the order of 8: the SiLU's exponentials first, its quotients between the stages).
+template <class Target, u32 Fp8Out, u32 Chain> using gated_decode_chain = contracts::gated_rms_norm<Target, Fp8Out, 64, Target::wave_size / 16, 0, 0, Chain>;
 template <class Target>
-constexpr auto norm_gated_chain_of = boost::hana::tuple_t<contracts::gated_rms_norm<Target, 0, 64, Target::wave_size / 16, 0, 0, 1>,
-                                                          contracts::gated_rms_norm<Target, 1, 64, Target::wave_size / 16, 0, 0, 6>>;
+constexpr auto norm_gated_chain_of =
+    boost::hana::tuple_t<gated_decode_chain<Target, 0, 1>, gated_decode_chain<Target, 0, 8>, gated_decode_chain<Target, 0, 17>, gated_decode_chain<Target, 0, 25>,
+                         gated_decode_chain<Target, 1, 6>, gated_decode_chain<Target, 1, 14>, gated_decode_chain<Target, 1, 30>, gated_decode_chain<Target, 1, 23>,
+                         gated_decode_chain<Target, 1, 31>>;
 inline constexpr auto norm_gated_chain = boost::hana::flatten(boost::hana::make_tuple(norm_gated_chain_of<gfx950>, norm_gated_chain_of<sm90a>));
 
 inline constexpr auto norm = boost::hana::flatten(boost::hana::make_tuple(norm_detail::of_target<gfx950>, norm_detail::of_target<sm90a>,

@@ -30,4 +30,6 @@ NETRA_DEVICE float div_f32(float a, float b) {
 #pragma clang fp contract(off)
   return a / b;
 }
+/// v_rcp_f32: an approximate 1 / d (the ISA: 1 ulp). Only a seed: callers correct it and prove the result.
+NETRA_DEVICE float v_rcp_f32(float d) { return __builtin_amdgcn_rcpf(d); }
 }  // namespace netra::amdgcn_isa

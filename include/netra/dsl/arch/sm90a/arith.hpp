@@ -35,4 +35,11 @@ NETRA_DEVICE float div_rn_f32(float a, float b) {
   asm("div.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
   return r;
 }
+/// rcp.approx.ftz.f32: an approximate 1 / d (MUFU.RCP; PTX: at most 1 ulp of error, subnormal
+/// inputs and results flushed to zero). Only a seed: callers correct it and prove the result.
+NETRA_DEVICE float rcp_approx_ftz_f32(float d) {
+  float r;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(d));
+  return r;
+}
 }  // namespace netra::sm90a_isa
