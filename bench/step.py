@@ -408,9 +408,7 @@ class Runner:
         while its predecessor runs and waits at its grid-dependency point, so its duration counts
         that wait too: the device times add up to more than the replay; the critical parts add up
         to the replay's span less the idle gaps (gap_us). Per kernel name the same two figures
-        (kernels; every netra_moe kernel, else the 15 longest)."""
-        from torch.profiler import ProfilerActivity
-        from torch.profiler import profile as torch_profile
+        (kernels; every netra kernel, else the 15 longest)."""
         b = self.batch(phase, B)
         rows = B * b.T
         snap = self.p.snapshot(b.gdn_slots)
@@ -418,67 +416,142 @@ class Runner:
         graph.replay()
         torch.cuda.synchronize()
         reps = 3
-        with torch_profile(activities=[ProfilerActivity.CUDA]) as prof:
-            for _ in range(reps):
-                graph.replay()
-            torch.cuda.synchronize()
-        events = []
-        for e in prof.events():
-            if e.device_type is not None and "CUDA" not in str(e.device_type):
-                continue
-            name = e.name
-            low = name.lower()
-            if name.startswith("netra_"):
-                key = "netra " + next((f for f in ("argmax", "moe", "norm", "attention", "gdn") if low.startswith("netra_" + f)), "other")
-            elif any(w in low for w in ("gemm", "gemv", "cutlass", "xmma", "nvjet", "cublas", "splitk")) or low.startswith("_split_k"):
-                key = "framework GEMM"  # cuBLAS's kernels and the step's Triton forms (_gemv, _split_k)
-            elif "memcpy" in low or "memset" in low:
-                key = "copies"
-            elif low.startswith(("_attn_pre", "_gate_mul", "_quant")):
-                key = "framework glue (fused)"
-            else:
-                key = "framework other"
-            events.append((e.time_range.start, e.time_range.end, key, name[:120]))
-        events.sort()
-        fam, kern = {}, {}
-        frontier, gaps = None, 0.0
-        for start, end, key, name in events:
-            crit = end - start if frontier is None else max(0.0, end - max(start, frontier))
-            if frontier is not None and start > frontier:
-                gaps += start - frontier
-            frontier = end if frontier is None else max(frontier, end)
-            for table, k in ((fam, key), (kern, name)):
-                t = table.setdefault(k, {"device_us": 0.0, "critical_us": 0.0, "launches": 0.0})
-                t["device_us"] += (end - start) / reps
-                t["critical_us"] += crit / reps
-                t["launches"] += 1 / reps
+        fam, kern, gaps, launches = profile_graph(graph, reps)
         floor = plan.step_bytes(self.cfg, B, self.a.kv_len, phase, fp8_groups=self.fp8_groups(rows))
         part_us = {k: v / self.bw * 1e6 for k, v in floor.items()}
         attribution = {"netra moe": part_us["experts"], "netra attention": part_us["kv"], "netra gdn": part_us["gdn_state"],
                        "framework GEMM": part_us["dense"] + part_us["lm_head"] + part_us["logits"] / 2, "netra argmax": part_us["logits"] / 2}
         for k, v in fam.items():
-            v.update(launches=round(v["launches"]), floor_us=attribution.get(k), ratio=plan.ratio(v["device_us"], attribution.get(k)),
+            v.update(floor_us=attribution.get(k), ratio=plan.ratio(v["device_us"], attribution.get(k)),
                      critical_ratio=plan.ratio(v["critical_us"], attribution.get(k)))
-        for v in kern.values():
-            v["launches"] = round(v["launches"])
-        shown = {n: v for n, v in kern.items() if n.startswith("netra_moe")}
+        shown = {n: v for n, v in kern.items() if n.startswith("netra_")}
         shown.update(dict(sorted(kern.items(), key=lambda kv: -kv[1]["device_us"])[:15]))
         graph_us, _ = replay_us(graph, 5)
         device = sum(v["device_us"] for v in fam.values())
         critical = sum(v["critical_us"] for v in fam.values())
         key = str(B) if phase == "decode" else f"verify {B}"
         self.doc.setdefault("family_time_per_step", {})[key] = {
-            "phase": phase, "batch": B, "families": fam, "sum_device_us": device, "sum_critical_us": critical, "gap_us": gaps / reps,
-            "graph_us": graph_us, "floor_us": part_us["total"], "launches_per_step": round(len(events) / reps),
+            "phase": phase, "batch": B, "families": fam, "sum_device_us": device, "sum_critical_us": critical, "gap_us": gaps,
+            "graph_us": graph_us, "floor_us": part_us["total"], "launches_per_step": launches,
             "framework_gemm_compute_floor_us": sum(plan.step_flops(self.cfg, B, phase).values()) / self.matrix_rate * 1e6,
             "graph_minus_device_us": graph_us - device, "dense_path": model.dense_label(self.fp8_rows, rows, self.forms),
             "kernels": dict(sorted(shown.items(), key=lambda kv: -kv[1]["critical_us"]))}
-        log(f"profile {phase} B={B} (graph {graph_us:.0f} us, floor {part_us['total']:.0f} us, {len(events) / reps:.0f} launches, "
-            f"critical {critical:.0f} + gaps {gaps / reps:.0f} us): " + ", ".join(
+        log(f"profile {phase} B={B} (graph {graph_us:.0f} us, floor {part_us['total']:.0f} us, {launches} launches, "
+            f"critical {critical:.0f} + gaps {gaps:.0f} us): " + ", ".join(
                 f"{k} {v['device_us']:.0f} us device / {v['critical_us']:.0f} critical / {v['launches']} launches (floor {v['floor_us'] or 0:.0f})"
                 for k, v in sorted(fam.items(), key=lambda kv: -kv[1]["critical_us"])))
         self.p.restore(snap)
         del graph
+
+    def isolated(self, phase, B):
+        """Each netra family's ops of the step of bucket B replayed alone, in the same process as the
+        step's own profile of that bucket: one eager netra step records every netra op's call
+        (Step.calls: its inputs, outputs and pools, in the step's order); per family one CUDA graph of
+        only those calls (every layer's: the weights, KV and state read cold as in the step), its
+        replay (median of --reps) and profile (profile_graph). The isolated figure is what a family
+        bench measures at the step's shapes; the step's critical time minus it is what integration
+        costs the family (the other kernels between its launches: the L2 they leave, PDL overlap
+        across a family boundary). Per kernel both figures. Pools restored after."""
+        b = self.batch(phase, B)
+        snap = self.p.snapshot(b.gdn_slots)
+        self.net.calls = []
+        self.run(self.net, b, snap)
+        calls, self.net.calls = self.net.calls, None
+        key = str(B) if phase == "decode" else f"verify {B}"
+        step_prof = self.doc.get("family_time_per_step", {}).get(key, {})
+        step_fam, step_kern = step_prof.get("families", {}), step_prof.get("kernels", {})
+        out = {}
+        for fam in dict.fromkeys(f for f, _, _ in calls):
+            graph = capture_calls([(fn, args) for f, fn, args in calls if f == fam])
+            us, _ = replay_us(graph, self.a.reps)
+            fams, kern, gaps, launches = profile_graph(graph)
+            del graph
+            self.p.restore(snap)
+            alone = fams.get("netra " + fam, {})
+            in_step = step_fam.get("netra " + fam, {})
+            out[fam] = {"graph_us": us, "critical_us": alone.get("critical_us"), "device_us": alone.get("device_us"), "gap_us": gaps,
+                        "launches": launches, "in_step_critical_us": in_step.get("critical_us"), "in_step_device_us": in_step.get("device_us"),
+                        "floor_us": in_step.get("floor_us"),
+                        "kernels": {n: {"alone_critical_us": v["critical_us"], "alone_device_us": v["device_us"], "launches": v["launches"],
+                                        "in_step_critical_us": step_kern.get(n, {}).get("critical_us"),
+                                        "in_step_device_us": step_kern.get(n, {}).get("device_us")}
+                                    for n, v in sorted(kern.items(), key=lambda kv: -kv[1]["critical_us"])}}
+            o = out[fam]
+            log(f"isolated {phase} B={B} {fam}: alone {us:.0f} us graph / {o['critical_us'] or 0:.0f} critical / {launches} launches; "
+                f"in the step {o['in_step_critical_us'] or 0:.0f} critical (floor {o['floor_us'] or 0:.0f}); " + ", ".join(
+                    f"{n} {v['alone_critical_us']:.0f} vs {v['in_step_critical_us'] or 0:.0f}" for n, v in list(o["kernels"].items())[:6]))
+        del calls
+        self.p.restore(snap)
+        self.doc.setdefault("isolated_families", {})[key] = {"phase": phase, "batch": B, "step_graph_us": step_prof.get("graph_us"),
+                                                             "families": out}
+
+
+def capture_calls(calls):
+    """A CUDA graph of the recorded op calls [(fn, args)] in order (warm-up on a side stream first)."""
+    def body():
+        for fn, args in calls:
+            fn(*args)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        body()
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        body()
+    graph.replay()
+    torch.cuda.synchronize()
+    return graph
+
+
+def profile_graph(graph, reps=3):
+    """Device time of each kernel family and kernel name over `reps` replays of a CUDA graph
+    (torch.profiler, CUDA activity), per replay: ({family: {device_us, critical_us, launches}},
+    {kernel name: the same}, idle gap µs, launches). netra's kernels by family (their symbols start
+    netra_<family>), the framework's GEMMs (cuBLAS and the step's Triton forms), copies, the fused
+    glue, the framework's other kernels. device_us sums durations; critical_us charges each kernel
+    (in start order) from max(its start, the latest end before it) to its end (Runner.profile)."""
+    from torch.profiler import ProfilerActivity
+    from torch.profiler import profile as torch_profile
+    with torch_profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(reps):
+            graph.replay()
+        torch.cuda.synchronize()
+    events = []
+    for e in prof.events():
+        if e.device_type is not None and "CUDA" not in str(e.device_type):
+            continue
+        name = e.name
+        low = name.lower()
+        if name.startswith("netra_"):
+            key = "netra " + next((f for f in ("argmax", "moe", "norm", "attention", "gdn") if low.startswith("netra_" + f)), "other")
+        elif any(w in low for w in ("gemm", "gemv", "cutlass", "xmma", "nvjet", "cublas", "splitk")) or low.startswith("_split_k"):
+            key = "framework GEMM"  # cuBLAS's kernels and the step's Triton forms (_gemv, _split_k)
+        elif "memcpy" in low or "memset" in low:
+            key = "copies"
+        elif low.startswith(("_attn_pre", "_gate_mul", "_quant")):
+            key = "framework glue (fused)"
+        else:
+            key = "framework other"
+        events.append((e.time_range.start, e.time_range.end, key, name[:120]))
+    events.sort()
+    fam, kern = {}, {}
+    frontier, gaps = None, 0.0
+    for start, end, key, name in events:
+        crit = end - start if frontier is None else max(0.0, end - max(start, frontier))
+        if frontier is not None and start > frontier:
+            gaps += start - frontier
+        frontier = end if frontier is None else max(frontier, end)
+        for table, k in ((fam, key), (kern, name)):
+            t = table.setdefault(k, {"device_us": 0.0, "critical_us": 0.0, "launches": 0.0})
+            t["device_us"] += (end - start) / reps
+            t["critical_us"] += crit / reps
+            t["launches"] += 1 / reps
+    for table in (fam, kern):
+        for v in table.values():
+            v["launches"] = round(v["launches"])
+    return fam, kern, gaps / reps, round(len(events) / reps)
 
 
 def matrix_rate(n=8192, reps=10):
@@ -627,6 +700,8 @@ def main():
     ap.add_argument("--verify-buckets", default=",".join(map(str, plan.VERIFY_BUCKETS)))
     ap.add_argument("--forced", default="decode:16,decode:64,verify:4", help="phase:B of the all-layer teacher-forced oracle")
     ap.add_argument("--profile-buckets", default="decode:1,decode:64,verify:64", help="phase:B of the per-family profiles")
+    ap.add_argument("--isolated-buckets", default="decode:64,decode:1",
+                    help="phase:B where each netra family's ops are replayed alone beside the step's profile (a --profile-buckets entry)")
     ap.add_argument("--toggle-buckets", default="64")
     ap.add_argument("--divergence-bucket", type=int, default=0, help="decode bucket of the per-layer divergence trace (0: none)")
     ap.add_argument("--reps", type=int, default=20)
@@ -693,6 +768,8 @@ def main():
                 attempt(f"{phase} B={B} with the moe family on torch", R.bucket, phase, B, ("moe",))
     for phase, P in [(x.split(":")[0], int(x.split(":")[1])) for x in a.profile_buckets.split(",") if x]:
         attempt(f"profile {phase} B={P}", R.profile, phase, P, need=15)
+    for phase, P in [(x.split(":")[0], int(x.split(":")[1])) for x in a.isolated_buckets.split(",") if x]:
+        attempt(f"isolated {phase} B={P}", R.isolated, phase, P, need=15)
     for B in [int(x) for x in a.toggle_buckets.split(",") if x]:
         attempt(f"ABBA B={B}", R.abba, B, need=15)
         attempt(f"toggles B={B}", R.toggles, B, need=20)

@@ -545,6 +545,7 @@ class Step:
         self.keep = None  # eager only: set to a list to keep each layer's routes and each GDN layer's verify inputs
         self.trace = None  # eager only: set to a list to get (layer, what, tensor) per layer (see __call__)
         self.forcing = None  # eager only: a list gets the teacher-forced oracle's rows
+        self.calls = None  # eager only: a list gets (family, netra_fn, args) of every op netra's backend ran (replayed alone by bench/step.py)
         self._layer, self._batch = 0, None
 
     def _on(self, family):
@@ -555,6 +556,8 @@ class Step:
         argument positions. Under teacher forcing: netra on copies, torch on the originals, checked."""
         if self.forcing is None:
             (netra_fn if self._on(family) else torch_fn)(*args)
+            if self.calls is not None and self._on(family):
+                self.calls.append((family, netra_fn, args))
             return
         from netra.step import oracle  # torch-only module, imported where it is used
         if any(self._on(f) for f in FAMILIES):
