@@ -208,10 +208,14 @@ def warm_peers(kinds=KIND_ORDER, rows_list=None) -> int:
 
 
 def mapping_of(instance: str) -> str:
-    """WavesPerRow-RowsPerWorkgroup-Resident[-Split] of an instance name norm-sm90a-K-W-F-MaxTokens-WPR-R-Resident[-Split]
-    (Split only where it is not 1, as in the instance name and bench/norm_floor.cu's mapping names)."""
+    """WavesPerRow-RowsPerWorkgroup-Resident[-Split[-SlicesPerThread]] of an instance name
+    norm-sm90a-K-W-F-MaxTokens-WPR-R-Resident[-Split[-SlicesPerThread[-Chain]]], as bench/norm_floor.cu names
+    its mappings: Split where it is not 1, SlicesPerThread where it is not 0; Chain (the per-thread
+    arithmetic) does not change the byte-moving floor."""
     fields = instance.split("-")[2:]
-    return "-".join(fields[4:] + ["0"] * (7 - len(fields)))
+    m = fields[4:7] + ["0"] * (7 - len(fields))
+    split, slices = (fields[7] if len(fields) > 7 else "1"), (fields[8] if len(fields) > 8 else "0")
+    return "-".join(m + ([split, slices] if slices != "0" else [split] if split != "1" else []))
 
 
 def floors_of(path: str | None, lines: str | None = None) -> dict:

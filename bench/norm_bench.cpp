@@ -195,11 +195,20 @@ template <class C> const handle<C>& handle_of(const options& o) {
   return h;
 }
 
+/// One decode size through the dispatch rule: the gated FP8 norm's norm_decode16 up to 16 tokens,
+/// else the decode instance.
+template <u32 Kind, u32 Fp8> void bench_decode(const options& o, CUstream stream, i64 tokens, const char* family, const char* name) {
+  using decode = contracts::norm_decode<sm90a, Kind, 0, Fp8>;
+  using decode16 = contracts::norm_decode16<sm90a>;
+  if constexpr (Kind == 2 && Fp8 == 1)
+    if (tokens <= decode16::max_tokens) return bench_shape<decode16>(o, handle_of<decode16>(o), stream, tokens, family, name);
+  bench_shape<decode>(o, handle_of<decode>(o), stream, tokens, family, name);
+}
+
 /// Every shape of one operation through the dispatch rule (decode <= 64 tokens, else prefill).
 template <u32 Kind, u32 Fp8> void bench_operation(const options& o, CUstream stream, const char* name) {
-  using decode = contracts::norm_decode<sm90a, Kind, 0, Fp8>;
   using prefill = contracts::norm_prefill<sm90a, Kind, 0, Fp8>;
-  for (i64 tokens : {1, 16, 64}) bench_shape<decode>(o, handle_of<decode>(o), stream, tokens, "norm", name);
+  for (i64 tokens : {1, 16, 64}) bench_decode<Kind, Fp8>(o, stream, tokens, "norm", name);
   for (i64 tokens : {512, 8192}) bench_shape<prefill>(o, handle_of<prefill>(o), stream, tokens, "norm", name);
 }
 
@@ -227,16 +236,14 @@ void bench_gated_alternatives(const options& o, CUstream stream) {  // SlicesPer
 /// peers), then every sm90a candidate of catalog::norm_gated_chain, then the served forms again
 /// (diagnostics: the drift over the run), at 1, 16 and 64 tokens, in one process.
 void bench_gated_chain(const options& o, CUstream stream) {
-  using fp8 = contracts::norm_decode<sm90a, 2, 0, 1>;
-  using bf16 = contracts::norm_decode<sm90a, 2, 0, 0>;
-  for (i64 tokens : {1, 16, 64}) bench_shape<fp8>(o, handle_of<fp8>(o), stream, tokens, "norm", "gated_rms_norm_fp8");
-  for (i64 tokens : {1, 16, 64}) bench_shape<bf16>(o, handle_of<bf16>(o), stream, tokens, "norm", "gated_rms_norm");
+  for (i64 tokens : {1, 16, 64}) bench_decode<2, 1>(o, stream, tokens, "norm", "gated_rms_norm_fp8");
+  for (i64 tokens : {1, 16, 64}) bench_decode<2, 0>(o, stream, tokens, "norm", "gated_rms_norm");
   boost::hana::for_each(catalog::norm_gated_chain, [&](auto type) {
     using C = typename decltype(type)::type;
     if constexpr (same_v<typename C::target, sm90a>) bench_alternative<C>(o, stream, {1, 16, 64});
   });
-  bench_alternative<fp8>(o, stream, {1, 16, 64});
-  bench_alternative<bf16>(o, stream, {1, 16, 64});
+  for (i64 tokens : {1, 16, 64}) bench_decode<2, 1>(o, stream, tokens, "diagnostic", "gated_rms_norm_fp8");
+  for (i64 tokens : {1, 16, 64}) bench_decode<2, 0>(o, stream, tokens, "diagnostic", "gated_rms_norm");
 }
 
 }  // namespace

@@ -283,10 +283,16 @@ using gated_rms_norm = norm<Target, 2, 0, Fp8Out, MaxTokens, 1, RowsPerWorkgroup
 /// The decode mapping (up to 64 tokens): one row per workgroup, a whole wave64 or two warps per
 /// row of 2048; for the gated norm one wave of W / 16 heads per workgroup. add_rms with an FP8
 /// output on a target with clusters: each row over two workgroups (Split 2; the fastest sm90a
-/// candidate measured at 16 and 64 tokens, bench/results/norm_h200.json).
+/// candidate measured at 16 and 64 tokens, bench/results/norm_h200.json). The gated decode's
+/// Chain on sm90a: BF16 17, FP8 6 (the fastest forms measured on the H200 at 1, 16 and 64 tokens,
+/// lab/norm/README.md; FP8 up to 16 tokens: norm_decode16); 0 on the targets not measured.
 template <class Target, u32 Kind, u32 Weight, u32 Fp8Out>
 using norm_decode = norm<Target, Kind, Weight, Fp8Out, 64, Kind != 2 && Target::wave_size < 64 ? 2 : 1, Kind == 2 ? Target::wave_size / 16 : 1, 0,
-                         Kind == 1 && Fp8Out == 1 && Target::has_clusters ? 2 : 1>;
+                         Kind == 1 && Fp8Out == 1 && Target::has_clusters ? 2 : 1, 0, Kind == 2 && same_v<Target, sm90a> ? (Fp8Out == 1 ? 6 : 17) : 0>;
+/// The gated FP8 decode up to 16 tokens (sm90a, dispatched before norm_decode): Chain 14, the
+/// SiLU's divisions between the butterfly's stages (on the H200 1.44 / 1.78 us at 1 / 16 tokens
+/// against Chain 6's 1.69 / 1.93, but 2.88 against 2.56 at 64).
+template <class Target> using norm_decode16 = norm<Target, 2, 0, 1, 16, 1, Target::wave_size / 16, 0, 1, 0, 14>;
 /// The prefill mapping (up to 8192 tokens): rms and add_rms one row per wave64, 4 rows per
 /// workgroup, or on warp32 two warps per row and one row per workgroup (the decode mapping: 64
 /// registers, 32 warps per SM; the fastest sm90a mapping measured at 512 and 8192 tokens,

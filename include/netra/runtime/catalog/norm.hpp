@@ -34,22 +34,21 @@ inline constexpr auto norm_alternatives = boost::hana::tuple_t<
 inline constexpr auto norm_gated_alternatives =
     boost::hana::tuple_t<contracts::gated_rms_norm<sm90a, 0, 8192, 16, 0, 2>, contracts::gated_rms_norm<sm90a, 1, 8192, 16, 0, 2>>;
 
-/// The gated decode mapping with contract field Chain (the same bits), compared with the served
-/// Chain 0 at 1, 16 and 64 tokens: BF16 Chain 1 (the SiLU without a division) and FP8 Chain 6 (the
-/// group's reciprocal without a division, its amax by one reduction instruction where the target
-/// has one), faster than Chain 0 on the H200 at afd8912 (FP8 Chain 1 and 7 slower at 16 / 64:
-/// lab/norm/README.md); BF16 8 and FP8 14 (+ 8: the SiLU's divisions between the butterfly's
-/// stages), FP8 30 (14 with the group's reciprocal from the target's reciprocal instruction), BF16
-/// 17 and FP8 23 (1 / 7 with the reciprocals from the target's reciprocal instruction), BF16 25 and
-/// FP8 31 (17 / 23 in the order of 8: the SiLU's exponentials first, its quotients between the stages).
+/// The gated decode mapping with other values of contract field Chain (the same bits), compared
+/// with the served forms at 1, 16 and 64 tokens (sm90a, the H200 at 192a5da, lab/norm/README.md:
+/// norm_decode BF16 17, FP8 6, FP8 up to 16 tokens norm_decode16, Chain 14): the other of Chain 0
+/// and BF16 17 / FP8 6 (sm90a: 0, the forms served before; gfx950, which serves 0: 17 / 6), FP8 14
+/// (its 64-token time, above norm_decode16's range), FP8 23 (the reciprocals from the target's
+/// reciprocal instruction: the fastest at 1 token, slower from 16 tokens).
 template <class Target, u32 Fp8Out, u32 Chain> using gated_decode_chain = contracts::gated_rms_norm<Target, Fp8Out, 64, Target::wave_size / 16, 0, 0, Chain>;
+template <class Target, u32 Fp8Out>
+inline constexpr u32 compared_chain = contracts::norm_decode<Target, 2, 0, Fp8Out>::chain == 0 ? (Fp8Out == 1 ? 6 : 17) : 0;
 template <class Target>
-constexpr auto norm_gated_chain_of =
-    boost::hana::tuple_t<gated_decode_chain<Target, 0, 1>, gated_decode_chain<Target, 0, 8>, gated_decode_chain<Target, 0, 17>, gated_decode_chain<Target, 0, 25>,
-                         gated_decode_chain<Target, 1, 6>, gated_decode_chain<Target, 1, 14>, gated_decode_chain<Target, 1, 30>, gated_decode_chain<Target, 1, 23>,
-                         gated_decode_chain<Target, 1, 31>>;
+constexpr auto norm_gated_chain_of = boost::hana::tuple_t<gated_decode_chain<Target, 0, compared_chain<Target, 0>>, gated_decode_chain<Target, 1, compared_chain<Target, 1>>,
+                                                          gated_decode_chain<Target, 1, 14>, gated_decode_chain<Target, 1, 23>>;
 inline constexpr auto norm_gated_chain = boost::hana::flatten(boost::hana::make_tuple(norm_gated_chain_of<gfx950>, norm_gated_chain_of<sm90a>));
 
 inline constexpr auto norm = boost::hana::flatten(boost::hana::make_tuple(norm_detail::of_target<gfx950>, norm_detail::of_target<sm90a>,
-                                                                          norm_alternatives, norm_gated_alternatives, norm_gated_chain));
+                                                                          boost::hana::tuple_t<contracts::norm_decode16<sm90a>>, norm_alternatives,
+                                                                          norm_gated_alternatives, norm_gated_chain));
 }  // namespace netra::catalog

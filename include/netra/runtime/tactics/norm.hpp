@@ -1,7 +1,8 @@
 // netra/runtime/tactics/norm.hpp — the dispatch list of the normalization family (host only):
 // for each target, each operation (rms, add_rms, gated), weight form and output format, the
 // decode instance (<= 64 tokens: one row per workgroup) then the prefill instance (<= 8192
-// tokens); dispatch takes the first that admits the call, so decode sizes get the decode mapping
+// tokens), on sm90a the gated FP8 norm's <= 16-token instance before its pair (norm_decode16);
+// dispatch takes the first that admits the call, so decode sizes get the decode mapping
 // (bench/results/norm_h200.json's diagnostics compare both). Every instance is strict inside its
 // promoted domain: a call on its target and device with bfloat16 x of its width, its operation,
 // weight form and output format, and a token count it serves, that does not match its ABI (a
@@ -33,6 +34,9 @@ constexpr auto of_target = boost::hana::flatten(boost::hana::make_tuple(
     pair<Target, 1, 0, 1>{}, pair<Target, 1, 1, 0>{}, pair<Target, 1, 1, 1>{}, pair<Target, 2, 0, 0>{}, pair<Target, 2, 0, 1>{}));
 }  // namespace norm_detail
 
-inline constexpr auto norm = boost::hana::flatten(boost::hana::make_tuple(norm_detail::of_target<gfx950>, norm_detail::of_target<sm90a>));
+/// sm90a's gated FP8 norm up to 16 tokens first (norm_decode16), then the pairs.
+inline constexpr auto norm = boost::hana::flatten(boost::hana::make_tuple(norm_detail::of_target<gfx950>,
+                                                                          boost::hana::tuple_t<norm_strict<contracts::norm_decode16<sm90a>>>,
+                                                                          norm_detail::of_target<sm90a>));
 
 }  // namespace netra::tactics
