@@ -99,7 +99,10 @@ template <class C> void bench_conv(std::size_t B) {
                                       ", \"layout\": \"" + (C::channel_major ? "channel_major" : "tap_major") + "\", \"staging\": \"" +
                                       (C::staging == 2 ? "next_token" : C::staging ? "block" : "per_token") + "\", \"threads\": " + std::to_string(C::threads) +
                                       ", \"token_groups\": " + std::to_string(C::token_groups) +
-                                      ", \"workgroups_per_processor\": " + std::to_string(C::workgroups_per_processor),
+                                      ", \"workgroups_per_processor\": " + std::to_string(C::workgroups_per_processor) +
+                                      ", \"channels_per_thread\": " + std::to_string(C::channels_per_thread) + ", \"division\": \"" +
+                                      (C::division ? "instruction_seed" : "integer_seed") + "\", \"window_stores\": \"" +
+                                      (C::window_stores ? "streaming" : "plain") + "\"",
        t, ok, bytes, 0);
 }
 }  // namespace

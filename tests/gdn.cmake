@@ -37,6 +37,10 @@ netra_add_compile_fail_test(negative_gdn_conv_layout negative/gdn_conv_layout.cp
   "netra::contracts::gdn_conv: field Layout must be 0 \\(channel_major")
 netra_add_compile_fail_test(negative_gdn_conv_channels negative/gdn_conv_channels.cpp
   "netra::contracts::gdn_conv: field ChannelsPerThread must be 8 or 4")
+netra_add_compile_fail_test(negative_gdn_conv_division negative/gdn_conv_division.cpp
+  "netra::contracts::gdn_conv: field Division must be 0 \\(integer seed\\) or 1")
+netra_add_compile_fail_test(negative_gdn_conv_window_stores negative/gdn_conv_window_stores.cpp
+  "netra::contracts::gdn_conv: field WindowStores must be 0 \\(plain\\) or 1 \\(streaming, with Writes = windows\\)")
 netra_add_compile_fail_test(negative_gdn_max_batch negative/gdn_max_batch.cpp
   "netra::contracts::gdn_precompute: field MaxBatch must be in \\[1, 128\\]")
 

@@ -2,6 +2,10 @@
 // division of silu_f32, bit for bit, over every input that reaches it: the divisor is
 // 1 + exp_f32(-x), a function of x, so all 2^32 FP32 x (every NaN payload included: a NaN must
 // give a NaN) are the whole domain. The operations are IEEE-exact on the host as on both targets.
+// The reciprocal seeded by the target's instruction (Division 1): on the host the seed is
+// RN(1 / ds), and a sweep shows two steps from every seed within 16 ulp of it give the integer
+// path's reciprocal, so the device's quotient (whatever seed its instruction returns, within 1 ulp)
+// is the proven one.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -23,6 +27,8 @@ bool same(float a, float b) { return a != a ? b != b : bit_cast<u32>(a) == bit_c
   for (u64 u = lo; u < hi; ++u) {
     const float x = bit_cast<float>(static_cast<u32>(u));
     const float d = add_rn(1.0f, exp_f32(-x));
+    if (!same(kernels::gdn_conv_silu::quotient(x, d, kernels::gdn_conv_silu::two_steps_from_instruction{}), div_rn(x, d)) && ++bad <= 4)
+      std::printf("instruction-seeded: x %a d %a\n", static_cast<double>(x), static_cast<double>(d));
     if (!same(kernels::gdn_conv_silu::quotient(x, d), div_rn(x, d)) && ++bad <= 4)
       std::printf("x %a d %a: %a, IEEE %a\n", static_cast<double>(x), static_cast<double>(d),
                   static_cast<double>(kernels::gdn_conv_silu::quotient(x, d)), static_cast<double>(div_rn(x, d)));
@@ -34,6 +40,24 @@ bool same(float a, float b) { return a != a ? b != b : bit_cast<u32>(a) == bit_c
 [[gnu::target("fma")]] u64 scan_fma(u64 lo, u64 hi) { return scan(lo, hi); }
 u64 scan_plain(u64 lo, u64 hi) { return scan(lo, hi); }
 u64 mismatches(u64 lo, u64 hi) { return __builtin_cpu_supports("fma") ? scan_fma(lo, hi) : scan_plain(lo, hi); }
+
+/// Scaled divisors ds (FP32 bits in [lo, hi)) with a significand not all ones, and seeds k ulp off
+/// RN(1 / ds) (|k| <= 16), where two seeded steps miss the integer path's reciprocal.
+[[gnu::always_inline]] inline u64 seed_sweep(u32 lo, u32 hi) {
+  u64 bad = 0;
+  for (u32 b = lo; b < hi; ++b) {
+    if ((b & 0x007FFFFFu) == 0x007FFFFFu) continue;  // newton_quotient sets r from the exponent there
+    const float ds = bit_cast<float>(b), r = newton_reciprocal(ds);
+    const u32 rn = bit_cast<u32>(div_rn(1.0f, ds));
+    for (int k = -16; k <= 16; ++k)
+      if (bit_cast<u32>(seeded_reciprocal(ds, seeded_reciprocal(ds, bit_cast<float>(rn + static_cast<u32>(k))))) != bit_cast<u32>(r) && ++bad <= 4)
+        std::printf("ds %a seed %+d ulp: %a, integer path %a\n", static_cast<double>(ds), k,
+                    static_cast<double>(seeded_reciprocal(ds, seeded_reciprocal(ds, bit_cast<float>(rn + static_cast<u32>(k))))), static_cast<double>(r));
+  }
+  return bad;
+}
+[[gnu::target("fma")]] u64 seed_sweep_fma(u32 lo, u32 hi) { return seed_sweep(lo, hi); }
+u64 seed_sweep_plain(u32 lo, u32 hi) { return seed_sweep(lo, hi); }
 }  // namespace
 
 TEST_CASE("the conv's branch-free SiLU division: the cases its steps exist for") {
@@ -48,6 +72,20 @@ TEST_CASE("the conv's branch-free SiLU division equals the IEEE division for all
   std::atomic<u64> next{0}, bad{0};
   auto work = [&] {
     for (u64 lo; (lo = next.fetch_add(chunk)) < n;) bad += mismatches(lo, std::min(n, lo + chunk));
+  };
+  std::vector<std::thread> threads(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
+  for (auto& t : threads) t = std::thread(work);
+  for (auto& t : threads) t.join();
+  CHECK(bad.load() == 0);
+}
+
+TEST_CASE("the instruction-seeded reciprocal: two steps from every seed within 16 ulp give the integer path's, every ds in [1, 2^64]") {
+  const u32 first = 0x3F800000u, end = 0x5F800001u, chunk = 1u << 20;  // ds = 1 .. 2^64 (the scaled divisor's range)
+  std::atomic<u32> next{first};
+  std::atomic<u64> bad{0};
+  auto work = [&] {
+    for (u32 lo; (lo = next.fetch_add(chunk)) < end;)
+      bad += __builtin_cpu_supports("fma") ? seed_sweep_fma(lo, std::min(end, lo + chunk)) : seed_sweep_plain(lo, std::min(end, lo + chunk));
   };
   std::vector<std::thread> threads(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
   for (auto& t : threads) t = std::thread(work);

@@ -22,7 +22,11 @@
 // token t + 1's x vector loaded before token t's arithmetic (one vector ahead, loop rolled);
 // WorkgroupsPerProcessor M (0: none): the launch bound's minimum resident workgroups per SM
 // (sm90a: at most 65536 / (M Threads) registers a thread; the AMD targets ignore it);
-// ChannelsPerThread C (8, or 4): the channels a thread owns (16- or 8-byte vectors).
+// ChannelsPerThread C (8, or 4): the channels a thread owns (16- or 8-byte vectors); Division
+// (gdn::conv_division): SiLU's reciprocal from the integer seed and four Newton steps, or from the
+// target's reciprocal instruction and two steps (kernels/gdn/conv_silu.hpp: the same quotient for
+// every seed within 16 ulp, tests/kernels/test_gdn_conv_silu.cpp); WindowStores (gdn::window_stores):
+// the windows stored plainly or streaming (evict first, dsl/streaming_store.hpp; Writes = windows).
 // Comparison: bitwise.
 #pragma once
 #include "netra/contracts/gdn/admission.hpp"
@@ -30,6 +34,14 @@
 namespace netra {
 namespace gdn::token_staging {
 inline constexpr u32 next_token = 2;  // conv only: the next token's x vector in flight during this token's arithmetic
+}
+namespace gdn::conv_division {
+inline constexpr u32 integer_seed = 0;      // the integer seed and four Newton steps
+inline constexpr u32 instruction_seed = 1;  // the target's reciprocal instruction and two steps
+}
+namespace gdn::window_stores {
+inline constexpr u32 plain = 0;
+inline constexpr u32 streaming = 1;  // evict first (st.global.cs; AMD nontemporal)
 }
 
 /// A conv update call: the handle's target and device and its tensors (runtime/tensor.hpp).
@@ -54,7 +66,8 @@ template <u32... Args> struct gdn_conv_args {
 };
 
 template <class Target, u32 MaxBatch, u32 Tokens, u32 Layout, u32 Writes, u32 Staging = gdn::token_staging::per_token, u32 Threads = 256,
-          u32 TokenGroups = 1, u32 WorkgroupsPerProcessor = 0, u32 ChannelsPerThread = 8, u32 WaveSize = Target::wave_size>
+          u32 TokenGroups = 1, u32 WorkgroupsPerProcessor = 0, u32 ChannelsPerThread = 8, u32 Division = gdn::conv_division::integer_seed,
+          u32 WindowStores = gdn::window_stores::plain, u32 WaveSize = Target::wave_size>
 struct gdn_conv {
   static_assert(is_built_target_v<Target> || is_audit_only_target_v<Target>,
                 "netra::contracts::gdn_conv: field Target is not supported; supported: netra::gfx950, netra::sm90a, netra::gfx942, "
@@ -73,6 +86,10 @@ struct gdn_conv {
   static_assert(TokenGroups >= 1 && Tokens % TokenGroups == 0, "netra::contracts::gdn_conv: field TokenGroups must divide Tokens");
   static_assert(WorkgroupsPerProcessor * Threads <= 2048, "netra::contracts::gdn_conv: field WorkgroupsPerProcessor times Threads must be at most 2048");
   static_assert(ChannelsPerThread == 8 || ChannelsPerThread == 4, "netra::contracts::gdn_conv: field ChannelsPerThread must be 8 or 4");
+  static_assert(Division == gdn::conv_division::integer_seed || Division == gdn::conv_division::instruction_seed,
+                "netra::contracts::gdn_conv: field Division must be 0 (integer seed) or 1 (instruction seed)");
+  static_assert(WindowStores == gdn::window_stores::plain || (WindowStores == gdn::window_stores::streaming && Writes == gdn::conv_writes::windows),
+                "netra::contracts::gdn_conv: field WindowStores must be 0 (plain) or 1 (streaming, with Writes = windows)");
 
   using target = Target;
   static constexpr const char* family = "gdn_conv";
@@ -89,12 +106,16 @@ struct gdn_conv {
   static constexpr u32 token_groups = TokenGroups;
   static constexpr u32 workgroups_per_processor = WorkgroupsPerProcessor;
   static constexpr u32 channels_per_thread = ChannelsPerThread;
+  static constexpr u32 division = Division;
+  static constexpr u32 window_stores = WindowStores;
   static constexpr const auto& template_args =
+      conditional_t<Division != 0 || WindowStores != 0,
+                    gdn_conv_args<MaxBatch, Tokens, Layout, Writes, Staging, Threads, TokenGroups, WorkgroupsPerProcessor, ChannelsPerThread, Division, WindowStores>,
       conditional_t<ChannelsPerThread != 8,
                     gdn_conv_args<MaxBatch, Tokens, Layout, Writes, Staging, Threads, TokenGroups, WorkgroupsPerProcessor, ChannelsPerThread>,
                     conditional_t<WorkgroupsPerProcessor != 0, gdn_conv_args<MaxBatch, Tokens, Layout, Writes, Staging, Threads, TokenGroups, WorkgroupsPerProcessor>,
                     conditional_t<Staging == gdn::token_staging::per_token && Threads == 256 && TokenGroups == 1, gdn_conv_args<MaxBatch, Tokens, Layout, Writes>,
-                                  gdn_conv_args<MaxBatch, Tokens, Layout, Writes, Staging, Threads, TokenGroups>>>>::value;
+                                  gdn_conv_args<MaxBatch, Tokens, Layout, Writes, Staging, Threads, TokenGroups>>>>>::value;
 
   static constexpr bool channel_major = Layout == gdn::conv_layout::channel_major;
 

@@ -10,8 +10,9 @@
 // per_token, all issued before the first token with Staging block, token t + 1's issued before
 // token t's arithmetic with Staging next_token), then per token computes C outputs in the
 // contract's tap order and stores one y vector (and, Writes = windows, its 3 window vectors of
-// that token). SiLU's division is the
-// branch-free one of kernels/gdn/conv_silu.hpp (the same bits). Writes = final_state: the 3 history vectors go back to the
+// that token; WindowStores streaming: those as streaming stores, dsl/streaming_store.hpp). SiLU's
+// division is the branch-free one of kernels/gdn/conv_silu.hpp (the same bits), its reciprocal as
+// Division says. Writes = final_state: the 3 history vectors go back to the
 // slot after the last token (by group G - 1), unless the slot is the sentinel. Launch bound: at
 // least WorkgroupsPerProcessor resident workgroups per SM where set. Every output element has one
 // writer; the result does not depend on scheduling.
@@ -21,6 +22,7 @@
 #include "netra/dsl/entry.hpp"
 #include "netra/dsl/ids.hpp"
 #include "netra/dsl/narrow_store.hpp"
+#include "netra/dsl/streaming_store.hpp"
 #include "netra/dsl/vector_memory.hpp"
 #include "netra/kernels/gdn/conv_history.hpp"
 #include "netra/kernels/gdn/conv_silu.hpp"
@@ -39,6 +41,8 @@ template <class Contract> struct gdn_conv_update {
   static constexpr u32 channels_per_workgroup = workgroup_size * C;
   static_assert(gdn::channels % channels_per_workgroup == 0, "netra::kernels::gdn_conv_update: D must be whole workgroups");
   using vec = conditional_t<C == 8, u32x4, gdn_conv_map::bf16_vector<4>>;  // a vector of C BF16 values
+  using reciprocal = conditional_t<Contract::division == gdn::conv_division::instruction_seed, gdn_conv_silu::two_steps_from_instruction, integer_seeded>;
+  static constexpr bool streaming_windows = Contract::window_stores == gdn::window_stores::streaming;
 
   struct params {
     const u16* x;
@@ -120,14 +124,14 @@ template <class Contract> struct gdn_conv_update {
         acc = fma_rn(bit_cast<float>(w01 & 0xFFFF0000u), f32_from_bf16(half_of(hv[1], c)), acc);
         acc = fma_rn(bit_cast<float>(w23 << 16), f32_from_bf16(half_of(hv[2], c)), acc);
         acc = fma_rn(bit_cast<float>(w23 & 0xFFFF0000u), f32_from_bf16(xc), acc);
-        out[c] = gdn_conv_silu::silu(acc);  // silu_f32, its division branch-free
+        out[c] = gdn_conv_silu::silu(acc, reciprocal{});  // silu_f32, its division branch-free
       }
       hv[0] = hv[1], hv[1] = hv[2], hv[2] = xv;
       u32 y[C / 2];
       NETRA_UNROLL
       for (u32 e = 0; e < C / 2; ++e) y[e] = pack_bf16x2<target>(out[2 * e], out[2 * e + 1]);
       store(p.y + row * gdn::channels + c0, make(y));
-      if constexpr (Contract::writes == gdn::conv_writes::windows) store_history(p.windows + row * slot_elements, c0, hv);
+      if constexpr (Contract::writes == gdn::conv_writes::windows) store_history<streaming_windows>(p.windows + row * slot_elements, c0, hv);
     };
     if constexpr (preload) {  // every x vector of the group's tokens in flight before its first token
       vec xs[group_tokens];
@@ -148,7 +152,7 @@ template <class Contract> struct gdn_conv_update {
       for (u32 t = first; t < first + group_tokens; ++t) token(t, load<cache_policy::streaming>(x_base + t * p.x_row_stride));
     }
     if constexpr (Contract::writes == gdn::conv_writes::final_state)
-      if (real && g == groups - 1) store_history(slot_base, c0, hv);
+      if (real && g == groups - 1) store_history<false>(slot_base, c0, hv);
   }
 
  private:
@@ -171,11 +175,14 @@ template <class Contract> struct gdn_conv_update {
     if constexpr (C == 8) return u32x4{w[0], w[1], w[2], w[3]};
     else return {{w[0], w[1]}};
   }
-  static NETRA_DEVICE void store(u16* address, const vec& v) {
-    if constexpr (C == 8) store_16B<target>(address, v);
+  /// One vector store (Streaming: evict first).
+  template <bool Streaming = false> static NETRA_DEVICE void store(u16* address, const vec& v) {
+    if constexpr (Streaming && C == 8) store_16B_streaming<target>(address, v);
+    else if constexpr (Streaming) store_8B_streaming<target>(address, v.w[0], v.w[1]);
+    else if constexpr (C == 8) store_16B<target>(address, v);
     else *reinterpret_cast<u64*>(address) = u64{v.w[0]} | u64{v.w[1]} << 32;  // one 8-byte store (a u32x2 store of y split in two)
   }
-  static NETRA_DEVICE void store_history(u16* base, u32 c0, const vec (&hv)[gdn::conv_history]) {
+  template <bool Streaming> static NETRA_DEVICE void store_history(u16* base, u32 c0, const vec (&hv)[gdn::conv_history]) {
     using namespace gdn_conv_map;
     NETRA_UNROLL
     for (u32 v = 0; v < vectors; ++v) {
@@ -188,14 +195,16 @@ template <class Contract> struct gdn_conv_update {
             const u32 e = element_of(Contract::layout, c, j, C);
             words[e / 2] |= static_cast<u32>(half_of(hv[j], c)) << (16 * (e % 2));
           }
-      store(base + vector_offset(Contract::layout, c0, v, C), make(words));
+      store<Streaming>(base + vector_offset(Contract::layout, c0, v, C), make(words));
     }
   }
 };
 
-template <class Target, u32 MaxBatch, u32 Tokens, u32 Layout, u32 Writes, u32 Staging, u32 Threads, u32 Groups, u32 Resident, u32 Channels, u32 WaveSize>
-struct kernels_of<contracts::gdn_conv<Target, MaxBatch, Tokens, Layout, Writes, Staging, Threads, Groups, Resident, Channels, WaveSize>> {
-  using type = type_list<gdn_conv_update<contracts::gdn_conv<Target, MaxBatch, Tokens, Layout, Writes, Staging, Threads, Groups, Resident, Channels, WaveSize>>>;
+template <class Target, u32 MaxBatch, u32 Tokens, u32 Layout, u32 Writes, u32 Staging, u32 Threads, u32 Groups, u32 Resident, u32 Channels, u32 Division,
+          u32 WindowStores, u32 WaveSize>
+struct kernels_of<contracts::gdn_conv<Target, MaxBatch, Tokens, Layout, Writes, Staging, Threads, Groups, Resident, Channels, Division, WindowStores, WaveSize>> {
+  using type =
+      type_list<gdn_conv_update<contracts::gdn_conv<Target, MaxBatch, Tokens, Layout, Writes, Staging, Threads, Groups, Resident, Channels, Division, WindowStores, WaveSize>>>;
 };
 
 }  // namespace netra::kernels

@@ -29,11 +29,14 @@ using core_set = boost::hana::tuple<boost::hana::type<contracts::gdn_precompute<
                                     boost::hana::type<contracts::gdn_m16<T, ss::fp32>>, boost::hana::type<contracts::gdn_m16<T, ss::bf16>>,
                                     boost::hana::type<contracts::gdn_replay<T, ss::fp32>>, boost::hana::type<contracts::gdn_replay<T, ss::bf16>>>;
 /// sm90a mappings besides the defaults (the same bits), measured by the benchmark: conv
-/// (Staging, Threads, TokenGroups) = (1, 256, 2), 6 preloaded tokens a thread, with windows, and
-/// the no-windows map below (2, 256, 3, 3) with windows too, and both forms with 4 channels a
-/// thread at 4 workgroups a SM (2, 256, 3, 4, 4: not yet run on the GPU);
-/// without windows (Staging, Threads, TokenGroups, WorkgroupsPerProcessor) = (2, 256, 3, 3), 4
-/// tokens a thread with the next token's x in flight, 3 workgroups a SM; both channel-major; cores
+/// (Staging, Threads, TokenGroups, WorkgroupsPerProcessor, ChannelsPerThread, Division,
+/// WindowStores), channel-major: with windows (1, 256, 2), 6 preloaded tokens a thread, and
+/// (2, 256, 3, 3), 4 tokens a thread with the next token's x in flight at 3 workgroups a SM (the
+/// maps shipped before); both forms: 4 channels a thread at 4 workgroups a SM with SiLU's
+/// reciprocal seeded by the instruction, 4 tokens a thread (2, 256, 3, 4, 4, 1; with windows
+/// streamed, WindowStores 1: shipped), 6 tokens (2, 256, 2, ...: the fastest at B 64) and 2 tokens
+/// (2, 256, 6, ...: the fastest at B 1); tap-major with windows (2, 256, 3, 4, 4, 1, 0: shipped for
+/// that layout); cores
 /// (ValueBlock, Staging, Waves, Columns): whole-head workgroups with 2 columns
 /// per lane (16, 1, 8, 2) and half heads (16, 1, 4, 2) for K0, (16, 1, 2, 2) for M16, the whole-head
 /// replay. The candidates measured and not kept are in lab/ledger.json (gdn rows).
@@ -41,9 +44,14 @@ template <u32 Writes>
 using conv_candidates =
     conditional_t<Writes == cw::windows, boost::hana::tuple<boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 1, 256, 2>>,
                                                             boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 2, 256, 3, 3>>,
-                                                            boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 2, 256, 3, 4, 4>>>,
+                                                            boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 2, 256, 3, 4, 4, 1, 1>>,
+                                                            boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 2, 256, 2, 4, 4, 1, 0>>,
+                                                            boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 2, 256, 6, 4, 4, 1, 0>>,
+                                                            boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::tap_major, Writes, 2, 256, 3, 4, 4, 1, 0>>>,
                   boost::hana::tuple<boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 2, 256, 3, 3>>,
-                                     boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 2, 256, 3, 4, 4>>>>;
+                                     boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 2, 256, 3, 4, 4, 1, 0>>,
+                                     boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 2, 256, 2, 4, 4, 1, 0>>,
+                                     boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 2, 256, 6, 4, 4, 1, 0>>>>;
 /// Staging 3 (block_and_state): the same maps with each wave's state block copied through LDS.
 template <u32 S>
 using k0_candidates = boost::hana::tuple<boost::hana::type<contracts::gdn_k0<sm90a, S, 16, 1, 8, 2>>, boost::hana::type<contracts::gdn_k0<sm90a, S, 16, 1, 4, 2>>,

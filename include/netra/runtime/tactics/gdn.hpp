@@ -32,8 +32,9 @@ template <class C> using gdn_replay_strict = strict<C, gdn_replay_domain<C>>;
 /// replaces, which still serves what it refuses (an output view aligned to 2 bytes only, for the K0
 /// map's 4-byte stores). K0: half-head workgroups of 4 warps, 2 columns per lane, each wave's state
 /// block through LDS (Staging 3); M16: the staged 8-column blocks of 4 warps with FusedDots and the
-/// state through LDS; conv (channel-major, with and without windows): 4 tokens a thread with the
-/// next token's x in flight, 3 workgroups a SM; replay (strict,
+/// state through LDS; conv (channel-major, with and without windows; tap-major with windows): 4
+/// channels and 4 tokens a thread with the next token's x in flight, 4 workgroups a SM, SiLU's
+/// reciprocal seeded by the instruction, channel-major windows stored streaming; replay (strict,
 /// both in the promoted domain): quarter-head workgroups of 2 warps (8 a SM) with the state through
 /// LDS, no prefetch (the every-B and graph protocol run on the GPU for both storages); decode (T 1):
 /// the default map (its state block through LDS on sm90a) at every B.
@@ -43,7 +44,10 @@ template <u32 S> using m16 = contracts::gdn_m16<sm90a, S, 8, gdn::token_staging:
 /// M16 with the precompute fused in (Inputs raw): admitted only for a call that carries the
 /// precompute's inputs (gdn_recurrent_raw_call); the two-launch chain serves the rest.
 template <u32 S> using m16_raw = contracts::gdn_m16<sm90a, S, 8, gdn::token_staging::block_and_state, 4, 1, 1, gdn::core_inputs::raw>;
-template <u32 Writes> using conv = contracts::gdn_conv<sm90a, 64, 12, gdn::conv_layout::channel_major, Writes, gdn::token_staging::next_token, 256, 3, 3>;
+template <u32 Writes, u32 Layout = gdn::conv_layout::channel_major>
+using conv = contracts::gdn_conv<sm90a, 64, 12, Layout, Writes, gdn::token_staging::next_token, 256, 3, 4, 4, gdn::conv_division::instruction_seed,
+                                 Writes == gdn::conv_writes::windows && Layout == gdn::conv_layout::channel_major ? gdn::window_stores::streaming
+                                                                                                                  : gdn::window_stores::plain>;
 template <u32 S> using replay = contracts::gdn_replay<sm90a, S, 16, gdn::token_staging::block_and_state, 2, 2>;
 }  // namespace measured
 
@@ -51,7 +55,9 @@ template <u32 S> using replay = contracts::gdn_replay<sm90a, S, 16, gdn::token_s
 /// Decode (T = 1, contracts/gdn/decode.hpp) serves the conv, precompute and m16 (committed core)
 /// operations too: the token count comes from the tensors (rows / slots), so each call admits one T.
 inline constexpr auto gdn_conv = boost::hana::flatten(boost::hana::make_tuple(
-    catalog::gdn_detail::conv_set<gfx950>{}, boost::hana::tuple_t<measured::conv<gdn::conv_writes::windows>, measured::conv<gdn::conv_writes::final_state>>,
+    catalog::gdn_detail::conv_set<gfx950>{},
+    boost::hana::tuple_t<measured::conv<gdn::conv_writes::windows>, measured::conv<gdn::conv_writes::final_state>,
+                         measured::conv<gdn::conv_writes::windows, gdn::conv_layout::tap_major>>,
     catalog::gdn_detail::conv_set<sm90a>{},
     boost::hana::tuple_t<contracts::gdn_decode_conv<gfx950, gdn::conv_layout::channel_major>, contracts::gdn_decode_conv<gfx950, gdn::conv_layout::tap_major>,
                          contracts::gdn_decode_conv<sm90a, gdn::conv_layout::channel_major>, contracts::gdn_decode_conv<sm90a, gdn::conv_layout::tap_major>>));
