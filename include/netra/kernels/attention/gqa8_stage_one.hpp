@@ -226,17 +226,17 @@ template <class Contract> struct attention_gqa8_ring_staging {
           }
         };
       };
-      auto step = [&](float (&s)[plan::scores]) {
-        const i64* ids = l.table + ((n / 2) % Contract::table_rounds) * BW * 64 + bw * 64;
-        wave_ops::block_step(w, s, score_scale, [&](u32, fragment_element e) {
-          return e.row < plan::rows && ids[e.col] >= 0 && v.start + 64 * static_cast<i64>(blk) + e.col < visible_end[e.row / Contract::group];
-        });
-      };
       if (n % 2 == 0) {
         float s[plan::scores];
         plan::template qk<split::t0, split::t1>(s, read_q, reader(false));
-        if constexpr (Split == 1) step(s);
-        else share_scores<split>(s, exchange);  // read back after the next iteration's barriers
+        if constexpr (Split == 1) {  // the block step (with BlockSplit 2: at the V piece, the same predicate spelled there)
+          const i64* ids = l.table + ((n / 2) % Contract::table_rounds) * BW * 64 + bw * 64;
+          wave_ops::block_step(w, s, score_scale, [&](u32, fragment_element e) {
+            return e.row < plan::rows && ids[e.col] >= 0 && v.start + 64 * static_cast<i64>(blk) + e.col < visible_end[e.row / Contract::group];
+          });
+        } else {
+          share_scores<split>(s, exchange);  // read back after the next iteration's barriers
+        }
       } else {
         if constexpr (Split > 1) {
           float s[plan::scores];
@@ -245,7 +245,10 @@ template <class Contract> struct attention_gqa8_ring_staging {
             const fragment_element e = plan::score_of(lane, i);
             s[i] = e.row < plan::rows ? exchange[e.row * score_stride + e.col] : 0.0f;
           }
-          step(s);
+          const i64* ids = l.table + ((n / 2) % Contract::table_rounds) * BW * 64 + bw * 64;
+          wave_ops::block_step(w, s, score_scale, [&](u32, fragment_element e) {
+            return e.row < plan::rows && ids[e.col] >= 0 && v.start + 64 * static_cast<i64>(blk) + e.col < visible_end[e.row / Contract::group];
+          });
         }
         wave_ops::rescale(w, [](u32 i) { return split::owns_o_item(i); });
         plan::template pv<split::g0, split::g1>(w.o, w.pb, reader(true));
