@@ -263,8 +263,8 @@ struct attention_gqa8 {
 /// at B = 64 dispatch takes the 8-wave Stages 0 mapping first and at B = 1 2 x 0 with each block over
 /// 4 warps (BlockSplit 4: the same bits; tactics::attention_gqa8, measured).
 /// Verify: 6 waves of two tokens, 6 stages; on sm90a each wave over two warps (BlockSplit 2: 12 warps,
-/// the same bits; stage one 135.7 against 144.2 us for the unsplit 8-stage ring at prefix 49152, the
-/// call 153.3 against 154.3, bench/results/attention_h200.json verify_forms), gfx950 unsplit (LDS).
+/// the same bits; chosen over the unsplit 8-stage ring by measurement, docs/kernels/attention.md),
+/// gfx950 unsplit (no AMD GPU to measure a split form on).
 template <class Target>
 using attention_gqa8_decode = conditional_t<same_v<Target, sm90a>, attention_gqa8<Target, 0, 1, 1, 2, 0, 64, 512>, attention_gqa8<Target, 0, 1, 1, 2, 2, 64, 128>>;
 template <class Target>
