@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/attention_verify_device.sh — the split verify's forms on the H200 in one command: the GPU
-# tests of the verify forms (BlockSplit 2 at 6 / 7 stages bitwise in the served order, bounded,
+# tests of the verify forms (TESTS_FILTER, default "verify BlockSplit*": the served BlockSplit 2 and the unsplit 1 x 8, bitwise, bounded,
 # masked, repeatable; the served verify bounded), bench/attention_verify.py (the served form and the
 # BlockSplit forms at prefix 49152 and 8192 in one process, peers with the first form, every form's
 # bits against the served form's), compute-sanitizer memcheck and racecheck of the small BlockSplit
@@ -26,7 +26,7 @@ scripts=$carry/bench  # the committed scripts (the device copy of the tree may h
 status=0
 step() { echo "== $*"; "$@" || { echo "!! FAILED ($?): $*"; status=1; }; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv
-step timeout ${TESTS_S:-45} "$carry/test_attention_gqa8_gpu" -tc="verify BlockSplit*,split-sequence verification*" > "$out/gpu_tests.txt" 2>&1
+step timeout ${TESTS_S:-45} "$carry/test_attention_gqa8_gpu" -tc="${TESTS_FILTER:-verify BlockSplit*}" > "$out/gpu_tests.txt" 2>&1
 grep -E "bitwise|beyond bound" "$out/gpu_tests.txt" | cut -c1-200 | tail -n 30
 tail -n 4 "$out/gpu_tests.txt"
 step timeout ${BENCH_S:-70} python3 "$scripts/attention_verify.py" --budget-s $(( ${BENCH_S:-70} * 4 / 5 )) --objects "$carry/code_objects" \
