@@ -22,18 +22,7 @@ cd "$(dirname "$0")/.."
 carry=${CARRY:-.carry-decode}
 build=${BUILD:-build-decode}
 out=${OUT:-/tmp/attention-out}
-mkdir -p "$out" "$build"
-export PATH=/usr/local/cuda/bin:$PATH
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
-# The tests' NETRA_CODE_OBJECT_DIR: on the device (ON_DEVICE=1) a link to the carried objects; a
-# local build's own folder is never replaced.
-if [ -d "$build/code_objects" ] && [ ! -L "$build/code_objects" ]; then
-  [ "${ON_DEVICE:-0}" = 1 ] || { echo "refusing to replace $build/code_objects (a local build's folder): set ON_DEVICE=1 on the device"; exit 2; }
-  rm -rf "$build/code_objects"
-fi
-ln -sfn "$PWD/$carry/code_objects" "$build/code_objects"
-status=0
-step() { echo "== $*"; "$@" || { echo "!! FAILED ($?): $*"; status=1; }; }
+. bench/attention_device_env.sh
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv
 first="BlockSplit*,bitwise equal*,what dispatch serves*,split-sequence verification*,an index outside the pool*,the same input*,a refused call*"
 step timeout ${TESTS_S:-60} "$carry/test_attention_gqa8_gpu" -tc="$first" > "$out/gpu_tests.txt" 2>&1

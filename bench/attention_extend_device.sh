@@ -11,12 +11,8 @@ cd "$(dirname "$0")/.."
 carry=${CARRY:-.carry-extend}
 build=${BUILD:-build-extend}
 out=${OUT:-/tmp/attention-extend-out}
-mkdir -p "$out" "$build"
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
+. bench/attention_device_env.sh
 export NETRA_LIBRARY="$PWD/$carry/libnetra.so" NETRA_CACHE_DIR=/tmp/netra-cache LD_LIBRARY_PATH="$PWD/$carry${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-ln -sfn "$PWD/$carry/code_objects" "$build/code_objects"  # the tests' NETRA_CODE_OBJECT_DIR
-status=0
-step() { echo "== $*"; "$@" || { echo "!! FAILED ($?): $*"; status=1; }; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv
 # The bench first (its shapes in order of what they decide; it starts no new shape after BENCH_S s), then the tests.
 [ -f bench/results/attention_h200.json ] && cp bench/results/attention_h200.json "$out/attention_h200.json"

@@ -13,18 +13,9 @@ cd "$(dirname "$0")/.."
 carry=${CARRY:-.carry-verify}
 build=${BUILD:-build-verify}
 out=${OUT:-/tmp/attention-verify-out}
-mkdir -p "$out" "$build"
-export PATH=/usr/local/cuda/bin:$PATH
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
-if [ -d "$build/code_objects" ] && [ ! -L "$build/code_objects" ]; then
-  [ "${ON_DEVICE:-0}" = 1 ] || { echo "refusing to replace $build/code_objects (a local build's folder): set ON_DEVICE=1 on the device"; exit 2; }
-  rm -rf "$build/code_objects"
-fi
-ln -sfn "$PWD/$carry/code_objects" "$build/code_objects"  # the test binary's NETRA_CODE_OBJECT_DIR
+. bench/attention_device_env.sh
 scripts=$carry/bench  # the committed scripts (the device copy of the tree may hold others' edits)
 [ -f "$scripts/attention_verify.py" ] || scripts=bench
-status=0
-step() { echo "== $*"; "$@" || { echo "!! FAILED ($?): $*"; status=1; }; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv
 step timeout ${TESTS_S:-45} "$carry/test_attention_gqa8_gpu" -tc="${TESTS_FILTER:-verify BlockSplit*}" > "$out/gpu_tests.txt" 2>&1
 grep -E "bitwise|beyond bound" "$out/gpu_tests.txt" | cut -c1-200 | tail -n 30

@@ -45,6 +45,15 @@ budget=${4:-290}
 floor() {
   step bench.txt "$1" python3 bench/moe_grouped_floor.py --program "$build/tests/moe-grouped-floor" --out "$out/moe_grouped_floor_h200.json"
 }
+sass_counts() {  # sass_counts OPCODES OBJECT...: per grouped object, the counts of the SASS opcodes matching OPCODES
+  local opcodes=$1 f sass
+  shift
+  sass=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
+  for f in "$@"; do
+    echo "== moe-grouped-$f" >> "$out/sass.txt"
+    timeout 10 "$sass" -sass "$build/code_objects/moe-grouped-$f.cubin" 2>&1 | grep -oE "($opcodes)[.A-Z0-9_]*" | sort | uniq -c >> "$out/sass.txt"
+  done
+}
 case "$mode" in
   family)
     cp bench/results/moe_h200.json "$out/moe_h200.json"
@@ -82,11 +91,8 @@ case "$mode" in
     cp bench/results/moe_h200.json "$out/moe_h200.json"
     cp bench/results/moe_block_h200.json "$out/moe_block_h200.json"
     cp bench/results/moe_block_h200.json "$out/moe_block_candidates_h200.json"
-    sass=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
-    for f in gate-up-sm90a-17-256-16-2 gate-up-sm90a-257-768-32-4 gate-up-sm90a-257-768-16-2 down-sm90a-17-256-16-1-4 down-sm90a-17-256-16-1-4-4; do
-      echo "== moe-grouped-$f" >> "$out/sass.txt"
-      timeout 10 "$sass" -sass "$build/code_objects/moe-grouped-$f.cubin" 2>&1 | grep -oE "(F2FP|HMMA|LDS|LDGSTS|LDG|FFMA|FMUL|SHFL|BAR)[.A-Z0-9_]*" | sort | uniq -c >> "$out/sass.txt"
-    done
+    sass_counts "F2FP|HMMA|LDS|LDGSTS|LDG|FFMA|FMUL|SHFL|BAR" gate-up-sm90a-17-256-16-2 gate-up-sm90a-257-768-32-4 \
+      gate-up-sm90a-257-768-16-2 down-sm90a-17-256-16-1-4 down-sm90a-17-256-16-1-4-4
     step tests.txt 40 "$build/tests/test_moe_grouped_gpu" --test-case='*2-block ring*'
     # SM / memory clocks and power every 100 ms while the benchmarks run (do the stages slow each other by clock?)
     nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw --format=csv -lms 100 > "$out/clocks.csv" 2>&1 &
@@ -105,11 +111,8 @@ case "$mode" in
     ;;
   trim)
     cp bench/results/moe_h200.json "$out/moe_h200.json"
-    sass=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
-    for f in gate-up-sm90a-17-256-16-2 gate-up-sm90a-17-256-16-2-1 down-sm90a-17-256-16-1-4-4 down-sm90a-17-256-16-1-8-4-1; do
-      echo "== moe-grouped-$f" >> "$out/sass.txt"
-      timeout 10 "$sass" -sass "$build/code_objects/moe-grouped-$f.cubin" 2>&1 | grep -oE "(F2FP|HMMA|LDS|LDGSTS|LDG|FFMA|FMUL|SHFL|BAR|BRA)[.A-Z0-9_]*" | sort | uniq -c >> "$out/sass.txt"
-    done
+    sass_counts "F2FP|HMMA|LDS|LDGSTS|LDG|FFMA|FMUL|SHFL|BAR|BRA" gate-up-sm90a-17-256-16-2 gate-up-sm90a-17-256-16-2-1 \
+      down-sm90a-17-256-16-1-4-4 down-sm90a-17-256-16-1-8-4-1
     step tests.txt 40 "$build/tests/test_moe_grouped_gpu" --test-case='*Trim*'
     nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw --format=csv -lms 100 > "$out/clocks.csv" 2>&1 &
     sampler=$!
