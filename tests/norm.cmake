@@ -34,7 +34,7 @@ netra_add_compile_fail_test(negative_norm_slices_per_thread negative/norm_slices
   "netra::contracts::norm: field SlicesPerThread must be 0 \\(as the wave gives\\), or 2 or 4 for the gated norm")
 
 netra_add_compile_fail_test(negative_norm_chain negative/norm_chain.cpp
-  "netra::contracts::norm: field Chain must be 0, or for the gated norm 1 \\(SiLU without a division\\)")
+  "netra::contracts::norm: field Chain must be 0 or, for the gated norm, a sum of the bits 1, 8")
 
 netra_add_gpu_test(test_norm_gpu gpu/test_norm_gpu.cpp)
 

@@ -152,10 +152,8 @@ struct norm {
                 "netra::contracts::norm: field Split > 1 for add_rms needs workgroup clusters (its parts order r' after r)");
   static_assert(Chain == 0 || (Kind == 2 && Chain < 32 && ((Chain & 6) == 0 || Fp8Out == 1) && ((Chain & 16) == 0 || (Chain & 3) != 0) &&
                               ((Chain & 8) == 0 || SlicesPerThread <= 1)),
-                "netra::contracts::norm: field Chain must be 0, or for the gated norm 1 (SiLU without a division), 8 (its quotients "
-                "between the sum's stages; one slice per thread), 16 (with 1 or 2: reciprocals from the target's reciprocal instruction), and with an FP8 "
-                "output 2 (the group's reciprocal without a division) and 4 (the group amax by the wave's max instruction where the "
-                "target has one), summed");
+                "netra::contracts::norm: field Chain must be 0 or, for the gated norm, a sum of the bits 1, 8 (one slice per "
+                "thread), 16 (with 1 or 2) and, with an FP8 output, 2 and 4 (each bit's meaning: the field's comment)");
   /// Chain (the gated norm; the same bits, each form checked exhaustively on the host): how the
   /// per-thread chain is spelled, bit 1: silu(z) by kernels/norm/silu_bf16.hpp (no division, no
   /// branch); bit 2: the E4M3 group's 1 / d by kernels/norm/group_reciprocal.hpp (no division);
@@ -284,14 +282,12 @@ using gated_rms_norm = norm<Target, 2, 0, Fp8Out, MaxTokens, 1, RowsPerWorkgroup
 /// row of 2048; for the gated norm one wave of W / 16 heads per workgroup. add_rms with an FP8
 /// output on a target with clusters: each row over two workgroups (Split 2; the fastest sm90a
 /// candidate measured at 16 and 64 tokens, bench/results/norm_h200.json). The gated decode's
-/// Chain on sm90a: BF16 17, FP8 6 (the fastest forms measured on the H200 at 1, 16 and 64 tokens,
-/// lab/norm/README.md; FP8 up to 16 tokens: norm_decode16); 0 on the targets not measured.
+/// Chain on sm90a: BF16 17, FP8 6 (the fastest measured; FP8 up to 16 tokens: norm_decode16), 0 elsewhere.
 template <class Target, u32 Kind, u32 Weight, u32 Fp8Out>
 using norm_decode = norm<Target, Kind, Weight, Fp8Out, 64, Kind != 2 && Target::wave_size < 64 ? 2 : 1, Kind == 2 ? Target::wave_size / 16 : 1, 0,
                          Kind == 1 && Fp8Out == 1 && Target::has_clusters ? 2 : 1, 0, Kind == 2 && same_v<Target, sm90a> ? (Fp8Out == 1 ? 6 : 17) : 0>;
 /// The gated FP8 decode up to 16 tokens (sm90a, dispatched before norm_decode): Chain 14, the
-/// SiLU's divisions between the butterfly's stages (on the H200 1.44 / 1.78 us at 1 / 16 tokens
-/// against Chain 6's 1.69 / 1.93, but 2.88 against 2.56 at 64).
+/// SiLU's divisions between the butterfly's stages (docs/kernels/norm.md: why not beyond 16).
 template <class Target> using norm_decode16 = norm<Target, 2, 0, 1, 16, 1, Target::wave_size / 16, 0, 1, 0, 14>;
 /// The prefill mapping (up to 8192 tokens): rms and add_rms one row per wave64, 4 rows per
 /// workgroup, or on warp32 two warps per row and one row per workgroup (the decode mapping: 64
