@@ -57,10 +57,9 @@ template <class Contract> using attention_gqa8_eight_wave_domain = attention_gqa
 using attention_gqa8_eight_wave_decode = contracts::attention_gqa8<sm90a, 0, 1, 1, 8, 0, 64, 512>;
 
 /// sm90a decode at B = 1: 2 x 0 with each block over 4 warps (BlockSplit 4: the same bits as 2 x 0,
-/// 8 warps a SM on one sequence instead of 2). Measured on the H200 (call at 9585b26, one process,
-/// graph-replayed): B 1 at L 1024 / 8192 / 32768 21.97 / 26.01 / 56.91 us against 2 x 0's 27.53 /
-/// 27.40 / 57.50; at B 8 95.2 against 50.5 (and BlockSplit 8 slower at every B measured but L 1024),
-/// so B = 1 only; B 2..7 not measured. The rule sees no KV length (measured up to 32768).
+/// 8 warps a SM on one sequence instead of 2), chosen by measurement on the H200 (docs/kernels/
+/// attention.md, "BlockSplit"): faster than 2 x 0 at B 1 (L 1024 .. 32768), slower from B 8, so
+/// B = 1 only; B 2..7 not measured. The rule sees no KV length (measured up to 32768).
 inline constexpr i64 attention_gqa8_block_split_max_batch = 1;
 struct block_split_batches {
   static constexpr i64 min = 1, max = attention_gqa8_block_split_max_batch;
