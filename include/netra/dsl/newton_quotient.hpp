@@ -11,10 +11,12 @@
 //     steps stop at a tie below RN(1 / ds) = 2^-(k+1) (1 + 2^-23), which is set from the exponent;
 //   q0 = xs r, q = fma(fma(-ds, q0, xs), r, q0) (the remainder is exact: Markstein's correction).
 // The all-ones select chooses between integers, so the compiler keeps a select, not a branch.
-// seeded_reciprocal replaces the integer seed and four steps by the target's reciprocal
-// instruction (dsl/math.hpp approx_reciprocal_f32) and one step, r = fma(r, fma(-ds, r, 1), r):
-// the same quotient, proven for every seed within 16 ulp of RN(1 / ds) (the instruction's bound
-// is 1 ulp), the all-ones select kept (from a seed off RN(1 / ds) the step stops below it there).
+// instruction_seeded<Steps> replaces the integer seed and four steps by the target's reciprocal
+// instruction (dsl/math.hpp approx_reciprocal_f32) and Steps steps r = fma(r, fma(-ds, r, 1), r)
+// (seeded_reciprocal): the same quotient for every seed within 16 ulp of RN(1 / ds) (the
+// instruction's bound is 1 ulp) with one step over the BF16 SiLU's divisors, with two over every
+// FP32 divisor (one misses there); the all-ones select kept (from a seed off RN(1 / ds) the step
+// stops below it there).
 // Proof: tests/kernels/test_gdn_conv_silu.cpp (all 2^32 FP32 x, against div_rn) and
 // tests/kernels/test_norm_silu.cpp (all 65,536 BF16 z), on the host, where the same operations are
 // IEEE-exact as on both targets.
@@ -34,20 +36,20 @@ NETRA_HOST_DEVICE float newton_reciprocal(float d) {
 }
 
 /// ~1 / d for a normal d with a normal reciprocal: `seed` (within 16 ulp of RN(1 / d)) and one
-/// Newton step; the seed defaults to the target's reciprocal instruction.
+/// Newton step.
 NETRA_HOST_DEVICE float seeded_reciprocal(float d, float seed) { return fma_rn(seed, fma_rn(-d, seed, 1.0f), seed); }
-NETRA_HOST_DEVICE float seeded_reciprocal(float d) { return seeded_reciprocal(d, approx_reciprocal_f32(d)); }
 
 /// Reciprocal strategies (newton_quotient's, the norm group quantizer's): the integer seed and four
-/// steps, seeded_reciprocal, or the instruction's seed alone (for a caller that adds its own step).
+/// steps, or the target's reciprocal instruction and Steps Newton steps (0: the seed alone, for a
+/// caller that adds its own step).
 struct integer_seeded {
   NETRA_HOST_DEVICE float operator()(float d) const { return newton_reciprocal(d); }
 };
-struct instruction_seeded {
-  NETRA_HOST_DEVICE float operator()(float d) const { return seeded_reciprocal(d); }
-};
-struct instruction_seed {
-  NETRA_HOST_DEVICE float operator()(float d) const { return approx_reciprocal_f32(d); }
+template <u32 Steps> struct instruction_seeded {
+  NETRA_HOST_DEVICE float operator()(float d) const {
+    if constexpr (Steps == 0) return approx_reciprocal_f32(d);
+    else return seeded_reciprocal(d, instruction_seeded<Steps - 1>{}(d));
+  }
 };
 
 template <class Reciprocal = integer_seeded> NETRA_HOST_DEVICE float newton_quotient(float x, float d, Reciprocal reciprocal = {}) {

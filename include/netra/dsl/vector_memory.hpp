@@ -11,7 +11,9 @@ namespace netra {
 template <class Target, cache_policy Policy = cache_policy::normal> NETRA_DEVICE u32x4 load_16B(const void* address) {
   return target_ops<Target>::template load_16B<Policy>(address);
 }
-template <class Target> NETRA_DEVICE void store_16B(void* address, u32x4 value) { target_ops<Target>::store_16B(address, value); }
+template <class Target, cache_policy Policy = cache_policy::normal> NETRA_DEVICE void store_16B(void* address, u32x4 value) {
+  target_ops<Target>::template store_16B<Policy>(address, value);
+}
 
 /// True when `address` satisfies the 16-byte alignment contract (host and device).
 NETRA_HOST_DEVICE bool is_16B_aligned(const void* address) {

@@ -13,7 +13,8 @@ struct alignas(16) u32x4 {
 static_assert(sizeof(u32x4) == 16, "netra: u32x4 must be 16 bytes");
 
 /// Cache policy of a vector access. `streaming`: data read once (non-temporal on gfx950,
-/// L1::no_allocate on sm90a's read-only path); `normal`: default caching. `streaming_early`:
+/// L1::no_allocate on sm90a's read-only path), or written once and not read again soon (stores:
+/// the nontemporal store on gfx9, st.global.cs, evict first, on sm90a); `normal`: default caching. `streaming_early`:
 /// read once, and the load stays where the kernel issues it: sm90a uses the coherent path
 /// (ld.global.L1::no_allocate), because ptxas treats read-only-path (.nc) loads as movable and
 /// sinks them to their first use (past barriers and griddepcontrol.wait), which serialises the

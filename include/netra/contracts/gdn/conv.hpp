@@ -26,7 +26,7 @@
 // (gdn::conv_division): SiLU's reciprocal from the integer seed and four Newton steps, or from the
 // target's reciprocal instruction and two steps (kernels/gdn/conv_silu.hpp: the same quotient for
 // every seed within 16 ulp, tests/kernels/test_gdn_conv_silu.cpp); WindowStores (gdn::window_stores):
-// the windows stored plainly or streaming (evict first, dsl/streaming_store.hpp; Writes = windows).
+// the windows stored plainly or streaming (evict first: cache_policy::streaming; Writes = windows).
 // Comparison: bitwise.
 #pragma once
 #include "netra/contracts/gdn/admission.hpp"

@@ -47,6 +47,23 @@ template <class Plan, u32 S, u32 J> struct gqa8_block_split {
       return false;
     }
   }
+  /// The score exchange between a wave's warps (rows of Stride floats; rows past Plan::rows are
+  /// padding, never written or kept): the warp's own score items of a block into the rows, and
+  /// every item of the block back (after a barrier that orders the partner's writes).
+  template <u32 Stride> NETRA_DEVICE static void write_scores(const float (&s)[Plan::scores], float* exchange, u32 lane) {
+    NETRA_UNROLL
+    for (u32 i = 0; i < Plan::scores; ++i) {
+      const fragment_element e = Plan::score_of(lane, i);
+      if (owns_score(i) && e.row < Plan::rows) exchange[e.row * Stride + e.col] = s[i];
+    }
+  }
+  template <u32 Stride> NETRA_DEVICE static void read_scores(float (&s)[Plan::scores], const float* exchange, u32 lane) {
+    NETRA_UNROLL
+    for (u32 i = 0; i < Plan::scores; ++i) {
+      const fragment_element e = Plan::score_of(lane, i);
+      s[i] = e.row < Plan::rows ? exchange[e.row * Stride + e.col] : 0.0f;
+    }
+  }
 };
 
 }  // namespace netra::kernels

@@ -235,16 +235,12 @@ template <class Contract> struct attention_gqa8_ring_staging {
             return e.row < plan::rows && ids[e.col] >= 0 && v.start + 64 * static_cast<i64>(blk) + e.col < visible_end[e.row / Contract::group];
           });
         } else {
-          share_scores<split>(s, exchange);  // read back after the next iteration's barriers
+          split::template write_scores<score_stride>(s, exchange, lane_id<target>());  // read back after the next iteration's barriers
         }
       } else {
         if constexpr (Split > 1) {
           float s[plan::scores];
-          NETRA_UNROLL
-          for (u32 i = 0; i < plan::scores; ++i) {
-            const fragment_element e = plan::score_of(lane, i);
-            s[i] = e.row < plan::rows ? exchange[e.row * score_stride + e.col] : 0.0f;
-          }
+          split::template read_scores<score_stride>(s, exchange, lane);
           const i64* ids = l.table + ((n / 2) % Contract::table_rounds) * BW * 64 + bw * 64;
           wave_ops::block_step(w, s, score_scale, [&](u32, fragment_element e) {
             return e.row < plan::rows && ids[e.col] >= 0 && v.start + 64 * static_cast<i64>(blk) + e.col < visible_end[e.row / Contract::group];
@@ -259,19 +255,6 @@ template <class Contract> struct attention_gqa8_ring_staging {
     if constexpr (Split == 1) wave_ops::finish(p, v.r, b, slice, kv_head, epilogue, l.stats, w, v_scale);
     else wave_ops::finish(p, v.r, b, slice, kv_head, epilogue, l.stats, w, v_scale, wave, [](u32 i) { return split::owns_o_item(i); }, J == 0);
   }
-
-  /// BlockSplit 2: the warp's score items of a K piece into its wave's exchange rows. Its partner
-  /// reads them in the V piece's iteration, after that iteration's barriers; the next K piece
-  /// writes them after the barriers of the iteration after it, so one block of rows suffices.
-  template <class Sp> static NETRA_DEVICE void share_scores(const float (&s)[plan::scores], float* exchange) {
-    const u32 lane = lane_id<target>();
-    NETRA_UNROLL
-    for (u32 i = 0; i < plan::scores; ++i) {
-      const fragment_element e = plan::score_of(lane, i);
-      if (Sp::owns_score(i) && e.row < plan::rows) exchange[e.row * score_stride + e.col] = s[i];
-    }
-  }
-
 };
 
 }  // namespace netra::kernels

@@ -203,17 +203,9 @@ template <class Contract> struct attention_gqa8_direct_staging {
   /// item of the block back (rows past plan::rows are padding: never kept).
   template <class Split> static NETRA_DEVICE void exchange_scores(float (&s)[plan::scores], float* exchange) {
     const u32 lane = lane_id<target>();
-    NETRA_UNROLL
-    for (u32 i = 0; i < plan::scores; ++i) {
-      const fragment_element e = plan::score_of(lane, i);
-      if (Split::owns_score(i) && e.row < plan::rows) exchange[e.row * score_stride + e.col] = s[i];
-    }
+    Split::template write_scores<score_stride>(s, exchange, lane);
     workgroup_barrier<target>();
-    NETRA_UNROLL
-    for (u32 i = 0; i < plan::scores; ++i) {
-      const fragment_element e = plan::score_of(lane, i);
-      s[i] = e.row < plan::rows ? exchange[e.row * score_stride + e.col] : 0.0f;
-    }
+    Split::template read_scores<score_stride>(s, exchange, lane);
   }
 };
 

@@ -10,7 +10,7 @@
 // per_token, all issued before the first token with Staging block, token t + 1's issued before
 // token t's arithmetic with Staging next_token), then per token computes C outputs in the
 // contract's tap order and stores one y vector (and, Writes = windows, its 3 window vectors of
-// that token; WindowStores streaming: those as streaming stores, dsl/streaming_store.hpp). SiLU's
+// that token; WindowStores streaming: those stored with cache_policy::streaming, evict first). SiLU's
 // division is the branch-free one of kernels/gdn/conv_silu.hpp (the same bits), its reciprocal as
 // Division says. Writes = final_state: the 3 history vectors go back to the
 // slot after the last token (by group G - 1), unless the slot is the sentinel. Launch bound: at
@@ -22,7 +22,6 @@
 #include "netra/dsl/entry.hpp"
 #include "netra/dsl/ids.hpp"
 #include "netra/dsl/narrow_store.hpp"
-#include "netra/dsl/streaming_store.hpp"
 #include "netra/dsl/vector_memory.hpp"
 #include "netra/kernels/gdn/conv_history.hpp"
 #include "netra/kernels/gdn/conv_silu.hpp"
@@ -177,9 +176,9 @@ template <class Contract> struct gdn_conv_update {
   }
   /// One vector store (Streaming: evict first).
   template <bool Streaming = false> static NETRA_DEVICE void store(u16* address, const vec& v) {
-    if constexpr (Streaming && C == 8) store_16B_streaming<target>(address, v);
-    else if constexpr (Streaming) store_8B_streaming<target>(address, v.w[0], v.w[1]);
-    else if constexpr (C == 8) store_16B<target>(address, v);
+    constexpr cache_policy policy = Streaming ? cache_policy::streaming : cache_policy::normal;
+    if constexpr (C == 8) store_16B<target, policy>(address, v);
+    else if constexpr (Streaming) store_8B<target, policy>(address, v.w[0], v.w[1]);
     else *reinterpret_cast<u64*>(address) = u64{v.w[0]} | u64{v.w[1]} << 32;  // one 8-byte store (a u32x2 store of y split in two)
   }
   template <bool Streaming> static NETRA_DEVICE void store_history(u16* base, u32 c0, const vec (&hv)[gdn::conv_history]) {

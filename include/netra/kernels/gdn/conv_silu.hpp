@@ -19,10 +19,8 @@
 
 namespace netra::kernels::gdn_conv_silu {
 
-/// ~1 / d for a normal d with a normal reciprocal: the target's reciprocal instruction, two steps.
-struct two_steps_from_instruction {
-  NETRA_HOST_DEVICE float operator()(float d) const { return seeded_reciprocal(d, seeded_reciprocal(d)); }
-};
+/// The instruction-seeded reciprocal this SiLU needs: the target's reciprocal instruction, two steps.
+using two_steps_from_instruction = instruction_seeded<2>;
 
 template <class Reciprocal = integer_seeded> NETRA_HOST_DEVICE float quotient(float x, float d, Reciprocal reciprocal = {}) {
   const float q = newton_quotient(x, d, reciprocal);

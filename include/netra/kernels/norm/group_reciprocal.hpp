@@ -32,7 +32,7 @@ NETRA_HOST_DEVICE e4m3_block_quantizer group_quantizer_without_division(u32 magn
 /// the target's reciprocal instruction), else e4m3_block_quantizer::of; the same bits.
 template <u32 Chain> NETRA_HOST_DEVICE e4m3_block_quantizer group_quantizer(u32 magnitude) {
   if constexpr ((Chain & 2) == 0) return e4m3_block_quantizer::of(magnitude);
-  else if constexpr ((Chain & 16) != 0) return group_quantizer_without_division(magnitude, instruction_seed{});
+  else if constexpr ((Chain & 16) != 0) return group_quantizer_without_division(magnitude, instruction_seeded<0>{});
   else return group_quantizer_without_division(magnitude);
 }
 

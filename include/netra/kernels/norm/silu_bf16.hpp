@@ -40,7 +40,7 @@ template <class Reciprocal = integer_seeded> NETRA_HOST_DEVICE float silu_bf16(f
 /// IEEE division. The same bits for every BF16 z.
 template <u32 Chain> NETRA_HOST_DEVICE float gated_silu_of(float z, float b) {
   if constexpr ((Chain & 1) == 0) return div_rn(z, b);
-  else if constexpr ((Chain & 16) != 0) return silu_bf16_of(z, b, instruction_seeded{});
+  else if constexpr ((Chain & 16) != 0) return silu_bf16_of(z, b, instruction_seeded<1>{});
   else return silu_bf16_of(z, b);
 }
 

@@ -15,9 +15,15 @@ template <cache_policy Policy = cache_policy::normal> NETRA_DEVICE u32x4 global_
   return u32x4{x, y, z, w};
 }
 
-/// global_store_dwordx4. `address` must be 16-byte aligned.
-NETRA_DEVICE void global_store_dwordx4(void* address, u32x4 value) {
+/// global_store_dwordx4 (with `nt` for the streaming policies). `address` must be 16-byte aligned.
+template <cache_policy Policy = cache_policy::normal> NETRA_DEVICE void global_store_dwordx4(void* address, u32x4 value) {
   v4u32 v = {value.x, value.y, value.z, value.w};
-  *static_cast<v4u32*>(address) = v;
+  if constexpr (Policy == cache_policy::normal) *static_cast<v4u32*>(address) = v;
+  else __builtin_nontemporal_store(v, static_cast<v4u32*>(address));
+}
+/// global_store_dwordx2 nt (the streaming policies' 8-byte store). `address` must be 8-byte aligned.
+NETRA_DEVICE void global_store_dwordx2_nt(void* address, u32 lo, u32 hi) {
+  typedef u32 v2u32 __attribute__((ext_vector_type(2)));
+  __builtin_nontemporal_store(v2u32{lo, hi}, static_cast<v2u32*>(address));
 }
 }  // namespace netra::amdgcn_isa

@@ -33,7 +33,10 @@ template <class Target> struct amdgcn_ops {
   template <cache_policy Policy> static NETRA_DEVICE u32x4 load_16B(const void* address) {
     return amdgcn_isa::global_load_dwordx4<Policy>(address);
   }
-  static NETRA_DEVICE void store_16B(void* address, u32x4 value) { amdgcn_isa::global_store_dwordx4(address, value); }
+  template <cache_policy Policy> static NETRA_DEVICE void store_16B(void* address, u32x4 value) {
+    amdgcn_isa::global_store_dwordx4<Policy>(address, value);
+  }
+  static NETRA_DEVICE void store_8B_streaming(void* address, u32 lo, u32 hi) { amdgcn_isa::global_store_dwordx2_nt(address, lo, hi); }
   /// After fence_acquire() an ordinary load observes released data (the fence invalidated L1).
   static NETRA_DEVICE u32x4 load_16B_after_acquire(const void* address) { return amdgcn_isa::global_load_dwordx4(address); }
 

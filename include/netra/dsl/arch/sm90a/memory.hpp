@@ -21,10 +21,18 @@ template <cache_policy Policy = cache_policy::normal> NETRA_DEVICE u32x4 ld_glob
   return r;
 }
 
-/// st.global.v4.b32. `address` must be 16-byte aligned.
-NETRA_DEVICE void st_global_v4_b32(void* address, u32x4 value) {
-  asm volatile("st.global.v4.b32 [%0], {%1,%2,%3,%4};" ::"l"(address), "r"(value.x), "r"(value.y), "r"(value.z),
-               "r"(value.w)
-               : "memory");
+/// st.global.v4.b32, st.global.cs.v4.b32 (cache streaming: evict first) for the streaming policy.
+/// `address` must be 16-byte aligned.
+template <cache_policy Policy = cache_policy::normal> NETRA_DEVICE void st_global_v4_b32(void* address, u32x4 value) {
+  if constexpr (Policy == cache_policy::normal)
+    asm volatile("st.global.v4.b32 [%0], {%1,%2,%3,%4};" ::"l"(address), "r"(value.x), "r"(value.y), "r"(value.z), "r"(value.w)
+                 : "memory");
+  else
+    asm volatile("st.global.cs.v4.b32 [%0], {%1,%2,%3,%4};" ::"l"(address), "r"(value.x), "r"(value.y), "r"(value.z), "r"(value.w)
+                 : "memory");
+}
+/// st.global.cs.v2.b32 (the streaming policy's 8-byte store). `address` must be 8-byte aligned.
+NETRA_DEVICE void st_global_cs_v2_b32(void* address, u32 lo, u32 hi) {
+  asm volatile("st.global.cs.v2.b32 [%0], {%1,%2};" ::"l"(address), "r"(lo), "r"(hi) : "memory");
 }
 }  // namespace netra::sm90a_isa

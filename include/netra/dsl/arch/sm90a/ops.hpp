@@ -26,7 +26,10 @@ template <> struct target_ops<sm90a> {
   template <cache_policy Policy> static NETRA_DEVICE u32x4 load_16B(const void* address) {
     return sm90a_isa::ld_global_nc_v4_b32<Policy>(address);
   }
-  static NETRA_DEVICE void store_16B(void* address, u32x4 value) { sm90a_isa::st_global_v4_b32(address, value); }
+  template <cache_policy Policy> static NETRA_DEVICE void store_16B(void* address, u32x4 value) {
+    sm90a_isa::st_global_v4_b32<Policy>(address, value);
+  }
+  static NETRA_DEVICE void store_8B_streaming(void* address, u32 lo, u32 hi) { sm90a_isa::st_global_cs_v2_b32(address, lo, hi); }
   /// After fence_acquire(), a strong (relaxed, gpu-scope) load: L1 is not coherent on sm_90.
   static NETRA_DEVICE u32x4 load_16B_after_acquire(const void* address) { return sm90a_isa::ld_relaxed_gpu_v4_b32(address); }
 
