@@ -31,14 +31,6 @@
 #           64, 128, then 96 and 256, in one process each (bench/moe_grouped.py, no peers) into
 #           OUT/moe_h200.json, and compute-sanitizer memcheck on the Trim case of tiles of every size,
 #           about 155 s
-#   rows16  the mid range's down over 16 row tiles (tactics::grouped_mid_trim_rows16) against the
-#           dispatched 8 (mid_trim_rows8): their bits (test_moe_grouped_gpu's Trim cases), the
-#           grouped stages, pairs and experts path at M = 32, 64, 96, 128, 256 in one process, the
-#           whole block (bench/moe_block.py) at 1, 16, 32, 64, 128, 256, 768 with the torch peers up
-#           to 64 tokens into OUT/moe_h200.json, then the block at 32 .. 256 with $CANDIDATES/libnetra.so
-#           (a library that dispatches mid_trim_rows16) into OUT/moe_block_candidates_h200.json, that
-#           library's block and dispatch tests from 17 tokens, memcheck on the Trim case of tiles of
-#           every size, the grouped floor; about 190 s
 # usage: bench/moe_device.sh MODE BUILD OUT [BUDGET]
 #   BUILD needs libnetra.so, the tests and drivers the mode runs (tests/test_moe_*_gpu,
 #   tests/netra-bench-moe-{grouped,routing}, tests/moe-grouped-floor) and the sm90a MoE code
@@ -131,23 +123,8 @@ case "$mode" in
     kill "$sampler" 2>/dev/null
     step tests.txt 30 compute-sanitizer --tool memcheck --error-exitcode 9 "$build/tests/test_moe_grouped_gpu" --test-case='*every size*'
     ;;
-  rows16)
-    cp bench/results/moe_h200.json "$out/moe_h200.json"
-    cp bench/results/moe_h200.json "$out/moe_block_candidates_h200.json"
-    step tests.txt 20 "$build/tests/test_moe_grouped_gpu" --test-case='*Trim*'
-    step bench.txt 70 python3 bench/moe_grouped.py --netra-bench "$build/tests/netra-bench-moe-grouped" --out "$out/moe_h200.json" \
-      --tokens 32,64,96,128,256 --configs mid_trim_rows8,mid_trim_rows16 --compile-tokens "" --time-budget 0
-    step bench.txt 60 python3 bench/moe_block.py --out "$out/moe_h200.json" --tokens 1,16,32,64,128,256,768 --peer-max-tokens 64 \
-      --compile-tokens "" --layers 8
-    (export NETRA_LIBRARY="$CANDIDATES/libnetra.so"; step bench.txt 25 python3 bench/moe_block.py --out "$out/moe_block_candidates_h200.json" \
-      --tokens 32,64,128,256 --peer-max-tokens 0 --compile-tokens "" --layers 8)
-    (export LD_LIBRARY_PATH="$CANDIDATES"; step tests.txt 25 "$CANDIDATES/test_moe_block_gpu" --test-case='*24 and 32*,*17..256*,*graph buckets*'
-     step tests.txt 10 "$CANDIDATES/test_moe_grouped_dispatch_gpu")
-    step tests.txt 35 compute-sanitizer --tool memcheck --error-exitcode 9 "$build/tests/test_moe_grouped_gpu" --test-case='*every size*'
-    floor 15
-    ;;
   *)
-    echo "usage: bench/moe_device.sh family|block|mid|tune|trim|rows16 BUILD OUT [BUDGET]" >&2
+    echo "usage: bench/moe_device.sh family|block|mid|tune|trim BUILD OUT [BUDGET]" >&2
     exit 2
     ;;
 esac
