@@ -254,7 +254,7 @@ def test_dense_bf16_forms(m):
     within plan.dense_bf16_bound of the FP64 product of the same BF16 operands (and the check
     failing on the output pushed 4 bounds away), Dense at that form the split of the form's own
     product bitwise, torch's BLAS settings the same after the call as before, the Triton forms the
-    same bits on a second call (the split-K forms: whichever K-slice finishes last); every form outside its
+    same bits on a second call (split_k4: whichever K-slice finishes last); every form outside its
     domain (plan.FORM_DOMAIN) and the Triton ones on a K they cannot take refused before any launch."""
     g = torch.Generator(device="cuda").manual_seed(100 + m)
     d = model.Dense([model._fp8_blocks(2048, 4096, (), g, "cuda")])
@@ -281,64 +281,6 @@ def test_dense_bf16_forms(m):
             model.bf16_mm(x, d.w, form)
     with pytest.raises(ValueError, match="outside its domain"):
         model.bf16_mm(x[:, :2000], d.w[:, :2000].contiguous(), "gemv_bn4" if m == 1 else "split_k4")
-
-
-RAGGED_FORMS = ("split_k4_bn128", "split_k8_bn128")  # 128-column tiles, the last one masked
-
-
-@pytest.mark.parametrize("m", [1, 16, 64, 128])
-def test_dense_split_k_ragged_tiles(m):
-    """The 128-column split-K forms on an N that is not a multiple of 128 (gdn_in's 12,352 = 96.5
-    tiles; 200 = 1.56 tiles, not a multiple of 16 either): within plan.dense_bf16_bound of the FP64
-    product (columns of the masked last tile included), the same bits on repeated calls, the tile
-    flags left zero; at M = 1 (outside 2..128) refused before any launch, as are N past the form's
-    maximum, a K that is not a multiple of SPLIT BK (2,304: split_k4_bn128 takes it, split_k8_bn128
-    not), split_k4 on a ragged N, other dtypes, strided operands and operands on two devices."""
-    from netra.step import dense_triton
-    g = torch.Generator(device="cuda").manual_seed(200 + m)
-    x = torch.randn(m, 2048, device="cuda", generator=g).to(torch.bfloat16)
-    for n, forms in ((12352, RAGGED_FORMS[:1]), (200, RAGGED_FORMS)):
-        w = (torch.randn(n, 2048, device="cuda", generator=g) * 2048 ** -0.5).to(torch.bfloat16)
-        assert set(forms) <= set(plan.bf16_forms(max(m, 2), n))
-        for form in forms:
-            if m == 1:
-                with pytest.raises(ValueError, match="outside its domain"):
-                    dense_triton.split_k(x, w, form)
-                with pytest.raises(ValueError, match="form takes"):
-                    model.bf16_mm(x, w, form)
-                continue
-            ref = x.double() @ w.double().t()
-            rel, env = plan.dense_bf16_bound(2048)
-            bound = rel * ref.abs() + env * (x.double().abs() @ w.double().abs().t())
-            y = model.bf16_mm(x, w, form)
-            assert y.shape == (m, n) and y.stride() == (n, 1), (form, n, y.shape, y.stride())
-            assert bool(((y.double() - ref).abs() <= bound).all()), (form, n, float(((y.double() - ref).abs() / bound).max()))
-            assert not bool(((y.double() + 4 * bound - ref).abs() <= bound).all())
-            assert all(torch.equal(dense_triton.split_k(x, w, form), y) for _ in range(3)), (form, n)
-            torch.cuda.synchronize()
-            assert int(dense_triton._flags[x.device].abs().sum()) == 0, (form, n)
-    if m == 1:
-        return
-    w = (torch.randn(200, 2304, device="cuda", generator=g) * 2304 ** -0.5).to(torch.bfloat16)
-    x2 = torch.randn(m, 2304, device="cuda", generator=g).to(torch.bfloat16)
-    ref = x2.double() @ w.double().t()
-    rel, env = plan.dense_bf16_bound(2304)
-    err = (dense_triton.split_k(x2, w, "split_k4_bn128").double() - ref).abs()
-    assert bool((err <= rel * ref.abs() + env * (x2.double().abs() @ w.double().abs().t())).all())  # 9 BK steps a slice
-    bad = [("split_k8_bn128", x2, w, "K 2304"), ("split_k4", x, w[:, :2048].contiguous(), "N 200 ragged"),
-           ("split_k8_bn128", x, torch.empty(4097, 2048, dtype=torch.bfloat16, device="cuda"), "N past 4096"),
-           ("split_k4_bn128", x, torch.empty(16385, 2048, dtype=torch.bfloat16, device="cuda"), "N past 16384"),
-           ("split_k4_bn128", x, torch.empty(0, 2048, dtype=torch.bfloat16, device="cuda"), "N 0"),
-           ("split_k4_bn128", x.half(), w[:, :2048].contiguous().half(), "FP16"),
-           ("split_k4_bn128", x, w[:, :2048], "strided W rows"),
-           ("split_k4_bn128", torch.randn(m, 4096, device="cuda").to(torch.bfloat16)[:, ::2], w[:, :2048].contiguous(), "strided x"),
-           ("split_k4_bn128", x.cpu(), w[:, :2048].contiguous(), "x on the host"),
-           ("split_k8_bn128", torch.zeros(129, 2048, dtype=torch.bfloat16, device="cuda"), w[:, :2048].contiguous(), "129 rows")]
-    for form, xb, wb, why in bad:
-        with pytest.raises(ValueError, match="outside its domain"):
-            dense_triton.split_k(xb, wb, form)
-    torch.cuda.synchronize()
-    assert int(dense_triton._flags[x.device].abs().sum()) == 0
 
 
 def test_split_heads_moves_whole_blocks():

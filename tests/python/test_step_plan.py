@@ -29,20 +29,13 @@ class Model(unittest.TestCase):
 
 class DenseForms(unittest.TestCase):
     def test_candidates_per_row_count(self):
-        split = ("split_k4", "split_k4_bn128", "split_k8_bn128")
-        self.assertEqual(plan.bf16_forms(1), tuple(f for f in plan.BF16_FORMS if f not in split))
+        self.assertEqual(plan.bf16_forms(1), tuple(f for f in plan.BF16_FORMS if f != "split_k4"))
         self.assertEqual(plan.bf16_forms(1, 2048), ("default", "lt", "lt_no_split_k", "swap", "swap_lt_no_split_k", "gemv_bn4", "gemv_bn8"))
-        self.assertEqual(plan.bf16_forms(64, 2048), ("default", "lt", "lt_no_split_k") + split)  # the one-row calls only at M = 1
-        self.assertEqual(plan.bf16_forms(64, 12352), ("default", "lt", "lt_no_split_k", "split_k4_bn128"))  # gdn_in: split_k4 and k8 to N 4096
-        self.assertEqual(plan.bf16_forms(64, 16384), ("default", "lt", "lt_no_split_k", "split_k4_bn128"))
-        self.assertEqual(plan.bf16_forms(64, 16385), ("default", "lt", "lt_no_split_k"))  # split_k4_bn128 to N 16384
-        self.assertEqual(plan.bf16_forms(8, 2048), ("default", "lt", "lt_no_split_k") + split)
-        self.assertEqual(plan.bf16_forms(8), ("default", "lt", "lt_no_split_k") + split)  # N not given: not limited
-        self.assertEqual(plan.bf16_forms(128, 2048), ("default", "lt", "lt_no_split_k") + split)
-        self.assertEqual(plan.bf16_forms(129, 2048), ("default", "lt", "lt_no_split_k"))
+        self.assertEqual(plan.bf16_forms(64, 2048), ("default", "lt", "lt_no_split_k", "split_k4"))  # the one-row calls only at M = 1
+        self.assertEqual(plan.bf16_forms(64, 12416), ("default", "lt", "lt_no_split_k"))  # split_k4 to N 4096
+        self.assertEqual(plan.bf16_forms(8, 2048), ("default", "lt", "lt_no_split_k", "split_k4"))
+        self.assertEqual(plan.bf16_forms(8), ("default", "lt", "lt_no_split_k", "split_k4"))  # N not given: not limited
         self.assertEqual(plan.bf16_forms(192), ("default", "lt", "lt_no_split_k"))
-        for f in split:
-            self.assertEqual(plan.form_parts(f), ("split", None, True))
         self.assertEqual(plan.form_parts("split_k4")[0], "split")
         with self.assertRaises(ValueError):
             plan.bf16_forms(0)

@@ -1,10 +1,7 @@
 """The framework path's BF16 projections as Triton kernels (the step's own code, not netra ops),
 y [M, N] = x [M, K] W^T with W [N, K] BF16 rows contiguous: the dense forms "gemv_bn4" /
-"gemv_bn8" (M = 1) and the split-K forms of SPLIT_K (2..128 rows; N within plan.FORM_DOMAIN:
-"split_k4" 64-column tiles, N a multiple of 64 up to 4,096; "split_k4_bn128" 128-column tiles up
-to N 16,384 and "split_k8_bn128" 8 K-slices up to N 4,096, both with a masked last tile, any N) of
-netra.step.plan.BF16_FORMS, which model.tune_dense measures against cuBLAS per group and M before
-the step uses any of them.
+"gemv_bn8" (M = 1) and "split_k4" (2..128 rows, N <= 4096) of netra.step.plan.BF16_FORMS, which
+model.tune_dense measures against cuBLAS per group and M before the step uses any of them.
 
 Numerics (both kernels): every BF16 x BF16 product is exact in FP32 and the K of them are summed in
 FP32 in a fixed order, so y is within gamma_{K-1} E of the exact product (E = |x| |W|^T) before its
@@ -16,17 +13,14 @@ rows whole, BK columns at a time (the K / BK chunks unrolled: every load of a pr
 independent, all in flight together), accumulated per (row, column lane), the lanes summed last;
 4 warps, no tensor cores.
 
-split_k mapping: grid (ceil(N / BN), SPLIT); program (n, s) multiplies the rows (padded to BM in
-registers, masked) by the BN weight rows of tile n (rows past N masked to zero where N is not a
-multiple of BN) over the K-slice s (tensor cores, FP32 accumulators), stores the live rows of its
-FP32 partial to the call's workspace, then counts itself in flags[n] (release / acquire at GPU
-scope after a CTA barrier); the last of the SPLIT programs of tile n sums the SPLIT partials in
-slice order (its own from registers, the others' live rows read past L1; the fixed order gives the
-same bits whichever finishes last), writes the BF16 tile's live rows and columns and resets
-flags[n] to 0 for the next call. One launch where cuBLAS takes a split-K kernel and a separate
-reduce. flags persist per device (zeroed once, on the first call, which must be eager: the step's
-warm-up call is). Launch: 8 warps where a BM x BN accumulator reaches 128 x 128, else 4; the
-form's pipeline depth (STAGES).
+split_k mapping: grid (N / BN, SPLIT); program (n, s) multiplies the rows (padded to BM in
+registers, masked) by the BN weight rows of tile n over the K-slice s (tensor cores, FP32
+accumulators), stores its FP32 partial to the call's workspace, then counts itself in flags[n]
+(release / acquire at GPU scope after a CTA barrier); the last of the SPLIT programs of tile n sums
+the SPLIT partials in slice order (fixed: the same bits whichever finishes last), writes the BF16
+tile and resets flags[n] to 0 for the next call. One launch where cuBLAS takes a split-K kernel and
+a separate reduce. flags persist per device (zeroed once, on the first call, which must be eager:
+the step's warm-up call is).
 """
 
 import torch
@@ -40,12 +34,8 @@ except ImportError:  # no Triton: the forms raise and the tune records them as n
     triton = tl = None
 
 GEMV = {"gemv_bn4": {"BN": 4, "BK": 1024}, "gemv_bn8": {"BN": 8, "BK": 512}}
-SPLIT_K = {  # rows and N at most: plan.FORM_DOMAIN; ragged: N need not be a multiple of BN (the last tile masked)
-    "split_k4": {"BN": 64, "BK": 64, "SPLIT": 4, "STAGES": 4, "ragged": False},
-    "split_k4_bn128": {"BN": 128, "BK": 64, "SPLIT": 4, "STAGES": 3, "ragged": True},
-    "split_k8_bn128": {"BN": 128, "BK": 64, "SPLIT": 8, "STAGES": 4, "ragged": True},
-}
-_flags = {}  # device -> int32 [the most tiles of a form: max ceil(N / BN)] zeros (each call leaves them zero)
+SPLIT_K = {"split_k4": {"BN": 64, "BK": 64, "SPLIT": 4}}  # rows and N: plan.FORM_DOMAIN
+_flags = {}  # device -> int32 [max N / BN] zeros (each call leaves them zero)
 
 if triton is not None:
     @triton.jit
@@ -61,38 +51,28 @@ if triton is not None:
 
     @triton.jit
     def _split_k(x, x_row, w, out, part, flags, M, N, K: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
-                 SPLIT: tl.constexpr, EVEN_N: tl.constexpr):
+                 SPLIT: tl.constexpr):
         pn = tl.program_id(0)
         ps = tl.program_id(1)
         tiles = tl.num_programs(0)
         rm = tl.arange(0, BM)
-        cn = pn * BN + tl.arange(0, BN)
+        cn = tl.arange(0, BN)
         rk = tl.arange(0, BK)
         KS = K // SPLIT
         live = rm[:, None] < M
-        ncol = cn[:, None] < N  # the weight rows of a ragged last tile past N: loaded as zeros
-        if EVEN_N:
-            omask = live
-        else:
-            omask = live & (cn[None, :] < N)
         xp = x + rm[:, None] * x_row + (ps * KS + rk)[None, :]
-        wp = w + cn.to(tl.int64)[:, None] * K + (ps * KS + rk)[None, :]
+        wp = w + (pn * BN + cn).to(tl.int64)[:, None] * K + (ps * KS + rk)[None, :]
         acc = tl.zeros((BM, BN), dtype=tl.float32)
         for k0 in range(0, KS, BK):
-            if EVEN_N:
-                wt = tl.load(wp + k0)
-            else:
-                wt = tl.load(wp + k0, mask=ncol, other=0.0)
-            acc += tl.dot(tl.load(xp + k0, mask=live, other=0.0), tl.trans(wt))
-        tile = rm[:, None] * BN + tl.arange(0, BN)[None, :]
-        tl.store(part + (ps * tiles + pn) * (BM * BN) + tile, acc, mask=live)
+            acc += tl.dot(tl.load(xp + k0, mask=live, other=0.0), tl.trans(tl.load(wp + k0)))
+        tile = (rm[:, None] * BN + cn[None, :])
+        tl.store(part + (ps * tiles + pn) * (BM * BN) + tile, acc)
         tl.debug_barrier()
         if tl.atomic_add(flags + pn, 1, sem="acq_rel", scope="gpu") == SPLIT - 1:
             total = tl.zeros((BM, BN), dtype=tl.float32)
             for s in tl.static_range(SPLIT):
-                other = tl.load(part + (s * tiles + pn) * (BM * BN) + tile, mask=omask & (ps != s), other=0.0, cache_modifier=".cg")
-                total += tl.where(ps == s, acc, other)
-            tl.store(out + rm[:, None] * N + cn[None, :], total.to(tl.bfloat16), mask=omask)
+                total += tl.load(part + (s * tiles + pn) * (BM * BN) + tile, cache_modifier=".cg")
+            tl.store(out + rm[:, None] * N + (pn * BN + cn)[None, :], total.to(tl.bfloat16), mask=live)
             tl.atomic_xchg(flags + pn, 0, sem="relaxed", scope="gpu")
 
 
@@ -122,25 +102,23 @@ def gemv(x, w, form):
 
 def split_k(x, w, form):
     """y [M, N] BF16 by the split-K GEMM of `form` (a key of SPLIT_K). Refused before launch
-    (ValueError) outside its domain: the rows and N of plan.FORM_DOMAIN, N a multiple of BN unless
-    the form is ragged, K a multiple of SPLIT BK, both BF16, rows contiguous, one CUDA device."""
+    (ValueError) outside its domain: the rows and N of plan.FORM_DOMAIN, N a multiple of BN, K a
+    multiple of SPLIT BK, both BF16, rows contiguous, one CUDA device."""
     _need_triton()
     c, (lo, hi, max_n) = SPLIT_K[form], FORM_DOMAIN[form]
     m, k = x.shape
     n = w.shape[0]
-    if (not lo <= m <= hi or not 0 < n <= max_n or (n % c["BN"] and not c["ragged"]) or k % (c["SPLIT"] * c["BK"])
-            or x.dtype != torch.bfloat16 or w.dtype != torch.bfloat16 or w.shape[1] != k or x.stride(1) != 1
-            or not w.is_contiguous() or x.device != w.device or not x.is_cuda):
-        raise _refuse(form, x, w, f"{lo}..{hi} rows, N {'1' if c['ragged'] else 'a multiple of ' + str(c['BN'])} up to {max_n}, "
+    if (not lo <= m <= hi or n % c["BN"] or n > max_n or k % (c["SPLIT"] * c["BK"]) or x.dtype != torch.bfloat16
+            or w.dtype != torch.bfloat16 or w.shape[1] != k or x.stride(1) != 1 or not w.is_contiguous() or x.device != w.device
+            or not x.is_cuda):
+        raise _refuse(form, x, w, f"{lo}..{hi} rows, N a multiple of {c['BN']} up to {max_n}, "
                                   f"K a multiple of {c['SPLIT'] * c['BK']}, BF16, rows contiguous")
     bm = max(16, 1 << (m - 1).bit_length())
-    tiles = triton.cdiv(n, c["BN"])
+    tiles = n // c["BN"]
     if x.device not in _flags:
-        _flags[x.device] = torch.zeros(max(triton.cdiv(FORM_DOMAIN[f][2], SPLIT_K[f]["BN"]) for f in SPLIT_K), dtype=torch.int32,
-                                       device=x.device)
+        _flags[x.device] = torch.zeros(max(FORM_DOMAIN[f][2] // SPLIT_K[f]["BN"] for f in SPLIT_K), dtype=torch.int32, device=x.device)
     part = torch.empty(c["SPLIT"] * tiles * bm * c["BN"], dtype=torch.float32, device=x.device)
     out = torch.empty(m, n, dtype=torch.bfloat16, device=x.device)
     _split_k[(tiles, c["SPLIT"])](x, x.stride(0), w, out, part, _flags[x.device], m, n, K=k, BM=bm, BN=c["BN"], BK=c["BK"],
-                                  SPLIT=c["SPLIT"], EVEN_N=n % c["BN"] == 0, num_warps=8 if bm * c["BN"] >= 128 * 128 else 4,
-                                  num_stages=c["STAGES"])
+                                  SPLIT=c["SPLIT"], num_warps=4, num_stages=4)
     return out

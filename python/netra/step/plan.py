@@ -95,13 +95,10 @@ BF16_FORMS = {
     "gemv_bn4": "M = 1: the step's Triton GEMV (netra.step.dense_triton), 4 output columns a program",
     "gemv_bn8": "M = 1: the step's Triton GEMV, 8 output columns a program",
     "split_k4": "2..128 rows, N <= 4096: the step's Triton split-K GEMM, 4 K-slices reduced by the last in one launch",
-    "split_k4_bn128": "2..128 rows, N <= 16384: the Triton split-K GEMM on 128-column tiles (the last one masked), 4 K-slices",
-    "split_k8_bn128": "2..128 rows, N <= 4096: the Triton split-K GEMM on 128-column tiles (the last one masked), 8 K-slices",
 }
 CALLS = ("swap", "gemv", "split")  # a form's first word when it is not a plain x @ W^T
 FORM_DOMAIN = {"swap": (1, 1, None), "swap_lt_no_split_k": (1, 1, None), "gemv_bn4": (1, 1, None), "gemv_bn8": (1, 1, None),
-               "split_k4": (2, 128, 4096), "split_k4_bn128": (2, 128, 16384),
-               "split_k8_bn128": (2, 128, 4096)}  # (rows from, rows to, N at most): W x^T is the row itself only at M = 1
+               "split_k4": (2, 128, 4096)}  # (rows from, rows to, N at most): W x^T is the row itself only at M = 1
 
 
 def bf16_forms(m: int, n: int | None = None) -> tuple[str, ...]:
