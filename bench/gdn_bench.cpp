@@ -102,7 +102,7 @@ template <class C> void bench_conv(std::size_t B) {
                                       ", \"workgroups_per_processor\": " + std::to_string(C::workgroups_per_processor) +
                                       ", \"channels_per_thread\": " + std::to_string(C::channels_per_thread) + ", \"division\": \"" +
                                       (C::division ? "instruction_seed" : "integer_seed") + "\", \"window_stores\": \"" +
-                                      (C::window_stores ? "streaming" : "plain") + "\"",
+                                      (C::window_stores ? "streaming" : "plain") + "\", \"silu\": \"" + (C::silu ? "lean" : "selects") + "\"",
        t, ok, bytes, 0);
 }
 }  // namespace

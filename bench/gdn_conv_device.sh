@@ -17,7 +17,9 @@
 #          cubins, with CONV_CORES=1 every sm90a gdn cubin; REVISION), copied to build-conv/ here.
 # The 00:28 UTC call took 38 s with bench/gdn.py cut at 22 s; it now has 60 s (records are written
 # one by one: a cut keeps them); the cores' tests add about 40 s to the correctness half.
-#   usage: OUT=... [CONV_CORES=1] bash bench/gdn_conv_device.sh   (run timeout_s 150)
+# CONV_ROUNDS=2: the driver's conv records a second time, in a second process, after bench/gdn.py
+# (conv_bench_round2.jsonl, the 8th file in place of conv_sass.txt): the spread between rounds.
+#   usage: OUT=... [CONV_CORES=1] [CONV_ROUNDS=2] bash bench/gdn_conv_device.sh   (run timeout_s 150)
 set -u
 B=build-conv
 export PYTHONUNBUFFERED=1
@@ -45,12 +47,15 @@ fi
     sass=$(timeout 10 cuobjdump --dump-sass "$f" 2>/dev/null)
     echo "$(basename "$f") ALL=$(grep -cE '^ +/\*[0-9a-f]{4}\*/' <<< "$sass") FFMA=$(grep -c ' FFMA ' <<< "$sass") MUFU=$(grep -c 'MUFU' <<< "$sass") \
 FCHK=$(grep -c 'FCHK' <<< "$sass") BSSY=$(grep -c 'BSSY' <<< "$sass") CALL=$(grep -c 'CALL' <<< "$sass") LDG=$(grep -c ' LDG' <<< "$sass") \
+FSEL=$(grep -c ' FSEL' <<< "$sass") SEL=$(grep -c ' SEL ' <<< "$sass") FSETP=$(grep -c ' FSETP' <<< "$sass") ISETP=$(grep -c ' ISETP' <<< "$sass") FMNMX=$(grep -c ' FMNMX' <<< "$sass") \
 STG=$(grep -c ' STG' <<< "$sass") STG_CS=$(grep -c 'STG.E.EF\|STG.*\.EF' <<< "$sass") LDL_STL=$(grep -c ' [LS][DT]L' <<< "$sass")"
   done
 } > "$OUT/sass.tmp" 2>&1
-for f in ${CONV_FULL_SASS:-}; do  # the full SASS of the named cubins (the 8th file)
-  echo "== $f"; timeout 10 cuobjdump --dump-sass "$B/code_objects/$f"
-done > "$OUT/conv_sass.txt" 2>&1
+if [ -n "${CONV_FULL_SASS:-}" ]; then
+  for f in $CONV_FULL_SASS; do  # the full SASS of the named cubins (the 8th file)
+    echo "== $f"; timeout 10 cuobjdump --dump-sass "$B/code_objects/$f"
+  done > "$OUT/conv_sass.txt" 2>&1
+fi
 for p in $PIDS; do wait $p; echo "rc[$p]=$?" >> "$L"; done
 echo "== tests took $(( $(date +%s) - START )) s" >> "$L"
 for f in /tmp/cores_tests.txt /tmp/cores_prefetch.txt /tmp/cores_decode.txt; do
@@ -74,6 +79,11 @@ timeout ${CONV_PY_S:-60} python3 bench/gdn.py --netra-bench "$B/tests/netra-benc
   --floors "$OUT/conv_floor.jsonl" --floor-out "$OUT/conv_floor_h200.json" --out "$OUT/conv_h200.json" --compile-peers 1 \
   --peer-seconds $(( ${CONV_PY_S:-60} - 20 )) >> "$L" 2>&1
 echo "rc=$?" >> "$L"
+if [ "${CONV_ROUNDS:-1}" = 2 ]; then
+  echo "== netra-bench-gdn --conv-only (round 2)" >> "$L"
+  timeout 40 "$B/tests/netra-bench-gdn" --conv-only > "$OUT/conv_bench_round2.jsonl" 2>> "$L"
+  echo "rc=$?" >> "$L"
+fi
 echo "== total $(( $(date +%s) - START )) s" >> "$L"
 for f in conv_gpu_tests.txt; do [ -f "$OUT/$f" ] && echo "== $f" && grep -E "^== |test cases:|Status" "$OUT/$f"; done
 grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/conv_memcheck.txt"

@@ -41,6 +41,8 @@ netra_add_compile_fail_test(negative_gdn_conv_division negative/gdn_conv_divisio
   "netra::contracts::gdn_conv: field Division must be 0 \\(integer seed\\) or 1")
 netra_add_compile_fail_test(negative_gdn_conv_window_stores negative/gdn_conv_window_stores.cpp
   "netra::contracts::gdn_conv: field WindowStores must be 0 \\(plain\\) or 1 \\(streaming, with Writes = windows\\)")
+netra_add_compile_fail_test(negative_gdn_conv_silu negative/gdn_conv_silu.cpp
+  "netra::contracts::gdn_conv: field Silu must be 0 \\(selects\\) or 1 \\(lean\\)")
 netra_add_compile_fail_test(negative_gdn_max_batch negative/gdn_max_batch.cpp
   "netra::contracts::gdn_precompute: field MaxBatch must be in \\[1, 128\\]")
 

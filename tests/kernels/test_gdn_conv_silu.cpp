@@ -5,7 +5,8 @@
 // The reciprocal seeded by the target's instruction (Division 1): on the host the seed is
 // RN(1 / ds), and a sweep shows two steps from every seed within 16 ulp of it give the integer
 // path's reciprocal, so the device's quotient (whatever seed its instruction returns, within 1 ulp)
-// is the proven one.
+// is the proven one. The lean SiLU (contract field Silu lean: exp's argument clamped, the
+// remainder's sign flipped) against silu_f32 over the same 2^32 x, with both reciprocals.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -40,6 +41,23 @@ bool same(float a, float b) { return a != a ? b != b : bit_cast<u32>(a) == bit_c
 [[gnu::target("fma")]] u64 scan_fma(u64 lo, u64 hi) { return scan(lo, hi); }
 u64 scan_plain(u64 lo, u64 hi) { return scan(lo, hi); }
 u64 mismatches(u64 lo, u64 hi) { return __builtin_cpu_supports("fma") ? scan_fma(lo, hi) : scan_plain(lo, hi); }
+
+/// Mismatches of silu_lean (both reciprocals) against silu_f32 for x with bits in [lo, hi).
+[[gnu::always_inline]] inline u64 lean_scan(u64 lo, u64 hi) {
+  u64 bad = 0;
+  for (u64 u = lo; u < hi; ++u) {
+    const float x = bit_cast<float>(static_cast<u32>(u)), want = silu_f32(x);
+    const float seeded = kernels::gdn_conv_silu::silu_lean(x, kernels::gdn_conv_silu::two_steps_from_instruction{});
+    const float integer = kernels::gdn_conv_silu::silu_lean(x);
+    if (!same(seeded, want) && ++bad <= 4)
+      std::printf("lean, instruction-seeded: x %a: %a, silu_f32 %a\n", static_cast<double>(x), static_cast<double>(seeded), static_cast<double>(want));
+    if (!same(integer, want) && ++bad <= 4)
+      std::printf("lean: x %a: %a, silu_f32 %a\n", static_cast<double>(x), static_cast<double>(integer), static_cast<double>(want));
+  }
+  return bad;
+}
+[[gnu::target("fma")]] u64 lean_scan_fma(u64 lo, u64 hi) { return lean_scan(lo, hi); }
+u64 lean_scan_plain(u64 lo, u64 hi) { return lean_scan(lo, hi); }
 
 /// Scaled divisors ds (FP32 bits in [lo, hi)) with a significand not all ones, and seeds k ulp off
 /// RN(1 / ds) (|k| <= 16), where two seeded steps miss the integer path's reciprocal.
@@ -86,6 +104,30 @@ TEST_CASE("the instruction-seeded reciprocal: two steps from every seed within 1
   auto work = [&] {
     for (u32 lo; (lo = next.fetch_add(chunk)) < end;)
       bad += __builtin_cpu_supports("fma") ? seed_sweep_fma(lo, std::min(end, lo + chunk)) : seed_sweep_plain(lo, std::min(end, lo + chunk));
+  };
+  std::vector<std::thread> threads(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
+  for (auto& t : threads) t = std::thread(work);
+  for (auto& t : threads) t.join();
+  CHECK(bad.load() == 0);
+}
+
+TEST_CASE("the lean SiLU: the cases its clamp and its remaining selects exist for") {
+  const float inf = bit_cast<float>(0x7F800000u), nan = bit_cast<float>(0x7FC00000u);
+  for (const float x : {0.0f, -0.0f, inf, -inf, nan, -nan, 20.0f, 20.000002f, 19.999998f, -20.0f, -44.5f, -88.0f, -88.72283f, -88.72284f,
+                        -100.0f, 1e-45f, -1e-45f, 3.4e38f, -3.4e38f, 0x1p-23f}) {
+    CHECK_MESSAGE(same(kernels::gdn_conv_silu::silu_lean(x), silu_f32(x)), x);
+    CHECK_MESSAGE(same(kernels::gdn_conv_silu::silu_lean(x, kernels::gdn_conv_silu::two_steps_from_instruction{}), silu_f32(x)), x);
+  }
+  CHECK(bit_cast<u32>(kernels::gdn_conv_silu::silu_lean(-0.0f)) == 0x80000000u);  // -0 by the flipped remainder, no select
+  CHECK(exp_f32_in_range(math_constants::exp_high) == exp_f32(math_constants::exp_high));
+}
+
+TEST_CASE("the lean SiLU equals silu_f32 for all 2^32 FP32 inputs (both reciprocals)") {
+  const u64 n = u64{1} << 32, chunk = u64{1} << 24;
+  std::atomic<u64> next{0}, bad{0};
+  auto work = [&] {
+    for (u64 lo; (lo = next.fetch_add(chunk)) < n;)
+      bad += __builtin_cpu_supports("fma") ? lean_scan_fma(lo, std::min(n, lo + chunk)) : lean_scan_plain(lo, std::min(n, lo + chunk));
   };
   std::vector<std::thread> threads(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
   for (auto& t : threads) t = std::thread(work);

@@ -24,6 +24,8 @@
 //   FP32 just above -126 ln 2) gives +0: results below 2^-126 are flushed to +0 (e^x there is
 //   below FLT_MIN; no netra consumer can tell: 1 + e^x rounds to 1 and softmax sums start at 1).
 //   exp(NaN) = the same NaN; exp(+Inf) = +Inf; exp(-Inf) = +0; exp(±0) = 1 exactly.
+//   exp_f32_in_range(x) is steps 1-4 alone, without the range / NaN selects: exp_f32's bits for x
+//   in [exp_low, exp_high], unspecified outside (for a caller that clamps its argument first).
 //   Accuracy, measured on every FP32 input (tests/dsl/test_math.cpp repeats it on a 1/97 sweep and
 //   on every BF16 input): max error 0.891 ulp against e^x in double precision, over all 2.24e9
 //   inputs with a normal result; 0.470 % of them are not the correctly rounded FP32 (off by 1 ulp).
@@ -121,8 +123,8 @@ inline constexpr float exp_c5 = 0x1.123a2p-7f;
 inline constexpr float exp_c6 = 0x1.6a23dp-10f;
 }  // namespace math_constants
 
-/// e^x in FP32 from IEEE-exact operations in a fixed order (see the file comment).
-NETRA_HOST_DEVICE float exp_f32(float x) {
+/// e^x for x in [exp_low, exp_high] (exp_f32's steps 1-4, no selects); unspecified outside.
+NETRA_HOST_DEVICE float exp_f32_in_range(float x) {
   using namespace math_constants;
   const float t = fma_rn(x, log2e, round_magic);
   const float n = sub_rn(t, round_magic);
@@ -136,7 +138,13 @@ NETRA_HOST_DEVICE float exp_f32(float x) {
   p = fma_rn(p, r, 1.0f);
   // bits(t) = bits(1.5 * 2^23) + k and bits(1.5 * 2^23) << 23 wraps to 0, so bits(t) << 23 is
   // k << 23: adding it to p's exponent multiplies by 2^k exactly (a normal result for x in range).
-  const float scaled = bit_cast<float>(bit_cast<u32>(p) + (bit_cast<u32>(t) << 23));
+  return bit_cast<float>(bit_cast<u32>(p) + (bit_cast<u32>(t) << 23));
+}
+
+/// e^x in FP32 from IEEE-exact operations in a fixed order (see the file comment).
+NETRA_HOST_DEVICE float exp_f32(float x) {
+  using namespace math_constants;
+  const float scaled = exp_f32_in_range(x);
   // Range and NaN by selects, not branches (the same bits as early returns; no control flow, so
   // a kernel can interleave many independent exponentials).
   const float in_range = x == x ? scaled : x;

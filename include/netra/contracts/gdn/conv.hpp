@@ -26,7 +26,10 @@
 // (gdn::conv_division): SiLU's reciprocal from the integer seed and four Newton steps, or from the
 // target's reciprocal instruction and two steps (kernels/gdn/conv_silu.hpp: the same quotient for
 // every seed within 16 ulp, tests/kernels/test_gdn_conv_silu.cpp); WindowStores (gdn::window_stores):
-// the windows stored plainly or streaming (evict first: cache_policy::streaming; Writes = windows).
+// the windows stored plainly or streaming (evict first: cache_policy::streaming; Writes = windows);
+// Silu (gdn::conv_silu_form): silu_f32's operations with the selects of exp_f32 and of the division's
+// special cases, or the lean form (exp's argument clamped, the remainder's sign flipped: two selects
+// left; kernels/gdn/conv_silu.hpp silu_lean, equal to silu_f32 for all 2^32 FP32 inputs).
 // Comparison: bitwise.
 #pragma once
 #include "netra/contracts/gdn/admission.hpp"
@@ -42,6 +45,10 @@ inline constexpr u32 instruction_seed = 1;  // the target's reciprocal instructi
 namespace gdn::window_stores {
 inline constexpr u32 plain = 0;
 inline constexpr u32 streaming = 1;  // evict first (st.global.cs; AMD nontemporal)
+}
+namespace gdn::conv_silu_form {
+inline constexpr u32 selects = 0;  // exp_f32 and the branch-free division with their selects
+inline constexpr u32 lean = 1;     // exp's argument clamped, the remainder's sign flipped
 }
 
 /// A conv update call: the handle's target and device and its tensors (runtime/tensor.hpp).
@@ -67,7 +74,7 @@ template <u32... Args> struct gdn_conv_args {
 
 template <class Target, u32 MaxBatch, u32 Tokens, u32 Layout, u32 Writes, u32 Staging = gdn::token_staging::per_token, u32 Threads = 256,
           u32 TokenGroups = 1, u32 WorkgroupsPerProcessor = 0, u32 ChannelsPerThread = 8, u32 Division = gdn::conv_division::integer_seed,
-          u32 WindowStores = gdn::window_stores::plain, u32 WaveSize = Target::wave_size>
+          u32 WindowStores = gdn::window_stores::plain, u32 Silu = gdn::conv_silu_form::selects, u32 WaveSize = Target::wave_size>
 struct gdn_conv {
   static_assert(is_built_target_v<Target> || is_audit_only_target_v<Target>,
                 "netra::contracts::gdn_conv: field Target is not supported; supported: netra::gfx950, netra::sm90a, netra::gfx942, "
@@ -90,6 +97,8 @@ struct gdn_conv {
                 "netra::contracts::gdn_conv: field Division must be 0 (integer seed) or 1 (instruction seed)");
   static_assert(WindowStores == gdn::window_stores::plain || (WindowStores == gdn::window_stores::streaming && Writes == gdn::conv_writes::windows),
                 "netra::contracts::gdn_conv: field WindowStores must be 0 (plain) or 1 (streaming, with Writes = windows)");
+  static_assert(Silu == gdn::conv_silu_form::selects || Silu == gdn::conv_silu_form::lean,
+                "netra::contracts::gdn_conv: field Silu must be 0 (selects) or 1 (lean)");
 
   using target = Target;
   static constexpr const char* family = "gdn_conv";
@@ -108,14 +117,17 @@ struct gdn_conv {
   static constexpr u32 channels_per_thread = ChannelsPerThread;
   static constexpr u32 division = Division;
   static constexpr u32 window_stores = WindowStores;
+  static constexpr u32 silu = Silu;
   static constexpr const auto& template_args =
+      conditional_t<Silu != 0,
+                    gdn_conv_args<MaxBatch, Tokens, Layout, Writes, Staging, Threads, TokenGroups, WorkgroupsPerProcessor, ChannelsPerThread, Division, WindowStores, Silu>,
       conditional_t<Division != 0 || WindowStores != 0,
                     gdn_conv_args<MaxBatch, Tokens, Layout, Writes, Staging, Threads, TokenGroups, WorkgroupsPerProcessor, ChannelsPerThread, Division, WindowStores>,
       conditional_t<ChannelsPerThread != 8,
                     gdn_conv_args<MaxBatch, Tokens, Layout, Writes, Staging, Threads, TokenGroups, WorkgroupsPerProcessor, ChannelsPerThread>,
                     conditional_t<WorkgroupsPerProcessor != 0, gdn_conv_args<MaxBatch, Tokens, Layout, Writes, Staging, Threads, TokenGroups, WorkgroupsPerProcessor>,
                     conditional_t<Staging == gdn::token_staging::per_token && Threads == 256 && TokenGroups == 1, gdn_conv_args<MaxBatch, Tokens, Layout, Writes>,
-                                  gdn_conv_args<MaxBatch, Tokens, Layout, Writes, Staging, Threads, TokenGroups>>>>>::value;
+                                  gdn_conv_args<MaxBatch, Tokens, Layout, Writes, Staging, Threads, TokenGroups>>>>>>::value;
 
   static constexpr bool channel_major = Layout == gdn::conv_layout::channel_major;
 

@@ -10,12 +10,12 @@
 // per_token, all issued before the first token with Staging block, token t + 1's issued before
 // token t's arithmetic with Staging next_token), then per token computes C outputs in the
 // contract's tap order and stores one y vector (and, Writes = windows, its 3 window vectors of
-// that token; WindowStores streaming: those stored with cache_policy::streaming, evict first). SiLU's
-// division is the branch-free one of kernels/gdn/conv_silu.hpp (the same bits), its reciprocal as
-// Division says. Writes = final_state: the 3 history vectors go back to the
-// slot after the last token (by group G - 1), unless the slot is the sentinel. Launch bound: at
-// least WorkgroupsPerProcessor resident workgroups per SM where set. Every output element has one
-// writer; the result does not depend on scheduling.
+// that token; WindowStores streaming: those stored with cache_policy::streaming, evict first). SiLU
+// is kernels/gdn/conv_silu.hpp's (silu_f32's bits): silu with its division branch-free, or with
+// Silu lean silu_lean (fewer selects); the reciprocal as Division says. Writes = final_state: the
+// 3 history vectors go back to the slot after the last token (by group G - 1), unless the slot is
+// the sentinel. Launch bound: at least WorkgroupsPerProcessor resident workgroups per SM where
+// set. Every output element has one writer; the result does not depend on scheduling.
 #pragma once
 #include "netra/contracts/gdn/conv.hpp"
 #include "netra/dsl/convert.hpp"
@@ -42,6 +42,7 @@ template <class Contract> struct gdn_conv_update {
   using vec = conditional_t<C == 8, u32x4, gdn_conv_map::bf16_vector<4>>;  // a vector of C BF16 values
   using reciprocal = conditional_t<Contract::division == gdn::conv_division::instruction_seed, gdn_conv_silu::two_steps_from_instruction, integer_seeded>;
   static constexpr bool streaming_windows = Contract::window_stores == gdn::window_stores::streaming;
+  static constexpr bool lean_silu = Contract::silu == gdn::conv_silu_form::lean;
 
   struct params {
     const u16* x;
@@ -123,7 +124,7 @@ template <class Contract> struct gdn_conv_update {
         acc = fma_rn(bit_cast<float>(w01 & 0xFFFF0000u), f32_from_bf16(half_of(hv[1], c)), acc);
         acc = fma_rn(bit_cast<float>(w23 << 16), f32_from_bf16(half_of(hv[2], c)), acc);
         acc = fma_rn(bit_cast<float>(w23 & 0xFFFF0000u), f32_from_bf16(xc), acc);
-        out[c] = gdn_conv_silu::silu(acc, reciprocal{});  // silu_f32, its division branch-free
+        out[c] = silu(acc);
       }
       hv[0] = hv[1], hv[1] = hv[2], hv[2] = xv;
       u32 y[C / 2];
@@ -155,6 +156,11 @@ template <class Contract> struct gdn_conv_update {
   }
 
  private:
+  /// silu_f32(acc) in the contract's form (the same bits either way).
+  static NETRA_DEVICE float silu(float acc) {
+    if constexpr (lean_silu) return gdn_conv_silu::silu_lean(acc, reciprocal{});
+    else return gdn_conv_silu::silu(acc, reciprocal{});
+  }
   /// One vector of C BF16 values: a 16-byte access (Policy as given), or an 8-byte one (plain).
   template <cache_policy Policy> static NETRA_DEVICE vec load(const u16* address) {
     if constexpr (C == 8) {
@@ -200,10 +206,10 @@ template <class Contract> struct gdn_conv_update {
 };
 
 template <class Target, u32 MaxBatch, u32 Tokens, u32 Layout, u32 Writes, u32 Staging, u32 Threads, u32 Groups, u32 Resident, u32 Channels, u32 Division,
-          u32 WindowStores, u32 WaveSize>
-struct kernels_of<contracts::gdn_conv<Target, MaxBatch, Tokens, Layout, Writes, Staging, Threads, Groups, Resident, Channels, Division, WindowStores, WaveSize>> {
+          u32 WindowStores, u32 Silu, u32 WaveSize>
+struct kernels_of<contracts::gdn_conv<Target, MaxBatch, Tokens, Layout, Writes, Staging, Threads, Groups, Resident, Channels, Division, WindowStores, Silu, WaveSize>> {
   using type =
-      type_list<gdn_conv_update<contracts::gdn_conv<Target, MaxBatch, Tokens, Layout, Writes, Staging, Threads, Groups, Resident, Channels, Division, WindowStores, WaveSize>>>;
+      type_list<gdn_conv_update<contracts::gdn_conv<Target, MaxBatch, Tokens, Layout, Writes, Staging, Threads, Groups, Resident, Channels, Division, WindowStores, Silu, WaveSize>>>;
 };
 
 }  // namespace netra::kernels

@@ -14,6 +14,17 @@
 // the all-ones significands excepted, where newton_quotient sets r from the exponent) and every
 // seed within 16 ulp of RN(1 / ds), two steps give integer_seeded's reciprocal: the same quotient
 // for every seed the instruction can return (PTX rcp.approx, v_rcp_f32: within 1 ulp).
+//
+// silu_lean(x) (contract field Silu lean): the same bits as silu_f32 with fewer selects. exp's
+// argument is clamped, a = min(max(-x, -20), exp_high), so exp_f32_in_range (dsl/math.hpp: exp_f32
+// without its range / NaN selects) is exact there and d = 1 + e^a is finite; for x > 20, 1 + e^-x
+// rounds to 1 = 1 + e^-20, so the clamp changes no finite x's d. The quotient is newton_quotient's
+// with the remainder's sign flipped, q = fma(fma(ds, q0, -xs), -r, q0): the same value for a
+// nonzero x (RN is symmetric), and +-0 for x = +-0 by the arithmetic itself (no select). What is
+// left: x > 20 -> x (only +Inf needs it: Inf - Inf in the remainder), x < -exp_high -> x * 0
+// (there exp_f32(-x) = +Inf: -0, NaN for -Inf). A NaN x gives NaN whatever the clamp returns
+// (q0 = xs r). Proof: test_gdn_conv_silu compares silu_lean with silu_f32 over all 2^32 x with
+// both reciprocals (min / max are IEEE minNum / maxNum, exact on the host as on both targets).
 #pragma once
 #include "netra/dsl/newton_quotient.hpp"
 
@@ -32,6 +43,23 @@ template <class Reciprocal = integer_seeded> NETRA_HOST_DEVICE float quotient(fl
 /// silu_f32(x) (dsl/math.hpp), bit for bit.
 template <class Reciprocal = integer_seeded> NETRA_HOST_DEVICE float silu(float x, Reciprocal reciprocal = {}) {
   return quotient(x, add_rn(1.0f, exp_f32(-x)), reciprocal);
+}
+
+/// silu_f32(x), bit for bit, with fewer selects (above).
+template <class Reciprocal = integer_seeded> NETRA_HOST_DEVICE float silu_lean(float x, Reciprocal reciprocal = {}) {
+  using math_constants::exp_high;
+  const float a = __builtin_fminf(__builtin_fmaxf(-x, -20.0f), exp_high);  // min.f32 / max.f32, v_min / v_max_f32
+  const float d = add_rn(1.0f, exp_f32_in_range(a));
+  const float scale = d > 0x1p64f ? 0x1p-64f : 1.0f;  // newton_quotient's operands (dsl/newton_quotient.hpp)
+  const float xs = mul_rn(x, scale), ds = mul_rn(d, scale);
+  const u32 bits = bit_cast<u32>(ds);
+  float r = reciprocal(ds);
+  const u32 all_ones = ((253u - (bits >> 23)) << 23) | 1u;
+  r = bit_cast<float>((bits & 0x007FFFFFu) == 0x007FFFFFu ? all_ones : bit_cast<u32>(r));
+  const float q0 = mul_rn(xs, r);
+  const float q = fma_rn(fma_rn(ds, q0, -xs), -r, q0);
+  const float large = x > 20.0f ? x : q;
+  return x < -exp_high ? mul_rn(x, 0.0f) : large;
 }
 
 }  // namespace netra::kernels::gdn_conv_silu

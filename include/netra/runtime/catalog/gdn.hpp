@@ -30,13 +30,14 @@ using core_set = boost::hana::tuple<boost::hana::type<contracts::gdn_precompute<
                                     boost::hana::type<contracts::gdn_replay<T, ss::fp32>>, boost::hana::type<contracts::gdn_replay<T, ss::bf16>>>;
 /// sm90a mappings besides the defaults (the same bits), measured by the benchmark: conv
 /// (Staging, Threads, TokenGroups, WorkgroupsPerProcessor, ChannelsPerThread, Division,
-/// WindowStores), channel-major: with windows (1, 256, 2), 6 preloaded tokens a thread, and
+/// WindowStores, Silu), channel-major: with windows (1, 256, 2), 6 preloaded tokens a thread, and
 /// (2, 256, 3, 3), 4 tokens a thread with the next token's x in flight at 3 workgroups a SM (the
 /// maps shipped before); both forms: 4 channels a thread at 4 workgroups a SM with SiLU's
 /// reciprocal seeded by the instruction, 4 tokens a thread (2, 256, 3, 4, 4, 1; with windows
 /// streamed, WindowStores 1: shipped), 6 tokens (2, 256, 2, ...: the fastest at B 64) and 2 tokens
 /// (2, 256, 6, ...: the fastest at B 1); tap-major with windows (2, 256, 3, 4, 4, 1, 0: shipped for
-/// that layout); cores
+/// that layout before); the shipped maps with the lean SiLU (Silu 1: fewer selects; dispatched),
+/// and on gfx950 the default map with it (audited, gdn below); cores
 /// (ValueBlock, Staging, Waves, Columns): whole-head workgroups with 2 columns
 /// per lane (16, 1, 8, 2) and half heads (16, 1, 4, 2) for K0, (16, 1, 2, 2) for M16, the whole-head
 /// replay. The candidates measured and not kept are in lab/ledger.json (gdn rows).
@@ -47,11 +48,14 @@ using conv_candidates =
                                                             boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 2, 256, 3, 4, 4, 1, 1>>,
                                                             boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 2, 256, 2, 4, 4, 1, 0>>,
                                                             boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 2, 256, 6, 4, 4, 1, 0>>,
-                                                            boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::tap_major, Writes, 2, 256, 3, 4, 4, 1, 0>>>,
+                                                            boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::tap_major, Writes, 2, 256, 3, 4, 4, 1, 0>>,
+                                                            boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 2, 256, 3, 4, 4, 1, 1, 1>>,
+                                                            boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::tap_major, Writes, 2, 256, 3, 4, 4, 1, 0, 1>>>,
                   boost::hana::tuple<boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 2, 256, 3, 3>>,
                                      boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 2, 256, 3, 4, 4, 1, 0>>,
                                      boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 2, 256, 2, 4, 4, 1, 0>>,
-                                     boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 2, 256, 6, 4, 4, 1, 0>>>>;
+                                     boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 2, 256, 6, 4, 4, 1, 0>>,
+                                     boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 2, 256, 3, 4, 4, 1, 0, 1>>>>;
 /// Staging 3 (block_and_state): the same maps with each wave's state block copied through LDS.
 template <u32 S>
 using k0_candidates = boost::hana::tuple<boost::hana::type<contracts::gdn_k0<sm90a, S, 16, 1, 8, 2>>, boost::hana::type<contracts::gdn_k0<sm90a, S, 16, 1, 4, 2>>,
@@ -86,7 +90,8 @@ inline constexpr auto gdn = boost::hana::flatten(boost::hana::make_tuple(
                          contracts::gdn_k0<sm90a, gdn::state_storage::fp32, 8, gdn::token_staging::block, 4>,
                          contracts::gdn_k0<sm90a, gdn::state_storage::bf16, 8, gdn::token_staging::block, 4>,
                          contracts::gdn_m16<sm90a, gdn::state_storage::fp32, 8, gdn::token_staging::block, 4>,
-                         contracts::gdn_replay<sm90a, gdn::state_storage::bf16, 8, gdn::token_staging::block, 4>>,
+                         contracts::gdn_replay<sm90a, gdn::state_storage::bf16, 8, gdn::token_staging::block, 4>,
+                         contracts::gdn_conv<gfx950, 64, 12, gdn::conv_layout::channel_major, gdn::conv_writes::windows, 0, 256, 1, 0, 8, 0, 0, 1>>,
     gdn_detail::conv_candidates<gdn::conv_writes::windows>{}, gdn_detail::conv_candidates<gdn::conv_writes::final_state>{},
     gdn_detail::k0_candidates<gdn::state_storage::fp32>{}, gdn_detail::k0_candidates<gdn::state_storage::bf16>{},
     gdn_detail::m16_candidates<gdn::state_storage::fp32>{}, gdn_detail::m16_candidates<gdn::state_storage::bf16>{},

@@ -33,11 +33,11 @@ template <class C> using gdn_replay_strict = strict<C, gdn_replay_domain<C>>;
 /// map's 4-byte stores). K0: half-head workgroups of 4 warps, 2 columns per lane, each wave's state
 /// block through LDS (Staging 3); M16: the staged 8-column blocks of 4 warps with FusedDots and the
 /// state through LDS; conv (channel-major, with and without windows; tap-major with windows): 4
-/// channels and 4 tokens a thread with the next token's x in flight, 4 workgroups a SM, SiLU's
-/// reciprocal seeded by the instruction, channel-major windows stored streaming; replay (strict,
-/// both in the promoted domain): quarter-head workgroups of 2 warps (8 a SM) with the state through
-/// LDS, no prefetch (the every-B and graph protocol run on the GPU for both storages); decode (T 1):
-/// the default map (its state block through LDS on sm90a) at every B.
+/// channels and 4 tokens a thread with the next token's x in flight, 4 workgroups a SM, the lean
+/// SiLU (Silu 1) with its reciprocal seeded by the instruction, channel-major windows stored
+/// streaming; replay (strict, both in the promoted domain): quarter-head workgroups of 2 warps (8 a
+/// SM) with the state through LDS, no prefetch (the every-B and graph protocol run on the GPU for
+/// both storages); decode (T 1): the default map (its state block through LDS on sm90a) at every B.
 namespace measured {
 template <u32 S> using k0 = contracts::gdn_k0<sm90a, S, 16, gdn::token_staging::block_and_state, 4, 2>;
 template <u32 S> using m16 = contracts::gdn_m16<sm90a, S, 8, gdn::token_staging::block_and_state, 4, 1, 1>;
@@ -47,7 +47,8 @@ template <u32 S> using m16_raw = contracts::gdn_m16<sm90a, S, 8, gdn::token_stag
 template <u32 Writes, u32 Layout = gdn::conv_layout::channel_major>
 using conv = contracts::gdn_conv<sm90a, 64, 12, Layout, Writes, gdn::token_staging::next_token, 256, 3, 4, 4, gdn::conv_division::instruction_seed,
                                  Writes == gdn::conv_writes::windows && Layout == gdn::conv_layout::channel_major ? gdn::window_stores::streaming
-                                                                                                                  : gdn::window_stores::plain>;
+                                                                                                                  : gdn::window_stores::plain,
+                                 gdn::conv_silu_form::lean>;
 template <u32 S> using replay = contracts::gdn_replay<sm90a, S, 16, gdn::token_staging::block_and_state, 2, 2>;
 }  // namespace measured
 
