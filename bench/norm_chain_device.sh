@@ -44,7 +44,7 @@ echo "== [${SECONDS} s] bench exit $?"
 if command -v cuobjdump > /dev/null; then
   sass=/tmp/norm-chain-sass
   mkdir -p "$sass"
-  for c in "$carry"/objects/norm-sm90a-2-0-?-64-1-2-0*.cubin; do
+  for c in "$carry"/objects/norm-sm90a-2-0-?-64-1-*.cubin; do
     s="$sass/$(basename "$c" .cubin).sass"
     cuobjdump -sass "$c" > "$s" 2>&1
     echo "== SASS $(basename "$c" .cubin): $(grep -cE '^\s+/\*[0-9a-f]{4}\*/' "$s") instructions," \
