@@ -78,6 +78,13 @@ TEST_CASE("norm mapping figures") {
   CHECK(gated_fp8::cols == 4096);
   CHECK(contracts::norm_decode<gfx950, 2, 0, 0>::workgroup_size == 64);
   CHECK(contracts::norm_decode<sm90a, 2, 0, 0>::workgroup_size == 32);
+  // the sm90a gated FP8 decode: 8 heads (four warps) a workgroup, its successor released at start
+  // up to 16 tokens; one-warp workgroups (BF16, norm_decode16) up to 64 tokens
+  CHECK(contracts::norm_decode<sm90a, 2, 0, 1>::workgroup_size == 128);
+  CHECK(contracts::norm_decode<sm90a, 2, 0, 1>::release_at_start_max_tokens == 16);
+  CHECK(contracts::norm_decode<sm90a, 2, 0, 0>::release_at_start_max_tokens == 64);
+  CHECK(contracts::norm_decode16<sm90a>::release_at_start_max_tokens == 64);
+  CHECK(contracts::norm_decode<sm90a, 0, 0, 1>::release_at_start_max_tokens == 64);  // two warps, not gated
 }
 
 TEST_CASE("norm Split: a row over Split workgroups, a cluster for add_rms; Split 1 keeps the names") {

@@ -165,9 +165,9 @@ struct norm {
   /// four Newton steps. 0: silu_f32's and the quantizer's IEEE divisions, the butterfly.
   static constexpr u32 chain = Chain;
   static constexpr u32 lds_bytes = WavesPerRow > 1 ? RowsPerWorkgroup * WavesPerRow * 4 : 0;
-  /// Calls of at most this many tokens let their successor start at once (programmatic
-  /// dependent launch), larger calls after their stores (dsl/sync.hpp successor_release).
-  static constexpr u32 release_at_start_max_tokens = 64;
+  /// Calls of at most this many tokens let their successor start at once (PDL), larger ones after
+  /// their stores (dsl/sync.hpp successor_release): 64; 16 for a gated workgroup of several waves.
+  static constexpr u32 release_at_start_max_tokens = kind == norm_kind::gated && workgroup_size > WaveSize ? 16 : 64;
   static constexpr u64 workspace_bytes = 0;
 
   static constexpr const auto& template_args =
@@ -279,12 +279,12 @@ template <class Target, u32 Fp8Out, u32 MaxTokens, u32 RowsPerWorkgroup, u32 Res
 using gated_rms_norm = norm<Target, 2, 0, Fp8Out, MaxTokens, 1, RowsPerWorkgroup, Resident, 1, SlicesPerThread, Chain>;
 
 /// The decode mapping (up to 64 tokens): one row per workgroup, a whole wave64 or two warps per
-/// row of 2048; for the gated norm one wave of W / 16 heads per workgroup. add_rms with an FP8
-/// output on a target with clusters: each row over two workgroups (Split 2; the fastest sm90a
-/// candidate measured at 16 and 64 tokens, bench/results/norm_h200.json). The gated decode's
-/// Chain on sm90a: BF16 17, FP8 6 (the fastest measured; FP8 up to 16 tokens: norm_decode16), 0 elsewhere.
+/// row of 2048; the gated norm W / 16 heads per workgroup (sm90a FP8: 8, four warps). add_rms FP8
+/// on a target with clusters: a row over two workgroups (Split 2). Chain on sm90a: gated BF16 17,
+/// FP8 6, 0 elsewhere (each the fastest measured: docs/kernels/norm.md; FP8 to 16 tokens: norm_decode16).
 template <class Target, u32 Kind, u32 Weight, u32 Fp8Out>
-using norm_decode = norm<Target, Kind, Weight, Fp8Out, 64, Kind != 2 && Target::wave_size < 64 ? 2 : 1, Kind == 2 ? Target::wave_size / 16 : 1, 0,
+using norm_decode = norm<Target, Kind, Weight, Fp8Out, 64, Kind != 2 && Target::wave_size < 64 ? 2 : 1,
+                         Kind == 2 ? (same_v<Target, sm90a> && Fp8Out == 1 ? 8 : Target::wave_size / 16) : 1, 0,
                          Kind == 1 && Fp8Out == 1 && Target::has_clusters ? 2 : 1, 0, Kind == 2 && same_v<Target, sm90a> ? (Fp8Out == 1 ? 6 : 17) : 0>;
 /// The gated FP8 decode up to 16 tokens (sm90a, dispatched before norm_decode): Chain 14, the
 /// SiLU's divisions between the butterfly's stages (docs/kernels/norm.md: why not beyond 16).
