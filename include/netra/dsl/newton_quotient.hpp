@@ -52,7 +52,11 @@ template <u32 Steps> struct instruction_seeded {
   }
 };
 
-template <class Reciprocal = integer_seeded> NETRA_HOST_DEVICE float newton_quotient(float x, float d, Reciprocal reciprocal = {}) {
+/// RN(x / d) (the file comment). KeepZeroSign: the remainder taken with the opposite sign,
+/// fma(fma(ds, q0, -xs), -r, q0) — the same quotient, and -0 / d = -0 (the other form gives +0
+/// there, which its callers select away).
+template <class Reciprocal = integer_seeded, bool KeepZeroSign = false>
+NETRA_HOST_DEVICE float newton_quotient(float x, float d, Reciprocal reciprocal = {}) {
   const float scale = d > 0x1p64f ? 0x1p-64f : 1.0f;
   const float xs = mul_rn(x, scale), ds = mul_rn(d, scale);
   const u32 bits = bit_cast<u32>(ds);
@@ -60,7 +64,8 @@ template <class Reciprocal = integer_seeded> NETRA_HOST_DEVICE float newton_quot
   const u32 all_ones = ((253u - (bits >> 23)) << 23) | 1u;
   r = bit_cast<float>((bits & 0x007FFFFFu) == 0x007FFFFFu ? all_ones : bit_cast<u32>(r));
   const float q0 = mul_rn(xs, r);
-  return fma_rn(fma_rn(-ds, q0, xs), r, q0);
+  if constexpr (KeepZeroSign) return fma_rn(fma_rn(ds, q0, -xs), -r, q0);
+  else return fma_rn(fma_rn(-ds, q0, xs), r, q0);
 }
 
 }  // namespace netra

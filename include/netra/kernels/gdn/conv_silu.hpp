@@ -19,7 +19,7 @@
 // argument is clamped, a = min(max(-x, -20), exp_high), so exp_f32_in_range (dsl/math.hpp: exp_f32
 // without its range / NaN selects) is exact there and d = 1 + e^a is finite; for x > 20, 1 + e^-x
 // rounds to 1 = 1 + e^-20, so the clamp changes no finite x's d. The quotient is newton_quotient's
-// with the remainder's sign flipped, q = fma(fma(ds, q0, -xs), -r, q0): the same value for a
+// KeepZeroSign form (the remainder's sign flipped, q = fma(fma(ds, q0, -xs), -r, q0)): the same value for a
 // nonzero x (RN is symmetric), and +-0 for x = +-0 by the arithmetic itself (no select). What is
 // left: x > 20 -> x (only +Inf needs it: Inf - Inf in the remainder), x < -exp_high -> x * 0
 // (there exp_f32(-x) = +Inf: -0, NaN for -Inf). A NaN x gives NaN whatever the clamp returns
@@ -49,15 +49,7 @@ template <class Reciprocal = integer_seeded> NETRA_HOST_DEVICE float silu(float 
 template <class Reciprocal = integer_seeded> NETRA_HOST_DEVICE float silu_lean(float x, Reciprocal reciprocal = {}) {
   using math_constants::exp_high;
   const float a = __builtin_fminf(__builtin_fmaxf(-x, -20.0f), exp_high);  // min.f32 / max.f32, v_min / v_max_f32
-  const float d = add_rn(1.0f, exp_f32_in_range(a));
-  const float scale = d > 0x1p64f ? 0x1p-64f : 1.0f;  // newton_quotient's operands (dsl/newton_quotient.hpp)
-  const float xs = mul_rn(x, scale), ds = mul_rn(d, scale);
-  const u32 bits = bit_cast<u32>(ds);
-  float r = reciprocal(ds);
-  const u32 all_ones = ((253u - (bits >> 23)) << 23) | 1u;
-  r = bit_cast<float>((bits & 0x007FFFFFu) == 0x007FFFFFu ? all_ones : bit_cast<u32>(r));
-  const float q0 = mul_rn(xs, r);
-  const float q = fma_rn(fma_rn(ds, q0, -xs), -r, q0);
+  const float q = newton_quotient<Reciprocal, true>(x, add_rn(1.0f, exp_f32_in_range(a)), reciprocal);
   const float large = x > 20.0f ? x : q;
   return x < -exp_high ? mul_rn(x, 0.0f) : large;
 }
