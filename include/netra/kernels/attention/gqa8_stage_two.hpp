@@ -68,14 +68,21 @@ template <class Contract> struct attention_gqa8_stage_two {
     const attention_gqa8_request<Contract> r = attention_gqa8_request<Contract>::read(p, b);
     if (!r.writable) return;  // uniform over the workgroup
     wait_for_prerequisites<target>();  // stage one has completed: its workspace is visible
-    auto unit = [&](u32 s) { return ((static_cast<u64>(b) * n + s) * Contract::kv_heads + kv_head) * Contract::rows + row; };
+    // The workspace is [batch][slices][kv_heads][rows] units (o: head_dim floats each, stats: 2), so
+    // slice s of this row is `slice_units` units past slice 0: one base pointer and constant strides
+    // (a batch's loads take immediate offsets; slices past the last are not loaded, never merged).
+    constexpr u32 slice_units = Contract::kv_heads * Contract::rows;
+    const u64 unit0 = (static_cast<u64>(b) * n * Contract::kv_heads + kv_head) * Contract::rows + row;
+    const float* o_at = p.split_o + unit0 * Contract::head_dim + d;
+    const float* stats_at = p.split_stats + unit0 * 2;
     auto load = [&](float (&o)[ahead], u32 s0) {
+      const float* at = o_at + static_cast<u64>(s0) * slice_units * Contract::head_dim;
       NETRA_UNROLL
-      for (u32 i = 0; i < ahead; ++i) o[i] = p.split_o[unit(min_of(s0 + i, n - 1)) * Contract::head_dim + d];
+      for (u32 i = 0; i < ahead; ++i) o[i] = s0 + i < n ? at[i * slice_units * Contract::head_dim] : 0.0f;
     };
     float cur[ahead], next[ahead] = {};
     load(cur, 0);
-    for (u32 s = d; s < n; s += workgroup_size) m[s] = p.split_stats[unit(s) * 2], l[s] = p.split_stats[unit(s) * 2 + 1];
+    for (u32 s = d; s < n; s += workgroup_size) m[s] = stats_at[s * slice_units * 2], l[s] = stats_at[s * slice_units * 2 + 1];
     workgroup_barrier<target>();
     if (d == 0) gqa8_running_max(m, running, n);
     workgroup_barrier<target>();
