@@ -5,8 +5,8 @@
 // rows per workgroup, threads per row, chunk-to-thread map (chunk q_p + S k of the row, 16-byte
 // accesses), the same load and store instructions (dsl/arch/sm90a/memory.hpp), the weight read
 // before griddepcontrol.wait, the release of the successor at start for calls of at most 64
-// tokens and after the stores above (one row per thread group: Resident 0; the looping mappings
-// measured at cde6c96 are in lab/norm). No arithmetic: every output word is an input word xor
+// tokens (16 for a gated workgroup of several warps) and after the stores above (one row per
+// thread group: Resident 0; the looping mappings measured at cde6c96 are in lab/norm). No arithmetic: every output word is an input word xor
 // the weight, xor one fold of all the thread's loaded words, so no output leaves before all of
 // its thread's loads arrived (as in the norm, whose sum needs the whole row). Variant `reduce` also
 // runs the row's xor butterfly of that fold across the row's threads (through LDS and a barrier
@@ -45,6 +45,8 @@ template <op Op, int WavesPerRow, int RowsPerWorkgroup, int Split = 1, int Slice
   static constexpr int group_threads = threads_per_row < 16 ? threads_per_row : 16;  // threads of an E4M3 group
   static constexpr int per_thread = slices / threads_per_row, chunks = per_thread * per_slice;
   static constexpr int threads = RowsPerWorkgroup * threads_per_row;
+  /// contracts::norm's release_at_start_max_tokens: 64, 16 for a gated workgroup of several warps.
+  static constexpr int release_at_start_max_tokens = Op == op::gated && threads > 32 ? 16 : 64;
   static constexpr int split = Split;
   static int grid(int rows) { return (rows + RowsPerWorkgroup - 1) / RowsPerWorkgroup * Split; }
   __device__ static bool owns(int part, int i) { return (i % per_slice) / (per_slice / Split) == part; }
@@ -198,9 +200,9 @@ struct shape_sets {
     buffers.push_back(p);
     return static_cast<T*>(p);
   }
-  call_args args(int s) const {
+  call_args args(int s, int release_at_start_max_tokens) const {
     return {x + in_elems * s, residual ? residual + in_elems * s : nullptr, gate ? gate + in_elems * s : nullptr, weight, out + out_bytes * s,
-            scales ? scales + scale_elems * s : nullptr, tokens * (o == op::gated ? 32 : 1), tokens <= 64};
+            scales ? scales + scale_elems * s : nullptr, tokens * (o == op::gated ? 32 : 1), tokens <= release_at_start_max_tokens};
   }
   size_t read_bytes() const { return in_elems * 2 * (o == op::rms ? 1 : 2) + static_cast<size_t>(n) * 2; }
   size_t bytes() const { return read_bytes() + out_bytes + scale_elems * 4 + (o == op::add_rms ? in_elems * 2 : 0); }
@@ -227,7 +229,7 @@ template <class M, op Op, bool Fp8, int WavesPerRow, bool Reduce> void time_kern
   config.attrs = attributes;
   config.numAttrs = Op == op::add_rms && M::split > 1 ? 2 : 1;
   auto burst = [&] {
-    for (int set = 0; set < s.sets; ++set) check(cudaLaunchKernelEx(&config, floor_kernel<M, Op, Fp8, WavesPerRow, Reduce>, s.args(set)), "launch");
+    for (int set = 0; set < s.sets; ++set) check(cudaLaunchKernelEx(&config, floor_kernel<M, Op, Fp8, WavesPerRow, Reduce>, s.args(set, M::release_at_start_max_tokens)), "launch");
   };
   const double us = floor_bench::graph_median_us(stream, s.sets, burst);
   print(s, mapping, Reduce ? "move_reduce" : "move", M::grid(rows), M::threads, us);
@@ -270,6 +272,7 @@ template <op Op, bool Fp8> void measure_operation(cudaStream_t stream, int l2) {
   // is missed: the gated norm's decode mapping.
   if constexpr (Op == op::gated) {
     measure<Op, Fp8, 1, 2>({1, 16, 64}, stream, l2, true);
+    if constexpr (Fp8) measure<Op, Fp8, 1, 8>({16, 64}, stream, l2, true);  // the sm90a FP8 decode from 17 tokens
     measure<Op, Fp8, 1, 16>({64, 512, 8192}, stream, l2, false);
     measure<Op, Fp8, 1, 16, 1, 2>({512, 8192}, stream, l2, false);  // catalog::norm_gated_alternatives
     measure<Op, Fp8, 1, 8>({512}, stream, l2, false);

@@ -27,6 +27,8 @@ def dispatched(record: dict) -> bool:
     decode = record["tokens"] <= 64
     if decode and record["contract"] == "add_rms_norm_fp8":
         return record["mapping"] == "2-1-0-2"
+    if decode and record["contract"] == "gated_rms_norm_fp8" and record["tokens"] > 16:  # 8 heads a workgroup from 17 tokens
+        return record["mapping"] == "1-8-0"
     return record["mapping"] == DISPATCHED[("decode" if decode else "prefill", gated)]
 
 
