@@ -213,6 +213,9 @@ struct attention_gqa8 {
     return require_mirrored_indices<PageSize>(s);
   }
 
+  /// AMD: the SGPR count the objects report includes VCC, FLAT_SCRATCH and XNACK_MASK, so its
+  /// budget is the target's addressable SGPRs + 6 (stage two's 32 slice loads at constant strides
+  /// keep their offsets in SGPRs: 106 on gfx950 / gfx942, no spill).
   static constexpr resource_budget budget() {
     if constexpr (same_v<Target, gfx950>) {
       // .vgpr_count counts AGPRs too. Decode (query columns 8..15 of every tile are padding): 239
@@ -222,7 +225,7 @@ struct attention_gqa8 {
       resource_budget b;
       b.max_vgprs = Tq == 1 ? 288 : (tokens_per_wave == 2 && waves <= 8 ? 256 : 170);
       b.max_agprs = 32;
-      b.max_sgprs = 102;
+      b.max_sgprs = Target::max_sgprs + 6;
       b.max_lds_bytes = lds_bytes;
       b.max_scratch_bytes = Tq == 1 || tokens_per_wave == 2 ? 0 : 384;
       b.max_spills = Tq == 1 || tokens_per_wave == 2 ? 0 : 128;
@@ -236,7 +239,7 @@ struct attention_gqa8 {
       resource_budget b;
       b.max_vgprs = 224;
       b.max_agprs = 32;
-      b.max_sgprs = 102;
+      b.max_sgprs = Target::max_sgprs + 6;
       b.max_lds_bytes = lds_bytes;
       b.max_scratch_bytes = 0;
       b.max_spills = 0;
