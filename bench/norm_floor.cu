@@ -19,6 +19,7 @@
 #include <cuda_runtime.h>
 
 #include "cuda_graph_timing.cuh"
+#include "netra/contracts/norm/norm.hpp"
 #include "netra/dsl/arch/sm90a/memory.hpp"
 
 #include <algorithm>
@@ -45,8 +46,9 @@ template <op Op, int WavesPerRow, int RowsPerWorkgroup, int Split = 1, int Slice
   static constexpr int group_threads = threads_per_row < 16 ? threads_per_row : 16;  // threads of an E4M3 group
   static constexpr int per_thread = slices / threads_per_row, chunks = per_thread * per_slice;
   static constexpr int threads = RowsPerWorkgroup * threads_per_row;
-  /// contracts::norm's release_at_start_max_tokens: 64, 16 for a gated workgroup of several warps.
-  static constexpr int release_at_start_max_tokens = Op == op::gated && threads > 32 ? 16 : 64;
+  /// The instance's release point (contracts::norm: the successor released at start up to this many tokens).
+  static constexpr int release_at_start_max_tokens =
+      netra::contracts::norm<netra::sm90a, static_cast<netra::u32>(Op), 0, 0, 8192, WavesPerRow, RowsPerWorkgroup, 0, Split, SlicesPerThread>::release_at_start_max_tokens;
   static constexpr int split = Split;
   static int grid(int rows) { return (rows + RowsPerWorkgroup - 1) / RowsPerWorkgroup * Split; }
   __device__ static bool owns(int part, int i) { return (i % per_slice) / (per_slice / Split) == part; }

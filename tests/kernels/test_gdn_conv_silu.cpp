@@ -58,6 +58,7 @@ u64 mismatches(u64 lo, u64 hi) { return __builtin_cpu_supports("fma") ? scan_fma
 }
 [[gnu::target("fma")]] u64 lean_scan_fma(u64 lo, u64 hi) { return lean_scan(lo, hi); }
 u64 lean_scan_plain(u64 lo, u64 hi) { return lean_scan(lo, hi); }
+u64 lean_mismatches(u64 lo, u64 hi) { return __builtin_cpu_supports("fma") ? lean_scan_fma(lo, hi) : lean_scan_plain(lo, hi); }
 
 /// Scaled divisors ds (FP32 bits in [lo, hi)) with a significand not all ones, and seeds k ulp off
 /// RN(1 / ds) (|k| <= 16), where two seeded steps miss the integer path's reciprocal.
@@ -76,6 +77,21 @@ u64 lean_scan_plain(u64 lo, u64 hi) { return lean_scan(lo, hi); }
 }
 [[gnu::target("fma")]] u64 seed_sweep_fma(u32 lo, u32 hi) { return seed_sweep(lo, hi); }
 u64 seed_sweep_plain(u32 lo, u32 hi) { return seed_sweep(lo, hi); }
+u64 seed_misses(u64 lo, u64 hi) {
+  return __builtin_cpu_supports("fma") ? seed_sweep_fma(static_cast<u32>(lo), static_cast<u32>(hi)) : seed_sweep_plain(static_cast<u32>(lo), static_cast<u32>(hi));
+}
+
+/// The sum of count(lo, hi) over [first, end) in pieces of `chunk`, on up to 4 threads.
+template <class Count> u64 parallel_count(u64 first, u64 end, u64 chunk, Count count) {
+  std::atomic<u64> next{first}, total{0};
+  auto work = [&] {
+    for (u64 lo; (lo = next.fetch_add(chunk)) < end;) total += count(lo, std::min(end, lo + chunk));
+  };
+  std::vector<std::thread> threads(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
+  for (auto& t : threads) t = std::thread(work);
+  for (auto& t : threads) t.join();
+  return total.load();
+}
 }  // namespace
 
 TEST_CASE("the conv's branch-free SiLU division: the cases its steps exist for") {
@@ -86,29 +102,11 @@ TEST_CASE("the conv's branch-free SiLU division: the cases its steps exist for")
 }
 
 TEST_CASE("the conv's branch-free SiLU division equals the IEEE division for all 2^32 FP32 inputs") {
-  const u64 n = u64{1} << 32, chunk = u64{1} << 24;
-  std::atomic<u64> next{0}, bad{0};
-  auto work = [&] {
-    for (u64 lo; (lo = next.fetch_add(chunk)) < n;) bad += mismatches(lo, std::min(n, lo + chunk));
-  };
-  std::vector<std::thread> threads(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
-  for (auto& t : threads) t = std::thread(work);
-  for (auto& t : threads) t.join();
-  CHECK(bad.load() == 0);
+  CHECK(parallel_count(0, u64{1} << 32, u64{1} << 24, mismatches) == 0);
 }
 
 TEST_CASE("the instruction-seeded reciprocal: two steps from every seed within 16 ulp give the integer path's, every ds in [1, 2^64]") {
-  const u32 first = 0x3F800000u, end = 0x5F800001u, chunk = 1u << 20;  // ds = 1 .. 2^64 (the scaled divisor's range)
-  std::atomic<u32> next{first};
-  std::atomic<u64> bad{0};
-  auto work = [&] {
-    for (u32 lo; (lo = next.fetch_add(chunk)) < end;)
-      bad += __builtin_cpu_supports("fma") ? seed_sweep_fma(lo, std::min(end, lo + chunk)) : seed_sweep_plain(lo, std::min(end, lo + chunk));
-  };
-  std::vector<std::thread> threads(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
-  for (auto& t : threads) t = std::thread(work);
-  for (auto& t : threads) t.join();
-  CHECK(bad.load() == 0);
+  CHECK(parallel_count(0x3F800000u, 0x5F800001u, 1u << 20, seed_misses) == 0);  // ds = 1 .. 2^64 (the scaled divisor's range)
 }
 
 TEST_CASE("the lean SiLU: the cases its clamp and its remaining selects exist for") {
@@ -123,14 +121,5 @@ TEST_CASE("the lean SiLU: the cases its clamp and its remaining selects exist fo
 }
 
 TEST_CASE("the lean SiLU equals silu_f32 for all 2^32 FP32 inputs (both reciprocals)") {
-  const u64 n = u64{1} << 32, chunk = u64{1} << 24;
-  std::atomic<u64> next{0}, bad{0};
-  auto work = [&] {
-    for (u64 lo; (lo = next.fetch_add(chunk)) < n;)
-      bad += __builtin_cpu_supports("fma") ? lean_scan_fma(lo, std::min(n, lo + chunk)) : lean_scan_plain(lo, std::min(n, lo + chunk));
-  };
-  std::vector<std::thread> threads(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
-  for (auto& t : threads) t = std::thread(work);
-  for (auto& t : threads) t.join();
-  CHECK(bad.load() == 0);
+  CHECK(parallel_count(0, u64{1} << 32, u64{1} << 24, lean_mismatches) == 0);
 }

@@ -48,8 +48,8 @@ constexpr auto norm_gated_chain_of = boost::hana::tuple_t<gated_decode_chain<Tar
                                                           gated_decode_chain<Target, 1, 14>, gated_decode_chain<Target, 1, 23>>;
 /// The sm90a gated FP8 decode (served: 8 heads per block, four warps) beside one warp of 2 heads
 /// per block (served before; its successor released at start up to 64 tokens) and 16 heads.
-template <u32 Rows> using gated_fp8_decode_rows = contracts::gated_rms_norm<sm90a, 1, 64, Rows, 0, 0, 6>;
-inline constexpr auto norm_gated_fp8_decode_rows = boost::hana::tuple_t<gated_fp8_decode_rows<2>, gated_fp8_decode_rows<16>>;
+inline constexpr auto norm_gated_fp8_decode_rows =
+    boost::hana::tuple_t<gated_decode_chain<sm90a, 1, 6>, contracts::gated_rms_norm<sm90a, 1, 64, 16, 0, 0, 6>>;
 inline constexpr auto norm_gated_chain =
     boost::hana::flatten(boost::hana::make_tuple(norm_gated_chain_of<gfx950>, norm_gated_chain_of<sm90a>, norm_gated_fp8_decode_rows));
 
