@@ -313,7 +313,8 @@ def main() -> None:
         mapping.append({k: r[k] for k in ("instance", "shape", "netra_graph_us", "netra_eager_us", "correct", "slices")})
 
     def measure(lengths, tq, contract, target, floor_key, seed, inst) -> None:
-        label = f"{'verify' if tq > 1 else 'decode'} {inst.bw}x{inst.stages}"  # the floor program's names of netra's grids
+        # the floor program's names of netra's grids (a BlockSplit decode grid is "decode 2x0/4")
+        label = f"{'verify' if tq > 1 else 'decode'} {inst.bw}x{inst.stages}" + (f"/{inst.split}" if inst.split > 1 and tq == 1 else "")
         records.append(bench_shape(inst, lengths, tq, contract, target, seed, bw, floor_us=floors.get((floor_key, label))))
         save()
 
