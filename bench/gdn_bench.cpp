@@ -301,7 +301,7 @@ template <class C, class Pre = void> void bench_core(std::size_t B, bool random_
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool conv_only = false;   // --conv-only: the conv records alone (B 64, 16, 1)
+  bool conv_only = false;   // --conv-only: the conv records alone (B 64, 32, 16, 8, 4, 2, 1: the batch ranges of dispatch)
   bool cores_only = false;  // --cores-only: the K0 and replay records alone (K0 B 64, 16, 1; replay B 128, 64, 16, 1)
   bool decode_only = false;  // --decode-only: the decode core records alone
   bool lds_only = false;     // --lds-only: the state-through-LDS maps (Staging 3) beside the maps they would replace
@@ -419,7 +419,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (conv_only) {
-    for (std::size_t B : {64, 16, 1}) conv(B);
+    for (std::size_t B : {64, 32, 16, 8, 4, 2, 1}) conv(B);
     return 0;
   }
   if (cores_only) {

@@ -10,16 +10,17 @@
 # the conv's (CONV_PREFETCH_GRAPH=1: the prefetch schedule's graph case alone). Then, one at a time: the SASS counts of the conv cubins (the branch-free SiLU division:
 # no FCHK, CALL or BSSY; MUFU only where Division 1 seeds the reciprocal), the conv floors
 # (bench/gdn_floor.cu --conv-only; bench/gdn_conv_floor.cu: the SiLU-issue floor with the IEEE and
-# the branch-free divisions), the driver's conv records (every candidate, B 64, 16, 1) and
+# the branch-free divisions), the driver's conv records (every candidate, B 64, 32, 16, 8, 4, 2, 1) and
 # bench/gdn.py (rooflines, floors, torch peers within a time budget).
 #   carry: .carry-conv (bin/: test_gdn_gpu netra-bench-gdn gdn-floor gdn-conv-floor, and with
 #          CONV_CORES=1 test_gdn_decode_gpu; code_objects/: the sm90a gdn conv and precompute
 #          cubins, with CONV_CORES=1 every sm90a gdn cubin; REVISION), copied to build-conv/ here.
 # The 00:28 UTC call took 38 s with bench/gdn.py cut at 22 s; it now has 60 s (records are written
-# one by one: a cut keeps them); the cores' tests add about 40 s to the correctness half.
+# one by one: a cut keeps them); the cores' tests add about 40 s to the correctness half. The driver's
+# conv records at seven batches (about 130 records) have 70 s a round (CONV_BENCH_S).
 # CONV_ROUNDS=2: the driver's conv records a second time, in a second process, after bench/gdn.py
 # (conv_bench_round2.jsonl, the 8th file in place of conv_sass.txt): the spread between rounds.
-#   usage: OUT=... [CONV_CORES=1] [CONV_ROUNDS=2] bash bench/gdn_conv_device.sh   (run timeout_s 150)
+#   usage: OUT=... [CONV_CORES=1] [CONV_ROUNDS=2] bash bench/gdn_conv_device.sh   (run timeout_s 300)
 set -u
 B=build-conv
 export PYTHONUNBUFFERED=1
@@ -72,7 +73,7 @@ timeout 10 "$B/tests/gdn-conv-floor" >> "$OUT/conv_floor.jsonl" 2>> "$L"
 echo "rc=$?" >> "$L"
 mkdir -p /tmp/gdn-dump
 echo "== netra-bench-gdn --conv-only" >> "$L"
-timeout 40 "$B/tests/netra-bench-gdn" --conv-only --dump /tmp/gdn-dump > "$OUT/conv_bench.jsonl" 2>> "$L"
+timeout ${CONV_BENCH_S:-70} "$B/tests/netra-bench-gdn" --conv-only --dump /tmp/gdn-dump > "$OUT/conv_bench.jsonl" 2>> "$L"
 echo "rc=$?" >> "$L"
 echo "== bench/gdn.py" >> "$L"
 timeout ${CONV_PY_S:-60} python3 bench/gdn.py --netra-bench "$B/tests/netra-bench-gdn" --records "$OUT/conv_bench.jsonl" --dump /tmp/gdn-dump \
@@ -81,7 +82,7 @@ timeout ${CONV_PY_S:-60} python3 bench/gdn.py --netra-bench "$B/tests/netra-benc
 echo "rc=$?" >> "$L"
 if [ "${CONV_ROUNDS:-1}" = 2 ]; then
   echo "== netra-bench-gdn --conv-only (round 2)" >> "$L"
-  timeout 40 "$B/tests/netra-bench-gdn" --conv-only > "$OUT/conv_bench_round2.jsonl" 2>> "$L"
+  timeout ${CONV_BENCH_S:-70} "$B/tests/netra-bench-gdn" --conv-only > "$OUT/conv_bench_round2.jsonl" 2>> "$L"
   echo "rc=$?" >> "$L"
 fi
 echo "== total $(( $(date +%s) - START )) s" >> "$L"

@@ -157,7 +157,9 @@ TEST_CASE_TEMPLATE("conv update equals the oracle (layouts, windows / final stat
                    contracts::gdn_conv<sm90a, 64, 12, 0, 1, 2, 256, 2, 4, 4, 1, 0>, contracts::gdn_conv<sm90a, 64, 12, 0, 0, 2, 256, 2, 4, 4, 1, 0>,
                    contracts::gdn_conv<sm90a, 64, 12, 0, 1, 2, 256, 6, 4, 4, 1, 0>, contracts::gdn_conv<sm90a, 64, 12, 0, 0, 2, 256, 6, 4, 4, 1, 0>,
                    contracts::gdn_conv<sm90a, 64, 12, 1, 1, 2, 256, 3, 4, 4, 1, 0>, contracts::gdn_conv<sm90a, 64, 12, 0, 1, 2, 256, 3, 4, 4, 1, 1, 1>,
-                   contracts::gdn_conv<sm90a, 64, 12, 0, 0, 2, 256, 3, 4, 4, 1, 0, 1>, contracts::gdn_conv<sm90a, 64, 12, 1, 1, 2, 256, 3, 4, 4, 1, 0, 1>) {
+                   contracts::gdn_conv<sm90a, 64, 12, 0, 0, 2, 256, 3, 4, 4, 1, 0, 1>, contracts::gdn_conv<sm90a, 64, 12, 1, 1, 2, 256, 3, 4, 4, 1, 0, 1>,
+                   contracts::gdn_conv<sm90a, 64, 12, 0, 1, 2, 256, 6, 4, 4, 1, 1, 1>, contracts::gdn_conv<sm90a, 64, 12, 0, 0, 2, 256, 6, 4, 4, 1, 0, 1>,
+                   contracts::gdn_conv<sm90a, 64, 12, 0, 1, 2, 256, 2, 4, 4, 1, 1, 1>, contracts::gdn_conv<sm90a, 64, 12, 0, 0, 2, 256, 2, 4, 4, 1, 0, 1>) {
   conv_case<C>(1, D, 11);
   if (C::max_batch > 1) {
     conv_case<C>(7, D + 64, 12);

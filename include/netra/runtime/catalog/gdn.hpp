@@ -37,7 +37,8 @@ using core_set = boost::hana::tuple<boost::hana::type<contracts::gdn_precompute<
 /// streamed, WindowStores 1: shipped), 6 tokens (2, 256, 2, ...: the fastest at B 64) and 2 tokens
 /// (2, 256, 6, ...: the fastest at B 1); tap-major with windows (2, 256, 3, 4, 4, 1, 0: shipped for
 /// that layout before); the shipped maps with the lean SiLU (Silu 1: fewer selects; dispatched),
-/// and on gfx950 the default map with it (audited, gdn below); cores
+/// and G 6 and G 2 with it (channel-major, windows streamed: the batch-ranged dispatch's
+/// candidates), and on gfx950 the default map with it (audited, gdn below); cores
 /// (ValueBlock, Staging, Waves, Columns): whole-head workgroups with 2 columns
 /// per lane (16, 1, 8, 2) and half heads (16, 1, 4, 2) for K0, (16, 1, 2, 2) for M16, the whole-head
 /// replay. The candidates measured and not kept are in lab/ledger.json (gdn rows).
@@ -50,12 +51,16 @@ using conv_candidates =
                                                             boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 2, 256, 6, 4, 4, 1, 0>>,
                                                             boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::tap_major, Writes, 2, 256, 3, 4, 4, 1, 0>>,
                                                             boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 2, 256, 3, 4, 4, 1, 1, 1>>,
-                                                            boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::tap_major, Writes, 2, 256, 3, 4, 4, 1, 0, 1>>>,
+                                                            boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::tap_major, Writes, 2, 256, 3, 4, 4, 1, 0, 1>>,
+                                                            boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 2, 256, 6, 4, 4, 1, 1, 1>>,
+                                                            boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 2, 256, 2, 4, 4, 1, 1, 1>>>,
                   boost::hana::tuple<boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 2, 256, 3, 3>>,
                                      boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 2, 256, 3, 4, 4, 1, 0>>,
                                      boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 2, 256, 2, 4, 4, 1, 0>>,
                                      boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 2, 256, 6, 4, 4, 1, 0>>,
-                                     boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 2, 256, 3, 4, 4, 1, 0, 1>>>>;
+                                     boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 2, 256, 3, 4, 4, 1, 0, 1>>,
+                                     boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 2, 256, 6, 4, 4, 1, 0, 1>>,
+                                     boost::hana::type<contracts::gdn_conv<sm90a, 64, 12, cl::channel_major, Writes, 2, 256, 2, 4, 4, 1, 0, 1>>>>;
 /// Staging 3 (block_and_state): the same maps with each wave's state block copied through LDS.
 template <u32 S>
 using k0_candidates = boost::hana::tuple<boost::hana::type<contracts::gdn_k0<sm90a, S, 16, 1, 8, 2>>, boost::hana::type<contracts::gdn_k0<sm90a, S, 16, 1, 4, 2>>,
