@@ -12,7 +12,8 @@
 # (bench/gdn_floor.cu --conv-only; bench/gdn_conv_floor.cu: the SiLU-issue floor with the IEEE and
 # the branch-free divisions), the driver's conv records (every candidate, B 64, 32, 16, 8, 4, 2, 1) and
 # bench/gdn.py (rooflines, floors, torch peers within a time budget).
-#   carry: .carry-conv (bin/: test_gdn_gpu netra-bench-gdn gdn-floor gdn-conv-floor, and with
+#   carry: .carry-conv (bin/: test_gdn_gpu netra-bench-gdn gdn-floor gdn-conv-floor, optionally
+#          test_gdn_conv_dispatch_gpu (the batch-ranged dispatch, every B 1..64, and its memcheck), and with
 #          CONV_CORES=1 test_gdn_decode_gpu; code_objects/: the sm90a gdn conv and precompute
 #          cubins, with CONV_CORES=1 every sm90a gdn cubin; REVISION), copied to build-conv/ here.
 # The 00:28 UTC call took 38 s with bench/gdn.py cut at 22 s; it now has 60 s (records are written
@@ -42,6 +43,10 @@ if [ "${CONV_CORES:-0}" = 1 ]; then
   bg /tmp/cores_memcheck.txt compute-sanitizer --tool memcheck --error-exitcode 9 "$G" -tc="refused*,protocol smoke*"
   bg /tmp/cores_racecheck.txt compute-sanitizer --tool racecheck --error-exitcode 9 "$G" -tc="M16 core*"
 fi
+if [ -x "$B/tests/test_gdn_conv_dispatch_gpu" ]; then  # the batch-ranged dispatch at every B 1..64
+  bg /tmp/conv_dispatch.txt "$B/tests/test_gdn_conv_dispatch_gpu" --duration=true
+  bg /tmp/conv_dispatch_memcheck.txt compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/test_gdn_conv_dispatch_gpu"
+fi
 [ "${CONV_PREFETCH_GRAPH:-0}" = 1 ] && bg /tmp/cores_prefetch.txt "$G" --duration=true -tc="protocol? whole-head prefetch schedule: one*"
 {
   for f in "$B"/code_objects/gdn-conv-sm90a-*.cubin; do
@@ -59,10 +64,10 @@ if [ -n "${CONV_FULL_SASS:-}" ]; then
 fi
 for p in $PIDS; do wait $p; echo "rc[$p]=$?" >> "$L"; done
 echo "== tests took $(( $(date +%s) - START )) s" >> "$L"
-for f in /tmp/cores_tests.txt /tmp/cores_prefetch.txt /tmp/cores_decode.txt; do
+for f in /tmp/conv_dispatch.txt /tmp/cores_tests.txt /tmp/cores_prefetch.txt /tmp/cores_decode.txt; do
   [ -f "$f" ] && { echo "== $(basename "$f")"; cat "$f"; } >> "$OUT/conv_gpu_tests.txt"
 done
-for f in /tmp/cores_memcheck.txt /tmp/cores_racecheck.txt; do
+for f in /tmp/conv_dispatch_memcheck.txt /tmp/cores_memcheck.txt /tmp/cores_racecheck.txt; do
   [ -f "$f" ] && { echo "== $(basename "$f")"; tail -n 12 "$f"; } >> "$OUT/conv_memcheck.txt"
 done
 { echo "== sass"; cat "$OUT/sass.tmp"; } >> "$L"; rm -f "$OUT/sass.tmp"

@@ -11,6 +11,9 @@ netra_add_host_test(test_gdn_host
   kernels/test_gdn_math.cpp)
 target_compile_options(test_gdn_host PRIVATE -O2)
 
+# The conv's batch-ranged dispatch (tactics::gdn_conv): the instance each B gets, the rule texts.
+netra_add_host_test(test_gdn_conv_dispatch runtime/test_gdn_conv_dispatch.cpp)
+
 # The conv's branch-free SiLU division against IEEE division over all 2^32 FP32 inputs (threads).
 netra_add_host_test(test_gdn_conv_silu kernels/test_gdn_conv_silu.cpp)
 target_compile_options(test_gdn_conv_silu PRIVATE -O2)
@@ -45,6 +48,9 @@ netra_add_compile_fail_test(negative_gdn_conv_silu negative/gdn_conv_silu.cpp
   "netra::contracts::gdn_conv: field Silu must be 0 \\(selects\\) or 1 \\(lean\\)")
 netra_add_compile_fail_test(negative_gdn_max_batch negative/gdn_max_batch.cpp
   "netra::contracts::gdn_precompute: field MaxBatch must be in \\[1, 128\\]")
+
+# The conv through its batch-ranged dispatch (tactics::gdn_conv) at every B 1..64, against the oracle.
+netra_add_gpu_test(test_gdn_conv_dispatch_gpu gpu/test_gdn_conv_dispatch_gpu.cpp)
 
 netra_add_gpu_test(test_gdn_gpu gpu/test_gdn_kernels_gpu.cpp gpu/test_gdn_protocol_gpu.cpp gpu/test_gdn_m16_chain_gpu.cpp)
 if(TARGET test_gdn_gpu)

@@ -5,7 +5,8 @@
 // promoted to serve (the article's state-replay rule: "a mismatched ABI inside the promoted
 // domain raises an error instead of silently falling back"). Inside it, a call the contract
 // refuses is an error, not a fallback; outside it, the tactic behaves like a plain contract.
-// when<Tactic, Condition>: the tactic is taken only where Condition admits the call (below).
+// when<Tactic, Condition>: the tactic is taken only where Condition admits the call (below);
+// from_batch_range<Range> is the batch-range condition.
 #pragma once
 #include "netra/contracts/common.hpp"
 
@@ -42,6 +43,16 @@ template <class Tactic, class Condition> struct tactic_traits<when<Tactic, Condi
   template <class Signature> static decision condition(const Signature& s) {
     if (const decision d = Condition::decide(s); !d.admitted()) return d;
     return tactic_traits<Tactic>::condition(s);
+  }
+};
+
+/// A `when` condition on the batch: Range::min <= B <= Range::max, a mapping's measured range
+/// (`Range::rule` names it in the refusal), for any signature with batch() (attention, gdn conv).
+template <class Range> struct from_batch_range {
+  template <class Signature> static bool takes(const Signature& s) { return s.batch() >= Range::min && s.batch() <= Range::max; }
+  template <class Signature> static decision decide(const Signature& s) {
+    if (takes(s)) return admit();
+    return refuse("batch", Range::rule, s.batch());
   }
 };
 

@@ -26,15 +26,6 @@ template <class Contract> struct attention_gqa8_domain {
 };
 template <class Contract> using attention_gqa8_strict = strict<Contract, attention_gqa8_domain<Contract>>;
 
-/// A dispatch condition on the batch: Range::min <= B <= Range::max, a mapping's measured range
-/// (`Range::rule` names it in the refusal).
-template <class Range> struct from_batch_range {
-  static bool takes(const attention_signature& s) { return s.batch() >= Range::min && s.batch() <= Range::max; }
-  static decision decide(const attention_signature& s) {
-    if (takes(s)) return admit();
-    return refuse("batch", Range::rule, s.batch());
-  }
-};
 /// A `when` tactic's promoted domain: the calls of its contract's domain that its condition takes
 /// (the range is stated once, in the condition).
 template <class Contract, class Condition> struct attention_gqa8_when_domain {
