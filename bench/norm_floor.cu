@@ -16,6 +16,7 @@
 // into a graph and replayed, median of 30, programmatic dependent launch between the calls; a
 // cudaMemcpyAsync of the call's read bytes (device to device) in the same burst shape is the
 // copy reference. Prints one JSON object per (operation, fp8_out, mapping, tokens, variant).
+// --prefill-mappings: the copy references, then only the rms / add_rms prefill mappings (below).
 #include <cuda_runtime.h>
 
 #include "cuda_graph_timing.cuh"
@@ -25,6 +26,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <string_view>
 #include <vector>
 
 namespace {
@@ -285,14 +287,40 @@ template <op Op, bool Fp8> void measure_operation(cudaStream_t stream, int l2) {
   }
 }
 
+/// --prefill-mappings: every Resident-0 mapping of contracts::norm a 2048-wide rms / add_rms row
+/// takes on sm90a (WavesPerRow 1 or 2, RowsPerWorkgroup 1 .. 16 / 1 .. 8), at 512 and 8192 tokens
+/// (8192 also with the butterflies), the served 2-1-0 first and again last (the drift over the run).
+template <op Op, bool Fp8> void measure_prefill_mappings(cudaStream_t stream, int l2) {
+  measure<Op, Fp8, 2, 1>({512, 8192}, stream, l2, true);
+  measure<Op, Fp8, 2, 2>({512, 8192}, stream, l2, false), measure<Op, Fp8, 2, 2>({8192}, stream, l2, true);
+  measure<Op, Fp8, 2, 4>({512, 8192}, stream, l2, false), measure<Op, Fp8, 2, 4>({8192}, stream, l2, true);
+  measure<Op, Fp8, 2, 8>({512, 8192}, stream, l2, false), measure<Op, Fp8, 2, 8>({8192}, stream, l2, true);
+  measure<Op, Fp8, 1, 1>({512, 8192}, stream, l2, false), measure<Op, Fp8, 1, 1>({8192}, stream, l2, true);
+  measure<Op, Fp8, 1, 2>({512, 8192}, stream, l2, false), measure<Op, Fp8, 1, 2>({8192}, stream, l2, true);
+  measure<Op, Fp8, 1, 4>({512, 8192}, stream, l2, false), measure<Op, Fp8, 1, 4>({8192}, stream, l2, true);
+  measure<Op, Fp8, 1, 8>({512, 8192}, stream, l2, false), measure<Op, Fp8, 1, 8>({8192}, stream, l2, true);
+  measure<Op, Fp8, 1, 16>({512, 8192}, stream, l2, false), measure<Op, Fp8, 1, 16>({8192}, stream, l2, true);
+  measure<Op, Fp8, 2, 1>({512, 8192}, stream, l2, true);
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  const bool prefill_mappings = argc > 1 && std::string_view(argv[1]) == "--prefill-mappings";
   int l2 = 0;
   check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0), "L2 size");
   cudaStream_t stream;
   check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
   for (op o : {op::rms, op::add_rms, op::gated}) measure_copy(o, 8192, stream, l2);
+  if (prefill_mappings) {
+    measure_prefill_mappings<op::rms, false>(stream, l2);
+    measure_prefill_mappings<op::add_rms, false>(stream, l2);
+    measure_prefill_mappings<op::rms, true>(stream, l2);
+    measure_prefill_mappings<op::add_rms, true>(stream, l2);
+    check(cudaStreamSynchronize(stream), "sync");
+    check(cudaGetLastError(), "last error");
+    return 0;
+  }
   measure_operation<op::gated, true>(stream, l2);  // the order of bench/norm.py (a run cut short keeps the first)
   measure_operation<op::gated, false>(stream, l2);
   measure_operation<op::add_rms, true>(stream, l2);
