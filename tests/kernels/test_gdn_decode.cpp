@@ -24,40 +24,30 @@
 #include "netra/runtime/tactics/attention.hpp"
 #include "netra/runtime/tactics/gdn.hpp"
 #include "oracles/gdn.hpp"
+#include "runtime/signature_tensor.hpp"
 
 using namespace netra;
 namespace ref = netra::oracles::gdn_ref;
 
+using netra::testing::cuda0;
+using netra::testing::signature_tensor;
+
 namespace {
-constexpr device_ref cuda0{2, 0};
-alignas(16) char arena[64];
 constexpr i64 D = 8192, slots = 130;
 
-tensor_arg t(dtype type, std::initializer_list<i64> shape) {
-  tensor_arg a;
-  a.data = arena;
-  a.type = type;
-  a.rank = static_cast<i32>(shape.size());
-  a.device = cuda0;
-  i32 i = 0;
-  for (i64 e : shape) a.shape[i++] = e;
-  i64 stride = 1;
-  for (i32 k = a.rank - 1; k >= 0; --k) a.strides[k] = stride, stride *= a.shape[k];
-  return a;
-}
 
 gdn_conv_signature conv_call(target_id target, i64 B, i64 T) {
-  return {target, cuda0, t(dtype::bf16, {B * T, D}), t(dtype::bf16, {D, 4}), t(dtype::bf16, {B * T, D}), t(dtype::i32, {B}),
-          t(dtype::bf16, {slots, D, 3}), tensor_arg{}};
+  return {target, cuda0, signature_tensor(dtype::bf16, {B * T, D}), signature_tensor(dtype::bf16, {D, 4}), signature_tensor(dtype::bf16, {B * T, D}), signature_tensor(dtype::i32, {B}),
+          signature_tensor(dtype::bf16, {slots, D, 3}), tensor_arg{}};
 }
 gdn_precompute_signature precompute_call(target_id target, i64 R) {
-  return {target, cuda0, t(dtype::bf16, {R, D}), t(dtype::bf16, {R, 32}), t(dtype::bf16, {R, 32}), t(dtype::f32, {32}), t(dtype::f32, {32}),
-          t(dtype::f32, {R, 16, 128}), t(dtype::f32, {R, 16, 128}), t(dtype::f32, {R, 32}), t(dtype::f32, {R, 32})};
+  return {target, cuda0, signature_tensor(dtype::bf16, {R, D}), signature_tensor(dtype::bf16, {R, 32}), signature_tensor(dtype::bf16, {R, 32}), signature_tensor(dtype::f32, {32}), signature_tensor(dtype::f32, {32}),
+          signature_tensor(dtype::f32, {R, 16, 128}), signature_tensor(dtype::f32, {R, 16, 128}), signature_tensor(dtype::f32, {R, 32}), signature_tensor(dtype::f32, {R, 32})};
 }
 gdn_recurrent_signature core_call(target_id target, i64 B, i64 T, dtype state) {
   const i64 R = B * T;
-  return {target, cuda0, t(dtype::f32, {R, 16, 128}), t(dtype::f32, {R, 16, 128}), t(dtype::bf16, {R, D}), t(dtype::f32, {R, 32}),
-          t(dtype::f32, {R, 32}), t(state, {slots, 32, 128, 128}), t(dtype::i32, {B}), t(dtype::bf16, {R, 32, 128}), tensor_arg{}, tensor_arg{},
+  return {target, cuda0, signature_tensor(dtype::f32, {R, 16, 128}), signature_tensor(dtype::f32, {R, 16, 128}), signature_tensor(dtype::bf16, {R, D}), signature_tensor(dtype::f32, {R, 32}),
+          signature_tensor(dtype::f32, {R, 32}), signature_tensor(state, {slots, 32, 128, 128}), signature_tensor(dtype::i32, {B}), signature_tensor(dtype::bf16, {R, 32, 128}), tensor_arg{}, tensor_arg{},
           tensor_arg{}};
 }
 
@@ -81,7 +71,7 @@ template <class Target> void check_gdn_dispatch() {
   for (i64 B = 1; B <= 128; ++B) {
     bad += first_admitting(tactics::gdn_conv, conv_call(Target::id, B, 1)) != instance_name<conv>();
     auto tap = conv_call(Target::id, B, 1);
-    tap.state = t(dtype::bf16, {slots, 3, D});
+    tap.state = signature_tensor(dtype::bf16, {slots, 3, D});
     bad += first_admitting(tactics::gdn_conv, tap) != instance_name<contracts::gdn_decode_conv<Target, gdn::conv_layout::tap_major>>();
     // Precompute is row-local: the verify instance (T 12) may take B a multiple of 12 and the M16
     // one B = 16 (the same bits: Tokens only shapes its admission).
@@ -228,9 +218,9 @@ TEST_CASE("GQA8 decode: the served instance keeps B 1..63, the 8-wave mapping B 
       using C = contract_of<T>;
       attention_signature s;
       s.target = target_id::sm90a, s.device = cuda0, s.phase = attention_phase::decode, s.tq = 1, s.page_size = 1;
-      s.q = t(dtype::bf16, {B, 16, 256});
-      s.k_buffer = t(dtype::e4m3, {4096, 2, 256});
-      s.qo_indptr = t(dtype::i64, {B + 1});
+      s.q = signature_tensor(dtype::bf16, {B, 16, 256});
+      s.k_buffer = signature_tensor(dtype::e4m3, {4096, 2, 256});
+      s.qo_indptr = signature_tensor(dtype::i64, {B + 1});
       if (chosen.empty() && tactic_traits<T>::in_promoted_domain(s)) chosen = instance_name<C>();
     });
     return chosen;

@@ -7,34 +7,24 @@
 
 #include "netra/runtime/dispatch.hpp"
 #include "netra/runtime/tactics/gdn.hpp"
+#include "runtime/signature_tensor.hpp"
 
 using namespace netra;
 
+using netra::testing::cuda0;
+using netra::testing::signature_tensor;
+
 namespace {
-constexpr device_ref cuda0{2, 0};
-alignas(16) char arena[64];
-tensor_arg t(dtype type, std::initializer_list<i64> shape) {
-  tensor_arg a;
-  a.data = arena;
-  a.type = type;
-  a.rank = static_cast<i32>(shape.size());
-  a.device = cuda0;
-  i32 i = 0;
-  for (i64 e : shape) a.shape[i++] = e;
-  i64 stride = 1;
-  for (i32 k = a.rank - 1; k >= 0; --k) a.strides[k] = stride, stride *= a.shape[k];
-  return a;
-}
 constexpr i64 D = 8192, T = 12;
 gdn_conv_signature conv_call(i64 B, bool windows, bool tap_major = false) {
   return {target_id::sm90a,
           cuda0,
-          t(dtype::bf16, {B * T, D}),
-          t(dtype::bf16, {D, 4}),
-          t(dtype::bf16, {B * T, D}),
-          t(dtype::i32, {B}),
-          tap_major ? t(dtype::bf16, {130, 3, D}) : t(dtype::bf16, {130, D, 3}),
-          windows ? (tap_major ? t(dtype::bf16, {B, T, 3, D}) : t(dtype::bf16, {B, T, D, 3})) : tensor_arg{}};
+          signature_tensor(dtype::bf16, {B * T, D}),
+          signature_tensor(dtype::bf16, {D, 4}),
+          signature_tensor(dtype::bf16, {B * T, D}),
+          signature_tensor(dtype::i32, {B}),
+          tap_major ? signature_tensor(dtype::bf16, {130, 3, D}) : signature_tensor(dtype::bf16, {130, D, 3}),
+          windows ? (tap_major ? signature_tensor(dtype::bf16, {B, T, 3, D}) : signature_tensor(dtype::bf16, {B, T, D, 3})) : tensor_arg{}};
 }
 std::string chosen(const gdn_conv_signature& s) {
   const int i = select_tactic(tactics::gdn_conv, s);
@@ -92,9 +82,9 @@ TEST_CASE("gdn conv: bad inputs are still refused under the batch ranges") {
   bad.x.type = dtype::f32;
   CHECK(select_tactic(tactics::gdn_conv, bad) == fallback);
   auto short_y = conv_call(40, false);
-  short_y.y = t(dtype::bf16, {40 * T - 1, D});
+  short_y.y = signature_tensor(dtype::bf16, {40 * T - 1, D});
   CHECK(select_tactic(tactics::gdn_conv, short_y) == fallback);
   auto no_sentinel = conv_call(2, false);
-  no_sentinel.state = t(dtype::bf16, {1, D, 3});
+  no_sentinel.state = signature_tensor(dtype::bf16, {1, D, 3});
   CHECK(select_tactic(tactics::gdn_conv, no_sentinel) == fallback);
 }
