@@ -68,7 +68,7 @@ struct gdn_conv_final_g6_batches {
   static constexpr const char* rule = "<= tactics::gdn_conv_final_g6_max_batch (16; above it G 3, from 33 G 2)";
 };
 struct gdn_conv_final_g2_batches {
-  static constexpr i64 min = gdn_conv_final_g2_min_batch, max = 64;
+  static constexpr i64 min = gdn_conv_final_g2_min_batch, max = measured::conv<gdn::conv_writes::final_state, gdn::conv_layout::channel_major, 2>::max_batch;
   static constexpr const char* rule = ">= tactics::gdn_conv_final_g2_min_batch (33; below it G 3, up to 16 G 6)";
 };
 using gdn_conv_windows_g6 = when<measured::conv<gdn::conv_writes::windows, gdn::conv_layout::channel_major, 6>, from_batch_range<gdn_conv_windows_g6_batches>>;
