@@ -36,20 +36,26 @@ class Instance:
     """One catalogued attention_gqa8 instance: attention-gqa8-sm90a-<phase>-<tq>-<page>-<bw>-<stages>-<maxb>-<cap>[-<split>]."""
 
     def __init__(self, objects: str, phase: int, tq: int, page: int, bw: int, stages: int, max_batch: int = 64, cap: int = 128,
-                 programmatic: bool | None = None, split: int = 1):
-        self.name = f"attention-gqa8-sm90a-{phase}-{tq}-{page}-{bw}-{stages}-{max_batch}-{cap}" + (f"-{split}" if split > 1 else "")
+                 programmatic: bool | None = None, split: int = 1, warpgroup: bool = False):
+        self.name = f"attention-gqa8-sm90a-{phase}-{tq}-{page}-{bw}-{stages}-{max_batch}-{cap}" + (
+            f"-{split}-1" if warpgroup else f"-{split}" if split > 1 else "")
         self.split = split  # BlockSplit: warps that share each block (the order is bw x stages')
+        self.warpgroup = warpgroup  # WarpgroupMma: the products on the warpgroup matrix unit (4 waves a warpgroup)
         # attention_gqa8_stage_two::programmatic_dependent_launch (decode: Tq = 1); False for objects whose stage two
         # does not wait on the device (a baseline built before it did)
         self.programmatic = tq == 1 if programmatic is None else programmatic
         self.tq, self.bw, self.stages, self.cap = tq, bw, stages, cap
         tokens_per_wave = 2 if tq % 2 == 0 else 1  # attention_gqa8::tokens_per_wave
         waves = tq // tokens_per_wave * bw
-        self.threads = 32 * waves * split
+        warpgroups = -(-waves // 4)  # attention_gqa8::warpgroups (4 waves each)
+        self.threads = 128 * warpgroups if warpgroup else 32 * waves * split
         ring, epilogue = stages * bw * BLOCK * D, waves * 8 * tokens_per_wave * D * 4
         table = (2 * waves * split if stages == 0 else max(2, -(-stages // 2)) + 1) * (1 if stages == 0 else bw) * BLOCK * 8
-        self.lds = max(ring, epilogue) + 8 * tq * D * 2 + table + waves * 8 * tokens_per_wave * 8
-        self.lds += bw * BLOCK * D * 2 if tq > 1 else 0  # attention_gqa8::wide_bytes (sm90a: the verify block widened once)
+        stats = waves * 8 * tokens_per_wave * 8
+        if warpgroup:  # attention_gqa8::lds_bytes with WarpgroupMma: the ring, Q, two widened pieces (V's groups 1040 bytes apart)
+            self.lds = ring + 8 * tq * D * 2 + 2 * (D // 8) * 1040 + table + stats
+        else:  # the widened block: the verify's (sm90a) widen_once
+            self.lds = max(ring, epilogue) + 8 * tq * D * 2 + table + stats + (bw * BLOCK * D * 2 if tq > 1 else 0)
         self.lds += waves * 8 * tokens_per_wave * (BLOCK + 8) * 4 if split > 1 and stages > 0 else 0  # the ring's score exchange
         self.per_sm = max(1, min((227 * 1024 + 1024) // (self.lds + 1024), 65536 // (256 * self.threads)))  # workgroups_per_processor (sm90a)
         rows = 8 * tq
@@ -274,7 +280,7 @@ def main() -> None:
                          "(block_split_comparison); nothing else")
     a = ap.parse_args()
     if a.profile_verify:
-        inst, c = Instance(a.objects, 2, 12, 1, 1, 6, split=2), Case([49152 + 12], 12, 1, 5)
+        inst, c = Instance(a.objects, 2, 12, 1, 1, 6, warpgroup=True), Case([49152 + 12], 12, 1, 5)
         slices = inst.slices_for(1, torch.cuda.get_device_properties(0).multi_processor_count)
         for _ in range(4):
             inst.launch(c, 0, slices)
@@ -288,7 +294,7 @@ def main() -> None:
     candidates = [Instance(a.objects, 0, 1, 1, bw_, st, cap=cap) for bw_, st, cap in ((2, 0, 512), (4, 0, 256), (1, 0, 512), (4, 3, 128))]
     direct_8 = Instance(a.objects, 0, 1, 1, 8, 0, cap=512)  # 8 waves: one block a wave at B = 1 with 16 slices (L = 8192)
     wide = Instance(a.objects, 0, 1, 1, 2, 0, max_batch=128, cap=512)  # contracts/attention/gqa8_decode_wide.hpp: batches 65..128
-    verify = Instance(a.objects, 2, 12, 1, 1, 6, split=2)  # served (sm90a): two tokens per wave over two warps, 6 stages
+    verify = Instance(a.objects, 2, 12, 1, 1, 6, warpgroup=True)  # served (sm90a): two tokens per wave, 6 stages, products on two warpgroups
     # 2 x 0 with each block over 4 / 8 warps (BlockSplit): 4 served at B = 1 (tactics::attention_gqa8_block_split_max_batch)
     split_4, split_8 = (Instance(a.objects, 0, 1, 1, 2, 0, cap=512, split=n) for n in (4, 8))
     records, mapping, sweep, baseline, split_cmp = [], [], [], [], []

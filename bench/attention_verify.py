@@ -1,7 +1,8 @@
 """Split verification (Tq = 12) on the H200: the forms of its stage one compared in one process.
 
-The served verify (each two-token wave over two warps, BlockSplit 2: 384 threads, 6 ring stages)
-and the catalogued unsplit form it replaced (one warp a wave: 192 threads, 8 stages; --forms may
+The served verify (two-token waves on two warpgroups, WarpgroupMma: 256 threads, 6 ring stages), the
+catalogued form it replaced (each wave over two warps, BlockSplit 2: 384 threads) and the one before
+that (one warp a wave: 192 threads, 8 stages; --forms may
 name others built from lab/attention patches) on the same shapes, seeds and input sets, each call checked against the contract's bound in the same run (bench/attention.py's
 bench_shape: graph replay over input sets rotated past L2, stage one alone, the peers on a BF16 copy
 with the first form of each shape). Rounds: the forms in order, then again in reverse order (the
@@ -32,16 +33,17 @@ def main() -> None:
     ap.add_argument("--out", required=True)
     ap.add_argument("--budget-s", type=float, default=60.0, help="start no new call after this many seconds")
     ap.add_argument("--floors", help="bench/attention_floor.py's evidence file (the 192- and 384-thread verify grids' floors)")
-    ap.add_argument("--forms", default="1x6/2,1x8", help="comma-separated forms 1xSTAGES[/SPLIT] (BlockWarps 1), the served one first; "
-                                                          "each must be a catalogued cubin")
+    ap.add_argument("--forms", default="1x6w,1x6/2,1x8", help="comma-separated forms 1xSTAGES[/SPLIT][w] (BlockWarps 1; w: WarpgroupMma), "
+                                                                "the served one first; each must be a catalogued cubin")
     ap.add_argument("--rounds", type=int, default=2)
     a = ap.parse_args()
     began = time.monotonic()
     torch.zeros(1, device="cuda")
     bw = common.copy_bandwidth()
     def form(name: str) -> Instance:
-        stages, _, split = name.removeprefix("1x").partition("/")
-        return Instance(a.objects, 2, 12, 1, 1, int(stages), split=int(split or 1))
+        warpgroup = name.endswith("w")
+        stages, _, split = name.removeprefix("1x").removesuffix("w").partition("/")
+        return Instance(a.objects, 2, 12, 1, 1, int(stages), split=int(split or 1), warpgroup=warpgroup)
     forms = {n: form(n) for n in a.forms.split(",")}
     floors = {}
     if a.floors and os.path.exists(a.floors):

@@ -53,6 +53,8 @@ netra_add_compile_fail_test(negative_attention_block_warps negative/attention_bl
   "netra::contracts::attention_gqa8: field BlockWarps must be 1, 2, 4 or 8")
 netra_add_compile_fail_test(negative_attention_block_split negative/attention_block_split.cpp
   "netra::contracts::attention_gqa8: field BlockSplit must be 1, or 2, 4 or 8 with Stages 0 \\(decode\\), or 2 with an LDS ring")
+netra_add_compile_fail_test(negative_attention_warpgroup_target negative/attention_warpgroup_target.cpp
+  "netra::contracts::attention_gqa8: field WarpgroupMma must be 0, or 1 on a target with warpgroup matrix instructions")
 netra_add_compile_fail_test(negative_attention_target negative/attention_target.cpp
   "netra::contracts::attention_gqa8: field Target is not supported")
 netra_add_compile_fail_test(negative_attention_lds negative/attention_lds.cpp
@@ -63,4 +65,5 @@ netra_add_compile_fail_test(negative_attention_extend_split_capacity negative/at
   "netra::contracts::attention_gqa4_extend: field SplitCapacity must be in \\[2 MaxBatch, 1024\\]")
 netra_add_host_test(test_attention_gqa8_pair_plan kernels/test_attention_gqa8_pair_plan.cpp)
 target_compile_options(test_attention_gqa8_pair_plan PRIVATE -O2)
+netra_add_host_test(test_attention_gqa8_warpgroup_layout kernels/test_attention_gqa8_warpgroup_layout.cpp)
 netra_add_host_test(test_attention_gqa8_stage_two kernels/test_attention_gqa8_stage_two.cpp)

@@ -139,7 +139,11 @@ TEST_CASE("the slice count fills the device from its processor count") {
   CHECK(direct_2::slices_for(1, 132) == 66);
   for (u32 b = 1; b <= 64; ++b) CHECK(b * direct_2::slices_for(b, 132) <= direct_2::split_capacity);
   CHECK(direct_2::lds_bytes == 2 * 8 * 256 * 4 + 8 * 256 * 2 + 2 * 2 * 64 * 8 + 2 * 8 * 8);  // no ring: epilogue, q, tables, stats
-  CHECK(verify::wide_bytes == 64 * 256 * 2);  // the verify block widened once
+  CHECK(verify::wide_bytes == 32 * 1040);  // the verify block widened once, V's 8-element groups 1040 bytes apart (WarpgroupMma)
+  CHECK(verify::workgroup_size == 256);     // two warpgroups: waves 0..5 real, 6 and 7 on the Q tile's padding
+  // the ring, Q, two widened blocks, the slot table (4 rounds of 64) and the statistics
+  CHECK(verify::lds_bytes == 6 * 64 * 256 + 96 * 256 * 2 + 2 * 32 * 1040 + 4 * 64 * 8 + 6 * 16 * 8);
+  CHECK((contracts::attention_gqa8<sm90a, 2, 12, 1, 1, 6, 64, 128, 2>::wide_bytes == 64 * 256 * 2));  // BlockSplit 2: widened once
   CHECK(decode::chunk_for(8192, 66) == 128);  // round_up(125, 64 * 2)
   CHECK(verify::chunk_for(49164, 66) == 768);
   CHECK(decode::chunk_for(0, 66) == 128);

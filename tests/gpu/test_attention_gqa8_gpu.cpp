@@ -34,7 +34,7 @@ using direct_4 = contracts::attention_gqa8<sm90a, 0, 1, 1, 4, 0, 64, 256>;
 using direct_8 = contracts::attention_gqa8<sm90a, 0, 1, 1, 8, 0, 64, 512>;  // 8 waves; served at B 64 (tactics::attention_gqa8)
 using split_4 = contracts::attention_gqa8<sm90a, 0, 1, 1, 2, 0, 64, 512, 4>;  // 2 x 0, each block over 4 warps (served at B 1)
 using split_8 = contracts::attention_gqa8<sm90a, 0, 1, 1, 2, 0, 64, 512, 8>;  // 2 x 0, each block over 8 warps (16 a workgroup)
-static_assert(verify::tokens_per_wave == 2 && verify::waves == 6 && verify::stages == 6 && verify::block_split == 2);  // served: two tokens a wave, two warps each
+static_assert(verify::tokens_per_wave == 2 && verify::waves == 6 && verify::stages == 6 && verify::warpgroup_mma);  // served: two tokens a wave, on two warpgroups
 
 namespace {
 template <class C> const handle<C>& h() {
@@ -257,30 +257,45 @@ TEST_CASE("decode at batches 65..128 (the served mapping widened to MaxBatch 128
   bounded<wide>({1, 1, std::vector<std::int64_t>(128, 1024), 1.0f, 1.0f, gqa8_fill::random, 0}, 45, "B = 128, L = 1024");
 }
 
-// The served verify (each two-token wave over two warps: BlockSplit 2 with an LDS ring, 12 warps, the
-// scores of a K piece exchanged through LDS, the block step with the V piece) and the verify before it
-// (one warp a wave, 8 stages; compared): the same bits.
+// The verifies served before the warpgroup one (compared): each two-token wave over two warps
+// (BlockSplit 2 with an LDS ring, 12 warps, the scores of a K piece exchanged through LDS, the block
+// step with the V piece), and before it one warp a wave over 8 stages: the same bits as the served.
+using verify_split2 = contracts::attention_gqa8<sm90a, 2, 12, 1, 1, 6, 64, 128, 2>;
 using verify_1x8 = contracts::attention_gqa8<sm90a, 2, 12, 1, 1, 8, 64, 128>;
-static_assert(verify::warps == 12 && verify::widen_once && verify_1x8::warps == 6);
+static_assert(verify_split2::warps == 12 && verify_split2::widen_once && verify_1x8::warps == 6 && verify::warps == 8);
 
 TEST_CASE("verify BlockSplit small: ragged prefixes at 3 slices, bitwise (the case racecheck runs: the score exchange)") {
-  bitwise<verify>({12, 1, {12, 13, 200, 700}, 0.3f, 1.0f, gqa8_fill::bitwise, 0}, 81, 3);
+  bitwise<verify_split2>({12, 1, {12, 13, 200, 700}, 0.3f, 1.0f, gqa8_fill::bitwise, 0}, 81, 3);
 }
 
-TEST_CASE("verify BlockSplit 2 (served) and the unsplit 8-stage verify: bitwise in the same order, within the bound, masked indices, repeatable") {
+TEST_CASE("verify BlockSplit 2 and the unsplit 8-stage verify (served before): bitwise in the same order, within the bound, masked indices, repeatable") {
   for (i64 slices : {1, 3, 8}) {
-    bitwise<verify>({12, 1, {12, 13, 200, 700}, 0.3f, 1.0f, gqa8_fill::bitwise, 0}, 83, slices);
+    bitwise<verify_split2>({12, 1, {12, 13, 200, 700}, 0.3f, 1.0f, gqa8_fill::bitwise, 0}, 83, slices);
     bitwise<verify_1x8>({12, 1, {12, 13, 200, 700}, 0.3f, 1.0f, gqa8_fill::bitwise, 0}, 82, slices);
   }
-  bitwise<verify>({12, 1, {200, 1500}, 0.3f, 1.0f, gqa8_fill::bitwise, 0}, 84, 8);
-  bitwise<verify>({12, 1, {8204}, 0.3f, 1.0f, gqa8_fill::bitwise, 0}, 86, attention_gqa8_slices(h<verify>(), 1));
+  bitwise<verify_split2>({12, 1, {200, 1500}, 0.3f, 1.0f, gqa8_fill::bitwise, 0}, 84, 8);
+  bitwise<verify_split2>({12, 1, {8204}, 0.3f, 1.0f, gqa8_fill::bitwise, 0}, 86, attention_gqa8_slices(h<verify_split2>(), 1));
   bitwise<verify_1x8>({12, 1, {8204}, 0.3f, 1.0f, gqa8_fill::bitwise, 0}, 85, attention_gqa8_slices(h<verify_1x8>(), 1));
-  bitwise<verify>({12, 1, {3000}, 0.3f, 1.0f, gqa8_fill::bitwise, 0}, 87, 128);
-  bounded<verify>({12, 1, {12, 13, 140, 1000}, 0.9f, 1.1f, gqa8_fill::random, 3}, 93, "verify BlockSplit 2, ragged, every 3rd index outside");
-  bounded<verify>({12, 1, {8204}, 1.0f, 1.0f, gqa8_fill::random, 0}, 90, "verify BlockSplit 2, prefix 8192 + 12 (the device's slices)");
+  bitwise<verify_split2>({12, 1, {3000}, 0.3f, 1.0f, gqa8_fill::bitwise, 0}, 87, 128);
+  bounded<verify_split2>({12, 1, {12, 13, 140, 1000}, 0.9f, 1.1f, gqa8_fill::random, 3}, 93, "verify BlockSplit 2, ragged, every 3rd index outside");
+  bounded<verify_split2>({12, 1, {8204}, 1.0f, 1.0f, gqa8_fill::random, 0}, 90, "verify BlockSplit 2, prefix 8192 + 12 (the device's slices)");
   bounded<verify_1x8>({12, 1, {12, 13, 140, 1000}, 0.9f, 1.1f, gqa8_fill::random, 0}, 88, "verify 1 x 8, ragged prefixes");
   const gqa8_case c = make_case({12, 1, {8204}, 1.0f, 1.0f, gqa8_fill::random, 0}, 94);
-  const auto x = run<verify>(c, 66), y = run<verify>(c, 66);
+  const auto x = run<verify_split2>(c, 66), y = run<verify_split2>(c, 66);
   CHECK(x == y);
   CHECK(x == run<verify_1x8>(c, 66));  // random inputs: the split and unsplit forms give the same bits
+}
+
+TEST_CASE("verify on the warpgroup matrix unit (WarpgroupMma, served): bitwise in netra's order, within the bound, masked indices, BlockSplit 2's bits") {
+  for (i64 slices : {1, 3, 8}) bitwise<verify>({12, 1, {12, 13, 200, 700}, 0.3f, 1.0f, gqa8_fill::bitwise, 0}, 95, slices);
+  bitwise<verify>({12, 1, {200, 1500}, 0.3f, 1.0f, gqa8_fill::bitwise, 0}, 96, 8);
+  bitwise<verify>({12, 1, {8204}, 0.3f, 1.0f, gqa8_fill::bitwise, 0}, 97, attention_gqa8_slices(h<verify>(), 1));
+  bitwise<verify>({12, 1, {3000}, 0.3f, 1.0f, gqa8_fill::bitwise, 0}, 98, 128);
+  bitwise<verify>({12, 1, {12, 77, 640, 2000}, 0.5f, 2.0f, gqa8_fill::bitwise, 0}, 99, 3);
+  bounded<verify>({12, 1, {12, 13, 140, 1000}, 0.9f, 1.1f, gqa8_fill::random, 3}, 100, "verify WarpgroupMma, ragged, every 3rd index outside");
+  bounded<verify>({12, 1, {8204}, 1.0f, 1.0f, gqa8_fill::random, 0}, 101, "verify WarpgroupMma, prefix 8192 + 12 (the device's slices)");
+  const gqa8_case c = make_case({12, 1, {8204}, 1.0f, 1.0f, gqa8_fill::random, 0}, 102);
+  const auto x = run<verify>(c, 66), y = run<verify>(c, 66);
+  CHECK(x == y);
+  CHECK(x == run<verify_split2>(c, 66));  // random inputs: the BlockSplit form's bits
 }

@@ -31,6 +31,7 @@ struct gfx950 {
   static constexpr bool has_bulk_copy = false;                      // async global -> LDS copies on an LDS barrier (dsl/bulk_copy.hpp)
   static constexpr bool has_programmatic_dependent_launch = false;  // a successor launches before its predecessor ends (dsl/sync.hpp)
   static constexpr bool has_clusters = false;                       // workgroup clusters with remote LDS stores (dsl/cluster.hpp)
+  static constexpr bool has_warpgroup_mma = false;                 // matrix products issued by 4 waves from LDS (dsl/warpgroup_mma.hpp)
   static constexpr bool has_l2_prefetch = false;                    // an L2 prefetch hint instruction (dsl/prefetch.hpp)
 };
 
@@ -53,6 +54,7 @@ struct gfx90a {
   static constexpr bool has_bulk_copy = false;                      // async global -> LDS copies on an LDS barrier (dsl/bulk_copy.hpp)
   static constexpr bool has_programmatic_dependent_launch = false;  // a successor launches before its predecessor ends (dsl/sync.hpp)
   static constexpr bool has_clusters = false;                       // workgroup clusters with remote LDS stores (dsl/cluster.hpp)
+  static constexpr bool has_warpgroup_mma = false;                 // matrix products issued by 4 waves from LDS (dsl/warpgroup_mma.hpp)
   static constexpr bool has_l2_prefetch = false;                    // an L2 prefetch hint instruction (dsl/prefetch.hpp)
 };
 
@@ -76,6 +78,7 @@ struct gfx942 {
   static constexpr bool has_bulk_copy = false;                      // async global -> LDS copies on an LDS barrier (dsl/bulk_copy.hpp)
   static constexpr bool has_programmatic_dependent_launch = false;  // a successor launches before its predecessor ends (dsl/sync.hpp)
   static constexpr bool has_clusters = false;                       // workgroup clusters with remote LDS stores (dsl/cluster.hpp)
+  static constexpr bool has_warpgroup_mma = false;                 // matrix products issued by 4 waves from LDS (dsl/warpgroup_mma.hpp)
   static constexpr bool has_l2_prefetch = false;                    // an L2 prefetch hint instruction (dsl/prefetch.hpp)
 };
 
@@ -99,6 +102,7 @@ struct gfx1151 {
   static constexpr bool has_bulk_copy = false;                      // async global -> LDS copies on an LDS barrier (dsl/bulk_copy.hpp)
   static constexpr bool has_programmatic_dependent_launch = false;  // a successor launches before its predecessor ends (dsl/sync.hpp)
   static constexpr bool has_clusters = false;                       // workgroup clusters with remote LDS stores (dsl/cluster.hpp)
+  static constexpr bool has_warpgroup_mma = false;                 // matrix products issued by 4 waves from LDS (dsl/warpgroup_mma.hpp)
   static constexpr bool has_l2_prefetch = false;                    // an L2 prefetch hint instruction (dsl/prefetch.hpp)
 };
 
@@ -122,6 +126,7 @@ struct sm90a {
   static constexpr bool has_bulk_copy = true;                      // cp.async.bulk into shared memory on an mbarrier
   static constexpr bool has_programmatic_dependent_launch = true;  // griddepcontrol.wait / launch_dependents
   static constexpr bool has_clusters = true;                       // thread-block clusters, st.async into a peer's shared memory
+  static constexpr bool has_warpgroup_mma = true;                  // wgmma.mma_async: 4 warps, operands from shared memory
   static constexpr bool has_l2_prefetch = true;                    // cp.async.bulk.prefetch.L2
 };
 

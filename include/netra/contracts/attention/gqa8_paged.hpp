@@ -98,8 +98,13 @@ template <i64... Values> struct i64_values {
 // same operands as with S = 1, so the order, oracle and bound are BlockWarps' own. With an LDS
 // ring (verify, S = 2: each two-token wave is two warps) the scores of a K piece are exchanged in
 // one block of their own bytes and the block step is taken with the V piece (no added barrier).
+// Field WarpgroupMma (mapping, no bit changes; 1: targets with has_warpgroup_mma, verify with Tq
+// even, an LDS ring, BlockWarps 1 and BlockSplit 1): ceil(Tq / 8) warpgroups compute each block's
+// S = Q K^T and O += P V on the warpgroup matrix unit from LDS (Q and the widened block in its
+// core-matrix layout), with the per-warp plan's k-steps in its order
+// (kernels/attention/gqa8_stage_one_warpgroup.hpp); warp w is wave w of the two-token order.
 template <class Target, u32 Phase, u32 Tq, u32 PageSize, u32 BlockWarps, u32 Stages, u32 MaxBatch, u32 SplitCapacity, u32 BlockSplit = 1,
-          class Format = native_fp8_t<Target>>
+          u32 WarpgroupMma = 0, class Format = native_fp8_t<Target>>
 struct attention_gqa8 {
   static_assert(is_built_target_v<Target> || same_v<Target, gfx942>,
                 "netra::contracts::attention_gqa8: field Target is not supported; supported: netra::gfx950, netra::sm90a, netra::gfx942 "
@@ -120,6 +125,10 @@ struct attention_gqa8 {
                     (BlockSplit == 2 && Stages >= 2 && Tq % 2 == 0),
                 "netra::contracts::attention_gqa8: field BlockSplit must be 1, or 2, 4 or 8 with Stages 0 (decode), or 2 with an LDS ring "
                 "and Tq even (verify)");
+  static_assert(WarpgroupMma == 0 || (WarpgroupMma == 1 && Target::has_warpgroup_mma && Phase == static_cast<u32>(attention_phase::verify) &&
+                                       Tq % 2 == 0 && Stages >= 2 && BlockWarps == 1 && BlockSplit == 1),
+                "netra::contracts::attention_gqa8: field WarpgroupMma must be 0, or 1 on a target with warpgroup matrix instructions (sm90a) in "
+                "verify with Tq even, Stages >= 2, BlockWarps 1 and BlockSplit 1");
   static_assert(MaxBatch >= 1 && MaxBatch <= 128, "netra::contracts::attention_gqa8: field MaxBatch must be in [1, 128]");
   static_assert(SplitCapacity >= 1 && SplitCapacity <= 1024, "netra::contracts::attention_gqa8: field SplitCapacity must be in [1, 1024]");
 
@@ -132,13 +141,15 @@ struct attention_gqa8 {
   static constexpr float softmax_scale = 0.0625f;
   static constexpr u32 tq = Tq, page_size = PageSize, block_warps = BlockWarps, stages = Stages, max_batch = MaxBatch, block_split = BlockSplit;
   static constexpr u32 split_capacity = SplitCapacity;
+  static constexpr bool warpgroup_mma = WarpgroupMma == 1;
   static constexpr u32 rows = group * Tq;  // query rows per (request, KV head)
   /// Query tokens of one wave's matrix tile: 2 when Tq is even (verify: 16 real rows, no QK
   /// padding; kernels/attention/gqa8_wave_plan.hpp), else 1 (8 real rows of 16).
   static constexpr u32 tokens_per_wave = Tq % 2 == 0 ? 2 : 1;
   static constexpr u32 wave_rows = group * tokens_per_wave;
   static constexpr u32 waves = Tq / tokens_per_wave * BlockWarps;  // waves of the order (each BlockSplit warps)
-  static constexpr u32 warps = waves * BlockSplit;
+  static constexpr u32 warpgroups = warpgroup_mma ? ceil_div(waves, 4u) : 0;  // WarpgroupMma: warp w is wave w (4 a warpgroup)
+  static constexpr u32 warps = warpgroup_mma ? 4 * warpgroups : waves * BlockSplit;
   static constexpr u32 workgroup_size = warps * Target::wave_size;
   static_assert(workgroup_size <= Target::max_workgroup_size,
                 "netra::contracts::attention_gqa8: Tq / tokens_per_wave * BlockWarps * BlockSplit warps exceed the workgroup size limit");
@@ -156,9 +167,16 @@ struct attention_gqa8 {
   static constexpr u32 stats_bytes = waves * wave_rows * 8;            // every wave's (m, l) per row
   /// Tq > 1 waves read each block: the workgroup widens it to BF16 once, where the LDS holds that.
   static constexpr u32 staged_bytes = max_of(ring_bytes, epilogue_bytes) + q_bytes + table_bytes + stats_bytes + (Stages == 0 ? 0 : exchange_bytes);
-  static constexpr bool widen_once = Tq > 1 && staged_bytes + BlockWarps * block * head_dim * 2 <= Target::lds_bytes_per_workgroup;
-  static constexpr u32 wide_bytes = widen_once ? BlockWarps * block * head_dim * 2 : 0;
-  static constexpr u32 lds_bytes = staged_bytes + wide_bytes;
+  static constexpr bool widen_once = warpgroup_mma || (Tq > 1 && staged_bytes + BlockWarps * block * head_dim * 2 <= Target::lds_bytes_per_workgroup);
+  /// WarpgroupMma: V as the P V operand has its 8-element groups 1040 bytes apart
+  /// (kernels/attention/gqa8_warpgroup_layout.hpp).
+  static constexpr u32 wide_bytes = warpgroup_mma ? (head_dim / 8) * 1040 : widen_once ? BlockWarps * block * head_dim * 2 : 0;
+  /// WarpgroupMma: the ring, Q, two widened pieces (the one on the matrix unit and the next), the
+  /// slot table and the statistics; the epilogue over the first three after the loop.
+  static constexpr u32 lds_bytes =
+      warpgroup_mma ? ring_bytes + q_bytes + 2 * wide_bytes + table_bytes + stats_bytes : staged_bytes + wide_bytes;
+  static_assert(!warpgroup_mma || (ring_bytes + q_bytes + 2 * wide_bytes >= epilogue_bytes && q_bytes + wide_bytes >= 64 * warpgroups * head_dim * 2),
+                "netra::contracts::attention_gqa8: WarpgroupMma's epilogue or the last warpgroup's Q tile exceeds its LDS");
   static_assert(lds_bytes <= Target::lds_bytes_per_workgroup, "netra::contracts::attention_gqa8: the staging ring exceeds the target's LDS");
   static_assert(BlockSplit == 1 || Stages != 0 || exchange_bytes <= max_of(ring_bytes, epilogue_bytes),
                 "netra::contracts::attention_gqa8: the score exchange exceeds the epilogue's bytes");
@@ -168,10 +186,12 @@ struct attention_gqa8 {
   static constexpr u64 split_stats_bytes = static_cast<u64>(SplitCapacity) * kv_heads * rows * 8;
   static constexpr u64 workspace_bytes = split_o_bytes + split_stats_bytes;
 
-  /// BlockSplit is spelled (and named) only where it is not 1, so the unsplit instances keep their names.
+  /// BlockSplit is spelled (and named) only where it is not 1 or WarpgroupMma is, WarpgroupMma only
+  /// where it is 1, so the other instances keep their names.
   static constexpr const auto& template_args =
-      conditional_t<BlockSplit == 1, i64_values<Phase, Tq, PageSize, BlockWarps, Stages, MaxBatch, SplitCapacity>,
-                    i64_values<Phase, Tq, PageSize, BlockWarps, Stages, MaxBatch, SplitCapacity, BlockSplit>>::values;
+      conditional_t<WarpgroupMma == 1, i64_values<Phase, Tq, PageSize, BlockWarps, Stages, MaxBatch, SplitCapacity, BlockSplit, WarpgroupMma>,
+                    conditional_t<BlockSplit == 1, i64_values<Phase, Tq, PageSize, BlockWarps, Stages, MaxBatch, SplitCapacity>,
+                                  i64_values<Phase, Tq, PageSize, BlockWarps, Stages, MaxBatch, SplitCapacity, BlockSplit>>>::values;
 
   /// Workgroups one processor holds at once, by LDS (dsl/target.hpp's workgroups_by_lds) and by
   /// registers at the target's per-thread cap where the target states its register file
@@ -265,13 +285,13 @@ struct attention_gqa8 {
 /// 0.1 % of the fastest at B = 16 and 64 (bench/results/attention_h200.json, mapping_comparison);
 /// at B = 64 dispatch takes the 8-wave Stages 0 mapping first and at B = 1 2 x 0 with each block over
 /// 4 warps (BlockSplit 4: the same bits; tactics::attention_gqa8, measured).
-/// Verify: 6 waves of two tokens, 6 stages; on sm90a each wave over two warps (BlockSplit 2: 12 warps,
-/// the same bits; chosen over the unsplit 8-stage ring by measurement, docs/kernels/attention.md),
-/// gfx950 unsplit (no AMD GPU to measure a split form on).
+/// Verify: 6 waves of two tokens, 6 stages; on targets with warpgroup matrix instructions (sm90a) the
+/// products on them (WarpgroupMma: two warpgroups, the same bits; chosen over each wave on two warps,
+/// BlockSplit 2, by measurement, docs/kernels/attention.md), gfx950 one warp a wave.
 template <class Target>
 using attention_gqa8_decode = conditional_t<same_v<Target, sm90a>, attention_gqa8<Target, 0, 1, 1, 2, 0, 64, 512>, attention_gqa8<Target, 0, 1, 1, 2, 2, 64, 128>>;
 template <class Target>
-using attention_gqa8_verify = attention_gqa8<Target, 2, 12, 1, 1, 6, 64, 128, same_v<Target, sm90a> ? 2 : 1>;
+using attention_gqa8_verify = attention_gqa8<Target, 2, 12, 1, 1, 6, 64, 128, 1, Target::has_warpgroup_mma ? 1 : 0>;
 
 }  // namespace contracts
 }  // namespace netra

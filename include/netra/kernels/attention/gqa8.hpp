@@ -3,16 +3,19 @@
 #pragma once
 #include "netra/kernels/attention/gqa8_stage_one.hpp"
 #include "netra/kernels/attention/gqa8_stage_one_direct.hpp"
+#include "netra/kernels/attention/gqa8_stage_one_warpgroup.hpp"
 #include "netra/kernels/attention/gqa8_stage_two.hpp"
 
 namespace netra::kernels {
 
 /// Stage one of an attention_gqa8 instance, one kernel interface for both stagings: grid (slices,
 /// 2, batch), the contract's workgroup (Tq / tokens_per_wave * BlockWarps * BlockSplit warps) and LDS; run() is the staging's —
-/// Stages >= 2 the LDS ring (gqa8_stage_one.hpp), Stages = 0 each wave's blocks straight into
+/// Stages >= 2 the LDS ring (gqa8_stage_one.hpp; with WarpgroupMma its products on the warpgroup
+/// matrix unit, gqa8_stage_one_warpgroup.hpp), Stages = 0 each wave's blocks straight into
 /// registers (gqa8_stage_one_direct.hpp, its loads through L1: no preference for LDS over L1).
 template <class Contract> struct attention_gqa8_stage_one {
-  using staging = conditional_t<Contract::stages == 0, attention_gqa8_direct_staging<Contract>, attention_gqa8_ring_staging<Contract>>;
+  using staging = conditional_t<Contract::stages == 0, attention_gqa8_direct_staging<Contract>,
+                                conditional_t<gqa8_warpgroup_mma<Contract>(), attention_gqa8_warpgroup_staging<Contract>, attention_gqa8_ring_staging<Contract>>>;
   using plan = typename attention_gqa8_wave<Contract>::plan;
   using params = attention_gqa8_args;
   static constexpr const char* symbol = "netra_attention_gqa8_stage_one";
@@ -31,9 +34,10 @@ template <class Contract> struct attention_gqa8_stage_one {
 };
 
 /// The kernels of an attention_gqa8 instance, in launch order (stage two only for split calls).
-template <class Target, u32 Phase, u32 Tq, u32 PageSize, u32 BlockWarps, u32 Stages, u32 MaxBatch, u32 SplitCapacity, u32 BlockSplit, class Format>
-struct kernels_of<contracts::attention_gqa8<Target, Phase, Tq, PageSize, BlockWarps, Stages, MaxBatch, SplitCapacity, BlockSplit, Format>> {
-  using contract = contracts::attention_gqa8<Target, Phase, Tq, PageSize, BlockWarps, Stages, MaxBatch, SplitCapacity, BlockSplit, Format>;
+template <class Target, u32 Phase, u32 Tq, u32 PageSize, u32 BlockWarps, u32 Stages, u32 MaxBatch, u32 SplitCapacity, u32 BlockSplit, u32 WarpgroupMma,
+          class Format>
+struct kernels_of<contracts::attention_gqa8<Target, Phase, Tq, PageSize, BlockWarps, Stages, MaxBatch, SplitCapacity, BlockSplit, WarpgroupMma, Format>> {
+  using contract = contracts::attention_gqa8<Target, Phase, Tq, PageSize, BlockWarps, Stages, MaxBatch, SplitCapacity, BlockSplit, WarpgroupMma, Format>;
   using type = type_list<attention_gqa8_stage_one<contract>, attention_gqa8_stage_two<contract>>;
 };
 

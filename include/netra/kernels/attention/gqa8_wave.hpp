@@ -6,10 +6,12 @@
 //               dsl/online_softmax.hpp): mask (keep(i) false -> -inf), x score_scale, block max
 //               over the plan's two row butterflies, BF16 weights P (pair words, the P V operand),
 //               l = l alpha + the block's weight sum (lane items in order, then the butterflies),
-//               alpha per o row slot;
+//               alpha per o row slot (block_weights: the same step up to alpha per score row slot,
+//               for a kernel whose o rows are its score rows: gqa8_stage_one_warpgroup.hpp);
 //   finish      every wave's (m, l, o) into LDS (plan rows x 256 FP32 per wave, then (m, l) per row);
 //               thread e of the workgroup merges the BlockWarps states of its (row, d) elements in
-//               wave order and writes BF16 out (slices = 1) or the slice's (m, l, o) to the workspace.
+//               wave order and writes BF16 out (slices = 1) or the slice's (m, l, o) to the workspace
+//               (write_rows, after the stores and a barrier).
 #pragma once
 #include "netra/dsl/attention_fragment.hpp"
 #include "netra/dsl/ids.hpp"
@@ -62,9 +64,12 @@ template <class Contract> struct attention_gqa8_wave {
     }
   };
 
-  template <class Keep> static NETRA_DEVICE void block_step(state& w, float (&s)[plan::scores], float score_scale, Keep keep) {
+  /// The block step on the statistics and P words alone: alpha per score row slot (what a kernel
+  /// whose o rows are its score rows applies as it is).
+  template <class Keep>
+  static NETRA_DEVICE void block_weights(softmax_stats (&st)[R], u32 (&pb)[plan::scores / 2], float (&alpha)[R], float (&s)[plan::scores],
+                                         float score_scale, Keep keep) {
     const u32 lane = lane_id<target>();
-    float alpha[R];
     NETRA_UNROLL
     for (u32 k = 0; k < R; ++k) {
       float m_block = negative_infinity();
@@ -76,21 +81,26 @@ template <class Contract> struct attention_gqa8_wave {
         }
       m_block = max_of(m_block, xor_shuffle_f32<target>(m_block, plan::row_mask(0)));
       m_block = max_of(m_block, xor_shuffle_f32<target>(m_block, plan::row_mask(1)));
-      const float m_new = max_of(w.st[k].m, m_block);
+      const float m_new = max_of(st[k].m, m_block);
       float l_block = 0.0f;
       NETRA_UNROLL
       for (u32 j = 0; j < plan::scores / 2; ++j)
         if (plan::score_row_slot(2 * j) == k) {
-          w.pb[j] = pack_bf16x2<target>(softmax_weight(s[2 * j], m_new), softmax_weight(s[2 * j + 1], m_new));
-          l_block = add_rn(l_block, f32_from_bf16(static_cast<u16>(w.pb[j])));
-          l_block = add_rn(l_block, f32_from_bf16(static_cast<u16>(w.pb[j] >> 16)));
+          pb[j] = pack_bf16x2<target>(softmax_weight(s[2 * j], m_new), softmax_weight(s[2 * j + 1], m_new));
+          l_block = add_rn(l_block, f32_from_bf16(static_cast<u16>(pb[j])));
+          l_block = add_rn(l_block, f32_from_bf16(static_cast<u16>(pb[j] >> 16)));
         }
       l_block = add_rn(l_block, xor_shuffle_f32<target>(l_block, plan::row_mask(0)));
       l_block = add_rn(l_block, xor_shuffle_f32<target>(l_block, plan::row_mask(1)));
-      const softmax_merge_factors f = softmax_merge(w.st[k], {m_new, l_block});
-      w.st[k] = f.merged;
+      const softmax_merge_factors f = softmax_merge(st[k], {m_new, l_block});
+      st[k] = f.merged;
       alpha[k] = f.alpha;
     }
+  }
+  template <class Keep> static NETRA_DEVICE void block_step(state& w, float (&s)[plan::scores], float score_scale, Keep keep) {
+    const u32 lane = lane_id<target>();
+    float alpha[R];
+    block_weights(w.st, w.pb, alpha, s, score_scale, keep);
     NETRA_UNROLL
     for (u32 k = 0; k < plan::o_row_slots; ++k)
       w.alpha_rows[k] = plan::o_rows_are_score_rows
@@ -117,7 +127,6 @@ template <class Contract> struct attention_gqa8_wave {
   template <class Owns>
   static NETRA_DEVICE void finish(const attention_gqa8_args& p, const attention_gqa8_request<Contract>& r, u32 b, u32 slice, u32 kv_head,
                                   float* epilogue, float* stats, const state& w, float v_scale, u32 wave, Owns owns, bool writes_stats) {
-    constexpr u32 BW = Contract::block_warps;
     const u32 lane = lane_id<target>();
     NETRA_UNROLL
     for (u32 i = 0; i < plan::o_items; ++i) {
@@ -136,6 +145,14 @@ template <class Contract> struct attention_gqa8_wave {
       }
     }
     workgroup_barrier<target>();
+    write_rows(p, r, b, slice, kv_head, epilogue, stats, v_scale);
+  }
+  /// After the barrier that follows every wave's store of its (m, l, o) into `stats` / `epilogue`:
+  /// thread e of the workgroup merges the BlockWarps states of its (row, d) elements in wave order
+  /// and writes BF16 out (slices = 1) or the slice's (m, l, o) to the workspace.
+  static NETRA_DEVICE void write_rows(const attention_gqa8_args& p, const attention_gqa8_request<Contract>& r, u32 b, u32 slice, u32 kv_head,
+                                      const float* epilogue, const float* stats, float v_scale) {
+    constexpr u32 BW = Contract::block_warps;
     // Workgroup row 8 t + h (token t, head h of the KV group) is row rr of wave group row / plan::rows.
     for (u32 e = thread_id<target>(); e < Contract::rows * Contract::head_dim; e += Contract::workgroup_size) {
       const u32 row = e / Contract::head_dim, d = e % Contract::head_dim, rr = row % plan::rows;
