@@ -4,6 +4,10 @@
 // selected instance is the one its batch range names.
 #include <doctest/doctest.h>
 
+#include <numeric>
+#include <string>
+#include <vector>
+
 #include "gpu/test_gdn_common.hpp"
 #include "netra/runtime/dispatch.hpp"
 #include "netra/runtime/tactics/gdn.hpp"
@@ -33,9 +37,24 @@ void dispatched_case(std::size_t B, bool windows, unsigned seed) {
   const std::size_t slots = B + 3, rows = B * T;
   const auto x = bf16_values(rows * D, seed, 2.0f, true), weight = bf16_values(D * 4, seed + 1, 0.7f, false);
   const auto pool = bf16_values(slots * ref::conv_slot, seed + 2, 1.5f, true);
+  // Real rows name distinct slots (the contract: two rows of one call on one slot leave which
+  // final state lands, and what the other row reads, to scheduling): b -> (stride b + 1) mod
+  // (slots - 1) with the stride coprime to slots - 1 (5 is not at B + 2 = 10, 15, ...: rows shared
+  // slots at B 8, 13, 18, ...). Padded rows: the sentinel, a negative and a huge index.
+  std::size_t stride = 5;
+  while (std::gcd(stride, slots - 1) != 1) ++stride;
   std::vector<std::int32_t> slot(B);
-  for (std::size_t b = 0; b < B; ++b) slot[b] = static_cast<std::int32_t>((b * 5 + 1) % (slots - 1));
+  for (std::size_t b = 0; b < B; ++b) slot[b] = static_cast<std::int32_t>((b * stride + 1) % (slots - 1));
   if (B >= 3) slot[1] = static_cast<std::int32_t>(slots - 1), slot[2] = -7;  // padded rows
+  if (B >= 5) slot[4] = 1 << 30;                                             // padded row: reads as u32 past the pool
+  {
+    std::vector<bool> named(slots, false);
+    for (const std::int32_t v : slot)
+      if (ref::real_slot(v, static_cast<std::int64_t>(slots))) {
+        REQUIRE(!named[static_cast<std::size_t>(v)]);
+        named[static_cast<std::size_t>(v)] = true;
+      }
+  }
   gpu_array<std::uint16_t> dx(x.size()), dw(weight.size()), dy(rows * D), dpool(pool.size()), dwin(rows * ref::conv_slot);
   gpu_array<std::int32_t> dslot(B);
   dx.upload(x), dw.upload(weight), dpool.upload(pool), dslot.upload(slot);
@@ -50,7 +69,8 @@ void dispatched_case(std::size_t B, bool windows, unsigned seed) {
                                    : (B <= 16 ? instance_name<contract_of<tactics::gdn_conv_final_g6>>()
                                       : B >= 33 ? instance_name<contract_of<tactics::gdn_conv_final_g2>>()
                                                 : instance_name<tactics::measured::conv<cw::final_state>>());
-  INFO("B ", B, windows ? " windows " : " final state ", name);
+  const std::string form = windows ? "windows" : "final state";  // a std::string: doctest prints a bare const char* as its address
+  INFO("B ", B, " ", form, " ", name);
   CHECK(name == want);
   std::vector<std::uint16_t> y(rows * D), win(rows * ref::conv_slot, 0xCDCD), expect_pool = pool;
   for (std::size_t b = 0; b < B; ++b) {

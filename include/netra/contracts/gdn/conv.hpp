@@ -13,7 +13,8 @@
 // or [B, T, 3, D] tap-major. History values are BF16 copies of inputs: no rounding on the state.
 // Slots: state_slots slots; the last (state_slots - 1) is the padding sentinel: a slot index
 // outside [0, state_slots - 2] reads the sentinel and writes no state (padded rows still write
-// their own y and windows rows).
+// their own y and windows rows). Real rows must name distinct slots (two on one slot: which final
+// state lands, and what the other reads, is undefined).
 // Mapping parameters (the same bits for every choice): Staging (gdn::token_staging): each
 // thread's x vector loaded in the token loop (per_token), or the x vectors of its tokens all
 // issued before the first (block); Threads: threads per workgroup (64 or 256); TokenGroups (G,

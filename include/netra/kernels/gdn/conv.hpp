@@ -13,9 +13,14 @@
 // that token; WindowStores streaming: those stored with cache_policy::streaming, evict first). SiLU
 // is kernels/gdn/conv_silu.hpp's (silu_f32's bits): silu with its division branch-free, or with
 // Silu lean silu_lean (fewer selects); the reciprocal as Division says. Writes = final_state: the
-// 3 history vectors go back to the slot after the last token (by group G - 1), unless the slot is
-// the sentinel. Launch bound: at least WorkgroupsPerProcessor resident workgroups per SM where
-// set. Every output element has one writer; the result does not depend on scheduling.
+// 3 history vectors go back to the slot after the last token, unless the slot is the sentinel —
+// written by the one workgroup that reads the slot: with G > 1 the groups whose first token reads
+// it (first < 3) are merged into group 0 (which walks their tokens; the others of them exit), and
+// group 0 stores tokens T - 3 .. T - 1's x vectors after its own slot loads (program order), so no
+// workgroup reads a slot another one writes (before, group G - 1 stored it while group 0, and
+// group 1 at G 6, could still be loading it: a race between workgroups). Launch bound: at least
+// WorkgroupsPerProcessor resident workgroups per SM where set. Every output element has one
+// writer and every slot its writer as its only reader; the result does not depend on scheduling.
 #pragma once
 #include "netra/contracts/gdn/conv.hpp"
 #include "netra/dsl/convert.hpp"
@@ -57,6 +62,15 @@ template <class Contract> struct gdn_conv_update {
 
   static constexpr u32 groups = Contract::token_groups;
   static constexpr u32 group_tokens = Contract::tokens / groups;
+  static constexpr bool writes_state = Contract::writes == gdn::conv_writes::final_state;
+  /// Writes = final_state: the groups whose first token reads the slot (first < 3), walked by
+  /// group 0 alone (lead_tokens tokens), so the slot's reader is its writer; 1 otherwise.
+  static constexpr u32 slot_groups = (gdn::conv_history + group_tokens - 1) / group_tokens;
+  static constexpr u32 lead_groups = !writes_state || groups == 1 ? 1 : slot_groups < groups ? slot_groups : groups;
+  static constexpr u32 lead_tokens = lead_groups * group_tokens;
+  template <u32 N> struct token_count {
+    static constexpr u32 value = N;
+  };
 
   NETRA_HOST_DEVICE static constexpr launch_shape shape(u32 batch) {
     return {{gdn::channels / channels_per_workgroup, batch, groups}, workgroup_size, 0};
@@ -69,6 +83,8 @@ template <class Contract> struct gdn_conv_update {
     constexpr u32 layout = Contract::layout;
     const u32 b = workgroup_id<target, 1>();
     const u32 g = groups == 1 ? 0u : workgroup_id<target, 2>();
+    if constexpr (lead_groups > 1)
+      if (g != 0 && g < lead_groups) return;  // its tokens are group 0's (final state: one reader of the slot)
     const u32 first = g * group_tokens;  // the group's first token
     const u32 c0 = first_channel(workgroup_id<target, 0>(), thread_id<target>());
     const i32 requested = p.slots[b];
@@ -133,26 +149,44 @@ template <class Contract> struct gdn_conv_update {
       store(p.y + row * gdn::channels + c0, make(y));
       if constexpr (Contract::writes == gdn::conv_writes::windows) store_history<streaming_windows>(p.windows + row * slot_elements, c0, hv);
     };
-    if constexpr (preload) {  // every x vector of the group's tokens in flight before its first token
-      vec xs[group_tokens];
-      NETRA_UNROLL
-      for (u32 t = 0; t < group_tokens; ++t) xs[t] = load<cache_policy::streaming>(x_base + (first + t) * p.x_row_stride);
-      NETRA_UNROLL
-      for (u32 t = 0; t < group_tokens; ++t) token(first + t, xs[t]);
-    } else if constexpr (Contract::staging == gdn::token_staging::next_token) {  // the last token reloads its own vector
-      vec next = load<cache_policy::streaming>(x_base + first * p.x_row_stride);
-      NETRA_GDN_TOKEN_LOOP
-      for (u32 t = first; t < first + group_tokens; ++t) {
-        const vec xv = next;
-        next = load<cache_policy::streaming>(x_base + (t + 1 < first + group_tokens ? t + 1 : t) * p.x_row_stride);
-        token(t, xv);
+    // The group's tokens first .. first + count - 1 (count: group_tokens, or lead_tokens for group 0).
+    auto walk = [&](auto count_of) {
+      constexpr u32 count = decltype(count_of)::value;
+      if constexpr (preload) {  // every x vector of the group's tokens in flight before its first token
+        vec xs[count];
+        NETRA_UNROLL
+        for (u32 t = 0; t < count; ++t) xs[t] = load<cache_policy::streaming>(x_base + (first + t) * p.x_row_stride);
+        NETRA_UNROLL
+        for (u32 t = 0; t < count; ++t) token(first + t, xs[t]);
+      } else if constexpr (Contract::staging == gdn::token_staging::next_token) {  // the last token reloads its own vector
+        vec next = load<cache_policy::streaming>(x_base + first * p.x_row_stride);
+        NETRA_GDN_TOKEN_LOOP
+        for (u32 t = first; t < first + count; ++t) {
+          const vec xv = next;
+          next = load<cache_policy::streaming>(x_base + (t + 1 < first + count ? t + 1 : t) * p.x_row_stride);
+          token(t, xv);
+        }
+      } else {
+        NETRA_GDN_TOKEN_LOOP
+        for (u32 t = first; t < first + count; ++t) token(t, load<cache_policy::streaming>(x_base + t * p.x_row_stride));
       }
+    };
+    if constexpr (lead_groups > 1) {
+      if (g == 0) walk(token_count<lead_tokens>{});
+      else walk(token_count<group_tokens>{});
     } else {
-      NETRA_GDN_TOKEN_LOOP
-      for (u32 t = first; t < first + group_tokens; ++t) token(t, load<cache_policy::streaming>(x_base + t * p.x_row_stride));
+      walk(token_count<group_tokens>{});
     }
-    if constexpr (Contract::writes == gdn::conv_writes::final_state)
-      if (real && g == groups - 1) store_history<false>(slot_base, c0, hv);
+    if constexpr (writes_state) {
+      if constexpr (groups == 1 || lead_tokens == Contract::tokens) {  // group 0 walked every token: hv is the final history
+        if (real && g == 0) store_history<false>(slot_base, c0, hv);
+      } else if (real && g == 0) {  // the final history is tokens T - 3 .. T - 1's x (T > lead_tokens >= 3); stored after this thread's slot loads
+        vec last[gdn::conv_history];
+        NETRA_UNROLL
+        for (u32 j = 0; j < gdn::conv_history; ++j) last[j] = load<cache_policy::normal>(x_base + (Contract::tokens - gdn::conv_history + j) * p.x_row_stride);
+        store_history<false>(slot_base, c0, last);
+      }
+    }
   }
 
  private:
