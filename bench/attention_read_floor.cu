@@ -240,8 +240,8 @@ int check_widening() {
 }
 
 /// The slices netra's decode mapping BlockWarps x Stages (/ BlockSplit; verify: Tq 12, 1 x 8) takes on `sms` SMs.
-template <u32 Phase, u32 Tq, u32 BW, u32 Stages, u32 MaxBatch, u32 Cap, u32 Split = 1> int netra_slices(int batch, int sms) {
-  return static_cast<int>(netra::contracts::attention_gqa8<netra::sm90a, Phase, Tq, 1, BW, Stages, MaxBatch, Cap, Split>::slices_for(
+template <u32 Phase, u32 Tq, u32 BW, u32 Stages, u32 MaxBatch, u32 Cap, u32 Split = 1, u32 Warpgroup = 0> int netra_slices(int batch, int sms) {
+  return static_cast<int>(netra::contracts::attention_gqa8<netra::sm90a, Phase, Tq, 1, BW, Stages, MaxBatch, Cap, Split, Warpgroup>::slices_for(
       static_cast<u32>(batch), static_cast<u32>(sms)));
 }
 
@@ -256,6 +256,7 @@ int main() {
   // 4 / 2 / 9 workgroups per SM), 4 x 3 (one per SM); verify 1 x 8. Alternatives: one 512-thread
   // workgroup per (KV head, request) at B = 64; at B = 1 and in verify, one sequence over every SM
   // with several workgroups each. 2 x 0 / S: the 2 x 0 grid with each block over S warps (BlockSplit).
+  // verify 1 x 6w: the served verify's grid (WarpgroupMma: two warpgroups, 256 threads).
   const config configs[] = {
       {"decode B=64 L=8192", "decode 4x3", 64, 8192, 1, 128, netra_slices<0, 1, 4, 3, 64, 128>(64, sms), 256},
       {"decode B=64 L=8192", "decode 1x0", 64, 8192, 1, 32, netra_slices<0, 1, 1, 0, 64, 512>(64, sms), 64},
@@ -286,6 +287,8 @@ int main() {
       {"verify Tq=12 L=49152", "alternative", 1, 49152 + 12, 12, 128, sms / 2, 64},
       {"verify Tq=12 L=49152", "alternative", 1, 49152 + 12, 12, 512, sms / 2, 64},
       {"verify Tq=12 L=8192", "verify 1x8", 1, 8192 + 12, 12, 192, netra_slices<2, 12, 1, 8, 64, 128>(1, sms), 64},
+      {"verify Tq=12 L=49152", "verify 1x6w", 1, 49152 + 12, 12, 256, netra_slices<2, 12, 1, 6, 64, 128, 1, 1>(1, sms), 64},
+      {"verify Tq=12 L=8192", "verify 1x6w", 1, 8192 + 12, 12, 256, netra_slices<2, 12, 1, 6, 64, 128, 1, 1>(1, sms), 64},
   };
   measure(configs[0], "stream", 0, l2, false);  // warm-up, not reported
   const char* only = std::getenv("NETRA_FLOOR_ONLY");  // optional: prefixes of "<shape> <mapping>", comma-separated
