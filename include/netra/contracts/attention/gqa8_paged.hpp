@@ -99,7 +99,7 @@ template <i64... Values> struct i64_values {
 // ring (verify, S = 2: each two-token wave is two warps) the scores of a K piece are exchanged in
 // one block of their own bytes and the block step is taken with the V piece (no added barrier).
 // Field WarpgroupMma (mapping, no bit changes; 1: targets with has_warpgroup_mma, verify with Tq
-// even, an LDS ring, BlockWarps 1 and BlockSplit 1): ceil(Tq / 8) warpgroups compute each block's
+// even in 10..16, an LDS ring, BlockWarps 1 and BlockSplit 1): two warpgroups compute each block's
 // S = Q K^T and O += P V on the warpgroup matrix unit from LDS (Q and the widened block in its
 // core-matrix layout), with the per-warp plan's k-steps in its order
 // (kernels/attention/gqa8_stage_one_warpgroup.hpp); warp w is wave w of the two-token order.
@@ -126,9 +126,9 @@ struct attention_gqa8 {
                 "netra::contracts::attention_gqa8: field BlockSplit must be 1, or 2, 4 or 8 with Stages 0 (decode), or 2 with an LDS ring "
                 "and Tq even (verify)");
   static_assert(WarpgroupMma == 0 || (WarpgroupMma == 1 && Target::has_warpgroup_mma && Phase == static_cast<u32>(attention_phase::verify) &&
-                                       Tq % 2 == 0 && Stages >= 2 && BlockWarps == 1 && BlockSplit == 1),
+                                       Tq % 2 == 0 && Tq > 8 && Stages >= 2 && BlockWarps == 1 && BlockSplit == 1),
                 "netra::contracts::attention_gqa8: field WarpgroupMma must be 0, or 1 on a target with warpgroup matrix instructions (sm90a) in "
-                "verify with Tq even, Stages >= 2, BlockWarps 1 and BlockSplit 1");
+                "verify with Tq even in 10..16 (two warpgroups), Stages >= 2, BlockWarps 1 and BlockSplit 1");
   static_assert(MaxBatch >= 1 && MaxBatch <= 128, "netra::contracts::attention_gqa8: field MaxBatch must be in [1, 128]");
   static_assert(SplitCapacity >= 1 && SplitCapacity <= 1024, "netra::contracts::attention_gqa8: field SplitCapacity must be in [1, 1024]");
 

@@ -4,7 +4,7 @@
 // (dsl/warpgroup_mma.hpp) instead of per warp from registers; the staging, the order and the bits
 // are the LDS ring's (gqa8_stage_one.hpp).
 //
-// Grid (slices, 2, batch); ceil(Tq / 8) warpgroups. Warp w of the workgroup is wave w of the
+// Grid (slices, 2, batch); two warpgroups (Tq 10..16). Warp w of the workgroup is wave w of the
 // two-token order: tokens 2w, 2w + 1 (their 8 heads each are rows 16w .. 16w + 15 of the Q operand,
 // [8 Tq rows][256]; the last warpgroup's tile rows past 8 Tq read the first widened piece: padding
 // rows, whose waves (>= Tq / 2) store nothing). The slice streams through the ring's pieces (K of
@@ -46,7 +46,7 @@ template <class Contract> struct attention_gqa8_warpgroup_staging {
   static_assert(target::has_warpgroup_mma && plan::tokens == 2 && Contract::block_warps == 1,
                 "netra::kernels::attention_gqa8_warpgroup_staging: warpgroup products need two-token waves, BlockWarps 1 and a target "
                 "with has_warpgroup_mma");
-  static constexpr u32 S = Contract::stages, block_bytes = 64 * 256, workgroup_size = Contract::workgroup_size;
+  static constexpr u32 S = Contract::stages, workgroup_size = Contract::workgroup_size;
   static constexpr u32 core_bytes = gqa8_warpgroup_layout::core_bytes, k_major_group_bytes = gqa8_warpgroup_layout::k_major_group_bytes;
   static constexpr u32 v_group_bytes = gqa8_warpgroup_layout::v_group_bytes;
   static_assert(Contract::wide_bytes == gqa8_warpgroup_layout::v_operand_bytes, "netra::kernels::attention_gqa8_warpgroup_staging: the widened block's bytes");
