@@ -50,12 +50,11 @@ template <class Contract> struct attention_gqa8_warpgroup_staging {
   static constexpr u32 core_bytes = gqa8_warpgroup_layout::core_bytes, k_major_group_bytes = gqa8_warpgroup_layout::k_major_group_bytes;
   static constexpr u32 v_group_bytes = gqa8_warpgroup_layout::v_group_bytes;
   static_assert(Contract::wide_bytes == gqa8_warpgroup_layout::v_operand_bytes, "netra::kernels::attention_gqa8_warpgroup_staging: the widened block's bytes");
-  static NETRA_HOST_DEVICE constexpr u32 k_major_offset(u32 r, u32 step, u32 h, u32 t) { return gqa8_warpgroup_layout::k_major_offset(r, step, h, t); }
-  /// The workgroup's queries (rows 8 token + head) into the Q operand.
+  /// The workgroup's queries (rows 8 token + head) into the Q operand (its layout: the pair plan's k-steps).
   static NETRA_DEVICE void load_queries(const params& p, const attention_gqa8_request<Contract>& r, u32 kv_head, u8* q) {
     for (u32 c = thread_id<target>(); c < Contract::rows * 32; c += workgroup_size) {
-      const u32 row = c / 32, j = c % 32, t = row / Contract::group, h = row % Contract::group;
-      const u32x4 x = load_16B<target>(p.q + (static_cast<u64>(r.first_token + t) * Contract::q_heads + kv_head * Contract::group + h) * Contract::head_dim + 8 * j);
+      const u32 row = c / 32, j = c % 32;
+      const u32x4 x = load_16B<target>(wave_ops::query_chunk(p, r, kv_head, c));
       NETRA_UNROLL
       for (u32 w = 0; w < 4; ++w) *reinterpret_cast<u32*>(q + gqa8_warpgroup_layout::k_major_element_offset(row, 8 * j + 2 * w)) = x[static_cast<int>(w)];
     }
@@ -75,8 +74,8 @@ template <class Contract> struct attention_gqa8_warpgroup_staging {
         bf16x4 b[4];
         NETRA_UNROLL
         for (u32 t = 0; t < 4; ++t) b[t] = e4m3x4_to_bf16x4<target>(x[t][static_cast<int>(s)]);
-        *reinterpret_cast<u32x4*>(wide + k_major_offset(pos, 4 * c + s, 0, 0)) = {b[0].lo, b[1].lo, b[2].lo, b[3].lo};
-        *reinterpret_cast<u32x4*>(wide + k_major_offset(pos, 4 * c + s, 1, 0)) = {b[0].hi, b[1].hi, b[2].hi, b[3].hi};
+        *reinterpret_cast<u32x4*>(wide + gqa8_warpgroup_layout::k_major_offset(pos, 4 * c + s, 0, 0)) = {b[0].lo, b[1].lo, b[2].lo, b[3].lo};
+        *reinterpret_cast<u32x4*>(wide + gqa8_warpgroup_layout::k_major_offset(pos, 4 * c + s, 1, 0)) = {b[0].hi, b[1].hi, b[2].hi, b[3].hi};
       }
     } else {  // item (element group dg, position group pg): one core matrix, 8 elements x 8 positions
       const u32 dg = i % 32, pg = i / 32;

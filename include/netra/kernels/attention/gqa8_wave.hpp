@@ -44,13 +44,16 @@ template <class Contract> struct attention_gqa8_wave {
     v.blocks = v.start < v.end ? static_cast<u32>(ceil_div(v.end - v.start, i64{64})) : 0u;
     return v;
   }
+  /// The workgroup's query chunk c: 16 bytes of row c / 32 (8 token + head of the KV group),
+  /// head-dim elements 8 (c % 32) ...
+  static NETRA_DEVICE const u16* query_chunk(const attention_gqa8_args& p, const attention_gqa8_request<Contract>& r, u32 kv_head, u32 c) {
+    const u32 row = c / 32, t = row / Contract::group, rr = row % Contract::group;
+    return p.q + (static_cast<u64>(r.first_token + t) * Contract::q_heads + kv_head * Contract::group + rr) * Contract::head_dim + 8 * (c % 32);
+  }
   /// The workgroup's queries into LDS q [Tq][8][256] BF16 (token t, head kv_head * 8 + r).
   static NETRA_DEVICE void load_queries(const attention_gqa8_args& p, const attention_gqa8_request<Contract>& r, u32 kv_head, u16* q) {
-    for (u32 c = thread_id<target>(); c < Contract::q_bytes / 16; c += Contract::workgroup_size) {
-      const u32 row = c / 32, t = row / Contract::group, rr = row % Contract::group;
-      const u16* src = p.q + (static_cast<u64>(r.first_token + t) * Contract::q_heads + kv_head * Contract::group + rr) * Contract::head_dim + 8 * (c % 32);
-      *reinterpret_cast<u32x4*>(q + 8 * c) = load_16B<target>(src);
-    }
+    for (u32 c = thread_id<target>(); c < Contract::q_bytes / 16; c += Contract::workgroup_size)
+      *reinterpret_cast<u32x4*>(q + 8 * c) = load_16B<target>(query_chunk(p, r, kv_head, c));
   }
 
   struct state {
