@@ -115,6 +115,11 @@ class Native(Instance):
         view = View(c.q[s].data_ptr(), None, c.k[s].data_ptr(), c.v[s].data_ptr(), c.qo.data_ptr(), c.kv_indptr.data_ptr(),
                     c.kv_indices[s].data_ptr(), c.kv_indptr.data_ptr(), c.scales.data_ptr(), c.scales.data_ptr() + 4, ws + Q_PAD + QO_PAD,
                     ws + Q_PAD + QO_PAD + SPLIT_O, c.q_tokens, c.slots, c.kv_indices[s].numel(), slices)
+        self.launch_view(c, s, slices, view, floor, form, one, two, programmatic)
+
+    def launch_view(self, c: "Case", s: int, slices: int, view: View, floor: bool = False, form: str | None = None, one: bool = True,
+                    two: bool = True, programmatic: bool = True) -> None:
+        ws = self.workspace.data_ptr()
         a = Args(view, c.q[s].data_ptr(), c.out[s].data_ptr(), c.k_ext[s].data_ptr(), c.v_ext[s].data_ptr(), c.qo.data_ptr(), ws, ws + Q_PAD,
                  c.q_tokens)
         pa = (ctypes.c_void_p * 1)(ctypes.cast(ctypes.pointer(a), ctypes.c_void_p))
@@ -124,6 +129,44 @@ class Native(Instance):
                   "launch native one")
         if two:
             self.stage_two(c, slices, st, pa, form, programmatic)
+
+
+class Warpgroup(Native):
+    """The native plan with its products on the warpgroup matrix unit (attention_gqa4_extend_native's WarpgroupMma, one
+    warpgroup of 128 threads, `stages` ring pieces, split capacity `cap`): the same symbols, bits and stage two."""
+    THREADS = 128
+
+    def __init__(self, objects: str, stages: int, cap: int = CAP):
+        self.NAME = f"attention-gqa4-extend-native-sm90a-1-{stages}-64-{cap}-1"
+        self.key, self.cap = f"Warpgroup{stages}-{cap}", cap
+        # attention_gqa4_extend_native::lds_bytes: ring, Q (64 rows), two widened pieces, the slot table
+        self.LDS = stages * 64 * 128 + 64 * 128 * 2 + 2 * 16 * 1040 + ((stages + 1) // 2 + 1) * 64 * 8
+        self.per_sm = (227 * 1024 + 1024) // (self.LDS + 1024)  # workgroups_by_lds
+        self.STAGE_ONE_LDS = {"one": self.LDS, "floor": self.LDS}
+        super().__init__(objects)
+        if cap != CAP:  # the workspace of this capacity's split state
+            self.workspace = torch.zeros((Q_PAD + QO_PAD + cap * 4 * 96 * 256 * 4 + cap * 4 * 96 * 8) // 4, dtype=torch.float32, device="cuda")
+
+    def slices_for(self, batch: int, processors: int) -> int:  # attention_gqa4_extend_native::slices_for (WarpgroupMma): the best-filled last wave
+        slots, best, fill = processors * self.per_sm, 2, 0.0
+        for s in range(2, max(2, min(16, self.cap // batch)) + 1):
+            grid = batch * HKV * s
+            f = grid / (-(-grid // slots) * slots)
+            if f > fill:
+                best, fill = s, f
+        return best
+
+    def launch(self, c: "Case", s: int, slices: int, **kw) -> None:
+        split_o = Q_PAD + QO_PAD
+        ws = self.workspace.data_ptr()
+        view = View(c.q[s].data_ptr(), None, c.k[s].data_ptr(), c.v[s].data_ptr(), c.qo.data_ptr(), c.kv_indptr.data_ptr(),
+                    c.kv_indices[s].data_ptr(), c.kv_indptr.data_ptr(), c.scales.data_ptr(), c.scales.data_ptr() + 4, ws + split_o,
+                    ws + split_o + self.cap * 4 * 96 * 256 * 4, c.q_tokens, c.slots, c.kv_indices[s].numel(), slices)
+        self.launch_view(c, s, slices, view, **kw)
+
+
+def key_of(inst) -> str:
+    return getattr(inst, "key", type(inst).__name__)
 
 
 class Case:
@@ -244,7 +287,7 @@ def bench_shape(insts: tuple, batch: int, prefix: int, seed: int, bw: float, tar
         again = c.out[0].clone()
         calls[0]()
         repeatable = bool(torch.equal(again.view(torch.int16), c.out[0].view(torch.int16)))
-        timed[type(inst).__name__] = (inst, slices, cmp, repeatable, again, common.bench_graph(calls, reps=15), common.bench_eager(calls, reps=15))
+        timed[key_of(inst)] = (inst, slices, cmp, repeatable, again, common.bench_graph(calls, reps=15), common.bench_eager(calls, reps=15))
     native, native_slices = timed["Native"][0], timed["Native"][1]
     same_bits = None
     if "Instance" in timed:
@@ -252,6 +295,27 @@ def bench_shape(insts: tuple, batch: int, prefix: int, seed: int, bw: float, tar
         native.launch(c, 0, timed["Instance"][1])  # the native plan at the pair view's slice count: the same bits (results depend on the slices)
         torch.cuda.synchronize()
         same_bits = bool(torch.equal(timed["Instance"][4].view(torch.int16), c.out[0].view(torch.int16)))
+    warpgroup = {}  # each warpgroup form: its bits against the native plan's at the native slices, its stage one and floor alone
+    for k, (inst, slices, *_rest) in timed.items():
+        if not k.startswith("Warpgroup"):
+            continue
+        want = None  # the native plan's bits at these slices, where its workspace holds them (results depend on the slices)
+        if batch * slices <= CAP:
+            c.out[0].fill_(float("nan"))
+            native.launch(c, 0, slices)
+            torch.cuda.synchronize()
+            want = c.out[0].clone().view(torch.int16)
+        c.out[0].fill_(float("nan"))
+        inst.launch(c, 0, slices)
+        torch.cuda.synchronize()
+        same = None if want is None else bool(torch.equal(want, c.out[0].view(torch.int16)))  # before any other launch writes out
+        part = lambda **kw: common.bench_graph([lambda s=s: inst.launch(c, s, slices, **kw) for s in range(sets)], reps=15)["median_us"]
+        by_slices = {str(x): common.bench_graph([lambda s=s, x=x: inst.launch(c, s, x) for s in range(sets)], reps=15)["median_us"]
+                     for x in sorted({slices - 1, slices + 1}) if 2 <= x <= min(16, inst.cap // batch)}
+        warpgroup[inst.NAME] = {"graph_us": timed[k][5]["median_us"], "slices": slices, "same_bits_as_native": same,
+                                "stage_one_graph_us": part(two=False), "floor_stage_one_graph_us": part(floor=True, two=False), "floor_us": part(floor=True),
+                                "other_slices_graph_us": by_slices}
+    same_bits = same_bits if all(w["same_bits_as_native"] is not False for w in warpgroup.values()) else False
     def graph_us(slices: int = native_slices, **kw) -> float:  # the native plan's call (or a part: kw as Native.launch's) over the sets
         return common.bench_graph([lambda s=s: native.launch(c, s, slices, **kw) for s in range(sets)], reps=15)["median_us"]
     floor = graph_us(floor=True)
@@ -275,7 +339,13 @@ def bench_shape(insts: tuple, batch: int, prefix: int, seed: int, bw: float, tar
         torch.cuda.synchronize()
         forms[f] = {"same_bits": bool(torch.equal(served_bits, c.out[0].view(torch.int16)))}
     forms_same_bits = all(v["same_bits"] for v in forms.values())
-    inst, slices, cmp, repeatable, _, g, e = min(timed.values(), key=lambda t: t[5]["median_us"])
+    # The record is what tactics::attention_gqa4_extend serves (sm90a page size 1: the 6-stage warpgroup form at B = 1, the
+    # 3-stage one above) where this run timed it, else the fastest plan.
+    served = "Warpgroup6-128" if batch == 1 else "Warpgroup3-128"
+    inst, slices, cmp, repeatable, _, g, e = timed[served] if served in timed else min(timed.values(), key=lambda t: t[5]["median_us"])
+    own = warpgroup.get(inst.NAME)  # the served form's own grid: its floor and stage one (else the per-warp plan's)
+    floor_rec = own["floor_us"] if own else floor
+    one_rec, floor_one_rec = (own["stage_one_graph_us"], own["floor_stage_one_graph_us"]) if own else (parts["stage_one"], parts["floor_stage_one"])
     cmp = dict(cmp, beyond_bound=max(t[2]["beyond_bound"] for t in timed.values()))
     repeatable = all(t[3] for t in timed.values())
     copy_us, peers = None, []
@@ -288,17 +358,17 @@ def bench_shape(insts: tuple, batch: int, prefix: int, seed: int, bw: float, tar
 
     def line(rec: dict) -> str:
         return (f"{inst.NAME} B={batch} P={prefix} slices {slices}: graph {g['median_us']:.2f} us eager {e['median_us']:.2f} | pair view {view_g} "
-                f"| native floor {floor:.2f} | by slices {sweep} | same bits {same_bits} | parts {parts} | stage two forms "
+                f"| native floor {floor:.2f} | warpgroup {warpgroup} | by slices {sweep} | same bits {same_bits} | parts {parts} | stage two forms "
                 f"{ {f: v['same_bits'] for f, v in forms.items()} } | roofline "
                 f"{roofline:.2f} ({roofline / g['median_us']:.1%}) | {cmp} | best peer {rec.get('best_peer')} {rec.get('best_peer_graph_us')} | copy {copy_us}")
     return shape_record("gqa4_extend", inst.NAME, {"batch": batch, "kv_len": prefix, "tq": E}, g, e, "contracts/attention/gqa4_extend.hpp",
                         check_requests, line, correct=cmp["beyond_bound"] == 0 and repeatable and same_bits is not False and forms_same_bits,
                         peers=peers, bytes_moved=c.bytes(), copy_bandwidth=bw, target_us=roofline / target_fraction if target_fraction else None,
-                        floor_us=floor, slices=slices, input_sets=sets, pair_view_graph_us=view_g, native_graph_us=timed["Native"][5]["median_us"],
-                        native_slices=native_slices, native_slices_graph_us={str(k): v for k, v in sorted(sweep.items())},
-                        native_equals_pair_view_bits=same_bits, stage_one_graph_us=parts["stage_one"], floor_stage_one_graph_us=parts["floor_stage_one"],
+                        floor_us=floor_rec, slices=slices, input_sets=sets, pair_view_graph_us=view_g, native_graph_us=timed["Native"][5]["median_us"],
+                        native_slices=native_slices, warpgroup_forms=warpgroup, native_slices_graph_us={str(k): v for k, v in sorted(sweep.items())},
+                        native_equals_pair_view_bits=same_bits, stage_one_graph_us=one_rec, floor_stage_one_graph_us=floor_one_rec,
                         plain_launch_graph_us=parts["plain_launch"], stage_two_forms=forms, stage_two_forms_same_bits=forms_same_bits,
-                        fraction_of_floor=floor / g["median_us"], repeatable_bits=repeatable, dequant_copy_graph_us=copy_us,
+                        fraction_of_floor=floor_rec / g["median_us"], native_floor_us=floor, native_stage_one_graph_us=parts["stage_one"], repeatable_bits=repeatable, dequant_copy_graph_us=copy_us,
                         fraction_of_roofline=roofline / g["median_us"], **cmp)
 
 
@@ -308,11 +378,13 @@ def main() -> None:
     ap.add_argument("--out", required=True)
     ap.add_argument("--budget-s", type=float, default=100.0, help="start no new shape after this many seconds")
     ap.add_argument("--no-pair-view", action="store_true", help="time the native plan only (the pair view is the compared plan)")
+    ap.add_argument("--warpgroup-stages", default="", help="comma-separated STAGES[:CAPACITY] of the WarpgroupMma native forms to time beside the plan")
     a = ap.parse_args()
     began = time.monotonic()
     torch.zeros(1, device="cuda")
     bw = common.copy_bandwidth()
     insts = (Native(a.objects),) if a.no_pair_view else (Instance(a.objects), Native(a.objects))
+    insts += tuple(Warpgroup(a.objects, *map(int, x.split(":"))) for x in a.warpgroup_stages.split(",") if x)
     records, light = [], []
     # (batch, prefix, target fraction, full): full shapes are records (both plans, every peer); the others only the native
     # plan's parts (P = 256 at B = 64: where the prefix-independent time shows; B = 16, P = 2048: the slice rule's middle).
@@ -322,12 +394,14 @@ def main() -> None:
         if time.monotonic() - began > a.budget_s:
             print(f"budget reached: {len(plan) - i} shapes not run", flush=True)
             break
-        rec = bench_shape(insts if full else insts[-1:], batch, prefix, 2600 + batch + prefix, bw, target, with_peers=full)
+        rec = bench_shape(insts if full else tuple(i for i in insts if key_of(i) != "Instance"), batch, prefix, 2600 + batch + prefix, bw, target, with_peers=full)
         (records if full else light).append(rec if full else {k: v for k, v in rec.items() if k != "peers"})
         torch.cuda.empty_cache()  # the shape's inputs went with bench_shape
         method = ("GQA4 extend (bench/attention_extend.py): CUDA graph replay and eager bursts over input sets rotated past L2, median of 15 "
                   "(peers 10); the pair view's three kernels and the native plan's two per call (stage two a programmatic dependent of stage "
-                  "one, wide from 16 slices on), the faster recorded (both checked, bits compared); floor_us = the native grid's floor (its "
+                  "one, wide from 16 slices on), per warp and on the warpgroup matrix unit (warpgroup_forms: each form's call, stage one, "
+                  "floor and other slice counts, its bits against the per-warp plan's at its slices); the record is the form dispatch serves "
+                  "(else the fastest), every plan checked and bits compared; floor_us = the native grid's floor (its "
                   "stage one without the math, then stage two); stage_one_graph_us / floor_stage_one_graph_us: the native stage one / its floor "
                   "alone; stage_two_forms: each stage-two form's bits in a whole call against the served form's (their times: "
                   "bench/results/evidence/attention_extend_forms_h200.json); plain_launch_graph_us: the call with stage two launched without the programmatic edge; SDPA peers read a "

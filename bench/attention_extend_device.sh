@@ -21,7 +21,7 @@ step timeout $((${BENCH_S:-55} + 30)) python3 bench/attention_extend.py --budget
 cut -c1-300 "$out/bench.txt" | tail -n 12
 # The native plan's cases (the served plan; its stage-two forms against the served bits), then the pair view's
 # stage-two forms case; the host oracles take most of the time, so each step has its own limit.
-step timeout ${TEST_S:-40} "$carry/test_attention_extend_gpu" -tc="*<native>,extend: the native plan*" > "$out/extend_gpu.txt" 2>&1
+step timeout ${TEST_S:-40} "$carry/test_attention_extend_gpu" -tc="*<native>,*<warpgroup*,extend: the native plan*" > "$out/extend_gpu.txt" 2>&1
 [ "${PAIR_S:-10}" != 0 ] && step timeout ${PAIR_S:-10} "$carry/test_attention_extend_gpu" -tc="extend: every stage-two form*<pair view>" >> "$out/extend_gpu.txt" 2>&1
 grep -E "MESSAGE|test cases|assertions|ERROR|FAILED" -A1 "$out/extend_gpu.txt" | grep -vE "^--$|MESSAGE" | cut -c1-160 | tail -n 40
 if [ -f "$carry/libnetra.so" ]; then  # the C ABI and Python steps need libnetra
@@ -80,4 +80,8 @@ fi
 step timeout ${MEMCHECK_S:-20} compute-sanitizer --tool memcheck --error-exitcode 9 "$carry/test_attention_extend_gpu" \
   -tc="extend: a request whose extent*,extend: a refused call*,extend: every stage-two form*" -tc-exclude="*<pair view>" > "$out/memcheck.txt" 2>&1
 tail -n 2 "$out/memcheck.txt"
+# The warpgroup form's LDS hand-offs (ring, widened pieces, slot table, staged o) under racecheck.
+step timeout ${RACECHECK_S:-30} compute-sanitizer --tool racecheck --error-exitcode 9 "$carry/test_attention_extend_gpu" \
+  -tc="extend: the same input gives*" -tc-exclude="*<pair view>,*<native>" > "$out/racecheck.txt" 2>&1
+tail -n 2 "$out/racecheck.txt"
 exit $status

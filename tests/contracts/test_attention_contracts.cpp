@@ -283,11 +283,14 @@ TEST_CASE("graph phase is a dispatch dimension: a piecewise-prefill call of <= 1
   boost::hana::for_each(tactics::attention_gqa4_extend,
                         [&](auto t) { in_domain |= tactic_traits<typename decltype(t)::type>::in_promoted_domain(prefill); });
   CHECK_FALSE(in_domain);
-  // The same call in the extend phase is taken by the first sm90a extend tactic (index 2: the native
-  // plan; 0 and 1 are gfx950's).
+  // The same call in the extend phase is taken by the sm90a warpgroup form (index 3: 3 stages at
+  // B = 2; 0 and 1 are gfx950's, 2 the 6-stage form of B = 1), and one request by index 2.
   attention_signature e = prefill;
   e.phase = attention_phase::extend;
-  CHECK(first_admitting(tactics::attention_gqa4_extend, e) == 2);
+  CHECK(first_admitting(tactics::attention_gqa4_extend, e) == 3);
+  attention_signature one = e;
+  one.qo_indptr.shape[0] = one.kv_indptr.shape[0] = 2;
+  CHECK(first_admitting(tactics::attention_gqa4_extend, one) == 2);
   // Neither GQA8 list takes an extend call, nor the extend list a decode or verify call.
   CHECK(first_admitting(tactics::attention_gqa8, e) == -1);
   CHECK(first_admitting(tactics::attention_gqa4_extend, good_extend(attention_phase::verify, 12)) == -1);

@@ -163,3 +163,29 @@ TEST_CASE("all-equal scores give weights of exactly 1; a spike dominates") {
   CHECK(merged.l == 1.0f);
   CHECK(merged.o == 17.0f);
 }
+
+TEST_CASE("softmax_weight_of_max gives softmax_weight's bits wherever s <= m or either is NaN") {
+  const float inf = bit_cast<float>(0x7F800000u), nan = bit_cast<float>(0x7FC00000u);
+  // Every difference s - m such a pair forms is <= 0 or NaN: the exponentials agree on them (every
+  // 61st bit pattern of the sign-set half, -0 .. -inf and the negative NaNs, then the positive NaNs).
+  std::size_t checked = 0, differ = 0;
+  for (std::uint64_t u = 0x80000000u; u <= 0xFFFFFFFFu; u += 61, ++checked) differ += bits(exp_f32_not_above_high(bit_cast<float>(static_cast<std::uint32_t>(u)))) != bits(exp_f32(bit_cast<float>(static_cast<std::uint32_t>(u))));
+  for (std::uint32_t u = 0x7F800001u; u <= 0x7FFFFFFFu; u += 4099, ++checked) differ += bits(exp_f32_not_above_high(bit_cast<float>(u))) != bits(exp_f32(bit_cast<float>(u)));
+  for (const float x : {0.0f, -0.0f, -inf, nan, math_constants::exp_low, std::nextafter(math_constants::exp_low, 0.0f), std::nextafter(math_constants::exp_low, -inf)})
+    differ += bits(exp_f32_not_above_high(x)) != bits(exp_f32(x)), ++checked;
+  MESSAGE(checked, " differences checked");
+  CHECK(differ == 0);
+  // The pairs a block step forms: scores against their maximum (finite, -inf for masked scores, an
+  // empty row's -inf maximum, +inf scores, NaN), in both functions.
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> d(-100.0f, 100.0f);
+  std::vector<std::pair<float, float>> pairs = {{-inf, -inf}, {-inf, 3.0f}, {inf, inf}, {3.0f, inf}, {nan, 2.0f}, {2.0f, nan}, {nan, -inf}, {0.0f, 0.0f},
+                                                {-0.0f, 0.0f}, {-90.0f, 0.0f}, {-87.0f, 0.0f}};
+  for (int i = 0; i < 100000; ++i) {
+    const float a = d(rng), b = d(rng);
+    pairs.push_back({std::min(a, b), std::max(a, b)});
+  }
+  std::size_t pair_differ = 0;
+  for (const auto& [s, m] : pairs) pair_differ += bits(softmax_weight_of_max(s, m)) != bits(softmax_weight(s, m));
+  CHECK(pair_differ == 0);
+}

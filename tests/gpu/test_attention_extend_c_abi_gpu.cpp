@@ -16,6 +16,7 @@
 #include "gpu/gpu_buffers.hpp"
 #include "netra/c/attention.h"
 #include "netra/runtime/instance.hpp"
+#include "netra/runtime/tactics/attention.hpp"
 #include "netra/runtime/ops/attention_gqa4_extend.hpp"
 #include "oracles/attention_gqa4_extend.hpp"
 
@@ -73,7 +74,9 @@ TEST_CASE("extend through the C ABI: the served tactic's bits, within the bound;
   // The call itself.
   REQUIRE_MESSAGE(call(NETRA_ATTENTION_EXTEND, k_t.get(), ke_t.get(), ve_t.get()) == NETRA_STATUS_OK, last_error());
   const auto got = out.download();
-  using served = contracts::attention_gqa4_extend_native<sm90a, 1, 6, 64, 128>;  // the tactic dispatch serves first on sm90a
+  // What the tactic dispatch serves on sm90a above tactics::attention_gqa4_extend_deep_ring_max_batch.
+  REQUIRE(c.batch > tactics::attention_gqa4_extend_deep_ring_max_batch);
+  using served = contracts::attention_gqa4_extend_native<sm90a, 1, 3, 64, 128, 1>;
   static const handle<served> h(std::string(NETRA_CODE_OBJECT_DIR) + "/" + instance_name<served>() + ".cubin", current_cuda_device());
   direct.upload(poisoned);
   attention_extend_call a;

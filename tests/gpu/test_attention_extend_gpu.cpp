@@ -25,10 +25,18 @@ using extend = contracts::attention_gqa4_extend_served<sm90a>;
 using extend16 = contracts::attention_gqa4_extend<sm90a, 16, 1, 6, 64, 128>;
 using native = contracts::attention_gqa4_extend_native<sm90a, 1, 6, 64, 128>;  // the 48-row plan: the same order, the same oracle
 using native16 = contracts::attention_gqa4_extend_native<sm90a, 16, 6, 64, 128>;
+using warpgroup = contracts::attention_gqa4_extend_native<sm90a, 1, 3, 64, 128, 1>;  // the native plan's products on the warpgroup matrix unit
+using warpgroup6 = contracts::attention_gqa4_extend_native<sm90a, 1, 6, 64, 128, 1>;
+using warpgroup16 = contracts::attention_gqa4_extend_native<sm90a, 16, 3, 64, 128, 1>;
 TYPE_TO_STRING_AS("pair view", extend);
 TYPE_TO_STRING_AS("native", native);
+TYPE_TO_STRING_AS("warpgroup", warpgroup);
+TYPE_TO_STRING_AS("warpgroup 6", warpgroup6);
 
 namespace {
+/// The page-size-16 instance of a plan's mapping.
+template <class P> using page16_of = conditional_t<!P::native, extend16, conditional_t<P::warpgroup_mma, warpgroup16, native16>>;
+
 template <class C> const handle<C>& h() {
   static const handle<C> value(std::string(NETRA_CODE_OBJECT_DIR) + "/" + instance_name<C>() + ".cubin", current_cuda_device());
   return value;
@@ -103,23 +111,26 @@ template <class C> void bitwise(const extend_shape& shape, std::uint32_t seed, i
 }
 }  // namespace
 
-TEST_CASE_TEMPLATE("extend: bitwise equal to netra's order on exact inputs (split 2 and more, page size 1 and 16)", P, extend, native) {
-  using C16 = conditional_t<P::native, native16, extend16>;
+TEST_CASE_TEMPLATE("extend: bitwise equal to netra's order on exact inputs (split 2 and more, page size 1 and 16)", P, extend, native, warpgroup,
+                   warpgroup6) {
+  using C16 = page16_of<P>;
   const extend_shape s{1, {0, 1, 63, 64, 65, 300, 1000}, {1, 12, 7, 12, 3, 12, 9}, 0.37f, 0.8f, extend_fill::bitwise, 0};
   for (i64 slices : {2, 3, 16}) bitwise<P>(s, 1, slices);
   bitwise<C16>({16, {0, 1, 17, 300}, {12, 2, 12, 5}, 0.5f, 2.0f, extend_fill::bitwise, 0}, 2, 4);
   bitwise<P>({1, std::vector<std::int64_t>(8, 600), std::vector<int>(8, 12), 1.0f, 1.0f, extend_fill::bitwise, 0}, 3, 2);  // full 48-row tiles
 }
 
-TEST_CASE("extend: the native plan and the pair view give the same bits (random inputs, ragged)") {
+TEST_CASE("extend: the native plan (per warp and on the warpgroup matrix unit) and the pair view give the same bits (random inputs, ragged)") {
   const extend_case c = make_case({1, {0, 1, 63, 700, 4099, 64}, {12, 1, 5, 12, 12, 8}, 0.9f, 1.1f, extend_fill::random, 0}, 5);
   for (i64 slices : {2, 7}) {
-    const auto a = run<extend>(c, slices), b = run<native>(c, slices);
+    const auto a = run<extend>(c, slices), b = run<native>(c, slices), w = run<warpgroup>(c, slices), w6 = run<warpgroup6>(c, slices);
     CHECK(std::memcmp(a.data(), b.data(), a.size() * 2) == 0);
+    CHECK(std::memcmp(b.data(), w.data(), b.size() * 2) == 0);
+    CHECK(std::memcmp(b.data(), w6.data(), b.size() * 2) == 0);
   }
 }
 
-TEST_CASE_TEMPLATE("extend: every stage-two form gives the served form's bits (ragged, random, slices 2, 3, 16)", P, native, extend) {
+TEST_CASE_TEMPLATE("extend: every stage-two form gives the served form's bits (ragged, random, slices 2, 3, 16)", P, native, extend, warpgroup) {
   const extend_case c = make_case({1, {0, 1, 63, 700, 4099, 64, 2000}, {12, 1, 5, 12, 12, 8, 12}, 0.9f, 1.1f, extend_fill::random, 0}, 6);
   for (i64 slices : {2, 3, 16}) {
     const auto served = run<P>(c, slices);
@@ -130,8 +141,9 @@ TEST_CASE_TEMPLATE("extend: every stage-two form gives the served form's bits (r
   }
 }
 
-TEST_CASE_TEMPLATE("extend: within the contract's bound on random and adversarial calls; NaN of unindexed slots never leaks", P, extend, native) {
-  using C16 = conditional_t<P::native, native16, extend16>;
+TEST_CASE_TEMPLATE("extend: within the contract's bound on random and adversarial calls; NaN of unindexed slots never leaks", P, extend, native,
+                   warpgroup) {
+  using C16 = page16_of<P>;
   bounded<P>({1, {0, 1, 63, 64, 65, 127, 1000, 4099}, {12, 1, 12, 5, 12, 2, 12, 12}, 0.8f, 1.3f, extend_fill::random, 0}, 11, "ragged");
   bounded<P>({1, std::vector<std::int64_t>(64, 257), std::vector<int>(64, 12), 1.0f, 1.0f, extend_fill::random, 0}, 12, "B = 64, P = 257");
   bounded<P>({1, {4096}, {12}, 1.0f, 1.0f, extend_fill::random, 0}, 13, "B = 1, P = 4096 (split)");
@@ -145,7 +157,7 @@ TEST_CASE_TEMPLATE("extend: within the contract's bound on random and adversaria
   bounded<P>({1, {150, 900, 64}, {12, 12, 12}, 1.0f, 1.0f, extend_fill::random, 3}, 21, "every 3rd index outside the pool");
 }
 
-TEST_CASE_TEMPLATE("extend: a request whose extent is outside [1, 12] is left untouched", P, extend, native) {
+TEST_CASE_TEMPLATE("extend: a request whose extent is outside [1, 12] is left untouched", P, extend, native, warpgroup) {
   extend_case c = make_case({1, {200, 200, 200}, {12, 12, 12}, 1.0f, 1.0f, extend_fill::random, 0}, 31);
   c.qo_indptr = {0, 12, 12, 36};  // request 1 empty, request 2 claims 24 tokens
   const gqa8_expected e = reference(c);
@@ -156,13 +168,13 @@ TEST_CASE_TEMPLATE("extend: a request whose extent is outside [1, 12] is left un
   CHECK(s.untouched_bad == 0);
 }
 
-TEST_CASE_TEMPLATE("extend: the same input gives the same bits on every run (no atomics in the result path)", P, extend, native) {
+TEST_CASE_TEMPLATE("extend: the same input gives the same bits on every run (no atomics in the result path)", P, extend, native, warpgroup) {
   const extend_case c = make_case({1, {3000, 17, 64, 1000}, {12, 3, 12, 7}, 1.0f, 1.0f, extend_fill::random, 0}, 41);
   const auto a = run<P>(c, 8), b = run<P>(c, 8);
   CHECK(std::memcmp(a.data(), b.data(), a.size() * 2) == 0);
 }
 
-TEST_CASE_TEMPLATE("extend: a refused call names the field, launches nothing and writes nothing", P, extend, native) {
+TEST_CASE_TEMPLATE("extend: a refused call names the field, launches nothing and writes nothing", P, extend, native, warpgroup) {
   const extend_case c = make_case({1, {100, 100}, {12, 5}, 1.0f, 1.0f, extend_fill::random, 0}, 51);
   device_case d(c);
   const auto refused = testing::refusal_check([](const attention_extend_call& a, i64 slices) { attention_extend(h<P>(), nullptr, a, slices); });

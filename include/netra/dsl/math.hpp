@@ -141,14 +141,21 @@ NETRA_HOST_DEVICE float exp_f32_in_range(float x) {
   return bit_cast<float>(bit_cast<u32>(p) + (bit_cast<u32>(t) << 23));
 }
 
-/// e^x in FP32 from IEEE-exact operations in a fixed order (see the file comment).
-NETRA_HOST_DEVICE float exp_f32(float x) {
+/// exp_f32(x) for x <= exp_high or NaN (every x <= 0: an online softmax's s - m): the same bits
+/// without the overflow select.
+NETRA_HOST_DEVICE float exp_f32_not_above_high(float x) {
   using namespace math_constants;
   const float scaled = exp_f32_in_range(x);
   // Range and NaN by selects, not branches (the same bits as early returns; no control flow, so
   // a kernel can interleave many independent exponentials).
   const float in_range = x == x ? scaled : x;
-  const float below = x < exp_low ? 0.0f : in_range;
+  return x < exp_low ? 0.0f : in_range;
+}
+
+/// e^x in FP32 from IEEE-exact operations in a fixed order (see the file comment).
+NETRA_HOST_DEVICE float exp_f32(float x) {
+  using namespace math_constants;
+  const float below = exp_f32_not_above_high(x);
   return x > exp_high ? bit_cast<float>(0x7F800000u) : below;
 }
 

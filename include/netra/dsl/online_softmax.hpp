@@ -34,6 +34,15 @@ NETRA_HOST_DEVICE float softmax_rescale(float from, float to) {
 /// every score masked) or s is -inf.
 NETRA_HOST_DEVICE float softmax_weight(float s, float m) { return m == negative_infinity() ? 0.0f : exp_f32(sub_rn(s, m)); }
 
+/// softmax_weight(s, m) where s <= m or either is NaN (a block step's scores against a maximum
+/// taken over them): the same bits, with the exponential's overflow select left out (s - m is
+/// <= 0 or NaN) and the empty row a select rather than a branch, so a kernel can interleave the
+/// weights (tests/dsl/test_online_softmax.cpp: every such difference s - m).
+NETRA_HOST_DEVICE float softmax_weight_of_max(float s, float m) {
+  const float w = exp_f32_not_above_high(sub_rn(s, m));
+  return m == negative_infinity() ? 0.0f : w;
+}
+
 /// The running statistics of one softmax row.
 struct softmax_stats {
   float m;

@@ -7,7 +7,8 @@
 //     row_group_bytes apart in M / N; no swizzle.
 //   warpgroup_mma_bf16_m64n64_lds<T>(d, a, b, accumulate): d(64 x 64) (+)= A(64 x 16) B(16 x 64).
 //   warpgroup_mma_bf16_m64n256_regs<T>(d, a, b, accumulate): d(64 x 256) (+)= A(64 x 16) B(16 x 256),
-//     A from registers (each warp its 16 rows in the mma.sync m16n8k16 A layout).
+//     A from registers (each warp its 16 rows in the mma.sync m16n8k16 A layout); _m64n128_regs the
+//     same with N = 128.
 //   D item i of thread (warp w of the warpgroup, lane l): row 16 w + (l >> 2) + 8 ((i >> 1) & 1),
 //   column 8 (i >> 2) + 2 (l & 3) + (i & 1).
 // Order of use: LDS written by ordinary stores is made visible with lds_visible_to_matrix_unit<T>()
@@ -39,6 +40,9 @@ template <> struct warpgroup_mma_ops<sm90a> {
   static NETRA_DEVICE void m64n256_regs(float (&d)[128], const u32 (&a)[4], u64 b, bool accumulate) {
     sm90a_isa::wgmma_mma_async_sync_aligned_m64n256k16_f32_bf16_bf16_rs(d, a, b, accumulate);
   }
+  static NETRA_DEVICE void m64n128_regs(float (&d)[64], const u32 (&a)[4], u64 b, bool accumulate) {
+    sm90a_isa::wgmma_mma_async_sync_aligned_m64n128k16_f32_bf16_bf16_rs(d, a, b, accumulate);
+  }
   static NETRA_DEVICE void fence() { sm90a_isa::wgmma_fence_sync_aligned(); }
   static NETRA_DEVICE void commit() { sm90a_isa::wgmma_commit_group_sync_aligned(); }
   template <u32 N> static NETRA_DEVICE void wait() { sm90a_isa::wgmma_wait_group_sync_aligned<N>(); }
@@ -54,6 +58,9 @@ template <class Target> NETRA_DEVICE void warpgroup_mma_bf16_m64n64_lds(float (&
 }
 template <class Target> NETRA_DEVICE void warpgroup_mma_bf16_m64n256_regs(float (&d)[128], const u32 (&a)[4], u64 b, bool accumulate) {
   warpgroup_mma_ops<Target>::m64n256_regs(d, a, b, accumulate);
+}
+template <class Target> NETRA_DEVICE void warpgroup_mma_bf16_m64n128_regs(float (&d)[64], const u32 (&a)[4], u64 b, bool accumulate) {
+  warpgroup_mma_ops<Target>::m64n128_regs(d, a, b, accumulate);
 }
 template <class Target> NETRA_DEVICE void warpgroup_mma_fence() { warpgroup_mma_ops<Target>::fence(); }
 template <class Target> NETRA_DEVICE void warpgroup_mma_commit() { warpgroup_mma_ops<Target>::commit(); }

@@ -51,7 +51,7 @@ struct attention_gqa4_extend {
   static constexpr const char* family = "attention_gqa4_extend";
   static constexpr const char* template_name = "netra::contracts::attention_gqa4_extend";
   static constexpr attention_phase phase = attention_phase::extend;
-  static constexpr bool native = false;  // the pair view's kernels (attention_gqa4_extend_native: true)
+  static constexpr bool native = false, warpgroup_mma = false;  // the pair view's kernels (attention_gqa4_extend_native: native)
   static constexpr u32 q_heads = 32, kv_heads = 8, group = 4, head_dim = 128, max_extend = 12;
   static constexpr float softmax_scale = 0.0883883461356163f;  // fl32(1/sqrt(128))
   static constexpr u32 page_size = PageSize, block_warps = BlockWarps, stages = Stages, max_batch = MaxBatch, split_capacity = SplitCapacity;
@@ -153,18 +153,33 @@ struct attention_gqa4_extend {
 /// for bit (kernels/attention/extend_native.hpp says why) and stage two is the same. A wave owns
 /// wave_rows rows: sm90a one m16n8k16 M-tile (16 rows, 3 warps, 96 threads); gfx950 12 of a 16x16
 /// MFMA's 16 columns (3 tokens x 4 heads, 4 waves, 256 threads).
-template <class Target, u32 PageSize, u32 Stages, u32 MaxBatch, u32 SplitCapacity>
+/// Field WarpgroupMma (mapping, no bit changes; 1: targets with has_warpgroup_mma): one warpgroup
+/// (128 threads) computes each block's S = Q K^T and O += P V on the warpgroup matrix unit from LDS
+/// (Q and the block widened once into its core-matrix layout; rows 48..63 of its 64 are padding),
+/// with the per-warp plan's k-steps in its order (kernels/attention/extend_native_warpgroup.hpp).
+template <class Target, u32 PageSize, u32 Stages, u32 MaxBatch, u32 SplitCapacity, u32 WarpgroupMma = 0>
 struct attention_gqa4_extend_native : attention_gqa4_extend<Target, PageSize, 1, Stages, MaxBatch, SplitCapacity> {
+  static_assert(WarpgroupMma == 0 || (WarpgroupMma == 1 && Target::has_warpgroup_mma),
+                "netra::contracts::attention_gqa4_extend_native: field WarpgroupMma must be 0, or 1 on a target with warpgroup matrix "
+                "instructions (sm90a)");
   using base = attention_gqa4_extend<Target, PageSize, 1, Stages, MaxBatch, SplitCapacity>;
   static constexpr const char* family = "attention_gqa4_extend_native";
   static constexpr const char* template_name = "netra::contracts::attention_gqa4_extend_native";
-  static constexpr i64 template_args[] = {PageSize, Stages, MaxBatch, SplitCapacity};
-  static constexpr bool native = true;
+  /// WarpgroupMma is spelled (and named) only where it is 1, so the other instances keep their names.
+  static constexpr const auto& template_args =
+      conditional_t<WarpgroupMma == 1, i64_values<PageSize, Stages, MaxBatch, SplitCapacity, WarpgroupMma>,
+                    i64_values<PageSize, Stages, MaxBatch, SplitCapacity>>::values;
+  static constexpr bool native = true, warpgroup_mma = WarpgroupMma == 1;
   static constexpr u32 rows = base::group * base::max_extend, block = 64, wave_rows = same_v<Target, sm90a> ? 16 : 12;
-  static constexpr u32 waves = rows / wave_rows, workgroup_size = waves * Target::wave_size;
+  static constexpr u32 waves = rows / wave_rows, warps = warpgroup_mma ? 4 : waves, workgroup_size = warps * Target::wave_size;
   static constexpr u32 piece_bytes = block * base::head_dim, ring_bytes = Stages * piece_bytes;
-  static constexpr u32 table_rounds = Stages / 2 + 1, table_bytes = table_rounds * block * 8;
-  static constexpr u32 lds_bytes = ring_bytes + table_bytes;
+  /// Slot ids a round ahead; WarpgroupMma issues a piece Stages ahead (its round's ids one iteration before).
+  static constexpr u32 table_rounds = warpgroup_mma ? (Stages + 1) / 2 + 1 : Stages / 2 + 1, table_bytes = table_rounds * block * 8;
+  /// WarpgroupMma: Q as 64 operand rows (BF16) and two widened pieces (the one on the matrix unit and the next).
+  static constexpr u32 q_bytes = warpgroup_mma ? 64 * base::head_dim * 2 : 0, wide_bytes = warpgroup_mma ? (base::head_dim / 8) * 1040 : 0;
+  static constexpr u32 lds_bytes = ring_bytes + q_bytes + 2 * wide_bytes + table_bytes;
+  static constexpr u32 epilogue_bytes = rows * (base::head_dim + 4) * 4;  // the slice's o as rows of 132 floats
+  static_assert(epilogue_bytes <= ring_bytes + q_bytes + 2 * wide_bytes, "netra::contracts::attention_gqa4_extend_native: the staged o does not fit");
   static_assert(lds_bytes <= Target::lds_bytes_per_workgroup, "netra::contracts::attention_gqa4_extend_native: the staging ring exceeds the target's LDS");
   NETRA_HOST_DEVICE static constexpr u32 chunk_for(u32 length, u32 slices) { return base::pair_view::chunk_for(length, slices); }
   /// Slices per request: one wave of stage-one workgroups (4 per processor over the 8 KV heads:
@@ -172,9 +187,24 @@ struct attention_gqa4_extend_native : attention_gqa4_extend<Target, PageSize, 1,
   /// H200 (bench/results/attention_h200.json, native_slices_graph_us): B = 16 at P 1024 / 2048 /
   /// 4096 fastest at 4 (the wave; 2 and 8 slower), B = 64 at 2 (the capacity's limit), B = 1 at 16
   /// against 8 and 32 at P = 1024 (32 is 10 % faster at P = 4096: not taken, the rule sees no length).
+  /// WarpgroupMma (workgroups_per_processor by its LDS): the count in [2, min(16, SplitCapacity /
+  /// batch)] whose grid fills its last wave of workgroups best, the fewest among equals (B = 16 on
+  /// the H200: 3 slices, 384 workgroups in one wave of 396; B = 64 at capacity 256: 3).
+  static constexpr u32 workgroups_per_processor = warpgroup_mma ? workgroups_by_lds<Target>(lds_bytes) : 4;
   NETRA_HOST_DEVICE static constexpr u32 slices_for(u32 batch, u32 processors) {
     const u32 b = max_of(1u, batch);
-    return max_of(2u, min_of(min_of(16u, processors / (2 * b)), SplitCapacity / b));
+    if constexpr (!warpgroup_mma) {
+      return max_of(2u, min_of(min_of(16u, processors / (2 * b)), SplitCapacity / b));
+    } else {
+      const u64 slots = static_cast<u64>(max_of(1u, processors)) * workgroups_per_processor;
+      u32 best = 2;
+      u64 best_fill = 0, best_room = 1;  // fill / room: the grid's workgroups over its waves' slots
+      for (u32 s = 2; s <= max_of(2u, min_of(16u, SplitCapacity / b)); ++s) {
+        const u64 grid = static_cast<u64>(b) * base::kv_heads * s, room = ceil_div(grid, slots) * slots;
+        if (grid * best_room > best_fill * room) best = s, best_fill = grid, best_room = room;
+      }
+      return best;
+    }
   }
   static constexpr resource_budget budget() {
     resource_budget b;
@@ -185,7 +215,8 @@ struct attention_gqa4_extend_native : attention_gqa4_extend<Target, PageSize, 1,
       b.max_lds_bytes = lds_bytes;
       b.max_code_bytes = 65536;
     } else if constexpr (same_v<Target, sm90a>) {
-      b.max_registers = 168;  // 4 workgroups (12 warps) per SM share the 64 Ki registers
+      // 4 workgroups (12 warps) per SM share the 64 Ki registers; WarpgroupMma: the workgroups its LDS lets a SM hold.
+      b.max_registers = warpgroup_mma ? min_of(255u, 65536 / (workgroups_by_lds<Target>(lds_bytes) * workgroup_size)) : 168;
       b.max_lds_bytes = lds_bytes + 1024;  // sm_90 reserves 1 KiB per block
       b.max_code_bytes = 196608;
     } else {

@@ -13,7 +13,8 @@
 //   k_read / v_read(lane, j) -> (position, first byte in the 128-byte row) of K / V read j
 //     (16 bytes; V: v_bytes);
 //   score_of(lane, i), o_of(lane, i) -> (row, position / element); row_slot(i): which of the
-//     lane's row_slots rows item i (score or o) belongs to; its lanes: xor row_mask(0), row_mask(1);
+//     lane's row_slots rows item i (score or o) belongs to (score_row_slot: the same, under the
+//     name block_weights.hpp reads); its lanes: xor row_mask(0), row_mask(1);
 //   qk(s, qa, k, widen): s = the unscaled FP32 scores; pv(o, p, v, widen): o += P V with p the
 //     BF16 pair words of the weights (word w = items 2w, 2w + 1).
 #pragma once
@@ -69,6 +70,7 @@ template <> struct extend_plan<mma_m16n8k16_bf16> {
     return {(lane >> 2) + 8 * ((i % 4) / 2), 32 * (lane & 3) + 16 * (i % 2) + i / 4};
   }
   NETRA_HOST_DEVICE static constexpr u32 row_slot(u32 i) { return (i % 4) / 2; }
+  NETRA_HOST_DEVICE static constexpr u32 score_row_slot(u32 i) { return row_slot(i); }
   NETRA_HOST_DEVICE static constexpr u32 row_mask(u32 i) { return i == 0 ? 1u : 2u; }
 
   NETRA_HOST_DEVICE static void q_operands_of(q_operands& qa, const u32x4 (&q)[q_loads]) {
@@ -150,6 +152,7 @@ template <> struct extend_plan<mfma_f32_16x16x32_bf16> {
   NETRA_HOST_DEVICE static constexpr fragment_element v_read(u32 lane, u32 j) { return {score_of(lane, j).col, 8 * (lane % 16)}; }
   NETRA_HOST_DEVICE static constexpr fragment_element o_of(u32 lane, u32 i) { return {lane % 16, 8 * (4 * (lane / 16) + i % 4) + i / 4}; }
   NETRA_HOST_DEVICE static constexpr u32 row_slot(u32) { return 0; }
+  NETRA_HOST_DEVICE static constexpr u32 score_row_slot(u32) { return 0; }
   NETRA_HOST_DEVICE static constexpr u32 row_mask(u32 i) { return view::row_mask(i); }
 
   NETRA_HOST_DEVICE static void q_operands_of(q_operands& qa, const u32x4 (&q)[q_loads]) {

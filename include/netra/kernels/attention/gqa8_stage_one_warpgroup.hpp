@@ -27,7 +27,7 @@
 #include "netra/dsl/warpgroup_mma.hpp"
 #include "netra/dsl/wave_vote.hpp"
 #include "netra/kernels/attention/gqa8_stage_one.hpp"
-#include "netra/kernels/attention/gqa8_warpgroup_layout.hpp"
+#include "netra/kernels/attention/gqa8_warpgroup_widen.hpp"
 
 namespace netra::kernels {
 
@@ -64,41 +64,12 @@ template <class Contract> struct attention_gqa8_warpgroup_staging {
   static NETRA_DEVICE void widen_piece(const u8* staged, u8* wide, bool is_v) {
     const u32 i = thread_id<target>();
     static_assert(workgroup_size == 256, "netra::kernels::attention_gqa8_warpgroup_staging: one widening item per thread of 256");
-    if (!is_v) {  // item (position, c): chunks 4c .. 4c + 3 of the position -> 8 rows of 16 bytes
+    if (!is_v) {  // item (position, c): chunks 4c .. 4c + 3 of the position
       const u32 pos = i % 8 + 8 * ((i / 8) % 8), c = i / 64;
-      u32x4 x[4];
-      NETRA_UNROLL
-      for (u32 t = 0; t < 4; ++t) x[t] = *reinterpret_cast<const u32x4*>(staged + 16 * staged_k_chunk(pos, 4 * c + t));
-      NETRA_UNROLL
-      for (u32 s = 0; s < 4; ++s) {
-        bf16x4 b[4];
-        NETRA_UNROLL
-        for (u32 t = 0; t < 4; ++t) b[t] = e4m3x4_to_bf16x4<target>(x[t][static_cast<int>(s)]);
-        *reinterpret_cast<u32x4*>(wide + gqa8_warpgroup_layout::k_major_offset(pos, 4 * c + s, 0, 0)) = {b[0].lo, b[1].lo, b[2].lo, b[3].lo};
-        *reinterpret_cast<u32x4*>(wide + gqa8_warpgroup_layout::k_major_offset(pos, 4 * c + s, 1, 0)) = {b[0].hi, b[1].hi, b[2].hi, b[3].hi};
-      }
-    } else {  // item (element group dg, position group pg): one core matrix, 8 elements x 8 positions
-      const u32 dg = i % 32, pg = i / 32;
-      u32 x[8][2];
-      NETRA_UNROLL
-      for (u32 k = 0; k < 8; ++k) {
-        const u32 pos = 8 * pg + k;
-        const u32* src = reinterpret_cast<const u32*>(staged + 16 * staged_v_chunk(pos, dg / 2) + 8 * (dg % 2));
-        x[k][0] = src[0], x[k][1] = src[1];
-      }
-      u32 rows[8][4];  // rows[e][u]: element 8 dg + e, positions 8 pg + 2u, + 1
-      NETRA_UNROLL
-      for (u32 e = 0; e < 8; e += 2)
-        NETRA_UNROLL
-        for (u32 u = 0; u < 4; ++u) {
-          const u32 a = x[2 * u][e / 4], b = x[2 * u + 1][e / 4], sh = 8 * (e % 4);
-          const u32 bytes = ((a >> sh) & 0xFFu) | ((b >> sh) & 0xFFu) << 8 | ((a >> (sh + 8)) & 0xFFu) << 16 | ((b >> (sh + 8)) & 0xFFu) << 24;
-          const bf16x4 w = e4m3x4_to_bf16x4<target>(bytes);
-          rows[e][u] = w.lo, rows[e + 1][u] = w.hi;
-        }
-      NETRA_UNROLL
-      for (u32 e = 0; e < 8; ++e)
-        *reinterpret_cast<u32x4*>(wide + gqa8_warpgroup_layout::v_offset(8 * dg + e, 8 * pg)) = {rows[e][0], rows[e][1], rows[e][2], rows[e][3]};
+      widen_k_item<target, Contract::head_dim>(wide, pos, c, [&](u32 t) { return *reinterpret_cast<const u32x4*>(staged + 16 * staged_k_chunk(pos, 4 * c + t)); });
+    } else {  // item (element group dg, position group pg): one core matrix
+      const u32 dg = i % 32;
+      widen_v_item<target>(wide, dg, i / 32, [&](u32 pos) { return reinterpret_cast<const u32*>(staged + 16 * staged_v_chunk(pos, dg / 2) + 8 * (dg % 2)); });
     }
     lds_visible_to_matrix_unit<target>();  // read after the next workgroup barrier
   }

@@ -19,6 +19,7 @@
 #include "netra/dsl/vector_memory.hpp"
 #include "netra/dsl/wave_reduce.hpp"
 #include "netra/dsl/workgroup_barrier.hpp"
+#include "netra/kernels/attention/block_weights.hpp"
 #include "netra/kernels/attention/gqa8_geometry.hpp"
 #include "netra/kernels/attention/gqa8_wave_plan.hpp"
 
@@ -72,33 +73,7 @@ template <class Contract> struct attention_gqa8_wave {
   template <class Keep>
   static NETRA_DEVICE void block_weights(softmax_stats (&st)[R], u32 (&pb)[plan::scores / 2], float (&alpha)[R], float (&s)[plan::scores],
                                          float score_scale, Keep keep) {
-    const u32 lane = lane_id<target>();
-    NETRA_UNROLL
-    for (u32 k = 0; k < R; ++k) {
-      float m_block = negative_infinity();
-      NETRA_UNROLL
-      for (u32 i = 0; i < plan::scores; ++i)
-        if (plan::score_row_slot(i) == k) {
-          s[i] = keep(i, plan::score_of(lane, i)) ? mul_rn(s[i], score_scale) : negative_infinity();
-          m_block = max_of(m_block, s[i]);
-        }
-      m_block = max_of(m_block, xor_shuffle_f32<target>(m_block, plan::row_mask(0)));
-      m_block = max_of(m_block, xor_shuffle_f32<target>(m_block, plan::row_mask(1)));
-      const float m_new = max_of(st[k].m, m_block);
-      float l_block = 0.0f;
-      NETRA_UNROLL
-      for (u32 j = 0; j < plan::scores / 2; ++j)
-        if (plan::score_row_slot(2 * j) == k) {
-          pb[j] = pack_bf16x2<target>(softmax_weight(s[2 * j], m_new), softmax_weight(s[2 * j + 1], m_new));
-          l_block = add_rn(l_block, f32_from_bf16(static_cast<u16>(pb[j])));
-          l_block = add_rn(l_block, f32_from_bf16(static_cast<u16>(pb[j] >> 16)));
-        }
-      l_block = add_rn(l_block, xor_shuffle_f32<target>(l_block, plan::row_mask(0)));
-      l_block = add_rn(l_block, xor_shuffle_f32<target>(l_block, plan::row_mask(1)));
-      const softmax_merge_factors f = softmax_merge(st[k], {m_new, l_block});
-      st[k] = f.merged;
-      alpha[k] = f.alpha;
-    }
+    attention_block_weights<target, plan, weight_by_branch>(st, pb, alpha, s, score_scale, lane_id<target>(), keep);
   }
   template <class Keep> static NETRA_DEVICE void block_step(state& w, float (&s)[plan::scores], float score_scale, Keep keep) {
     const u32 lane = lane_id<target>();

@@ -6,7 +6,9 @@
 // catalogued; the sm90a verifies served before the warpgroup one (each two-token wave over two warps,
 // BlockSplit 2, 6 stages; before it one warp a wave over 8 stages), compared); the GQA4 extend contract
 // on both targets (page size 1 served, page size 16 on sm90a) and its native 48-row plan (both
-// targets at page size 1, sm90a at 16).
+// targets at page size 1, sm90a at 16; on sm90a also with its products on the warpgroup matrix
+// unit, WarpgroupMma: 3 stages at page sizes 1 and 16, 6 stages at 1 — served —, the per-warp sm90a
+// plan compared).
 #pragma once
 #include <boost/hana.hpp>
 
@@ -29,5 +31,7 @@ inline constexpr auto attention =
                          contracts::attention_gqa4_extend_served<gfx950>, contracts::attention_gqa4_extend_served<sm90a>,
                          contracts::attention_gqa4_extend<sm90a, 16, 1, 6, 64, 128>,
                          contracts::attention_gqa4_extend_native<gfx950, 1, 6, 64, 128>, contracts::attention_gqa4_extend_native<sm90a, 1, 6, 64, 128>,
-                         contracts::attention_gqa4_extend_native<sm90a, 16, 6, 64, 128>>;
+                         contracts::attention_gqa4_extend_native<sm90a, 16, 6, 64, 128>,
+                         contracts::attention_gqa4_extend_native<sm90a, 1, 3, 64, 128, 1>, contracts::attention_gqa4_extend_native<sm90a, 1, 6, 64, 128, 1>,
+                         contracts::attention_gqa4_extend_native<sm90a, 16, 3, 64, 128, 1>>;
 }  // namespace netra::catalog

@@ -84,16 +84,35 @@ template <class Contract> struct attention_gqa4_extend_domain {
 };
 template <class Contract> using attention_gqa4_extend_strict = strict<Contract, attention_gqa4_extend_domain<Contract>>;
 
-/// extend on both targets (page size 1), then page size 16 on sm90a; the native 48-row plan
-/// (contracts::attention_gqa4_extend_native) before the pair view: on sm90a faster at every
-/// benchmarked shape at the same slice count (docs/kernels/attention.md, GQA4 extend); on gfx950
-/// (not measured: no device) the issue's 256-thread mapping without the pair view's scratch.
+template <class Contract, class Condition> struct attention_gqa4_extend_when_domain {
+  static bool contains(const attention_signature& s) { return attention_gqa4_extend_domain<Contract>::contains(s) && Condition::takes(s); }
+};
+
+/// sm90a extend at B = 1: the warpgroup form with 6 stages (16 slices: one workgroup a SM, where
+/// the deeper ring is 4-5 % faster than 3 stages; H200, docs/kernels/attention.md "GQA4 extend on
+/// the warpgroup matrix unit"); above it 3 stages (three workgroups a SM).
+inline constexpr i64 attention_gqa4_extend_deep_ring_max_batch = 1;
+struct extend_deep_ring_batches {
+  static constexpr i64 min = 1, max = attention_gqa4_extend_deep_ring_max_batch;
+  static constexpr const char* rule = "<= tactics::attention_gqa4_extend_deep_ring_max_batch (1; above it the 3-stage warpgroup form)";
+};
+using up_to_extend_deep_ring_max_batch = from_batch_range<extend_deep_ring_batches>;
+using attention_gqa4_extend_deep_ring = contracts::attention_gqa4_extend_native<sm90a, 1, 6, 64, 128, 1>;
+
+/// extend on both targets (page size 1), then page size 16 on sm90a. gfx950: the native 48-row plan
+/// (contracts::attention_gqa4_extend_native; not measured: no device), then the pair view. sm90a:
+/// the native plan with its products on the warpgroup matrix unit (WarpgroupMma; 6 stages at B = 1,
+/// 3 above), faster than the per-warp native plan at every benchmarked shape but B = 64 at prefix
+/// 256 (3.6 % slower there; the rule sees no prefix), then the pair view; page size 16 the same
+/// warpgroup form (timed at page size 1 only). The per-warp sm90a native plan stays catalogued.
 inline constexpr auto attention_gqa4_extend =
     boost::hana::tuple_t<attention_gqa4_extend_strict<contracts::attention_gqa4_extend_native<gfx950, 1, 6, 64, 128>>,
                          attention_gqa4_extend_strict<contracts::attention_gqa4_extend_served<gfx950>>,
-                         attention_gqa4_extend_strict<contracts::attention_gqa4_extend_native<sm90a, 1, 6, 64, 128>>,
+                         when<strict<attention_gqa4_extend_deep_ring, attention_gqa4_extend_when_domain<attention_gqa4_extend_deep_ring, up_to_extend_deep_ring_max_batch>>,
+                              up_to_extend_deep_ring_max_batch>,
+                         attention_gqa4_extend_strict<contracts::attention_gqa4_extend_native<sm90a, 1, 3, 64, 128, 1>>,
                          attention_gqa4_extend_strict<contracts::attention_gqa4_extend_served<sm90a>>,
-                         attention_gqa4_extend_strict<contracts::attention_gqa4_extend_native<sm90a, 16, 6, 64, 128>>,
+                         attention_gqa4_extend_strict<contracts::attention_gqa4_extend_native<sm90a, 16, 3, 64, 128, 1>>,
                          attention_gqa4_extend_strict<contracts::attention_gqa4_extend<sm90a, 16, 1, 6, 64, 128>>>;
 
 }  // namespace netra::tactics
