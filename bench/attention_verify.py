@@ -33,17 +33,18 @@ def main() -> None:
     ap.add_argument("--out", required=True)
     ap.add_argument("--budget-s", type=float, default=60.0, help="start no new call after this many seconds")
     ap.add_argument("--floors", help="bench/attention_floor.py's evidence file (the 192- and 384-thread verify grids' floors)")
-    ap.add_argument("--forms", default="1x6w,1x6/2,1x8", help="comma-separated forms 1xSTAGES[/SPLIT][w] (BlockWarps 1; w: WarpgroupMma), "
+    ap.add_argument("--forms", default="1x6w,1x6/2,1x8", help="comma-separated forms 1xSTAGES[/SPLIT][w][:DIR] (BlockWarps 1; w: WarpgroupMma; DIR: a lab build's cubins), "
                                                                 "the served one first; each must be a catalogued cubin")
     ap.add_argument("--rounds", type=int, default=2)
     a = ap.parse_args()
     began = time.monotonic()
     torch.zeros(1, device="cuda")
     bw = common.copy_bandwidth()
-    def form(name: str) -> Instance:
+    def form(name: str) -> Instance:  # 1xSTAGES[/SPLIT][w][:DIR]: DIR, other cubins of the same instance (a lab build)
+        name, _, objects = name.partition(":")
         warpgroup = name.endswith("w")
         stages, _, split = name.removeprefix("1x").removesuffix("w").partition("/")
-        return Instance(a.objects, 2, 12, 1, 1, int(stages), split=int(split or 1), warpgroup=warpgroup)
+        return Instance(objects or a.objects, 2, 12, 1, 1, int(stages), split=int(split or 1), warpgroup=warpgroup)
     forms = {n: form(n) for n in a.forms.split(",")}
     floors = {}
     if a.floors and os.path.exists(a.floors):

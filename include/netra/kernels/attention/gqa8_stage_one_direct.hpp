@@ -45,6 +45,10 @@ template <class Contract> struct attention_gqa8_direct_staging {
   static constexpr u32 k_pieces = plan::k_reads / plan::qk_chunks, v_pieces = plan::v_reads / plan::pv_steps;
   static constexpr u32 pieces = max_of(k_pieces, v_pieces), parts = plan::qk_chunks + plan::pv_steps;
   static constexpr u32 ids_per_lane = Contract::block / wave, score_stride = Contract::score_row_floats;
+  /// The block step's weights (block_weights.hpp; the same bits either way): branch-free where a
+  /// warp takes whole blocks (H200, lab row attention_decode_weight_of_max: 2-5 % faster at B 4 to
+  /// 128), by branch with BlockSplit (its extra registers halve 2 x 0 / 4's workgroups a SM).
+  using weight = conditional_t<S == 1, weight_of_max, weight_by_branch>;
   static_assert(Contract::tq == 1 && Contract::stages == 0, "netra::kernels::attention_gqa8_direct_staging: decode with Stages = 0 only");
   static_assert(parts % 2 == 0 && Contract::block % wave == 0, "netra::kernels::attention_gqa8_direct_staging: the buffers alternate per block");
   static_assert(Contract::table_bytes == Contract::warps * 2 * Contract::block * 8, "netra::kernels::attention_gqa8_direct_staging: table size");
@@ -185,7 +189,7 @@ template <class Contract> struct attention_gqa8_direct_staging {
             float s[plan::scores];
             plan::qk_scores(s, acc);
             if constexpr (S > 1) exchange_scores<split>(s, exchange);
-            wave_ops::block_step(w, s, score_scale, [&](u32, fragment_element e) { return e.row < plan::rows && ids[e.col] >= 0; });
+            wave_ops::block_step(w, s, score_scale, [&](u32, fragment_element e) { return e.row < plan::rows && ids[e.col] >= 0; }, weight{});
             wave_ops::rescale(w, [](u32 i) { return split::owns_o_item(i); });
           }
         } else {

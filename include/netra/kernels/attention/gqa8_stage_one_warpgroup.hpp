@@ -16,7 +16,8 @@
 //   K piece: S(64 rows x 64 positions) = Q_g K^T in 16 k-steps; k-step 4c + s sums the head-dim
 //     elements 64c + 16t + 4s + 2h + e — the pair plan's QK k-step (gqa8_wave_plan.hpp) — so each
 //     score is the per-warp plan's; the accumulator layout is the plan's score layout, and the
-//     plan's block step (mask, scale, max, BF16 weights, l; block_weights) follows;
+//     plan's block step (mask, scale, max, BF16 weights, l; block_weights, its weights branch-free:
+//     the same bits, 13 % faster at prefix 49152) follows;
 //   V piece: o = o * alpha, then O(64 rows x 256) += P V in 4 k-steps of 16 positions in order,
 //     A = the block's BF16 weights straight from the score registers (the plan's P words).
 // Every element is the per-warp plan's sum of the same k-steps in the same order (products exact,
@@ -155,7 +156,7 @@ template <class Contract> struct attention_gqa8_warpgroup_staging {
         for (u32 k = 0; k < 2; ++k) limit[k] = static_cast<u32>(min_of(i64{64}, max_of(i64{0}, visible_end[k] - block_start)));
         wave_ops::block_weights(st, pb, alpha, s, score_scale, [&](u32, fragment_element e) {
           return (((valid >> e.col) & 1u) != 0) & (e.col < limit[e.row / Contract::group]);
-        });
+        }, weight_of_max{});
       } else {
         NETRA_UNROLL
         for (u32 i = 0; i < 128; ++i) o[i] = mul_rn(o[i], alpha[(i >> 1) & 1]);

@@ -70,15 +70,16 @@ template <class Contract> struct attention_gqa8_wave {
 
   /// The block step on the statistics and P words alone: alpha per score row slot (what a kernel
   /// whose o rows are its score rows applies as it is).
-  template <class Keep>
+  template <class Keep, class Weight = weight_by_branch>
   static NETRA_DEVICE void block_weights(softmax_stats (&st)[R], u32 (&pb)[plan::scores / 2], float (&alpha)[R], float (&s)[plan::scores],
-                                         float score_scale, Keep keep) {
-    attention_block_weights<target, plan, weight_by_branch>(st, pb, alpha, s, score_scale, lane_id<target>(), keep);
+                                         float score_scale, Keep keep, Weight = {}) {
+    attention_block_weights<target, plan, Weight>(st, pb, alpha, s, score_scale, lane_id<target>(), keep);
   }
-  template <class Keep> static NETRA_DEVICE void block_step(state& w, float (&s)[plan::scores], float score_scale, Keep keep) {
+  template <class Keep, class Weight = weight_by_branch>
+  static NETRA_DEVICE void block_step(state& w, float (&s)[plan::scores], float score_scale, Keep keep, Weight weight = {}) {
     const u32 lane = lane_id<target>();
     float alpha[R];
-    block_weights(w.st, w.pb, alpha, s, score_scale, keep);
+    block_weights(w.st, w.pb, alpha, s, score_scale, keep, weight);
     NETRA_UNROLL
     for (u32 k = 0; k < plan::o_row_slots; ++k)
       w.alpha_rows[k] = plan::o_rows_are_score_rows
