@@ -24,20 +24,13 @@
 
 namespace netra::kernels {
 
-template <class Contract, bool Math = true> struct attention_extend_native_wave_stage_one {
-  using staging = extend_native_staging<Contract>;
-  using target = typename Contract::target;
-  using plan = typename staging::plan;
-  using params = attention_extend_args;
-  static constexpr const char* symbol = Math ? "netra_attention_extend_native_stage_one" : "netra_attention_extend_native_floor";
-  static constexpr u32 workgroup_size = Contract::workgroup_size, dynamic_lds_bytes = Contract::lds_bytes;
-  static constexpr bool programmatic_dependent_launch = false, prefers_max_lds = true;  // 4 workgroups per SM
-  static constexpr u32 min_workgroups_per_processor = 4;  // 12 warps per SM: <= 168 registers
-  static constexpr u32 S = Contract::stages, T = Contract::table_rounds, G = Contract::group;
+/// 4 workgroups (12 warps) per SM: <= 168 registers.
+template <class Contract, bool Math = true> struct attention_extend_native_wave_stage_one : extend_native_stage_one_kernel<Contract, Math> {
+  using kernel = extend_native_stage_one_kernel<Contract, Math>;
+  using typename kernel::staging, typename kernel::target, typename kernel::plan, typename kernel::params;
+  using kernel::S, kernel::T, kernel::G;
   static_assert(plan::rows == Contract::wave_rows && plan::head_dim == Contract::head_dim && plan::block == Contract::block,
                 "netra::kernels::attention_extend_native_wave_stage_one: the plan's tile is not the contract's");
-
-  NETRA_HOST_DEVICE static constexpr launch_shape shape(u32 batch, u32 slices) { return {{slices, Contract::kv_heads, batch}, workgroup_size, dynamic_lds_bytes}; }
 
   static NETRA_DEVICE void run(const params& a) {
     NETRA_DYNAMIC_SHARED_BYTES(lds);
@@ -66,12 +59,7 @@ template <class Contract, bool Math = true> struct attention_extend_native_wave_
       }
       plan::q_operands_of(qa, q);
     }
-    typename staging::look_up lookups, first[T];  // the first T rounds' look-ups in flight together
-    NETRA_UNROLL
-    for (u32 round = 0; round < T; ++round) first[round].start(p, v, round);
-    NETRA_UNROLL
-    for (u32 round = 0; round < T; ++round) first[round].finish(p, v, table);
-    lookups.start(p, v, T);
+    typename staging::look_up lookups = staging::first_rounds(p, v, table);
     workgroup_barrier<target>();
 
     constexpr u32 R = plan::row_slots;

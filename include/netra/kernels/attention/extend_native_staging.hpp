@@ -76,6 +76,34 @@ template <class Contract> struct extend_native_staging {
     }
   };
 
+  /// A workgroup's call: its slice, KV head and request, the request's extension and its slice of
+  /// the prefix (read only when the call writes the request). Stage two may launch from here on: it
+  /// waits for this grid before its workspace loads.
+  struct workgroup {
+    u32 sl, kv, b;
+    extend_request e;
+    slice v;
+  };
+  static NETRA_DEVICE workgroup start(const attention_extend_args& a) {
+    workgroup w{workgroup_id<target, 0>(), workgroup_id<target, 1>(), workgroup_id<target, 2>(), {}, {}};
+    launch_dependents<target>();
+    w.e = extend_request::read(a, w.b, Contract::max_extend);
+    if (w.e.writable) w.v = slice_of(a.view, w.b, w.sl);
+    return w;
+  }
+
+  /// The first T rounds' slot ids into the table (their look-ups in flight together); returns the
+  /// look-up of round T, started.
+  static NETRA_DEVICE look_up first_rounds(const attention_gqa8_args& p, const slice& v, i64* table) {
+    look_up first[T], next;
+    NETRA_UNROLL
+    for (u32 round = 0; round < T; ++round) first[round].start(p, v, round);
+    NETRA_UNROLL
+    for (u32 round = 0; round < T; ++round) first[round].finish(p, v, table);
+    next.start(p, v, T);
+    return next;
+  }
+
   /// Piece n's copies into ring slot n % S (one commit group, empty past the slice).
   static NETRA_DEVICE void issue(const attention_gqa8_args& p, const slice& v, u32 kv, u32 n, u8* ring, const i64* table) {
     if (n < 2 * v.blocks) {
@@ -137,6 +165,21 @@ template <class Contract> struct extend_native_staging {
       if (row / G < e.count) store_16B<target>(p.split_o + view_row(row) * view_dim + D * (kv % 2) + col, *reinterpret_cast<const u32x4*>(staged + row * o_stride + col));
     }
   }
+};
+
+/// What the stage ones share as kernels: the entry (Math = false: the mapping's floor), the
+/// workgroups a processor holds (contract's workgroups_per_processor) and the launch.
+template <class Contract, bool Math> struct extend_native_stage_one_kernel {
+  using staging = extend_native_staging<Contract>;
+  using target = typename Contract::target;
+  using plan = typename staging::plan;
+  using params = attention_extend_args;
+  static constexpr const char* symbol = Math ? "netra_attention_extend_native_stage_one" : "netra_attention_extend_native_floor";
+  static constexpr u32 workgroup_size = Contract::workgroup_size, dynamic_lds_bytes = Contract::lds_bytes;
+  static constexpr bool programmatic_dependent_launch = false, prefers_max_lds = true;
+  static constexpr u32 min_workgroups_per_processor = Contract::workgroups_per_processor;
+  static constexpr u32 S = Contract::stages, T = Contract::table_rounds, G = Contract::group;
+  NETRA_HOST_DEVICE static constexpr launch_shape shape(u32 batch, u32 slices) { return {{slices, Contract::kv_heads, batch}, workgroup_size, dynamic_lds_bytes}; }
 };
 
 }  // namespace netra::kernels

@@ -30,23 +30,16 @@
 
 namespace netra::kernels {
 
-template <class Contract, bool Math = true> struct attention_extend_native_warpgroup_stage_one {
-  using staging = extend_native_staging<Contract>;
-  using target = typename Contract::target;
-  using plan = typename staging::plan;
-  using params = attention_extend_args;
-  static constexpr const char* symbol = Math ? "netra_attention_extend_native_stage_one" : "netra_attention_extend_native_floor";
-  static constexpr u32 workgroup_size = Contract::workgroup_size, dynamic_lds_bytes = Contract::lds_bytes;
-  static constexpr bool programmatic_dependent_launch = false, prefers_max_lds = true;
-  static constexpr u32 min_workgroups_per_processor = workgroups_by_lds<target>(Contract::lds_bytes);
-  static constexpr u32 S = Contract::stages, T = Contract::table_rounds, D = Contract::head_dim, G = Contract::group;
+template <class Contract, bool Math = true> struct attention_extend_native_warpgroup_stage_one : extend_native_stage_one_kernel<Contract, Math> {
+  using kernel = extend_native_stage_one_kernel<Contract, Math>;
+  using typename kernel::staging, typename kernel::target, typename kernel::plan, typename kernel::params;
+  using kernel::S, kernel::T, kernel::G, kernel::workgroup_size;
+  static constexpr u32 D = Contract::head_dim;
   static constexpr u32 core_bytes = gqa8_warpgroup_layout::core_bytes, group_bytes = gqa8_warpgroup_layout::k_major_group_bytes_of<D>;
   static_assert(target::has_warpgroup_mma && Contract::warpgroup_mma && workgroup_size == 128 && plan::rows == 16 && plan::o_items == D / 2,
                 "netra::kernels::attention_extend_native_warpgroup_stage_one: one warpgroup of four 16-row warps and a target with has_warpgroup_mma");
   static_assert(Contract::wide_bytes == gqa8_warpgroup_layout::v_operand_bytes_of<D> && Contract::q_bytes == 8 * group_bytes,
                 "netra::kernels::attention_extend_native_warpgroup_stage_one: the operand blocks' bytes");
-
-  NETRA_HOST_DEVICE static constexpr launch_shape shape(u32 batch, u32 slices) { return {{slices, Contract::kv_heads, batch}, workgroup_size, dynamic_lds_bytes}; }
 
   /// The 48 rows' queries (zero past E_b and in the padding rows) into the Q operand.
   static NETRA_DEVICE void load_queries(const params& a, const extend_request& e, u32 kv, u8* q) {
@@ -81,23 +74,15 @@ template <class Contract, bool Math = true> struct attention_extend_native_warpg
     i64* table = reinterpret_cast<i64*>(wide + 2 * Contract::wide_bytes);
     auto wide_of = [wide](u32 n) { return wide + (n % 2) * Contract::wide_bytes; };
     const attention_gqa8_args& p = a.view;
-    const u32 sl = workgroup_id<target, 0>(), kv = workgroup_id<target, 1>(), b = workgroup_id<target, 2>();
     const u32 warp = wave_id<target>(), lane = lane_id<target>();
-    launch_dependents<target>();  // stage two may launch now: it waits for this grid before its workspace loads
-    const extend_request e = extend_request::read(a, b, Contract::max_extend);
+    const auto [sl, kv, b, e, v] = staging::start(a);
     if (!e.writable) return;  // uniform over the workgroup
-    const typename staging::slice v = staging::slice_of(p, b, sl);
     const u32 pieces = 2 * v.blocks;
     const bool busy = warp * plan::rows < Contract::rows && warp * plan::rows / G < e.count;  // the warp's first token is one of the request's
     const float score_scale = mul_rn(*p.k_scale, Contract::softmax_scale);
 
     load_queries(a, e, kv, q);
-    typename staging::look_up lookups, first[T];  // the first T rounds' look-ups in flight together
-    NETRA_UNROLL
-    for (u32 round = 0; round < T; ++round) first[round].start(p, v, round);
-    NETRA_UNROLL
-    for (u32 round = 0; round < T; ++round) first[round].finish(p, v, table);
-    lookups.start(p, v, T);
+    typename staging::look_up lookups = staging::first_rounds(p, v, table);
     lds_visible_to_matrix_unit<target>();
     workgroup_barrier<target>();
     for (u32 n = 0; n < S; ++n) staging::issue(p, v, kv, n, ring, table);
