@@ -6,7 +6,8 @@
 // domain raises an error instead of silently falling back"). Inside it, a call the contract
 // refuses is an error, not a fallback; outside it, the tactic behaves like a plain contract.
 // when<Tactic, Condition>: the tactic is taken only where Condition admits the call (below);
-// from_batch_range<Range> is the batch-range condition.
+// from_batch_range<Range> is the batch-range condition; strict_when<Contract, Domain, Condition>
+// a strict tactic whose promoted domain is Domain's calls that Condition takes.
 #pragma once
 #include "netra/contracts/common.hpp"
 
@@ -55,6 +56,13 @@ template <class Range> struct from_batch_range {
     return refuse("batch", Range::rule, s.batch());
   }
 };
+
+/// A `when` tactic's promoted domain: the calls of Domain that Condition takes (the range is stated
+/// once, in the condition); strict_when is that tactic.
+template <class Domain, class Condition> struct domain_taken_by {
+  template <class Signature> static bool contains(const Signature& s) { return Domain::contains(s) && Condition::takes(s); }
+};
+template <class Contract, class Domain, class Condition> using strict_when = when<strict<Contract, domain_taken_by<Domain, Condition>>, Condition>;
 
 /// The contract of a tactic (the tactic itself unless it is strict<...>).
 template <class Tactic> using contract_of = typename tactic_traits<Tactic>::contract;

@@ -216,7 +216,7 @@ struct attention_gqa4_extend_native : attention_gqa4_extend<Target, PageSize, 1,
       b.max_code_bytes = 65536;
     } else if constexpr (same_v<Target, sm90a>) {
       // 4 workgroups (12 warps) per SM share the 64 Ki registers; WarpgroupMma: the workgroups its LDS lets a SM hold.
-      b.max_registers = warpgroup_mma ? min_of(255u, 65536 / (workgroups_by_lds<Target>(lds_bytes) * workgroup_size)) : 168;
+      b.max_registers = warpgroup_mma ? min_of(255u, 65536 / (workgroups_per_processor * workgroup_size)) : 168;
       b.max_lds_bytes = lds_bytes + 1024;  // sm_90 reserves 1 KiB per block
       b.max_code_bytes = 196608;
     } else {

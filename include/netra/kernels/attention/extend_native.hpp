@@ -92,7 +92,7 @@ template <class Contract, bool Math = true> struct attention_extend_native_wave_
         float s[plan::scores];
         plan::qk(s, qa, [&](u32 j) { return *reinterpret_cast<const u32x4*>(at(plan::k_read(lane, j))); }, widen);
         const i64* ids = table + ((n / 2) % T) * Contract::block;
-        staging::template block_step<weight_by_branch>(st, alpha, pb, s, [ids](u32, fragment_element e) { return ids[e.col] >= 0; }, score_scale, lane);
+        attention_block_weights<target, plan, weight_by_branch>(st, pb, alpha, s, score_scale, lane, [ids](u32, fragment_element e) { return ids[e.col] >= 0; });
       } else {
         NETRA_UNROLL
         for (u32 i = 0; i < plan::o_items; ++i) o[i] = mul_rn(o[i], alpha[plan::row_slot(i)]);

@@ -123,14 +123,6 @@ template <class Contract> struct extend_native_staging {
     commit_lds_copies<target>();
   }
 
-  /// The block step of the lane's rows (block_weights.hpp, its weights taken by Weight): s (the
-  /// unscaled scores, plan::score_of's layout) kept where keep(i, element) and scaled, st / alpha
-  /// the merged statistics and the old state's factor, pb the BF16 weights' pair words (P's operand).
-  template <class Weight, class Keep>
-  static NETRA_DEVICE void block_step(softmax_stats (&st)[plan::row_slots], float (&alpha)[plan::row_slots], u32 (&pb)[plan::scores / 2],
-                                      float (&s)[plan::scores], Keep keep, float score_scale, u32 lane) {
-    attention_block_weights<target, plan, Weight>(st, pb, alpha, s, score_scale, lane, keep);
-  }
   /// The mask as data: bit c = position c's slot id >= 0 (ballots over the block's 64 ids).
   static NETRA_DEVICE u64 valid_positions(const i64* ids, u32 lane) {
     constexpr u32 W = target::wave_size;

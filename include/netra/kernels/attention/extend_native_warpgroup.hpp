@@ -15,7 +15,7 @@
 // start piece n's products (async), widen piece n + 1 into the other block meanwhile, then wait:
 //   K piece: S(64 rows x 64 positions) = Q K^T in 8 k-steps; k-step 4c + s sums the head-dim
 //     elements 64c + 16t + 4s + 2h + e — extend_plan.hpp's sm90a QK k-step — and the accumulator
-//     layout per warp is the plan's score layout, so the block step (extend_native_staging) follows;
+//     layout per warp is the plan's score layout, so the block step (block_weights.hpp) follows;
 //   V piece: o = o * alpha, then O(64 rows x 128) += P V in 4 k-steps of 16 positions in order,
 //     A = the BF16 weights straight from the score registers (the plan's P words).
 // Every score and o element is the per-warp plan's sum of the same k-steps in the same order
@@ -120,8 +120,8 @@ template <class Contract, bool Math = true> struct attention_extend_native_warpg
           warpgroup_mma_wait<target, 0>();
           if (busy) {
             const u64 valid = staging::valid_positions(table + ((n / 2) % T) * Contract::block, lane);
-            staging::template block_step<weight_of_max>(st, alpha, pb, s, [valid](u32, fragment_element e) { return ((valid >> e.col) & 1u) != 0; },
-                                                        score_scale, lane);
+            attention_block_weights<target, plan, weight_of_max>(st, pb, alpha, s, score_scale, lane,
+                                                                 [valid](u32, fragment_element e) { return ((valid >> e.col) & 1u) != 0; });
           }
         } else {
           if (busy)

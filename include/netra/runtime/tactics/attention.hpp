@@ -26,13 +26,8 @@ template <class Contract> struct attention_gqa8_domain {
 };
 template <class Contract> using attention_gqa8_strict = strict<Contract, attention_gqa8_domain<Contract>>;
 
-/// A `when` tactic's promoted domain: the calls of its contract's domain that its condition takes
-/// (the range is stated once, in the condition).
-template <class Contract, class Condition> struct attention_gqa8_when_domain {
-  static bool contains(const attention_signature& s) { return attention_gqa8_domain<Contract>::contains(s) && Condition::takes(s); }
-};
-template <class Contract, class Condition>
-using attention_gqa8_when = when<strict<Contract, attention_gqa8_when_domain<Contract, Condition>>, Condition>;
+template <class Contract, class Condition> using attention_gqa8_when_domain = domain_taken_by<attention_gqa8_domain<Contract>, Condition>;
+template <class Contract, class Condition> using attention_gqa8_when = strict_when<Contract, attention_gqa8_domain<Contract>, Condition>;
 
 /// The measured threshold between sm90a's two Stages 0 decode mappings (both admit B 1..64): from
 /// B = 64 the 8-wave workgroup (one per KV head and request, no split; H200 data in
@@ -84,9 +79,6 @@ template <class Contract> struct attention_gqa4_extend_domain {
 };
 template <class Contract> using attention_gqa4_extend_strict = strict<Contract, attention_gqa4_extend_domain<Contract>>;
 
-template <class Contract, class Condition> struct attention_gqa4_extend_when_domain {
-  static bool contains(const attention_signature& s) { return attention_gqa4_extend_domain<Contract>::contains(s) && Condition::takes(s); }
-};
 
 /// sm90a extend at B = 1: the warpgroup form with 6 stages (16 slices: one workgroup a SM, where
 /// the deeper ring is 4-5 % faster than 3 stages; H200, docs/kernels/attention.md "GQA4 extend on
@@ -108,8 +100,7 @@ using attention_gqa4_extend_deep_ring = contracts::attention_gqa4_extend_native<
 inline constexpr auto attention_gqa4_extend =
     boost::hana::tuple_t<attention_gqa4_extend_strict<contracts::attention_gqa4_extend_native<gfx950, 1, 6, 64, 128>>,
                          attention_gqa4_extend_strict<contracts::attention_gqa4_extend_served<gfx950>>,
-                         when<strict<attention_gqa4_extend_deep_ring, attention_gqa4_extend_when_domain<attention_gqa4_extend_deep_ring, up_to_extend_deep_ring_max_batch>>,
-                              up_to_extend_deep_ring_max_batch>,
+                         strict_when<attention_gqa4_extend_deep_ring, attention_gqa4_extend_domain<attention_gqa4_extend_deep_ring>, up_to_extend_deep_ring_max_batch>,
                          attention_gqa4_extend_strict<contracts::attention_gqa4_extend_native<sm90a, 1, 3, 64, 128, 1>>,
                          attention_gqa4_extend_strict<contracts::attention_gqa4_extend_served<sm90a>>,
                          attention_gqa4_extend_strict<contracts::attention_gqa4_extend_native<sm90a, 16, 3, 64, 128, 1>>,
