@@ -1,5 +1,6 @@
 """GQA8 paged FP8-KV attention on the H200: netra's decode and split-sequence verification against
-torch SDPA (every backend) on a BF16 copy of the cache, in one process.
+torch SDPA (every backend) on a BF16 copy of the cache and a Triton split-KV kernel that reads the
+FP8 pools in place (bench/attention_triton.py), in one process.
 
 netra's cubins are loaded through the CUDA driver (ctypes) and launched on torch's current stream,
 so CUDA-graph capture records them like any torch kernel. Every timed shape is checked in the same
@@ -24,7 +25,7 @@ import time
 import torch
 
 sys.path.insert(0, __file__.rsplit("/bench/", 1)[0])
-from bench import common  # noqa: E402
+from bench import attention_triton, common  # noqa: E402
 from bench.attention_common import Gqa8Args as Args, bound, check, compare as compare_rows, launch_programmatic  # noqa: E402
 
 HQ, HKV, D, BLOCK = 16, 2, 256, 64
@@ -204,6 +205,15 @@ def sdpa_peers(c: Case, dense: list[tuple[torch.Tensor, torch.Tensor]], check_re
     return peers
 
 
+def triton_peer(c: Case, check_requests: list[int]) -> dict:
+    """bench/attention_triton.py on the call's own FP8 pools and input sets (no copy)."""
+    configs = attention_triton.configurations(HQ, HKV, D, c.tq, 1 / 16, False, c.batch, torch.cuda.get_device_properties(0).multi_processor_count)
+    return attention_triton.checked_peer(
+        configs, len(c.q), c.out[0],
+        lambda cfg, s, out: lambda: cfg(c.q[s], c.k[s].view(FP8), c.v[s].view(FP8), c.qo, c.kv_indptr, c.kv_indices[s], c.scales, out),
+        lambda out: compare(c, out, 0, check_requests))
+
+
 def dequant_copy_us(c: Case, dense: list) -> float:
     calls = [lambda s=s: c.dequant_into(s, *dense[s]) for s in range(len(dense))]
     return common.bench_graph(calls, reps=10)["median_us"]
@@ -242,6 +252,7 @@ def bench_shape(inst: Instance, lengths: list[int], tq: int, contract: str, targ
         copy_us = dequant_copy_us(c, dense)
         peers = sdpa_peers(c, dense, check_requests)
         del dense
+        peers.append(triton_peer(c, check_requests))
     shape = {"batch": c.batch, "kv_len": max(lengths) if tq == 1 else max(lengths) - tq, "tq": tq}
     if min(lengths) != max(lengths):
         shape["kv_len_mean"] = sum(lengths) / len(lengths)

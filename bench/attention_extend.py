@@ -1,8 +1,8 @@
 """GQA4 extend attention (contracts/attention/gqa4_extend.hpp) on the H200: netra's two plans (the pair
 view's stage zero, GQA8 stage one and stage two; the native 48-row stage one and the same stage two,
 with its floor: the native stage one without the math) against torch SDPA (every backend, the
-enable_gqa and the GQA-folded views) on a BF16 copy of the prefix plus the extension, in one
-process. The records join bench/results/attention_h200.json (merged by contract and shape: the
+enable_gqa and the GQA-folded views) on a BF16 copy of the prefix plus the extension and a Triton
+split-KV kernel that reads the FP8 prefix in place (bench/attention_triton.py), in one process. The records join bench/results/attention_h200.json (merged by contract and shape: the
 GQA8 records of bench/attention.py stay).
 
 netra's cubin is loaded through the CUDA driver (ctypes) and launched on torch's current stream,
@@ -25,7 +25,7 @@ import time
 import torch
 
 sys.path.insert(0, __file__.rsplit("/bench/", 1)[0])
-from bench import common  # noqa: E402
+from bench import attention_triton, common  # noqa: E402
 from bench.attention_common import Gqa8Args as View, bound, check, compare as compare_rows, launch_programmatic, shape_record  # noqa: E402
 
 HQ, HKV, G, D, E = 32, 8, 4, 128, 12
@@ -354,6 +354,12 @@ def bench_shape(insts: tuple, batch: int, prefix: int, seed: int, bw: float, tar
         copy_us = common.bench_graph([lambda s=s: c.dequant_into(s, *dense[s]) for s in range(len(dense))], reps=10)["median_us"]
         peers = sdpa_peers(c, dense, check_requests)
         del dense
+        configs = attention_triton.configurations(HQ, HKV, D, E, SCALE, True, batch, torch.cuda.get_device_properties(0).multi_processor_count)
+        peers.append(attention_triton.checked_peer(
+            configs, sets, c.out[0],
+            lambda cfg, s, out: lambda: cfg(c.q[s], c.k[s].view(FP8), c.v[s].view(FP8), c.qo, c.kv_indptr, c.kv_indices[s], c.scales, out,
+                                            c.k_ext[s], c.v_ext[s]),
+            lambda out: compare(c, out, 0, check_requests)))
     roofline = c.bytes() / bw * 1e6
 
     def line(rec: dict) -> str:
