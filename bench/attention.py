@@ -310,7 +310,9 @@ def main() -> None:
     split_4, split_8 = (Instance(a.objects, 0, 1, 1, 2, 0, cap=512, split=n) for n in (4, 8))
     records, mapping, sweep, baseline, split_cmp = [], [], [], [], []
     method = ("CUDA graph replay and eager bursts of calls over input sets rotated past L2 (>= 3x L2), median of 15 (peers 10); "
-              "torch SDPA peers read a dense BF16 copy of the gathered, dequantized cache, timed separately (dequant_copy_graph_us); "
+              "torch SDPA peers read a dense BF16 copy of the gathered, dequantized cache, timed separately (dequant_copy_graph_us); the Triton peer "
+              "(bench/attention_triton.py) reads the FP8 pools in place, the fastest of its configurations (slices, BLOCK_N, warps) timed over "
+              "the rotated sets; "
               "verification first (stage_one_graph_us: stage one alone, split calls), then slice counts other than slices_for's "
               "(slice_sweep), then every sm90a decode mapping timed on B in {1, 64, 8} x L = 8192 (mapping_comparison), and each "
               "decode record is the mapping that was fastest at its batch")

@@ -411,7 +411,8 @@ def main() -> None:
                   "stage one without the math, then stage two); stage_one_graph_us / floor_stage_one_graph_us: the native stage one / its floor "
                   "alone; stage_two_forms: each stage-two form's bits in a whole call against the served form's (their times: "
                   "bench/results/evidence/attention_extend_forms_h200.json); plain_launch_graph_us: the call with stage two launched without the programmatic edge; SDPA peers read a "
-                  "dense BF16 copy of prefix + extension, timed separately (dequant_copy_graph_us); target_us = roofline / 0.85 at B=64, "
+                  "dense BF16 copy of prefix + extension, timed separately (dequant_copy_graph_us); the Triton peer reads the FP8 prefix in "
+                  "place and the BF16 extension; target_us = roofline / 0.85 at B=64, "
                   "P=4096; gqa4_extend_parts: the same parts at shapes without peers")
         shapes = {(r["shape"]["batch"], r["shape"]["kv_len"]) for r in records}  # the shapes this run measured replace theirs; the others stay
         common.merge_family(a.out, "attention", records,
