@@ -1,7 +1,8 @@
 """Gated delta net benchmark on the GPU (issue 27): netra's conv update, precompute, K0 verify,
 M16, accepted-prefix replay and the one-token decode core (timed and checked against the host oracle by the C++ driver
 `netra-bench-gdn`, same run) against torch implementations of the same math, eager and
-torch.compile, each eager and graph-replayed with inputs rotated past the L2 (bench/common.py).
+torch.compile, and for K0 a Triton kernel (bench/gdn_triton.py), each eager and graph-replayed with inputs rotated past
+the L2 (bench/common.py).
 
 Peers are judged on the inputs the driver dumps with netra's outputs (which the driver and the GPU
 tests check bitwise against the oracles): a peer is exact only if it reproduces every byte; its
@@ -41,6 +42,7 @@ D, H, HV, K, V = 8192, 16, 32, 128, 128
 FP32_RATE = 132 * 128 * 1.98e9
 TARGETS = {("k0", 64, "fp32"): 60.0, ("k0", 64, "bf16"): 50.0, ("replay", 128, "bf16"): 74.0}
 COMPARISON = "bitwise against the host oracle on sampled requests (every head) of the first input set, in the driver"
+TRITON_K0 = "Triton K0 (bench/gdn_triton.py: the state rows in registers, outputs only)"
 
 
 # ---- the peers: the torch implementations of the same math in python/netra/gdn.py ----------------
@@ -104,6 +106,10 @@ def exactness(dump):
                 else:
                     out, S = recurrent_torch(*args, T)
                     m, e = compare(out, load(dump, p + "_out.bin", torch.bfloat16, (R, HV, V)))
+                    if contract == "k0":  # the Triton peer on the same inputs (outputs only)
+                        from bench import gdn_triton
+                        res[p + "_triton"] = (*compare(gdn_triton.k0(*args, T), load(dump, p + "_out.bin", torch.bfloat16, (R, HV, V))),
+                                              f"outputs, B = {B}")
                     committed = contract in ("m16", "decode")
                     if committed:
                         m2, e2 = compare(S, after)
@@ -145,6 +151,9 @@ def time_peers(rec, compiled: bool):
     variants = [("torch eager", fn)]
     if compiled:
         variants.append(("torch.compile", torch.compile(fn, dynamic=False)))
+    if c == "k0":
+        from bench import gdn_triton
+        variants.append((TRITON_K0, gdn_triton.k0))
     for name, f in variants:
         calls = [lambda a=a, f=f: f(*a) for a in sets]
         try:
@@ -152,6 +161,9 @@ def time_peers(rec, compiled: bool):
                 eager = common.bench_eager(calls, reps=10)["median_us"]
                 graph = common.bench_graph(calls, reps=10)["median_us"]
             peers.append({"name": name, "eager_us": eager, "graph_us": graph})
+            if name == TRITON_K0:
+                from bench import gdn_triton
+                peers[-1]["config"] = gdn_triton.best_config()
         except Exception as e:  # noqa: BLE001 — a peer that cannot run is reported, not fatal
             peers.append({"name": name, "eager_us": None, "graph_us": None, "error": f"{type(e).__name__}: {str(e)[:200]}"})
     return peers
@@ -210,10 +222,11 @@ def main():
         peers = []
         if timed and time.monotonic() - t_start < a.peer_seconds:
             for p in time_peers(r, compiled=compiled):
-                note = (f"{mism} mismatching values, max |err| {err:.3g} ({what})" if mism is not None else "exactness not measured") + \
-                    ("" if "error" not in p else "; " + p["error"])
-                peers.append(common.peer(p["name"], p["graph_us"], exact=mism == 0, eager_us=p["eager_us"], note=note,
-                                         mismatches=mism, max_abs_error=err))
+                pm, pe, pw = exact.get(key + "_triton", (None, None, None)) if p["name"] == TRITON_K0 else (mism, err, what)
+                note = (f"{pm} mismatching values, max |err| {pe:.3g} ({pw})" if pm is not None else "exactness not measured") + \
+                    ("" if "config" not in p else f"; autotuned: {p['config']}") + ("" if "error" not in p else "; " + p["error"])
+                peers.append(common.peer(p["name"], p["graph_us"], exact=pm == 0, eager_us=p["eager_us"], note=note,
+                                         mismatches=pm, max_abs_error=pe))
         target = TARGETS.get((c, s["batch"], s.get("state_dtype")))
         if c == "conv" and s["batch"] == 64:
             target = 18.0 if s["windows"] else 9.0
