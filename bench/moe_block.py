@@ -1,8 +1,10 @@
 """MoE block benchmark on the GPU (issue 4 §4/§5, issue 29): netra's whole block (router -> shared
 gate -> gate_up -> [act_quant] -> down, one stream, programmatic dependent launch; 17..768 tokens
 the grouped experts) for M in 1..768, and the decode expert kernels alone (M <= 16), against the
-torch composition of the same math (eager, in a CUDA graph, and torch.compile of it), graph-replayed
-and eager, with the weight-bytes roofline. The grouped stages alone are bench/moe_grouped.py's
+torch composition of the same math (eager, in a CUDA graph, and torch.compile of it) and a Triton
+grouped block-scaled GEMM of the two expert projections (bench/moe_triton.py, both matrix forms: the
+GEMMs alone beside the block at every M, and each stage alone at M <= 16), graph-replayed and eager,
+with the weight-bytes roofline. The grouped stages alone are bench/moe_grouped.py's
 records and the routers bench/moe_routing.py's (the same results file).
 
 Method (bench/common.py, docs/benchmarks.md): CUDA events, median per call over 30 bursts; a burst
@@ -54,13 +56,15 @@ import torch
 ROOT = __file__.rsplit("/bench/", 1)[0]
 sys.path.insert(0, ROOT)
 sys.path.insert(0, ROOT + "/python")
-from bench import common  # noqa: E402
+from bench import common, moe_triton  # noqa: E402
 from netra.moe_routing import act_quant_torch, router_torch, shared_gate_torch  # noqa: E402
 from netra.moe_experts import MoeBlock, MoeExperts, down_torch, gate_up_torch, quantize_hidden  # noqa: E402
 
 MIB = 1 << 20
 BLOCK_M1_TARGET_US = 13.0
 BLOCK_ROOFLINE_FACTOR = {16: 1.15, 64: 1.10, 128: 1.10, 768: 1.25}
+TRITON_FORMS = {"bf16": "Triton grouped block-scaled GEMM (bench/moe_triton.py; BF16 tl.dot on the widened E4M3 operands)",
+                "fp8": "Triton grouped block-scaled GEMM (bench/moe_triton.py; FP8 tl.dot)"}
 POLICY = "bounded: |out - ref| <= 2^-8 |ref| + 2^-15 E + 2^-120 against the FP64 reference of the dequantized math (NaN where it is NaN), call 0"
 BLOCK_INSTANCE = ("netra.MoeBlock (router -> gate_up -> act_quant -> down; 17..768 tokens router -> grouped plan, gate_up + act_quant, "
                   "down, route sum; programmatic dependent launch)")
@@ -95,7 +99,18 @@ def schema_records(raw: list[dict], bandwidth: float, floors: dict) -> list[dict
         return None if c is None else c["failures"] == 0
     def peers(r, stage):
         ps = []
-        for who, name in (("torch", "torch (eager composition)"), ("compile", "torch.compile")):
+        if stage == "block":  # the issue's comparison: the Triton GEMMs alone, beside the whole block
+            for form in TRITON_FORMS:
+                g, e = timed(r, f"triton_{form}_gemms")
+                if g is not None:
+                    bad = [f"{st} {r[f'check_triton_{form}_{st}']['failures']} of {r[f'check_triton_{form}_{st}']['elements']}"
+                           for st in ("gate_up", "down") if r[f"check_triton_{form}_{st}"]["failures"]]
+                    ps.append(common.peer(TRITON_FORMS[form] + " (gate_up + down alone)", g, False, e,
+                                          "the two GEMMs alone with netra's route metadata and act_quant output (no router, shared gate, "
+                                          "activation or quantization of the activations), not the block; elements outside the policy: "
+                                          + (", ".join(bad) if bad else "none")))
+        for who, name in (("torch", "torch (eager composition)"), ("compile", "torch.compile"),
+                          *((f"triton_{form}", label) for form, label in TRITON_FORMS.items())):
             g, e = timed(r, f"{who}_{stage}")
             if g is None:
                 continue
@@ -285,6 +300,19 @@ def main() -> None:
             rec["netra_down_fused"] = timed([lambda i=i: experts.down(bufs[i]["gate_up"], bufs[i]["ids"], bufs[i]["route_weights"],
                                                                       layers[i]["w2"], layers[i]["s2"], out=bufs[i]["out"])
                                              for i in range(n)])
+        # the Triton GEMMs (bench/moe_triton.py): the routes sorted into blocks once per layer, outside the timing
+        routes = [moe_triton.Routes(b["ids"], moe_triton.block_m_for(m)) for b in bufs]
+        def triton_gate_up(i, fp8):
+            return lambda: moe_triton.gate_up(hs[i], routes[i], layers[i]["w13"], layers[i]["s13"], fp8)
+        def triton_down(i, fp8):
+            return lambda: moe_triton.down(bufs[i]["act"], bufs[i]["act_scales"], routes[i], bufs[i]["route_weights"], layers[i]["w2"],
+                                           layers[i]["s2"], fp8)
+        for form in TRITON_FORMS:
+            fp8 = form == "fp8"
+            rec[f"triton_{form}_gemms"] = timed([lambda i=i, fp8=fp8: (triton_gate_up(i, fp8)(), triton_down(i, fp8)()) for i in range(n)])
+            if decode:
+                rec[f"triton_{form}_gate_up"] = timed([triton_gate_up(i, fp8) for i in range(n)])
+                rec[f"triton_{form}_down"] = timed([triton_down(i, fp8) for i in range(n)])
         def gate_up_peer(fn):
             return [lambda i=i: fn(hs[i], bufs[i]["ids"], layers[i]["w13"], layers[i]["s13"]) for i in range(n)]
 
@@ -311,6 +339,9 @@ def main() -> None:
         rec["check_netra_gate_up"] = policy(b["gate_up"], gref, gmag)
         dref, dmag = down_ref64(b["act"], b["act_scales"], b["ids"], b["route_weights"], L)
         rec["check_netra_down"] = policy(b["out"], dref, dmag)
+        for form in TRITON_FORMS:  # layer 0's routes: the same ids as this call's
+            rec[f"check_triton_{form}_gate_up"] = policy(triton_gate_up(0, form == "fp8")(), gref, gmag)
+            rec[f"check_triton_{form}_down"] = policy(triton_down(0, form == "fp8")(), dref, dmag)
         if with_peers:
             rec["check_torch_gate_up"] = policy(gate_up_peer(gate_up_torch)[0](), gref, gmag)
             rec["check_torch_down"] = policy(down_peer(down_torch)[0](), dref, dmag)
@@ -334,7 +365,7 @@ def main() -> None:
         records.append(rec)
         write(records)
         print({k: v for k, v in rec.items()}, flush=True)
-        del hs, bufs, tids, trw
+        del hs, bufs, tids, trw, routes
         torch.cuda.empty_cache()
 
     rows = []
