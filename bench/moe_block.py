@@ -106,8 +106,9 @@ def schema_records(raw: list[dict], bandwidth: float, floors: dict) -> list[dict
                     bad = [f"{st} {r[f'check_triton_{form}_{st}']['failures']} of {r[f'check_triton_{form}_{st}']['elements']}"
                            for st in ("gate_up", "down") if r[f"check_triton_{form}_{st}"]["failures"]]
                     ps.append(common.peer(TRITON_FORMS[form] + " (gate_up + down alone)", g, False, e,
-                                          "the two GEMMs alone with netra's route metadata and act_quant output (no router, shared gate, "
-                                          "activation or quantization of the activations), not the block; elements outside the policy: "
+                                          "the two GEMMs alone with netra's route metadata and act_quant output and the hidden states "
+                                          "quantized beforehand (no router, shared gate, quantization or activation; the route sum in "
+                                          "torch), not the block; elements outside the policy: "
                                           + (", ".join(bad) if bad else "none")))
         for who, name in (("torch", "torch (eager composition)"), ("compile", "torch.compile"),
                           *((f"triton_{form}", label) for form, label in TRITON_FORMS.items())):
@@ -302,14 +303,16 @@ def main() -> None:
                                              for i in range(n)])
         # the Triton GEMMs (bench/moe_triton.py): the routes sorted into blocks once per layer, outside the timing
         routes = [moe_triton.Routes(b["ids"], moe_triton.block_m_for(m)) for b in bufs]
-        def triton_gate_up(i, fp8):
-            return lambda: moe_triton.gate_up(hs[i], routes[i], layers[i]["w13"], layers[i]["s13"], fp8)
+        quantized = [quantize_hidden(h) for h in hs]  # for the GEMMs alone (the stage alone quantizes, as netra's gate_up does)
+        def triton_gate_up(i, fp8, prequantized=False):
+            return lambda: moe_triton.gate_up(hs[i], routes[i], layers[i]["w13"], layers[i]["s13"], fp8,
+                                              quantized[i] if prequantized else None)
         def triton_down(i, fp8):
             return lambda: moe_triton.down(bufs[i]["act"], bufs[i]["act_scales"], routes[i], bufs[i]["route_weights"], layers[i]["w2"],
                                            layers[i]["s2"], fp8)
         for form in TRITON_FORMS:
             fp8 = form == "fp8"
-            rec[f"triton_{form}_gemms"] = timed([lambda i=i, fp8=fp8: (triton_gate_up(i, fp8)(), triton_down(i, fp8)()) for i in range(n)])
+            rec[f"triton_{form}_gemms"] = timed([lambda i=i, fp8=fp8: (triton_gate_up(i, fp8, True)(), triton_down(i, fp8)()) for i in range(n)])
             if decode:
                 rec[f"triton_{form}_gate_up"] = timed([triton_gate_up(i, fp8) for i in range(n)])
                 rec[f"triton_{form}_down"] = timed([triton_down(i, fp8) for i in range(n)])
@@ -365,7 +368,7 @@ def main() -> None:
         records.append(rec)
         write(records)
         print({k: v for k, v in rec.items()}, flush=True)
-        del hs, bufs, tids, trw, routes
+        del hs, bufs, tids, trw, routes, quantized
         torch.cuda.empty_cache()
 
     rows = []

@@ -3,8 +3,9 @@ grouped, 128 x 128 block-scaled FP8 GEMM kernel over the route stream, in the fo
 engine's fused MoE (routes sorted by expert into blocks of BLOCK_M rows, one program per (block,
 BLOCK_N columns), the K loop one 128-wide scale block at a time), with netra's route metadata
 (ids [M, 9]) and, for down, netra's act_quant output as inputs:
-  gate_up: the hidden states quantized per 128 (python/netra/moe_experts.py quantize_hidden, torch),
-           then out[r] = W13[ids[r]] x[r // 9] -> BF16 [9M, 1024];
+  gate_up: the hidden states quantized per 128 (python/netra/moe_experts.py quantize_hidden, torch;
+           made beforehand where the GEMM is timed alone), then out[r] = W13[ids[r]] x[r // 9] ->
+           BF16 [9M, 1024];
   down:    y[r] = W2[ids[r]] act[r] (FP32), then out[t] = sum_j w[t, j] y[9t + j] (torch) -> BF16.
 Two forms of the products: `tl.dot` on the E4M3 operands (Hopper's FP8 matrix instruction) or on
 the operands widened to BF16 (exact) with FP32 accumulation. The sort into blocks (align) is made
@@ -83,11 +84,14 @@ def _launch(a, a_scale, w, w_scale, routes: Routes, out, token_rows: bool, fp8_d
         BLOCK_M=routes.block_m, FP8_DOT=fp8_dot)
 
 
-def gate_up(hidden, routes: Routes, w13, s13, fp8_dot: bool):
-    """BF16 [9M, 1024]: the hidden states quantized per 128, then the grouped GEMM."""
-    from netra.moe_experts import quantize_hidden
-    q, sx = quantize_hidden(hidden)
-    out = torch.empty(routes.routes, w13.shape[1], device=hidden.device, dtype=torch.bfloat16)
+def gate_up(hidden, routes: Routes, w13, s13, fp8_dot: bool, quantized=None):
+    """BF16 [9M, 1024]: the hidden states quantized per 128 (or `quantized` = quantize_hidden's
+    (q, scales), made beforehand: the GEMM alone), then the grouped GEMM."""
+    if quantized is None:
+        from netra.moe_experts import quantize_hidden
+        quantized = quantize_hidden(hidden)
+    q, sx = quantized
+    out = torch.empty(routes.routes, w13.shape[1], device=q.device, dtype=torch.bfloat16)
     _launch(q, sx, w13, s13, routes, out, True, fp8_dot)
     return out
 
