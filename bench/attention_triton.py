@@ -16,9 +16,8 @@ blocks of BLOCK_N positions (tl.dot of BF16 Q and the widened K, online softmax 
 FP32 l, BF16 P into tl.dot with the widened V) and writes (m, l, o) to a workspace; with extend the
 program after the last slice takes the 12 extension positions. Stage two: grid (Hkv * Tq * group,
 batch); a program merges one row's slices (the maximum first, then sum_s 2^(m_s - M) (l_s, o_s))
-and writes bf16(o / l), 0 where the row sees no position.
-
-usage (on a GPU, as its own check): python3 bench/attention_triton.py
+and writes bf16(o / l), 0 where the row sees no position. The benches check it against the
+contract's bound (bench/attention.py, bench/attention_extend.py).
 """
 from __future__ import annotations
 
@@ -28,7 +27,12 @@ import torch
 import triton
 import triton.language as tl
 
-LOG2E = 1.4426950408889634
+
+def row_tiling(hq: int, hkv: int, tq: int) -> tuple[int, int]:
+    """(BLOCK_M, row blocks) of a KV head's tq x (hq / hkv) query rows: 16 to 64 rows a program."""
+    rows = tq * (hq // hkv)
+    block_m = max(16, min(64, triton.next_power_of_2(rows)))
+    return block_m, math.ceil(rows / block_m)
 
 
 @triton.jit
@@ -134,9 +138,7 @@ class PagedAttention:
                  block_n: int = 64, warps: int = 4, stages: int = 2):
         self.hq, self.hkv, self.d, self.tq, self.sm_scale, self.extend = hq, hkv, d, tq, sm_scale, extend
         self.batch, self.slices, self.block_n, self.warps, self.stages = batch, slices, block_n, warps, stages
-        rows = tq * (hq // hkv)
-        self.block_m = max(16, min(64, triton.next_power_of_2(rows)))
-        self.row_blocks = math.ceil(rows / self.block_m)
+        self.block_m, self.row_blocks = row_tiling(hq, hkv, tq)
         self.parts = slices + (1 if extend else 0)
         units = batch * self.parts * hkv * self.row_blocks * self.block_m
         self.m = torch.empty(units, device="cuda", dtype=torch.float32)
@@ -162,9 +164,7 @@ class PagedAttention:
 def configurations(hq: int, hkv: int, d: int, tq: int, sm_scale: float, extend: bool, batch: int, processors: int) -> list[PagedAttention]:
     """The configurations the benches try (the fastest is the peer, then checked against the contract): slices so that the
     grid covers the processors about once, twice or four times, BLOCK_N 32 / 64, 4 or 8 warps."""
-    rows = tq * (hq // hkv)
-    row_blocks = math.ceil(rows / max(16, min(64, triton.next_power_of_2(rows))))
-    programs = batch * hkv * row_blocks
+    programs = batch * hkv * row_tiling(hq, hkv, tq)[1]
     out = []
     for cover in (1, 2, 4):
         slices = max(1, min(256, math.ceil(cover * processors / programs)))
@@ -198,50 +198,3 @@ def checked_peer(configs: list[PagedAttention], sets: int, out_like: torch.Tenso
         return common.peer(name, None, exact=False, note="not run: no configuration built (" + "; ".join(failures)[:200] + ")")
     return common.checked_peer(name, lambda s: call_for(best, s, outs[s]), sets, lambda: check(outs[0]),
                                f"the fastest of {len(configs)} configurations in this run: {best.describe()}")
-
-
-def _self_check() -> None:
-    """FP64 reference of each shape against the peer (max |err| relative to max |ref|), no netra needed."""
-    fp8 = torch.float8_e4m3fn
-    g = torch.Generator(device="cuda").manual_seed(3)
-    for hq, hkv, d, tq, extend, lengths in ((16, 2, 256, 1, False, [8192, 1, 0, 1000]), (16, 2, 256, 12, False, [49152 + 12]),
-                                             (32, 8, 128, 12, True, [4096, 100, 1])):
-        batch, total = len(lengths), sum(lengths)
-        scale = 1 / 16 if d == 256 else 0.0883883461356163
-        slots = total + 8
-        q = torch.randn(batch * tq, hq, d, device="cuda", generator=g).to(torch.bfloat16)
-        k = (torch.randn(slots, hkv, d, device="cuda", generator=g) * 1.5).to(fp8)
-        v = (torch.randn(slots, hkv, d, device="cuda", generator=g) * 1.5).to(fp8)
-        ke = (torch.randn(batch * tq, hkv, d, device="cuda", generator=g)).to(torch.bfloat16)
-        ve = (torch.randn(batch * tq, hkv, d, device="cuda", generator=g)).to(torch.bfloat16)
-        idx = torch.randperm(slots, device="cuda", generator=g)[:total].to(torch.int64)
-        ptr = torch.tensor([0] + [sum(lengths[:i + 1]) for i in range(batch)], device="cuda", dtype=torch.int32)
-        qo = torch.arange(batch + 1, device="cuda", dtype=torch.int64) * tq
-        scales = torch.tensor([0.9, 1.1], device="cuda", dtype=torch.float32)
-        out = torch.empty_like(q)
-        for cfg in configurations(hq, hkv, d, tq, scale, extend, batch, torch.cuda.get_device_properties(0).multi_processor_count)[:4]:
-            cfg(q, k, v, qo, ptr, idx, scales, out, ke, ve)
-            worst = 0.0
-            for bi, n in enumerate(lengths):
-                rows = idx[int(ptr[bi]):int(ptr[bi]) + n]
-                kk = k[rows].to(torch.float64) * 0.9
-                vv = v[rows].to(torch.float64) * 1.1
-                qq = q[bi * tq:(bi + 1) * tq].to(torch.float64).view(tq, hkv, hq // hkv, d)
-                tt = torch.arange(tq, device="cuda").view(tq, 1, 1, 1)
-                if extend:
-                    kk = torch.cat([kk, ke[bi * tq:(bi + 1) * tq].to(torch.float64)])
-                    vv = torch.cat([vv, ve[bi * tq:(bi + 1) * tq].to(torch.float64)])
-                    visible = torch.arange(n + tq, device="cuda").view(1, 1, 1, -1) <= n + tt
-                else:
-                    visible = torch.arange(n, device="cuda").view(1, 1, 1, -1) < n - tq + tt + 1
-                sc = (torch.einsum("thgd,nhd->thgn", qq, kk) * scale).masked_fill(~visible, -math.inf)
-                w = torch.softmax(sc, -1).nan_to_num(0.0)
-                ref = torch.einsum("thgn,nhd->thgd", w, vv).reshape(tq, hq, d)
-                got = out[bi * tq:(bi + 1) * tq].to(torch.float64)
-                worst = max(worst, float((got - ref).abs().max()))
-            print(f"Hq {hq} D {d} Tq {tq} extend {extend} lengths {lengths} {cfg.describe()}: max |err| {worst:.3g}", flush=True)
-            assert worst < 0.05, "the Triton peer is wrong"
-
-
-if __name__ == "__main__":
-    _self_check()

@@ -36,7 +36,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, __file__.rsplit("/bench/", 1)[0])
-from bench import common  # noqa: E402
+from bench import common, gdn_triton  # noqa: E402
 
 D, H, HV, K, V = 8192, 16, 32, 128, 128
 FP32_RATE = 132 * 128 * 1.98e9
@@ -107,7 +107,6 @@ def exactness(dump):
                     out, S = recurrent_torch(*args, T)
                     m, e = compare(out, load(dump, p + "_out.bin", torch.bfloat16, (R, HV, V)))
                     if contract == "k0":  # the Triton peer on the same inputs (outputs only)
-                        from bench import gdn_triton
                         res[p + "_triton"] = (*compare(gdn_triton.k0(*args, T), load(dump, p + "_out.bin", torch.bfloat16, (R, HV, V))),
                                               f"outputs, B = {B}")
                     committed = contract in ("m16", "decode")
@@ -152,7 +151,6 @@ def time_peers(rec, compiled: bool):
     if compiled:
         variants.append(("torch.compile", torch.compile(fn, dynamic=False)))
     if c == "k0":
-        from bench import gdn_triton
         variants.append((TRITON_K0, gdn_triton.k0))
     for name, f in variants:
         calls = [lambda a=a, f=f: f(*a) for a in sets]
@@ -162,7 +160,6 @@ def time_peers(rec, compiled: bool):
                 graph = common.bench_graph(calls, reps=10)["median_us"]
             peers.append({"name": name, "eager_us": eager, "graph_us": graph})
             if name == TRITON_K0:
-                from bench import gdn_triton
                 peers[-1]["config"] = gdn_triton.best_config()
         except Exception as e:  # noqa: BLE001 — a peer that cannot run is reported, not fatal
             peers.append({"name": name, "eager_us": None, "graph_us": None, "error": f"{type(e).__name__}: {str(e)[:200]}"})
