@@ -6,7 +6,8 @@
 // Prints one JSON object per (operation, fp8_out, tokens) on stdout; "diagnostic" lines time the
 // alternative mappings of catalog::norm_alternatives and norm_gated_alternatives (and the prefill
 // instances at 64 tokens). --gated-chain times only the gated decode: the served forms as records
-// (with --dump), each candidate of catalog::norm_gated_chain, the served forms again, at 1, 16, 64 tokens.
+// (with --dump), each candidate of catalog::norm_gated_chain, the served forms again, at 1, 16, 64 tokens;
+// --prefill-chain the rms / add_rms FP8 forms beside catalog::norm_quarter_groups (the same way).
 //
 // --dump DIR also writes, for bench/norm.py's check of the torch peers, each shape's first input
 // set and netra's outputs for it: <name>.{x,residual,gate,weight}.bin, <name>.{out,scales,r}.bin
@@ -34,7 +35,7 @@ namespace {
 
 struct options {
   std::string objects = NETRA_CODE_OBJECT_DIR, dump;
-  bool gated_chain = false;
+  bool gated_chain = false, prefill_chain = false;
   int l2 = 0;
   device_info device;
 };
@@ -248,20 +249,41 @@ void bench_gated_chain(const options& o, CUstream stream) {
 
 }  // namespace
 
+/// The rms / add_rms FP8 forms served (Chain 0) at 1, 16, 64 (rms), 512 and 8192 tokens, every sm90a
+/// candidate of catalog::norm_quarter_groups at the sizes its MaxTokens serves, the served forms again.
+void bench_prefill_chain(const options& o, CUstream stream) {
+  const auto served = [&] {
+    bench_alternative<contracts::norm_decode<sm90a, 0, 0, 1>>(o, stream, {1, 16, 64});
+    bench_alternative<contracts::norm_prefill<sm90a, 0, 0, 1>>(o, stream, {512, 8192});
+    bench_alternative<contracts::norm_prefill<sm90a, 1, 0, 1>>(o, stream, {512, 8192});
+  };
+  served();
+  boost::hana::for_each(catalog::norm_quarter_groups, [&](auto type) {
+    using C = typename decltype(type)::type;
+    if constexpr (same_v<typename C::target, sm90a>) {
+      if constexpr (C::max_tokens <= 64) bench_alternative<C>(o, stream, {1, 16, 64});
+      else bench_alternative<C>(o, stream, {512, 8192});
+    }
+  });
+  served();
+}
+
 int main(int argc, char** argv) {
   options o;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--dump" && i + 1 < argc) o.dump = argv[++i];
     else if (a == "--gated-chain") o.gated_chain = true;
+    else if (a == "--prefill-chain") o.prefill_chain = true;
     else o.objects = a;
   }
   o.device = current_cuda_device();
   drv().check(drv().cuDeviceGetAttribute(&o.l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, o.device.ordinal), "L2 size");
   CUstream stream;
   drv().check(drv().cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
-  if (o.gated_chain) {  // only the gated decode's Chain candidates beside the served form
-    bench_gated_chain(o, stream);
+  if (o.gated_chain || o.prefill_chain) {  // only the Chain candidates beside the served forms
+    if (o.gated_chain) bench_gated_chain(o, stream);
+    if (o.prefill_chain) bench_prefill_chain(o, stream);
     drv().cuStreamDestroy(stream);
     return 0;
   }

@@ -35,6 +35,8 @@ netra_add_compile_fail_test(negative_norm_slices_per_thread negative/norm_slices
 
 netra_add_compile_fail_test(negative_norm_chain negative/norm_chain.cpp
   "netra::contracts::norm: field Chain must be 0 or, for the gated norm, a sum of the bits 1, 8")
+netra_add_compile_fail_test(negative_norm_quarter_chain negative/norm_quarter_chain.cpp
+  "for rms / add_rms with an FP8 output, Split 1 and four chunks per thread: 32, plus 2 and 16")
 
 netra_add_gpu_test(test_norm_gpu gpu/test_norm_gpu.cpp)
 

@@ -194,9 +194,16 @@ TEST_CASE("each bad field is refused by name") {
   refused<gated_fp8>("gate", 4, [](norm_signature& s) { s.gate.data = s.out.data; });
 }
 
-TEST_CASE("norm Chain: named only when set; the gated norm only, bits 2 and 4 with an FP8 output") {
+TEST_CASE("norm Chain: named only when set; bits 2 and 4 with an FP8 output; bit 32 for the rms / add_rms FP8 forms of Split 1") {
   CHECK(instance_name<contracts::gated_rms_norm<sm90a, 1, 64, 2, 0, 0, 7>>() == "norm-sm90a-2-0-1-64-1-2-0-1-0-7");
   CHECK(instance_name<contracts::gated_rms_norm<sm90a, 0, 64, 2, 0, 0, 1>>() == "norm-sm90a-2-0-0-64-1-2-0-1-0-1");
   CHECK(instance_name<contracts::gated_rms_norm<sm90a, 1, 64, 2, 0, 0, 0>>() == "norm-sm90a-2-0-1-64-1-2-0");
   CHECK(contracts::gated_rms_norm<gfx950, 1, 64, 4, 0, 0, 6>::chain == 6);
+  // served: sm90a's rms / add_rms FP8 forms of one row part per workgroup take 50, the others 0
+  CHECK(instance_name<contracts::norm_prefill<sm90a, 0, 0, 1>>() == "norm-sm90a-0-0-1-8192-2-1-0-1-0-50");
+  CHECK(instance_name<contracts::norm_decode<sm90a, 0, 1, 1>>() == "norm-sm90a-0-1-1-64-2-1-0-1-0-50");
+  CHECK(contracts::norm_prefill<sm90a, 1, 0, 1>::chain == 50);
+  CHECK(contracts::norm_decode<sm90a, 1, 0, 1>::chain == 0);  // Split 2
+  CHECK(contracts::norm_prefill<sm90a, 0, 0, 0>::chain == 0);
+  CHECK(contracts::norm_prefill<gfx950, 0, 0, 1>::chain == 0);
 }

@@ -143,10 +143,13 @@ TEST_CASE("every sm90a norm instance equals the oracle bitwise (tokens 1 .. MaxT
   long calls = 0;
   const bool quick = std::getenv("NETRA_NORM_GPU_QUICK") != nullptr;  // under compute-sanitizer: tokens <= 100
   const bool gated_decode_only = std::getenv("NETRA_NORM_GPU_GATED_DECODE") != nullptr;
+  const bool fp8_rms_only = std::getenv("NETRA_NORM_GPU_FP8_RMS") != nullptr;
   boost::hana::for_each(catalog::norm, [&](auto type) {
     using C = typename decltype(type)::type;
-    // NETRA_NORM_GPU_GATED_DECODE: only the gated decode instances (the served one and the Chain candidates)
-    const bool skip = gated_decode_only && !(C::kind == norm_kind::gated && C::max_tokens == 64);
+    // NETRA_NORM_GPU_GATED_DECODE: only the gated decode instances (the served one and the Chain
+    // candidates); NETRA_NORM_GPU_FP8_RMS: only the rms / add_rms FP8 instances (Chain 0 and 32)
+    const bool skip = (gated_decode_only && !(C::kind == norm_kind::gated && C::max_tokens == 64)) ||
+                      (fp8_rms_only && !(C::kind != norm_kind::gated && C::fp8_out));
     if constexpr (same_v<typename C::target, sm90a>) {
       if (skip) return;
       for (i64 tokens : {1, 2, 7, 16, 33, 64, 100, 512, 8192})

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -199,4 +200,26 @@ TEST_CASE("the division-free quotient equals the IEEE division after E4M3 roundi
   MESSAGE(r.pairs, " pairs; FP32 quotients differing in the last bit (all below E4M3's range): ", r.fp32_differences);
   CHECK(r.pairs > 1000000000L);
   CHECK(r.e4m3_mismatches == 0);
+}
+
+TEST_CASE("the quotient without the scaling by m equals the scaled one for every group scales_values leaves out") {
+  long groups = 0, mismatches = 0;
+  for (u32 a = 0; a <= 0x7FFFu; ++a) {
+    const bool tiny = a > 0 && a < 0x2180u;  // m = 2^64 with a nonzero value
+    CHECK(kernels::act_quant_divider::scales_values(a) == tiny);
+    if (tiny) continue;
+    ++groups;
+    const float scale = kernels::act_quant_scale_fast(a);
+    const auto divider = kernels::act_quant_divider::make(a, kernels::act_quant_divisor(a, scale));
+    const u32 top = a < 0x7F80u ? a : 0x7F80u;
+    for (u32 y : {0u, top / 3, top / 2, top}) {
+      for (u32 sign : {0u, 0x8000u}) {
+        const float v = f32_from_bf16(static_cast<u16>(y | sign));
+        const float scaled = divider.quotient<true>(v), unscaled = divider.quotient<false>(v);
+        mismatches += !(std::isnan(scaled) && std::isnan(unscaled)) && oracles::bits_of(scaled) != oracles::bits_of(unscaled);
+      }
+    }
+  }
+  CHECK(groups == 32768 - 0x217F);
+  CHECK(mismatches == 0);
 }

@@ -55,13 +55,14 @@ NETRA_HOST_DEVICE float act_quant_divisor(u32 magnitude, float scale) {
 
 /// The division of a group's values by its divisor, without a division per value.
 /// Per group: m = 2^64 when amax < 2^-60 (else 1), d = divisor * m, rcp = 1 / d (IEEE).
-/// Per value: y' = y * m, q0 = y' * rcp, r = fma(-q0, d, y') (the exact remainder),
-/// q = fma(r, rcp, q0) (Markstein's correction), then q takes the sign of y (one bitfield select:
-/// the quotient of y by a positive divisor has y's sign, and a zero y must stay a signed zero).
-/// Scaling by m is exact and keeps every remainder representable. q equals the IEEE quotient
-/// y / divisor after the E4M3 rounding for every pair of BF16 values |y| <= amax, both signs
-/// (tests/kernels/test_moe_act_quant_model.cpp checks all 1.07e9 of them); its FP32 bits can
-/// differ only for quotients below 2^-10, which E4M3 rounds to a signed zero.
+/// Per value: y' = y * m, q0 = y' * rcp, r = fma(d, q0, -y') (the exact remainder, negated),
+/// q = fma(r, -rcp, q0) (Markstein's correction). Scaling by m is exact and keeps every remainder
+/// representable; the negated remainder keeps a zero y's sign (-0: r = +0, q = -0 + -0), which the
+/// quotient of y by a positive divisor has. q equals the IEEE quotient y / divisor after the E4M3
+/// rounding for every pair of BF16 values |y| <= amax, both signs (tests/kernels/test_moe_act_quant_model.cpp
+/// checks all 1.07e9 of them); its FP32 bits can differ only for quotients below 2^-10, which E4M3
+/// rounds to a signed zero. Scaled = false skips y * m: the caller's group has m = 1, or amax 0
+/// (every y is ±0, and ±0 * m = ±0), so y' = y.
 struct act_quant_divider {
   float m, d, rcp;
   NETRA_HOST_DEVICE static act_quant_divider make(u32 magnitude, float divisor) {
@@ -69,12 +70,12 @@ struct act_quant_divider {
     const float d = mul_rn(divisor, m);
     return {m, d, div_rn(1.0f, d)};
   }
-  NETRA_HOST_DEVICE float quotient(float y) const {
-    const float ys = mul_rn(y, m);
+  /// True for the groups whose m is not 1 and whose values are not all zero (0 < amax < 2^-60).
+  NETRA_HOST_DEVICE static constexpr bool scales_values(u32 magnitude) { return magnitude - 1u < 0x2180u - 1u; }
+  template <bool Scaled = true> NETRA_HOST_DEVICE float quotient(float y) const {
+    const float ys = Scaled ? mul_rn(y, m) : y;
     const float q0 = mul_rn(ys, rcp);
-    const float r = fma_rn(-q0, d, ys);
-    const float q = fma_rn(r, rcp, q0);
-    return bit_cast<float>((bit_cast<u32>(q) & 0x7FFFFFFFu) | (bit_cast<u32>(y) & 0x80000000u));
+    return fma_rn(fma_rn(d, q0, -ys), -rcp, q0);
   }
 };
 

@@ -109,6 +109,18 @@ NETRA_HOST_DEVICE float approx_reciprocal_f32(float d) {
 #endif
 }
 
+/// The unsigned maximum of each 16-bit half of two words (integer: the same on every target).
+NETRA_HOST_DEVICE u32 max_u16x2(u32 a, u32 b) {
+#if defined(NETRA_DEVICE_PASS) && defined(NETRA_COMPILER_CUDA)
+  return sm90a_isa::max_u16x2(a, b);
+#elif defined(NETRA_DEVICE_PASS) && defined(NETRA_COMPILER_HIP)
+  return amdgcn_isa::v_pk_max_u16(a, b);
+#else
+  const u32 lo = max_of(a & 0xFFFFu, b & 0xFFFFu), hi = max_of(a >> 16, b >> 16);
+  return lo | (hi << 16);
+#endif
+}
+
 namespace math_constants {
 inline constexpr float exp_high = 0x1.62e42ep+6f;   // 88.7228317: the largest x with e^x < FLT_MAX
 inline constexpr float exp_low = -0x1.5d589ep+6f;   // -87.3365402: the FP32 just above -126 ln 2

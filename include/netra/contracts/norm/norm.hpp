@@ -150,11 +150,15 @@ struct norm {
   static constexpr u32 split = Split;
   static_assert(Split == 1 || Kind != 1 || Target::has_clusters,
                 "netra::contracts::norm: field Split > 1 for add_rms needs workgroup clusters (its parts order r' after r)");
-  static_assert(Chain == 0 || (Kind == 2 && Chain < 32 && ((Chain & 6) == 0 || Fp8Out == 1) && ((Chain & 16) == 0 || (Chain & 3) != 0) &&
-                              ((Chain & 8) == 0 || SlicesPerThread <= 1)),
+  static_assert(Chain == 0 ||
+                    (Kind == 2 && Chain < 32 && ((Chain & 6) == 0 || Fp8Out == 1) && ((Chain & 16) == 0 || (Chain & 3) != 0) &&
+                     ((Chain & 8) == 0 || SlicesPerThread <= 1)) ||
+                    (Kind != 2 && Fp8Out == 1 && Split == 1 && threads_per_row >= 16 && slices_per_thread * chunks_per_slice == 4 &&
+                     (Chain & ~18u) == 32 && ((Chain & 16) == 0 || (Chain & 2) != 0)),
                 "netra::contracts::norm: field Chain must be 0 or, for the gated norm, a sum of the bits 1, 8 (one slice per "
-                "thread), 16 (with 1 or 2) and, with an FP8 output, 2 and 4 (each bit's meaning: the field's comment)");
-  /// Chain (the gated norm; the same bits, each form checked exhaustively on the host): how the
+                "thread), 16 (with 1 or 2) and, with an FP8 output, 2 and 4; for rms / add_rms with an FP8 output, Split 1 and "
+                "four chunks per thread: 32, plus 2 and 16 (with 2) (each bit's meaning: the field's comment)");
+  /// Chain (the same bits, each form checked exhaustively on the host or by the kernel's model): how the
   /// per-thread chain is spelled, bit 1: silu(z) by kernels/norm/silu_bf16.hpp (no division, no
   /// branch); bit 2: the E4M3 group's 1 / d by kernels/norm/group_reciprocal.hpp (no division);
   /// bit 4: the group amax by dsl/group_max.hpp (one reduction instruction where the target has
@@ -162,7 +166,10 @@ struct norm {
   /// quotients (divisions, or bit 1's) between the butterfly's lane stages, each stage's shuffle
   /// in flight under them; bit 16: the reciprocals of bits 1 and 2 seeded by the target's
   /// reciprocal instruction (dsl/math.hpp approx_reciprocal_f32) instead of an integer seed and
-  /// four Newton steps. 0: silu_f32's and the quantizer's IEEE divisions, the butterfly.
+  /// four Newton steps; bit 32 (rms / add_rms, four E4M3 groups per 16 lanes, each lane one chunk
+  /// of each): the groups' amax reduce-scattered so that one lane quarter holds each group's, one
+  /// quantizer per lane, each group's divider read from its quarter (kernels/norm/group_quarters.hpp).
+  /// 0: silu_f32's and the quantizer's IEEE divisions, the butterfly.
   static constexpr u32 chain = Chain;
   static constexpr u32 lds_bytes = WavesPerRow > 1 ? RowsPerWorkgroup * WavesPerRow * 4 : 0;
   /// Calls of at most this many tokens let their successor start at once (PDL), larger ones after
@@ -278,23 +285,31 @@ using add_rms_norm = norm<Target, 1, Weight, Fp8Out, MaxTokens, WavesPerRow, Row
 template <class Target, u32 Fp8Out, u32 MaxTokens, u32 RowsPerWorkgroup, u32 Resident = 0, u32 SlicesPerThread = 0, u32 Chain = 0>
 using gated_rms_norm = norm<Target, 2, 0, Fp8Out, MaxTokens, 1, RowsPerWorkgroup, Resident, 1, SlicesPerThread, Chain>;
 
+/// Chain of the rms / add_rms E4M3 forms with one row part per workgroup (Split 1): on sm90a 50
+/// (each group's amax and quantizer by one lane quarter, the reciprocal from the instruction: the
+/// fastest measured, docs/kernels/norm.md), 0 elsewhere (gfx950: not measured on hardware).
+template <class Target, u32 Kind, u32 Fp8Out, u32 Split>
+inline constexpr u32 quarter_chain = Kind != 2 && Fp8Out == 1 && Split == 1 && same_v<Target, sm90a> ? 50 : 0;
+
 /// The decode mapping (up to 64 tokens): one row per workgroup, a whole wave64 or two warps per
 /// row of 2048; the gated norm W / 16 heads per workgroup (sm90a FP8: 8, four warps). add_rms FP8
 /// on a target with clusters: a row over two workgroups (Split 2). Chain on sm90a: gated BF16 17,
-/// FP8 6, 0 elsewhere (each the fastest measured: docs/kernels/norm.md; FP8 to 16 tokens: norm_decode16).
+/// FP8 6, rms FP8 quarter_chain, 0 elsewhere (each the fastest measured: docs/kernels/norm.md; gated
+/// FP8 to 16 tokens: norm_decode16).
+template <class Target, u32 Kind, u32 Fp8Out> inline constexpr u32 decode_split = Kind == 1 && Fp8Out == 1 && Target::has_clusters ? 2 : 1;
 template <class Target, u32 Kind, u32 Weight, u32 Fp8Out>
 using norm_decode = norm<Target, Kind, Weight, Fp8Out, 64, Kind != 2 && Target::wave_size < 64 ? 2 : 1,
-                         Kind == 2 ? (same_v<Target, sm90a> && Fp8Out == 1 ? 8 : Target::wave_size / 16) : 1, 0,
-                         Kind == 1 && Fp8Out == 1 && Target::has_clusters ? 2 : 1, 0, Kind == 2 && same_v<Target, sm90a> ? (Fp8Out == 1 ? 6 : 17) : 0>;
+                         Kind == 2 ? (same_v<Target, sm90a> && Fp8Out == 1 ? 8 : Target::wave_size / 16) : 1, 0, decode_split<Target, Kind, Fp8Out>, 0,
+                         Kind == 2 && same_v<Target, sm90a> ? (Fp8Out == 1 ? 6 : 17) : quarter_chain<Target, Kind, Fp8Out, decode_split<Target, Kind, Fp8Out>>>;
 /// The gated FP8 decode up to 16 tokens (sm90a, dispatched before norm_decode): Chain 14, the
 /// SiLU's divisions between the butterfly's stages (docs/kernels/norm.md: why not beyond 16).
 template <class Target> using norm_decode16 = norm<Target, 2, 0, 1, 16, 1, Target::wave_size / 16, 0, 1, 0, 14>;
 /// The prefill mapping (up to 8192 tokens): rms and add_rms one row per wave64, 4 rows per
 /// workgroup, or on warp32 two warps per row and one row per workgroup (the decode mapping: 64
 /// registers, 32 warps per SM; the fastest sm90a mapping measured at 512 and 8192 tokens,
-/// bench/results/norm_h200.json); gated 16 heads per workgroup.
+/// bench/results/norm_h200.json); gated 16 heads per workgroup. Chain: quarter_chain.
 template <class Target, u32 Kind, u32 Weight, u32 Fp8Out>
 using norm_prefill = norm<Target, Kind, Weight, Fp8Out, 8192, Kind != 2 && Target::wave_size < 64 ? 2 : 1,
-                          Kind == 2 ? 16 : (Target::wave_size < 64 ? 1 : 4)>;
+                          Kind == 2 ? 16 : (Target::wave_size < 64 ? 1 : 4), 0, 1, 0, quarter_chain<Target, Kind, Fp8Out, 1>>;
 
 }  // namespace netra::contracts

@@ -6,12 +6,11 @@
 // j = t % T_r, the slices q_p = j + T_r p (p < P = S / T_r), slice q holding chunks q + S k
 // (k < K): one 16-byte load of x (and of r, z) and of w per chunk, all issued before the first
 // use. Per slice one FMA chain over its 8 K values; the butterfly (xor masks 1 .. G/2) over slice
-// q: its lane bits by shuffles, its bits inside the thread (P > 1, masks >= T_r) by adds; S = 64:
-// R_0 + R_1 in the thread (warp32, one warp per row), across the wave (wave64) or through LDS
-// [R][2] and one barrier (two warps per row). Then y per value, one 16-byte BF16 store per chunk
+// q: kernels/norm/row_sum.hpp. Then y per value, one 16-byte BF16 store per chunk
 // (FP8: the group amax over the group's threads (16, or a gated head's T_r, each max over its P
 // chunks first), one scale per group by dsl/block_quant.hpp, one 8-byte E4M3 store per chunk; the
-// thread of the group's first chunk stores the scale). add_rms stores r' (16 bytes per chunk) over
+// thread of the group's first chunk stores the scale; Chain bit 32: kernels/norm/group_quarters.hpp,
+// each group's amax and quantizer by one lane quarter). add_rms stores r' (16 bytes per chunk) over
 // r. Rows past the last compute on the last row and store nothing (every lane shuffles).
 // Split > 1 (R = 1): grid rows x Split, workgroup g is part g % Split of row g / Split; every part
 // loads and sums the whole row and stores only its chunks (owns), r' included; add_rms: the parts
@@ -33,8 +32,9 @@
 #include "netra/dsl/sync.hpp"
 #include "netra/dsl/vector_memory.hpp"
 #include "netra/dsl/wave_reduce.hpp"
-#include "netra/dsl/workgroup_barrier.hpp"
+#include "netra/kernels/norm/group_quarters.hpp"
 #include "netra/kernels/norm/group_reciprocal.hpp"
+#include "netra/kernels/norm/row_sum.hpp"
 #include "netra/kernels/norm/silu_bf16.hpp"
 
 namespace netra::kernels {
@@ -87,8 +87,13 @@ template <class Contract> struct norm_kernel {
   NETRA_HOST_DEVICE static constexpr i64 row_offset(u32 row, i64 stride) {
     return static_cast<i64>(row / Contract::heads) * stride + static_cast<i64>(row % Contract::heads) * Contract::n;
   }
-  /// True when the thread stores the scale of its chunk i's group: the group's first chunk.
-  NETRA_HOST_DEVICE static constexpr bool stores_scale(u32 thread, u32 i) { return chunk_of(thread, i) % 16 == 0; }
+  /// Chain bit 32: a group's amax and quantizer by lane quarters (kernels/norm/group_quarters.hpp).
+  static constexpr bool quarters = (Contract::chain & 32) != 0;
+  /// True when the thread stores the scale of its chunk i's group: the group's first chunk (bit
+  /// 32: the first lane of the quarter that holds slot i).
+  NETRA_HOST_DEVICE static constexpr bool stores_scale(u32 thread, u32 i) {
+    return quarters ? group_quarters<target, Contract::chain>::stores_scale(thread, i) : chunk_of(thread, i) % 16 == 0;
+  }
   /// Chunk i's E4M3 group slot: one per chunk, or one for all (a gated head over < 16 threads).
   static constexpr u32 group_threads = Contract::group_threads;
   static constexpr u32 group_slots = group_threads < 16 ? 1 : chunks;
@@ -96,33 +101,6 @@ template <class Contract> struct norm_kernel {
 
   static NETRA_DEVICE float lo_of(u32 w) { return bit_cast<float>(w << 16); }
   static NETRA_DEVICE float hi_of(u32 w) { return bit_cast<float>(w & 0xFFFF0000u); }
-
-  /// The row's sum of squares in the contract's order from this thread's slice partials: the
-  /// butterfly stages of masks 1 .. G / 2 over slice q = j + T_r p (lane bits by shuffles, the
-  /// thread's own bits, masks >= T_r, by adds), then for S = 64 the stage of mask G (R_0 + R_1).
-  static NETRA_DEVICE float row_sum(float (&part)[per_thread], u32 thread) {
-NETRA_UNROLL
-    for (u32 mask = 1; mask < Contract::half; mask <<= 1) {
-      const u32 d = mask / threads_per_row;  // 0: a lane stage
-NETRA_UNROLL
-      for (u32 p = 0; p < per_thread; ++p) {
-        if (d == 0) part[p] = add_rn(part[p], xor_shuffle_f32<target>(part[p], mask));
-        else if ((p & d) == 0 && p + d < per_thread) part[p] = add_rn(part[p], part[p + d]);
-      }
-    }
-    if constexpr (slices == Contract::half) return part[0];
-    else if constexpr (threads_per_row <= Contract::half) {  // R_1 in the thread (warp32, one warp per row)
-      return add_rn(part[0], part[Contract::half / threads_per_row]);
-    } else if constexpr (wave > Contract::half) {  // wave64: the last stage across the wave's halves
-      return add_rn(part[0], xor_shuffle_f32<target>(part[0], Contract::half));
-    } else {  // two warps per row: each warp's R through LDS
-      NETRA_SHARED float halves[rows_per_workgroup][2];
-      const u32 r = thread / threads_per_row, w = (thread % threads_per_row) / wave;
-      if (lane_id<target>() == 0) halves[r][w] = part[0];
-      workgroup_barrier<target>();
-      return add_rn(halves[r][0], halves[r][1]);
-    }
-  }
 
   /// A row's loaded inputs: x (and r for add_rms, z for gated), per chunk of the thread.
   struct row_inputs {
@@ -220,7 +198,7 @@ NETRA_UNROLL
         gate_quotients<Contract::chain, __builtin_ctz(threads_per_row)>(in.z, gate, stage);
         part[0] = add_rn(part[0], other);
       }
-    const float sum = interleave != 0 ? part[0] : row_sum(part, thread);
+    const float sum = interleave != 0 ? part[0] : norm_row_sum<Contract>::of(part, thread);
     const float rs = rsqrt_f32(add_rn(mul_rn(sum, 1.0f / Contract::n), p.eps));
 
     u32 y[chunks][4] = {};
@@ -238,6 +216,15 @@ NETRA_UNROLL
 NETRA_UNROLL
       for (u32 i = 0; i < chunks; ++i)
         if (live && owns(Part, i)) store_16B<target>(out + 8 * chunk_of(thread, i), u32x4{y[i][0], y[i][1], y[i][2], y[i][3]});
+    } else if constexpr (quarters) {  // Chain bit 32: the four slots' groups by lane quarters
+      u8* out = static_cast<u8*>(p.out) + out_offset;
+      u32 q[chunks][2];
+      const e4m3_block_quantizer own = group_quarters<target, Contract::chain>::quantize(y, q);
+      const u32 s = group_quarters<target, Contract::chain>::slot_of_lane(thread);
+NETRA_UNROLL
+      for (u32 i = 0; i < chunks; ++i)
+        if (live) store_8B<target>(out + 8 * chunk_of(thread, i), q[i][0], q[i][1]);
+      if (live && stores_scale(thread, s)) store_4B<target>(p.scales + static_cast<i64>(row) * Contract::groups_per_row + chunk_of(thread, s) / 16, bit_cast<u32>(own.scale));
     } else {
       u8* out = static_cast<u8*>(p.out) + out_offset;
       u32 magnitude[group_slots] = {};

@@ -53,7 +53,21 @@ inline constexpr auto norm_gated_fp8_decode_rows =
 inline constexpr auto norm_gated_chain =
     boost::hana::flatten(boost::hana::make_tuple(norm_gated_chain_of<gfx950>, norm_gated_chain_of<sm90a>, norm_gated_fp8_decode_rows));
 
+/// The rms / add_rms FP8 forms beside the served ones with another value of contract field Chain
+/// (the same bits), compared at 1, 16, 64, 512 and 8192 tokens (netra-bench-norm --prefill-chain):
+/// on sm90a, where 50 is served (contracts::quarter_chain), Chain 0 (four butterflies and
+/// quantizers per lane, served before) and 32 (bit 32 with the quantizer's IEEE division) of the
+/// prefill mapping and of the rms decode mapping; on gfx950, where 0 is served, 32 and 50 of the
+/// prefill mapping (audited only).
+template <class Target, u32 Kind, u32 MaxTokens, u32 Chain>
+using quarter_groups = contracts::norm<Target, Kind, 0, 1, MaxTokens, Target::wave_size < 64 ? 2 : 1, MaxTokens <= 64 || Target::wave_size < 64 ? 1 : 4, 0, 1, 0, Chain>;
+template <class Target, u32 Chain>
+constexpr auto quarter_groups_of = boost::hana::tuple_t<quarter_groups<Target, 0, 8192, Chain>, quarter_groups<Target, 1, 8192, Chain>>;
+inline constexpr auto norm_quarter_groups = boost::hana::flatten(boost::hana::make_tuple(
+    quarter_groups_of<sm90a, 0>, quarter_groups_of<sm90a, 32>, boost::hana::tuple_t<quarter_groups<sm90a, 0, 64, 0>, quarter_groups<sm90a, 0, 64, 32>>,
+    quarter_groups_of<gfx950, 32>, quarter_groups_of<gfx950, 50>));
+
 inline constexpr auto norm = boost::hana::flatten(boost::hana::make_tuple(norm_detail::of_target<gfx950>, norm_detail::of_target<sm90a>,
                                                                           boost::hana::tuple_t<contracts::norm_decode16<sm90a>>, norm_alternatives,
-                                                                          norm_gated_alternatives, norm_gated_chain));
+                                                                          norm_gated_alternatives, norm_gated_chain, norm_quarter_groups));
 }  // namespace netra::catalog

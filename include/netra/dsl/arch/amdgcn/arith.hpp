@@ -32,4 +32,9 @@ NETRA_DEVICE float div_f32(float a, float b) {
 }
 /// v_rcp_f32: an approximate 1 / d (the ISA: 1 ulp). Only a seed: callers correct it and prove the result.
 NETRA_DEVICE float v_rcp_f32(float d) { return __builtin_amdgcn_rcpf(d); }
+/// v_pk_max_u16: the unsigned maximum of each 16-bit half.
+NETRA_DEVICE u32 v_pk_max_u16(u32 a, u32 b) {
+  typedef unsigned short v2u16 __attribute__((ext_vector_type(2)));
+  return __builtin_bit_cast(u32, __builtin_elementwise_max(__builtin_bit_cast(v2u16, a), __builtin_bit_cast(v2u16, b)));
+}
 }  // namespace netra::amdgcn_isa

@@ -42,4 +42,10 @@ NETRA_DEVICE float rcp_approx_ftz_f32(float d) {
   asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(d));
   return r;
 }
+/// max.u16x2: the unsigned maximum of each 16-bit half (one VIMNMX.U16x2).
+NETRA_DEVICE u32 max_u16x2(u32 a, u32 b) {
+  u32 r;
+  asm("max.u16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+  return r;
+}
 }  // namespace netra::sm90a_isa
