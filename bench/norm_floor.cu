@@ -17,11 +17,16 @@
 // cudaMemcpyAsync of the call's read bytes (device to device) in the same burst shape is the
 // copy reference. Prints one JSON object per (operation, fp8_out, mapping, tokens, variant).
 // --prefill-mappings: the copy references, then only the rms / add_rms prefill mappings (below).
+// --bulk-ring: the copy references, then the rms / add_rms floor of a structure no contracts::norm
+// mapping has yet: a persistent grid whose workgroups walk rows through an LDS ring filled by
+// whole-row bulk copies (below).
 #include <cuda_runtime.h>
 
 #include "cuda_graph_timing.cuh"
 #include "netra/contracts/norm/norm.hpp"
+#include "netra/dsl/arch/sm90a/bulk_copy.hpp"
 #include "netra/dsl/arch/sm90a/memory.hpp"
+#include "netra/dsl/arch/sm90a/sync.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -162,6 +167,53 @@ __global__ void __launch_bounds__(M::threads) floor_kernel(call_args a) {
   if (!a.release_at_start) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 }
 
+/// The bulk-ring floor (rms / add_rms, BF16 out): grid Blocks x SMs workgroups of 256 threads;
+/// workgroup g takes rows g, g + grid, ...; each row's x (and r) lands in one of Slots LDS slots by
+/// one 4 KiB bulk copy per tensor, issued by thread 0 Slots rows ahead on an mbarrier per slot;
+/// thread t reads chunk t of the slot (16 bytes), writes out (and r') with 16-byte stores, and the
+/// slot is refilled after a workgroup barrier. Bytes in flight cost no registers: Blocks x Slots
+/// rows a SM. The same xor as `move` (no arithmetic); every output leaves after its row arrived.
+template <op Op, int Slots> __global__ void __launch_bounds__(256) bulk_ring_kernel(call_args a) {
+  constexpr int inputs = Op == op::add_rms ? 2 : 1, row_bytes = 4096;
+  extern __shared__ __align__(128) unsigned char ring[];  // [Slots][inputs][4096], then the barriers
+  uint64_t* full = reinterpret_cast<uint64_t*>(ring + Slots * inputs * row_bytes);
+  const int t = threadIdx.x;
+  const u32x4 w = netra::sm90a_isa::ld_global_nc_v4_b32(a.weight + 8 * t);
+  if (t == 0)
+    for (int s = 0; s < Slots; ++s) netra::sm90a_isa::mbarrier_init(&full[s], 1);
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  __syncthreads();
+  if (a.release_at_start) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  const int grid = static_cast<int>(gridDim.x);
+  auto issue = [&](int k) {  // row blockIdx.x + k * grid into slot k % Slots
+    const int row = static_cast<int>(blockIdx.x) + k * grid;
+    if (row >= a.rows) return;
+    const int s = k % Slots;
+    netra::sm90a_isa::mbarrier_arrive_expect_tx(&full[s], inputs * row_bytes);
+    netra::sm90a_isa::cp_async_bulk_shared_global(ring + (s * inputs) * row_bytes, a.x + static_cast<long>(row) * 2048, row_bytes, &full[s]);
+    if constexpr (Op == op::add_rms)
+      netra::sm90a_isa::cp_async_bulk_shared_global(ring + (s * inputs + 1) * row_bytes, a.residual + static_cast<long>(row) * 2048, row_bytes, &full[s]);
+  };
+  if (t == 0)
+    for (int k = 0; k < Slots; ++k) issue(k);
+  for (int k = 0; static_cast<int>(blockIdx.x) + k * grid < a.rows; ++k) {
+    const int row = static_cast<int>(blockIdx.x) + k * grid, s = k % Slots;
+    netra::sm90a_isa::mbarrier_wait_parity(&full[s], (k / Slots) & 1);
+    u32x4 v = *reinterpret_cast<const u32x4*>(ring + (s * inputs) * row_bytes + 16 * t);
+    const long o = static_cast<long>(row) * 2048 + 8 * t;
+    if constexpr (Op == op::add_rms) {
+      v = xor_of(v, *reinterpret_cast<const u32x4*>(ring + (s * inputs + 1) * row_bytes + 16 * t), 0);
+      netra::sm90a_isa::st_global_v4_b32(a.residual + o, v);
+    }
+    netra::sm90a_isa::st_global_v4_b32(static_cast<uint16_t*>(a.out) + o, xor_of(v, w, 0));
+    netra::sm90a_isa::fence_proxy_async_shared_cta();
+    __syncthreads();  // every thread has read slot s
+    if (t == 0) issue(k + Slots);
+  }
+  if (!a.release_at_start) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+}
+
 __global__ void fill(uint32_t* p, size_t words, uint32_t seed) {
   for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < words; i += static_cast<size_t>(gridDim.x) * blockDim.x)
     p[i] = (static_cast<uint32_t>(i) * 2654435761u + seed) | 0x00010001u;
@@ -254,6 +306,44 @@ void measure(std::initializer_list<int> tokens_list, cudaStream_t stream, int l2
   }
 }
 
+template <op Op, int Slots> void time_bulk_ring(const shape_sets& s, cudaStream_t stream, int blocks_per_sm, int sms) {
+  const int lds = Slots * (Op == op::add_rms ? 2 : 1) * 4096 + Slots * 8;
+  check(cudaFuncSetAttribute(bulk_ring_kernel<Op, Slots>, cudaFuncAttributeMaxDynamicSharedMemorySize, lds), "lds");
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(blocks_per_sm * sms, 1, 1);
+  config.blockDim = dim3(256, 1, 1);
+  config.dynamicSmemBytes = lds;
+  config.stream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  auto burst = [&] {
+    for (int set = 0; set < s.sets; ++set) check(cudaLaunchKernelEx(&config, bulk_ring_kernel<Op, Slots>, s.args(set, 64)), "launch");
+  };
+  const double us = floor_bench::graph_median_us(stream, s.sets, burst);
+  char mapping_name[64];
+  std::snprintf(mapping_name, sizeof mapping_name, "bulk-ring-%dx%d", blocks_per_sm, Slots);
+  print(s, mapping_name, "move", blocks_per_sm * sms, 256, us);
+}
+
+/// --bulk-ring: the bulk-ring floor at 512 and 8192 tokens, blocks a SM x slots, beside the served
+/// 2-1-0 floor (first and last: the drift over the run).
+template <op Op> void measure_bulk_ring(cudaStream_t stream, int l2, int sms) {
+  measure<Op, false, 2, 1>({512, 8192}, stream, l2, false);
+  for (int tokens : {512, 8192}) {
+    const shape_sets s(Op, false, tokens, l2);
+    time_bulk_ring<Op, 4>(s, stream, 4, sms);
+    time_bulk_ring<Op, 8>(s, stream, 2, sms);
+    time_bulk_ring<Op, 6>(s, stream, 4, sms);
+    time_bulk_ring<Op, 12>(s, stream, 2, sms);
+    time_bulk_ring<Op, 24>(s, stream, 1, sms);
+    if constexpr (Op == op::rms) time_bulk_ring<Op, 16>(s, stream, 3, sms);
+  }
+  measure<Op, false, 2, 1>({8192}, stream, l2, false);
+}
+
 /// The copy reference: the call's read bytes copied device to device, one copy per set, burst-timed.
 void measure_copy(op o, int tokens, cudaStream_t stream, int l2) {
   const shape_sets s(o, false, tokens, l2);
@@ -307,11 +397,20 @@ template <op Op, bool Fp8> void measure_prefill_mappings(cudaStream_t stream, in
 
 int main(int argc, char** argv) {
   const bool prefill_mappings = argc > 1 && std::string_view(argv[1]) == "--prefill-mappings";
-  int l2 = 0;
+  const bool bulk_ring = argc > 1 && std::string_view(argv[1]) == "--bulk-ring";
+  int l2 = 0, sms = 0;
   check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0), "L2 size");
+  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "SM count");
   cudaStream_t stream;
   check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
   for (op o : {op::rms, op::add_rms, op::gated}) measure_copy(o, 8192, stream, l2);
+  if (bulk_ring) {
+    measure_bulk_ring<op::rms>(stream, l2, sms);
+    measure_bulk_ring<op::add_rms>(stream, l2, sms);
+    check(cudaStreamSynchronize(stream), "sync");
+    check(cudaGetLastError(), "last error");
+    return 0;
+  }
   if (prefill_mappings) {
     measure_prefill_mappings<op::rms, false>(stream, l2);
     measure_prefill_mappings<op::add_rms, false>(stream, l2);
