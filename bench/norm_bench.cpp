@@ -7,7 +7,8 @@
 // alternative mappings of catalog::norm_alternatives and norm_gated_alternatives (and the prefill
 // instances at 64 tokens). --gated-chain times only the gated decode: the served forms as records
 // (with --dump), each candidate of catalog::norm_gated_chain, the served forms again, at 1, 16, 64 tokens;
-// --prefill-chain the rms / add_rms FP8 forms beside catalog::norm_quarter_groups (the same way).
+// --prefill-chain the rms / add_rms FP8 forms beside catalog::norm_quarter_groups (the same way);
+// --gated-prefill the gated prefill's two sm90a mappings at 512 .. 8192 tokens.
 //
 // --dump DIR also writes, for bench/norm.py's check of the torch peers, each shape's first input
 // set and netra's outputs for it: <name>.{x,residual,gate,weight}.bin, <name>.{out,scales,r}.bin
@@ -35,7 +36,7 @@ namespace {
 
 struct options {
   std::string objects = NETRA_CODE_OBJECT_DIR, dump;
-  bool gated_chain = false, prefill_chain = false;
+  bool gated_chain = false, prefill_chain = false, gated_prefill = false;
   int l2 = 0;
   device_info device;
 };
@@ -206,11 +207,15 @@ template <u32 Kind, u32 Fp8> void bench_decode(const options& o, CUstream stream
   bench_shape<decode>(o, handle_of<decode>(o), stream, tokens, family, name);
 }
 
-/// Every shape of one operation through the dispatch rule (decode <= 64 tokens, else prefill).
+/// Every shape of one operation through the dispatch rule (decode <= 64 tokens, the middle tier
+/// <= 512 where there is one, else prefill).
 template <u32 Kind, u32 Fp8> void bench_operation(const options& o, CUstream stream, const char* name) {
   using prefill = contracts::norm_prefill<sm90a, Kind, 0, Fp8>;
+  using mid = contracts::norm_mid<sm90a, Kind, 0, Fp8>;
   for (i64 tokens : {1, 16, 64}) bench_decode<Kind, Fp8>(o, stream, tokens, "norm", name);
-  for (i64 tokens : {512, 8192}) bench_shape<prefill>(o, handle_of<prefill>(o), stream, tokens, "norm", name);
+  if constexpr (contracts::norm_has_mid<sm90a, Kind>) bench_shape<mid>(o, handle_of<mid>(o), stream, 512, "norm", name);
+  else bench_shape<prefill>(o, handle_of<prefill>(o), stream, 512, "norm", name);
+  bench_shape<prefill>(o, handle_of<prefill>(o), stream, 8192, "norm", name);
 }
 
 /// The prefill instances at a decode size (the warp32 rms / add_rms one is the decode mapping
@@ -229,7 +234,7 @@ void bench_alternatives(const options& o, CUstream stream) {
     bench_alternative<C>(o, stream, {512});  // at 8192 tokens measured slower at cde6c96 and e13c138 (lab/norm)
   });
 }
-void bench_gated_alternatives(const options& o, CUstream stream) {  // SlicesPerThread 2
+void bench_gated_alternatives(const options& o, CUstream stream) {  // 16 threads a head up to 8192 tokens
   boost::hana::for_each(catalog::norm_gated_alternatives, [&](auto type) { bench_alternative<typename decltype(type)::type>(o, stream, {512, 8192}); });
 }
 
@@ -268,6 +273,18 @@ void bench_prefill_chain(const options& o, CUstream stream) {
   served();
 }
 
+/// The sm90a gated prefill mappings, 16 heads per block over 16 threads each (1-16-0) and over 8
+/// (SlicesPerThread 2), BF16 and FP8, at 512 .. 8192 tokens, in two alternating rounds (the
+/// token count from which dispatch takes the second).
+void bench_gated_prefill(const options& o, CUstream stream) {
+  for (int round = 0; round < 2; ++round) {
+    bench_alternative<contracts::gated_rms_norm<sm90a, 0, 8192, 16>>(o, stream, {512, 1024, 2048, 4096, 8192});
+    bench_alternative<contracts::gated_rms_norm<sm90a, 0, 8192, 16, 0, 2>>(o, stream, {512, 1024, 2048, 4096, 8192});
+    bench_alternative<contracts::gated_rms_norm<sm90a, 1, 8192, 16>>(o, stream, {512, 1024, 2048, 4096, 8192});
+    bench_alternative<contracts::gated_rms_norm<sm90a, 1, 8192, 16, 0, 2>>(o, stream, {512, 1024, 2048, 4096, 8192});
+  }
+}
+
 int main(int argc, char** argv) {
   options o;
   for (int i = 1; i < argc; ++i) {
@@ -275,15 +292,17 @@ int main(int argc, char** argv) {
     if (a == "--dump" && i + 1 < argc) o.dump = argv[++i];
     else if (a == "--gated-chain") o.gated_chain = true;
     else if (a == "--prefill-chain") o.prefill_chain = true;
+    else if (a == "--gated-prefill") o.gated_prefill = true;
     else o.objects = a;
   }
   o.device = current_cuda_device();
   drv().check(drv().cuDeviceGetAttribute(&o.l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, o.device.ordinal), "L2 size");
   CUstream stream;
   drv().check(drv().cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
-  if (o.gated_chain || o.prefill_chain) {  // only the Chain candidates beside the served forms
+  if (o.gated_chain || o.prefill_chain || o.gated_prefill) {  // only the candidates beside the served forms
     if (o.gated_chain) bench_gated_chain(o, stream);
     if (o.prefill_chain) bench_prefill_chain(o, stream);
+    if (o.gated_prefill) bench_gated_prefill(o, stream);
     drv().cuStreamDestroy(stream);
     return 0;
   }

@@ -74,8 +74,15 @@ TEST_CASE("norm mapping figures") {
   CHECK(rms_prefill_fp8::groups_per_row == 16);
   CHECK(gated_fp8::n == 128);
   CHECK(gated_fp8::heads == 32);
-  CHECK(gated_fp8::threads_per_row == 16);
+  CHECK(gated_fp8::threads_per_row == 8);  // sm90a's gated prefill: a head over 8 threads (SlicesPerThread 2)
+  CHECK(gated_fp8::slices_per_thread == 2);
   CHECK(gated_fp8::cols == 4096);
+  CHECK(contracts::norm_mid<sm90a, 2, 0, 1>::threads_per_row == 16);  // its middle tier, <= 512 tokens
+  CHECK(contracts::norm_mid<sm90a, 2, 0, 1>::max_tokens == 512);
+  CHECK(contracts::norm_has_mid<sm90a, 2>);
+  CHECK(!contracts::norm_has_mid<gfx950, 2>);
+  CHECK(!contracts::norm_has_mid<sm90a, 0>);
+  CHECK(contracts::norm_prefill<gfx950, 2, 0, 1>::threads_per_row == 16);
   CHECK(contracts::norm_decode<gfx950, 2, 0, 0>::workgroup_size == 64);
   CHECK(contracts::norm_decode<sm90a, 2, 0, 0>::workgroup_size == 32);
   // the sm90a gated FP8 decode: 8 heads (four warps) a workgroup, its successor released at start

@@ -304,12 +304,21 @@ using norm_decode = norm<Target, Kind, Weight, Fp8Out, 64, Kind != 2 && Target::
 /// The gated FP8 decode up to 16 tokens (sm90a, dispatched before norm_decode): Chain 14, the
 /// SiLU's divisions between the butterfly's stages (docs/kernels/norm.md: why not beyond 16).
 template <class Target> using norm_decode16 = norm<Target, 2, 0, 1, 16, 1, Target::wave_size / 16, 0, 1, 0, 14>;
+/// True where the gated norm has a middle tier (norm_mid, dispatched between the decode and the
+/// prefill instances): sm90a, whose prefill mapping spreads a head over 8 threads (SlicesPerThread
+/// 2), faster than 16 threads a head from 1024 tokens and slower or equal at 512 (docs/kernels/norm.md).
+template <class Target, u32 Kind> inline constexpr bool norm_has_mid = Kind == 2 && same_v<Target, sm90a>;
+/// The gated norm's middle tier (65 .. 512 tokens where norm_has_mid): 16 heads per workgroup, a
+/// head over 16 threads.
+template <class Target, u32 Kind, u32 Weight, u32 Fp8Out> using norm_mid = norm<Target, Kind, Weight, Fp8Out, 512, 1, 16>;
 /// The prefill mapping (up to 8192 tokens): rms and add_rms one row per wave64, 4 rows per
 /// workgroup, or on warp32 two warps per row and one row per workgroup (the decode mapping: 64
 /// registers, 32 warps per SM; the fastest sm90a mapping measured at 512 and 8192 tokens,
-/// bench/results/norm_h200.json); gated 16 heads per workgroup. Chain: quarter_chain.
+/// bench/results/norm_h200.json); gated 16 heads per workgroup (where norm_has_mid, a head over 8
+/// threads: SlicesPerThread 2). Chain: quarter_chain.
 template <class Target, u32 Kind, u32 Weight, u32 Fp8Out>
 using norm_prefill = norm<Target, Kind, Weight, Fp8Out, 8192, Kind != 2 && Target::wave_size < 64 ? 2 : 1,
-                          Kind == 2 ? 16 : (Target::wave_size < 64 ? 1 : 4), 0, 1, 0, quarter_chain<Target, Kind, Fp8Out, 1>>;
+                          Kind == 2 ? 16 : (Target::wave_size < 64 ? 1 : 4), 0, 1, norm_has_mid<Target, Kind> ? 2 : 0,
+                          quarter_chain<Target, Kind, Fp8Out, 1>>;
 
 }  // namespace netra::contracts

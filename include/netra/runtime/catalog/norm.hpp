@@ -1,6 +1,7 @@
 // netra/runtime/catalog/norm.hpp — built-in normalization instances: for each target, RMSNorm
 // and residual add + RMSNorm (plain and zero-centred weights) and the gated norm, each with a
-// BF16 and an E4M3 output, in the decode (<= 64 tokens) and prefill (<= 8192 tokens) mappings;
+// BF16 and an E4M3 output, in the decode (<= 64 tokens), middle (sm90a gated, <= 512) and
+// prefill (<= 8192 tokens) mappings;
 // plus sm90a alternatives the benchmark compares.
 #pragma once
 #include <boost/hana.hpp>
@@ -9,9 +10,14 @@
 
 namespace netra::catalog {
 namespace norm_detail {
-template <class Target, u32 Kind, u32 Weight, u32 Fp8Out>
-using both = boost::hana::tuple<boost::hana::type<contracts::norm_decode<Target, Kind, Weight, Fp8Out>>,
-                                boost::hana::type<contracts::norm_prefill<Target, Kind, Weight, Fp8Out>>>;
+template <class Target, u32 Kind, u32 Weight, u32 Fp8Out> constexpr auto tiers() {
+  using decode = boost::hana::type<contracts::norm_decode<Target, Kind, Weight, Fp8Out>>;
+  using prefill = boost::hana::type<contracts::norm_prefill<Target, Kind, Weight, Fp8Out>>;
+  if constexpr (contracts::norm_has_mid<Target, Kind>)
+    return boost::hana::tuple<decode, boost::hana::type<contracts::norm_mid<Target, Kind, Weight, Fp8Out>>, prefill>{};
+  else return boost::hana::tuple<decode, prefill>{};
+}
+template <class Target, u32 Kind, u32 Weight, u32 Fp8Out> using both = decltype(tiers<Target, Kind, Weight, Fp8Out>());
 template <class Target>
 constexpr auto of_target = boost::hana::flatten(boost::hana::make_tuple(
     both<Target, 0, 0, 0>{}, both<Target, 0, 0, 1>{}, both<Target, 0, 1, 0>{}, both<Target, 0, 1, 1>{},  // rms
@@ -28,11 +34,11 @@ inline constexpr auto norm_alternatives = boost::hana::tuple_t<
     contracts::rms_norm<sm90a, 0, 0, 8192, 1, 4>, contracts::rms_norm<sm90a, 0, 1, 8192, 1, 4>,
     contracts::add_rms_norm<sm90a, 0, 0, 8192, 1, 4>, contracts::add_rms_norm<sm90a, 0, 1, 8192, 1, 4>,
     contracts::gated_rms_norm<sm90a, 0, 8192, 8>, contracts::gated_rms_norm<sm90a, 1, 8192, 8>>;
-/// The sm90a gated norm with 16 heads per block over 8 threads each (SlicesPerThread 2: 16 values
-/// per thread): faster than the dispatched prefill mapping at 8192 tokens at 3394855, slower at
-/// 512 (BF16); at decode sizes P 2 and 4 lost everywhere (lab/norm/README.md).
+/// The sm90a gated norm with 16 heads per block over 16 threads each up to 8192 tokens (the
+/// prefill mapping before 16 heads over 8 threads each, SlicesPerThread 2, took the prefill tier
+/// above 512 tokens: the middle tier's mapping; compared at 512 and 8192; lab/norm/README.md).
 inline constexpr auto norm_gated_alternatives =
-    boost::hana::tuple_t<contracts::gated_rms_norm<sm90a, 0, 8192, 16, 0, 2>, contracts::gated_rms_norm<sm90a, 1, 8192, 16, 0, 2>>;
+    boost::hana::tuple_t<contracts::gated_rms_norm<sm90a, 0, 8192, 16>, contracts::gated_rms_norm<sm90a, 1, 8192, 16>>;
 
 /// The gated decode mapping with other values of contract field Chain (the same bits), compared
 /// with the served forms at 1, 16 and 64 tokens (sm90a, the H200 at 192a5da, lab/norm/README.md:

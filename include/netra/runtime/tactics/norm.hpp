@@ -1,7 +1,8 @@
 // netra/runtime/tactics/norm.hpp — the dispatch list of the normalization family (host only):
 // for each target, each operation (rms, add_rms, gated), weight form and output format, the
-// decode instance (<= 64 tokens: one row per workgroup) then the prefill instance (<= 8192
-// tokens), on sm90a the gated FP8 norm's <= 16-token instance before its pair (norm_decode16);
+// decode instance (<= 64 tokens: one row per workgroup), the middle tier where there is one
+// (sm90a gated, <= 512 tokens: norm_mid), then the prefill instance (<= 8192 tokens), on sm90a
+// the gated FP8 norm's <= 16-token instance before its tiers (norm_decode16);
 // dispatch takes the first that admits the call, so decode sizes get the decode mapping
 // (bench/results/norm_h200.json's diagnostics compare both). Every instance is strict inside its
 // promoted domain: a call on its target and device with bfloat16 x of its width, its operation,
@@ -25,9 +26,15 @@ template <class Contract> struct norm_domain {
 template <class Contract> using norm_strict = strict<Contract, norm_domain<Contract>>;
 
 namespace norm_detail {
-template <class Target, u32 Kind, u32 Weight, u32 Fp8Out>
-using pair = boost::hana::tuple<boost::hana::type<norm_strict<contracts::norm_decode<Target, Kind, Weight, Fp8Out>>>,
-                                boost::hana::type<norm_strict<contracts::norm_prefill<Target, Kind, Weight, Fp8Out>>>>;
+/// The decode instance, the middle tier where there is one (contracts::norm_has_mid), the prefill instance.
+template <class Target, u32 Kind, u32 Weight, u32 Fp8Out> constexpr auto tiers() {
+  using decode = boost::hana::type<norm_strict<contracts::norm_decode<Target, Kind, Weight, Fp8Out>>>;
+  using prefill = boost::hana::type<norm_strict<contracts::norm_prefill<Target, Kind, Weight, Fp8Out>>>;
+  if constexpr (contracts::norm_has_mid<Target, Kind>)
+    return boost::hana::tuple<decode, boost::hana::type<norm_strict<contracts::norm_mid<Target, Kind, Weight, Fp8Out>>>, prefill>{};
+  else return boost::hana::tuple<decode, prefill>{};
+}
+template <class Target, u32 Kind, u32 Weight, u32 Fp8Out> using pair = decltype(tiers<Target, Kind, Weight, Fp8Out>());
 template <class Target>
 constexpr auto of_target = boost::hana::flatten(boost::hana::make_tuple(
     pair<Target, 0, 0, 0>{}, pair<Target, 0, 0, 1>{}, pair<Target, 0, 1, 0>{}, pair<Target, 0, 1, 1>{}, pair<Target, 1, 0, 0>{},
