@@ -48,9 +48,9 @@
 //     j + 16 / P ..; the butterfly's stages of masks >= 16 / P are adds inside the thread (the same
 //     bits: each stage adds the two partners, in either order); an E4M3 group is the head's threads.
 // The values are the same for every mapping; dispatch picks decode (rows <= 64: one row per
-// workgroup, the most SMs; add_rms FP8 where clusters exist: Split 2) or prefill instances
-// (wave64: 4 rows per workgroup; warp32: the two-warp mapping, its release point chosen at run
-// time; gated: 16 heads per workgroup).
+// workgroup, the most SMs; add_rms FP8 where clusters exist: Split 2), middle (norm_mid) or prefill
+// instances (wave64: 4 rows per workgroup; warp32: the two-warp mapping, its release point chosen
+// at run time; gated: 16 heads per workgroup, on sm90a above 512 tokens over 8 threads a head).
 // Weights are read before the kernel waits for its predecessor (programmatic dependent launch
 // on targets that have it): the preceding kernel must not write them.
 #pragma once
