@@ -14,7 +14,7 @@
 # again); and the SASS of every cubin of the mode (one tar; per cubin the instruction count and the
 # division's, reciprocal's, shuffle's and branch's opcodes in the log). Binaries and cubins come in
 # .carry-norm/ (objects/ linked where the binaries look: build-norm/code_objects; revision: the
-# commit they were built at, the results' environment.git_revision); six files go to $OUT.
+# commit they were built at, the results' environment.git_revision); six files (prefill: five) go to $OUT.
 # Step limits: NORM_CHAIN_TEST_S (30), NORM_CHAIN_MEMCHECK_S (45), NORM_CHAIN_WARM_S (40), all
 # three beside each other; NORM_CHAIN_DRIVER_S (60), NORM_CHAIN_BENCH_S (30).
 set -uo pipefail
