@@ -10,7 +10,8 @@ netra_add_host_test(test_norm_host
   kernels/test_norm_oracle.cpp
   kernels/test_norm_rsqrt.cpp
   kernels/test_norm_silu.cpp
-  kernels/test_norm_group_reciprocal.cpp)
+  kernels/test_norm_group_reciprocal.cpp
+  kernels/test_norm_group_quarters.cpp)
 target_compile_options(test_norm_host PRIVATE -O2)
 
 # Negative compile tests: each unsupported field fails with its message.
