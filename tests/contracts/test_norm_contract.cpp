@@ -11,6 +11,7 @@
 #include "netra/contracts/norm/norm.hpp"
 #include "netra/kernels/norm/rms_norm.hpp"
 #include "netra/runtime/instance.hpp"
+#include "netra/runtime/tactics/norm.hpp"
 #include "netra/runtime/tensor.hpp"
 
 using namespace netra;
@@ -213,4 +214,20 @@ TEST_CASE("norm Chain: named only when set; bits 2 and 4 with an FP8 output; bit
   CHECK(contracts::norm_decode<sm90a, 1, 0, 1>::chain == 0);  // Split 2
   CHECK(contracts::norm_prefill<sm90a, 0, 0, 0>::chain == 0);
   CHECK(contracts::norm_prefill<gfx950, 0, 0, 1>::chain == 0);
+}
+
+TEST_CASE("norm dispatch order: sm90a's gated FP8 up to 16 tokens, then each form's catalogued tiers") {
+  namespace hana = boost::hana;
+  constexpr auto gfx950_tiers = hana::length(catalog::norm_detail::of_target<gfx950>);
+  constexpr auto sm90a_tiers = hana::length(catalog::norm_detail::of_target<sm90a>);
+  static_assert(hana::length(tactics::norm) == gfx950_tiers + hana::size_c<1> + sm90a_tiers);
+  static_assert(gfx950_tiers == hana::size_c<20> && sm90a_tiers == hana::size_c<22>);  // sm90a's gated norm: three tiers
+  using decode16 = tactics::norm_strict<contracts::norm_decode16<sm90a>>;
+  static_assert(hana::at(tactics::norm, gfx950_tiers) == hana::type_c<decode16>);
+  // sm90a's gated BF16: decode, middle (<= 512 tokens), prefill (a head over 8 threads)
+  constexpr auto gated = gfx950_tiers + hana::size_c<1> + hana::size_c<16>;
+  static_assert(hana::at(tactics::norm, gated) == hana::type_c<tactics::norm_strict<contracts::norm_decode<sm90a, 2, 0, 0>>>);
+  static_assert(hana::at(tactics::norm, gated + hana::size_c<1>) == hana::type_c<tactics::norm_strict<contracts::norm_mid<sm90a, 2, 0, 0>>>);
+  static_assert(hana::at(tactics::norm, gated + hana::size_c<2>) == hana::type_c<tactics::norm_strict<contracts::norm_prefill<sm90a, 2, 0, 0>>>);
+  CHECK(contracts::norm_prefill<sm90a, 2, 0, 0>::slices_per_thread == 2);
 }

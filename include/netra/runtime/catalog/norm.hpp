@@ -10,6 +10,9 @@
 
 namespace netra::catalog {
 namespace norm_detail {
+/// The dispatch order of one operation, weight form and output format (runtime/tactics/norm.hpp
+/// takes it as is): the decode instance, the middle tier where there is one
+/// (contracts::norm_has_mid), the prefill instance.
 template <class Target, u32 Kind, u32 Weight, u32 Fp8Out> constexpr auto tiers() {
   using decode = boost::hana::type<contracts::norm_decode<Target, Kind, Weight, Fp8Out>>;
   using prefill = boost::hana::type<contracts::norm_prefill<Target, Kind, Weight, Fp8Out>>;
@@ -17,12 +20,12 @@ template <class Target, u32 Kind, u32 Weight, u32 Fp8Out> constexpr auto tiers()
     return boost::hana::tuple<decode, boost::hana::type<contracts::norm_mid<Target, Kind, Weight, Fp8Out>>, prefill>{};
   else return boost::hana::tuple<decode, prefill>{};
 }
-template <class Target, u32 Kind, u32 Weight, u32 Fp8Out> using both = decltype(tiers<Target, Kind, Weight, Fp8Out>());
+template <class Target, u32 Kind, u32 Weight, u32 Fp8Out> using tiers_of = decltype(tiers<Target, Kind, Weight, Fp8Out>());
 template <class Target>
 constexpr auto of_target = boost::hana::flatten(boost::hana::make_tuple(
-    both<Target, 0, 0, 0>{}, both<Target, 0, 0, 1>{}, both<Target, 0, 1, 0>{}, both<Target, 0, 1, 1>{},  // rms
-    both<Target, 1, 0, 0>{}, both<Target, 1, 0, 1>{}, both<Target, 1, 1, 0>{}, both<Target, 1, 1, 1>{},  // add_rms
-    both<Target, 2, 0, 0>{}, both<Target, 2, 0, 1>{}));                                                // gated
+    tiers_of<Target, 0, 0, 0>{}, tiers_of<Target, 0, 0, 1>{}, tiers_of<Target, 0, 1, 0>{}, tiers_of<Target, 0, 1, 1>{},  // rms
+    tiers_of<Target, 1, 0, 0>{}, tiers_of<Target, 1, 0, 1>{}, tiers_of<Target, 1, 1, 0>{}, tiers_of<Target, 1, 1, 1>{},  // add_rms
+    tiers_of<Target, 2, 0, 0>{}, tiers_of<Target, 2, 0, 1>{}));                                                // gated
 }  // namespace norm_detail
 
 /// sm90a mappings the benchmark compares with the dispatched ones (bench/results/norm_h200.json's

@@ -12,6 +12,7 @@
 #include <boost/hana.hpp>
 
 #include "netra/contracts/norm/norm.hpp"
+#include "netra/runtime/catalog/norm.hpp"
 #include "netra/runtime/tactic.hpp"
 
 namespace netra::tactics {
@@ -26,22 +27,16 @@ template <class Contract> struct norm_domain {
 template <class Contract> using norm_strict = strict<Contract, norm_domain<Contract>>;
 
 namespace norm_detail {
-/// The decode instance, the middle tier where there is one (contracts::norm_has_mid), the prefill instance.
-template <class Target, u32 Kind, u32 Weight, u32 Fp8Out> constexpr auto tiers() {
-  using decode = boost::hana::type<norm_strict<contracts::norm_decode<Target, Kind, Weight, Fp8Out>>>;
-  using prefill = boost::hana::type<norm_strict<contracts::norm_prefill<Target, Kind, Weight, Fp8Out>>>;
-  if constexpr (contracts::norm_has_mid<Target, Kind>)
-    return boost::hana::tuple<decode, boost::hana::type<norm_strict<contracts::norm_mid<Target, Kind, Weight, Fp8Out>>>, prefill>{};
-  else return boost::hana::tuple<decode, prefill>{};
-}
-template <class Target, u32 Kind, u32 Weight, u32 Fp8Out> using pair = decltype(tiers<Target, Kind, Weight, Fp8Out>());
+/// A target's catalogued tiers (catalog::norm_detail::of_target: per operation, weight form and
+/// output format the decode instance, the middle tier where there is one, the prefill instance),
+/// each strict in its domain.
 template <class Target>
-constexpr auto of_target = boost::hana::flatten(boost::hana::make_tuple(
-    pair<Target, 0, 0, 0>{}, pair<Target, 0, 0, 1>{}, pair<Target, 0, 1, 0>{}, pair<Target, 0, 1, 1>{}, pair<Target, 1, 0, 0>{},
-    pair<Target, 1, 0, 1>{}, pair<Target, 1, 1, 0>{}, pair<Target, 1, 1, 1>{}, pair<Target, 2, 0, 0>{}, pair<Target, 2, 0, 1>{}));
+constexpr auto of_target = boost::hana::transform(catalog::norm_detail::of_target<Target>, [](auto type) {
+  return boost::hana::type_c<norm_strict<typename decltype(type)::type>>;
+});
 }  // namespace norm_detail
 
-/// sm90a's gated FP8 norm up to 16 tokens first (norm_decode16), then the pairs.
+/// sm90a's gated FP8 norm up to 16 tokens first (norm_decode16), then the tiers.
 inline constexpr auto norm = boost::hana::flatten(boost::hana::make_tuple(norm_detail::of_target<gfx950>,
                                                                           boost::hana::tuple_t<norm_strict<contracts::norm_decode16<sm90a>>>,
                                                                           norm_detail::of_target<sm90a>));
